@@ -1,0 +1,246 @@
+"""Byte-level NFAs built from small pieces, and their determinisation into dense DFAs.
+
+Every grammar in tooldec (JSON Schema arguments, call formats, regex patterns) is assembled
+here as a Thompson-style NFA over bytes and turned into a :class:`ByteDFA`: a NumPy table
+``trans[state, byte] -> state`` (``-1`` is dead). Masks are computed by pushing the whole
+vocabulary through that table at once, which is why the table is dense.
+
+After determinisation every live state can still reach an accepting state, so "not dead"
+means "viable prefix": the exactness invariant rests on that pruning.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["NFA", "Frag", "ByteDFA", "DEAD", "TooManyStatesError", "MAX_DFA_STATES"]
+
+DEAD = -1
+MAX_DFA_STATES = 200_000
+
+Frag = tuple[int, int]
+"""A piece of NFA: (entry state, exit state). Pieces are used once; build a new one to repeat."""
+
+
+class TooManyStatesError(ValueError):
+    """The determinised automaton would be too large to hold as a dense table."""
+
+
+class NFA:
+    """A growing NFA over bytes: edges carry inclusive byte ranges, plus epsilon edges."""
+
+    def __init__(self) -> None:
+        self.edges: list[list[tuple[int, int, int]]] = []
+        self.eps: list[list[int]] = []
+        self.marks: dict[int, str] = {}
+
+    def state(self) -> int:
+        self.edges.append([])
+        self.eps.append([])
+        return len(self.edges) - 1
+
+    def edge(self, src: int, lo: int, hi: int, dst: int) -> None:
+        self.edges[src].append((lo, hi, dst))
+
+    def epsilon(self, src: int, dst: int) -> None:
+        self.eps[src].append(dst)
+
+    # -- pieces -----------------------------------------------------------------------------
+
+    def literal(self, data: bytes) -> Frag:
+        start = cur = self.state()
+        for byte in data:
+            nxt = self.state()
+            self.edge(cur, byte, byte, nxt)
+            cur = nxt
+        return start, cur
+
+    def byte_ranges(self, ranges: Iterable[tuple[int, int]]) -> Frag:
+        """One byte out of the given inclusive ranges."""
+        start, end = self.state(), self.state()
+        for lo, hi in ranges:
+            self.edge(start, lo, hi, end)
+        return start, end
+
+    def sequences(self, seqs: Iterable[Sequence[tuple[int, int]]]) -> Frag:
+        """One of several byte-range sequences (e.g. the UTF-8 encodings of a character class)."""
+        start, end = self.state(), self.state()
+        for seq in seqs:
+            cur = start
+            for i, (lo, hi) in enumerate(seq):
+                nxt = end if i == len(seq) - 1 else self.state()
+                self.edge(cur, lo, hi, nxt)
+                cur = nxt
+        return start, end
+
+    def empty(self) -> Frag:
+        s = self.state()
+        return s, s
+
+    def never(self) -> Frag:
+        """A piece that accepts nothing (an unsatisfiable branch)."""
+        return self.state(), self.state()
+
+    def seq(self, *frags: Frag) -> Frag:
+        if not frags:
+            return self.empty()
+        for (_, end), (start, _) in zip(frags, frags[1:]):
+            self.epsilon(end, start)
+        return frags[0][0], frags[-1][1]
+
+    def alt(self, *frags: Frag) -> Frag:
+        start, end = self.state(), self.state()
+        for s, e in frags:
+            self.epsilon(start, s)
+            self.epsilon(e, end)
+        return start, end
+
+    def optional(self, frag: Frag) -> Frag:
+        start, end = self.state(), self.state()
+        self.epsilon(start, frag[0])
+        self.epsilon(frag[1], end)
+        self.epsilon(start, end)
+        return start, end
+
+    def star(self, frag: Frag) -> Frag:
+        start, end = self.state(), self.state()
+        self.epsilon(start, frag[0])
+        self.epsilon(frag[1], frag[0])
+        self.epsilon(frag[1], end)
+        self.epsilon(start, end)
+        return start, end
+
+    def repeat(self, make: Callable[[], Frag], low: int, high: int | None) -> Frag:
+        """``low`` to ``high`` (``None``: unbounded) copies of the piece ``make()`` builds."""
+        parts = [make() for _ in range(low)]
+        if high is None:
+            parts.append(self.star(make()))
+        else:
+            tail: Frag | None = None
+            for _ in range(high - low):  # nested optionals: a(b(c)?)? keeps the NFA linear
+                piece = make()
+                tail = self.optional(piece if tail is None else self.seq(piece, tail))
+            if tail is not None:
+                parts.append(tail)
+        return self.seq(*parts) if parts else self.empty()
+
+    def separated(self, make: Callable[[], Frag], sep: Callable[[], Frag], low: int, high: int | None) -> Frag:
+        """``low``..``high`` items joined by separators: ``item (sep item)*``, or nothing if low is 0."""
+        if high == 0:
+            return self.empty()
+        rest = self.repeat(lambda: self.seq(sep(), make()), max(low - 1, 0), None if high is None else high - 1)
+        some = self.seq(make(), rest)
+        return some if low > 0 else self.optional(some)
+
+    def mark(self, state: int, label: str) -> None:
+        """Label a state; DFA states containing it report the label (used for jumps between parts)."""
+        self.marks[state] = label
+
+    # -- determinisation ----------------------------------------------------------------------
+
+    def closure(self, states: Iterable[int]) -> frozenset[int]:
+        seen = set(states)
+        stack = list(seen)
+        while stack:
+            for nxt in self.eps[stack.pop()]:
+                if nxt not in seen:
+                    seen.add(nxt)
+                    stack.append(nxt)
+        return frozenset(seen)
+
+    def to_dfa(self, frag: Frag, *, max_states: int = MAX_DFA_STATES) -> ByteDFA:
+        """Subset construction over byte intervals, then pruning of states that cannot accept."""
+        start, accept = frag
+        first = self.closure([start])
+        index: dict[frozenset[int], int] = {first: 0}
+        order = [first]
+        rows: list[np.ndarray] = []
+        queue = deque([first])
+        while queue:
+            current = queue.popleft()
+            row = np.full(256, DEAD, dtype=np.int32)
+            ranges = [r for s in current for r in self.edges[s]]
+            if ranges:
+                cuts = sorted({lo for lo, _, _ in ranges} | {hi + 1 for _, hi, _ in ranges})
+                for lo, hi in zip(cuts, cuts[1:]):
+                    targets = [dst for a, b, dst in ranges if a <= lo and hi - 1 <= b]
+                    if not targets:
+                        continue
+                    target = self.closure(targets)
+                    tid = index.get(target)
+                    if tid is None:
+                        tid = index[target] = len(order)
+                        if tid >= max_states:
+                            raise TooManyStatesError(f"more than {max_states} automaton states")
+                        order.append(target)
+                        queue.append(target)
+                    row[lo:hi] = tid
+            rows.append(row)
+        trans = np.stack(rows) if rows else np.full((1, 256), DEAD, dtype=np.int32)
+        accepting = np.array([accept in s for s in order], dtype=bool)
+        marks = {i: self.marks[m] for i, s in enumerate(order) for m in s if m in self.marks}
+        return ByteDFA.pruned(trans, accepting, marks)
+
+
+@dataclass(eq=False)
+class ByteDFA:
+    """A dense DFA over bytes. State 0 is the start; every live state can reach acceptance.
+
+    Attributes:
+        trans: ``(n_states, 256)`` int32; ``DEAD`` (-1) where a byte leaves the language.
+        accepting: which states accept.
+        dist: fewest bytes from each state to acceptance (the shortest completion).
+        marks: labels of states that stand for a jump elsewhere (see ``NFA.mark``).
+    """
+
+    trans: np.ndarray
+    accepting: np.ndarray
+    dist: np.ndarray
+    marks: dict[int, str] = field(default_factory=dict)
+
+    @property
+    def n_states(self) -> int:
+        return int(self.trans.shape[0])
+
+    @property
+    def is_empty(self) -> bool:
+        return bool(self.dist[0] < 0)
+
+    @classmethod
+    def pruned(cls, trans: np.ndarray, accepting: np.ndarray, marks: dict[int, str]) -> ByteDFA:
+        n = trans.shape[0]
+        dist = np.full(n, -1, dtype=np.int64)
+        reverse: list[list[int]] = [[] for _ in range(n)]
+        src, _ = np.nonzero(trans >= 0)
+        for s, t in zip(src.tolist(), trans[trans >= 0].tolist()):
+            reverse[t].append(s)
+        queue = deque(np.nonzero(accepting)[0].tolist())
+        for s in queue:
+            dist[s] = 0
+        while queue:
+            t = queue.popleft()
+            for s in reverse[t]:
+                if dist[s] < 0:
+                    dist[s] = dist[t] + 1
+                    queue.append(s)
+        live = dist >= 0
+        trans = np.where((trans >= 0) & live[np.clip(trans, 0, None)], trans, DEAD).astype(np.int32)
+        trans[~live] = DEAD
+        return cls(trans, accepting & live, dist, {s: m for s, m in marks.items() if live[s]})
+
+    def step(self, state: int, data: bytes) -> int:
+        """The state after ``data``, or ``DEAD``."""
+        trans = self.trans
+        for byte in data:
+            state = int(trans[state, byte])
+            if state < 0:
+                return DEAD
+        return state
+
+    def accepts(self, data: bytes) -> bool:
+        state = self.step(0, data)
+        return state >= 0 and bool(self.accepting[state])

@@ -1,0 +1,1 @@
+"""Benchmark data loaders and experiments (the data itself stays outside the repository)."""

@@ -1,0 +1,132 @@
+"""The benchmark sets in ``../shared/data`` (or ``$TOOLDEC_DATA``) as tool inventories and items.
+
+Only readers live here; the files are never copied into the repository. See the data folder's
+README for where each set comes from and how it is scored.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "FUNCQA_OPS",
+    "bfcl_items",
+    "bfcl_tools",
+    "data_dir",
+    "funcqa_tools",
+    "kamel_tools",
+    "toolbench_tools",
+]
+
+FUNCQA_OPS: dict[str, tuple[str, int]] = {
+    "add": ("Add the numbers.", 0),
+    "subtract": ("Subtract the second number from the first.", 2),
+    "multiply": ("Multiply the numbers.", 0),
+    "divide": ("Divide the first number by the second.", 2),
+    "power": ("Raise the first number to the power of the second.", 2),
+    "sqrt": ("Square root of a number.", 1),
+    "log": ("Logarithm of the first number to the base of the second (base 10 if omitted).", 2),
+    "ln": ("Natural logarithm of a number.", 1),
+    "lcm": ("Least common multiple of two integers.", 2),
+    "gcd": ("Greatest common divisor of two integers.", 2),
+    "remainder": ("Remainder of the first integer divided by the second.", 2),
+    "choose": ("Number of ways to choose k items out of n (n choose k).", 2),
+    "permutate": ("Number of ordered arrangements of k items out of n.", 2),
+}
+"""FuncQA's 13 operators: description and arity (0: any number of operands, as in the
+templates' ``<add>(277, 209, 72)``)."""
+
+
+def data_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
+    """``explicit``, else ``$TOOLDEC_DATA``, else ``../shared/data`` beside the repository."""
+    if explicit:
+        return Path(explicit)
+    if os.environ.get("TOOLDEC_DATA"):
+        return Path(os.environ["TOOLDEC_DATA"])
+    for base in (Path.cwd(), *Path(__file__).resolve().parents):
+        candidate = base.parent / "shared" / "data"
+        if candidate.is_dir():
+            return candidate
+    return Path("../shared/data")
+
+
+def funcqa_tools() -> list[dict[str, Any]]:
+    """The 13 FuncQA operators as tools with number arguments."""
+    tools = []
+    for name, (description, arity) in FUNCQA_OPS.items():
+        if arity == 0:
+            params: dict[str, Any] = {
+                "type": "object",
+                "properties": {"numbers": {"type": "array", "items": {"type": "number"}, "minItems": 2}},
+                "required": ["numbers"],
+            }
+        else:
+            names = ["a", "b"][:arity]
+            params = {"type": "object", "properties": {n: {"type": "number"} for n in names}, "required": names}
+        tools.append({"name": name, "description": description, "parameters": params})
+    return tools
+
+
+def kamel_tools(data: Path | None = None, limit: int | None = None) -> list[dict[str, Any]]:
+    """KAMEL's Wikidata relations as one-argument tools, in ``api_desc.json`` order."""
+    desc = json.loads((data_dir(data) / "kamel" / "api_desc.json").read_text())
+    tools: list[dict[str, Any]] = []
+    names: set[str] = set()
+    for rel, text in list(desc.items())[:limit]:
+        match = re.match(r"\s*([A-Za-z0-9_.\-]+)\(([^)]*)\):\s*(.*)", text)
+        if not match:
+            raise ValueError(f"kamel/api_desc.json: {rel}: cannot read {text!r}")
+        name, args, description = match.groups()
+        if name in names:  # several relations share a function name: keep them apart
+            name = f"{name}_{rel}"
+        names.add(name)
+        params = [re.sub(r"\W+", "_", a.strip()) for a in args.split(",")]
+        tools.append(
+            {
+                "name": name,
+                "description": f"{description} ({rel})",
+                "parameters": {"type": "object", "properties": {a: {"type": "string"} for a in params}, "required": params},
+            }
+        )
+    return tools
+
+
+def bfcl_items(category: str, data: Path | None = None) -> Iterator[dict[str, Any]]:
+    """BFCL items of one category (``simple_python``, ``multiple``, ...), with gold answers when present."""
+    root = data_dir(data) / "bfcl"
+    answers: dict[str, Any] = {}
+    gold = root / "possible_answer" / f"BFCL_v4_{category}.json"
+    if gold.exists():
+        for line in gold.read_text().splitlines():
+            item = json.loads(line)
+            answers[item["id"]] = item["ground_truth"]
+    for line in (root / f"BFCL_v4_{category}.json").read_text().splitlines():
+        item = json.loads(line)
+        item["ground_truth"] = answers.get(item["id"])
+        yield item
+
+
+def bfcl_tools(data: Path | None = None, categories: tuple[str, ...] = ("simple_python", "multiple", "parallel", "parallel_multiple")) -> list[dict[str, Any]]:
+    """Every distinct BFCL function (first definition of each name wins)."""
+    seen: dict[str, dict[str, Any]] = {}
+    for category in categories:
+        for item in bfcl_items(category, data):
+            for fn in item["function"]:
+                seen.setdefault(fn["name"], fn)
+    return list(seen.values())
+
+
+def toolbench_tools(data: Path | None = None) -> list[dict[str, Any]]:
+    """Every distinct ToolEval tool of the I2-Category and I3-Instruction evaluation sets."""
+    seen: dict[str, dict[str, Any]] = {}
+    folder = data_dir(data) / "toolbench" / "toolbench_default_evalset_gpt35_CoT"
+    for path in sorted(folder.glob("*.json")):
+        for item in json.loads(path.read_text()).values():
+            for tool in item["available_tools"]:
+                seen.setdefault(tool["name"], tool)
+    return list(seen.values())

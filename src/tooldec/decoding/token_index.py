@@ -1,0 +1,79 @@
+"""The vocabulary laid out for mask computation, built once per vocabulary.
+
+Two layouts of the same token bytes:
+
+* by length, longest first, as one flat byte array with offsets: pushing all tokens through a
+  dense DFA one byte column at a time touches only the tokens still long enough and alive;
+* sorted by bytes: tokens sharing a prefix form one contiguous range, found by bisection, so a
+  walk over the name trie only looks at tokens that can spell a name.
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..tokens import Vocabulary
+
+__all__ = ["TokenIndex"]
+
+
+@dataclass(eq=False)
+class TokenIndex:
+    vocab: Vocabulary
+    ids: np.ndarray  # int32 token ids of byte tokens, longest first
+    lengths: np.ndarray  # int32, aligned with ids
+    offsets: np.ndarray  # int64 start of each token in ``flat``
+    flat: np.ndarray  # uint8, all token bytes
+    longer_than: np.ndarray  # longer_than[k]: how many tokens (a prefix of ``ids``) have length > k
+    sorted_bytes: list[bytes]
+    sorted_ids: list[int]
+    special_ids: np.ndarray  # int32, tokens without bytes that are specials
+    eos_ids: np.ndarray
+
+    @property
+    def size(self) -> int:
+        return self.vocab.size
+
+    @property
+    def max_length(self) -> int:
+        return int(self.lengths[0]) if len(self.lengths) else 0
+
+    @classmethod
+    def of(cls, vocab: Vocabulary) -> TokenIndex:
+        """The index of ``vocab``, built on first use and shared afterwards."""
+        index = _CACHE.get(vocab)
+        if index is None:
+            index = _CACHE[vocab] = cls._build(vocab)
+        return index
+
+    @classmethod
+    def _build(cls, vocab: Vocabulary) -> TokenIndex:
+        pairs = [(i, b) for i, b in enumerate(vocab.token_bytes) if b]
+        pairs.sort(key=lambda p: -len(p[1]))
+        ids = np.array([i for i, _ in pairs], dtype=np.int32)
+        lengths = np.array([len(b) for _, b in pairs], dtype=np.int32)
+        offsets = np.zeros(len(pairs), dtype=np.int64)
+        if len(pairs):
+            offsets[1:] = np.cumsum(lengths[:-1])
+        flat = np.frombuffer(b"".join(b for _, b in pairs), dtype=np.uint8)
+        top = int(lengths[0]) if len(lengths) else 0
+        longer_than = np.array([int(np.count_nonzero(lengths > k)) for k in range(top + 1)], dtype=np.int64)
+        by_bytes = sorted(pairs, key=lambda p: p[1])
+        return cls(
+            vocab=vocab,
+            ids=ids,
+            lengths=lengths,
+            offsets=offsets,
+            flat=flat,
+            longer_than=longer_than,
+            sorted_bytes=[b for _, b in by_bytes],
+            sorted_ids=[i for i, _ in by_bytes],
+            special_ids=np.array(sorted(vocab.special), dtype=np.int32),
+            eos_ids=np.array(sorted(vocab.eos_ids), dtype=np.int32),
+        )
+
+
+_CACHE: weakref.WeakKeyDictionary[Vocabulary, TokenIndex] = weakref.WeakKeyDictionary()

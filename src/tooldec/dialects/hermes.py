@@ -1,0 +1,46 @@
+"""Hermes / Qwen 2.5 tool calls: ``<tool_call>\\n{"name": ..., "arguments": {...}}\\n</tool_call>``."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import ClassVar
+
+from ..automata.json_schema import Style, Whitespace
+from ..automata.nfa import NFA, Frag
+from ..tools import Tool
+from .base import Dialect, ToolCall
+
+__all__ = ["Hermes"]
+
+_CALL = re.compile(r"<tool_call>\s*(\{.*?\})\s*</tool_call>", re.DOTALL)
+
+
+class Hermes(Dialect):
+    """The format of Qwen 2.5 and Hermes models; results go back as ``tool`` chat messages.
+
+    Arguments are written as Qwen's chat template writes them (``json.dumps`` spacing).
+    """
+
+    name: ClassVar[str] = "hermes"
+    trigger: ClassVar[str | None] = "<tool_call>"
+    head: ClassVar[bytes] = b'\n{"name": "'
+    style: ClassVar[Style] = Style(whitespace=Whitespace.SPACED)
+
+    def tail(self, nfa: NFA, tool: Tool, *, next_call: bool) -> Frag:
+        return nfa.seq(nfa.literal(b'", "arguments": '), self.arguments(nfa, tool), nfa.literal(b"}\n</tool_call>"))
+
+    def parse_calls(self, text: str) -> list[ToolCall]:
+        calls = []
+        for match in _CALL.finditer(text):
+            try:
+                data = json.loads(match.group(1))
+            except json.JSONDecodeError:
+                continue
+            if isinstance(data, dict) and isinstance(data.get("name"), str):
+                args = data.get("arguments", {})
+                calls.append(ToolCall(data["name"], args if isinstance(args, dict) else {}))
+        return calls
+
+    def render_result(self, call: ToolCall, result: str) -> str:
+        return f"<tool_response>\n{result}\n</tool_response>"

@@ -1,0 +1,93 @@
+"""Typed errors of tooldec.
+
+Everything a user can get wrong is reported when a tool is registered or a tokenizer is loaded,
+never in the middle of generation. The hierarchy::
+
+    ToolDecError
+    ├── ToolRegistrationError (also ValueError)
+    │   ├── DuplicateToolError
+    │   ├── InvalidToolNameError
+    │   ├── InvalidSchemaError
+    │   └── UnsupportedSchemaError
+    ├── ToolNotFoundError (also KeyError)
+    ├── ToolNotCallableError (also TypeError)
+    ├── UnknownDialectError (also LookupError)
+    └── TokenizerError
+
+Model output that leaves the grammar is not an error: ``Machine.advance`` returns ``False``.
+A tool that raises becomes an observation in the runtime, not an exception here.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "DuplicateToolError",
+    "InvalidSchemaError",
+    "InvalidToolNameError",
+    "TokenizerError",
+    "ToolDecError",
+    "ToolNotCallableError",
+    "ToolNotFoundError",
+    "ToolRegistrationError",
+    "UnknownDialectError",
+    "UnsupportedSchemaError",
+]
+
+
+class ToolDecError(Exception):
+    """Base class of every error tooldec raises on purpose."""
+
+
+class ToolRegistrationError(ToolDecError, ValueError):
+    """A tool cannot be added; ``tool`` names it (``None`` when the name itself is missing)."""
+
+    def __init__(self, message: str, *, tool: str | None = None) -> None:
+        self.tool = tool
+        super().__init__(f"tool {tool!r}: {message}" if tool is not None else message)
+
+
+class DuplicateToolError(ToolRegistrationError):
+    """Two tools with the same name: the model could not tell them apart."""
+
+
+class InvalidToolNameError(ToolRegistrationError):
+    """A name that is empty or has characters a call format cannot carry unescaped."""
+
+
+class InvalidSchemaError(ToolRegistrationError):
+    """The parameters are not a valid JSON Schema, or no value can satisfy them."""
+
+    def __init__(self, message: str, *, tool: str | None = None, pointer: str = "") -> None:
+        self.pointer = pointer
+        super().__init__(f"at {pointer or '/'}: {message}", tool=tool)
+
+
+class UnsupportedSchemaError(ToolRegistrationError):
+    """A schema keyword that constrains values but that tooldec cannot enforce.
+
+    Raised instead of ignoring the keyword, which would let the model produce invalid arguments.
+    """
+
+    def __init__(self, message: str, *, tool: str | None = None, pointer: str = "", keyword: str = "") -> None:
+        self.pointer = pointer
+        self.keyword = keyword
+        super().__init__(f"at {pointer or '/'}: keyword {keyword!r}: {message}", tool=tool)
+
+
+class ToolNotFoundError(ToolDecError, KeyError):
+    """A tool name that is not in the tool set."""
+
+    def __str__(self) -> str:  # KeyError would print the repr of the message
+        return str(self.args[0]) if self.args else ""
+
+
+class ToolNotCallableError(ToolDecError, TypeError):
+    """A tool made from a schema alone (a dict, an OpenAPI operation) has no function to run."""
+
+
+class UnknownDialectError(ToolDecError, LookupError):
+    """A call-format name that no registered dialect has; the message lists the known names."""
+
+
+class TokenizerError(ToolDecError):
+    """A tokenizer whose vocabulary cannot be turned into exact token bytes."""

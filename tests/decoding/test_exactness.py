@@ -1,0 +1,73 @@
+"""Invariant 1: the mask is exactly the set of tokens ``advance`` accepts, on real vocabularies.
+
+``brute_force`` tries every vocabulary token at the position; the mask comes from the fast paths
+(the name-trie walk over sorted tokens, the vectorised tail automaton, the text-mode trigger
+table), so the two are computed independently.
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from tooldec.decoding import Grammar, Machine
+from tooldec.dialects.hermes import Hermes
+from tooldec.tokens import Vocabulary
+from tooldec.tools import ToolSet
+
+from .conftest import brute_force
+
+CHECKS_PER_WALK = 4
+
+
+@pytest.mark.parametrize("inventory", ["funcqa", "kamel", "bfcl", "tooleval"])
+def test_mask_equals_brute_force(any_vocab: Vocabulary, inventories: dict[str, ToolSet], inventory: str) -> None:
+    grammar = Grammar(inventories[inventory], any_vocab, Hermes())
+    rng = random.Random(f"{any_vocab.name}-{inventory}")
+    machine = Machine(grammar, tool_choice="required")
+    # positions: the start, then random points of a random call, biased towards its beginning
+    steps = sorted(rng.sample(range(1, 40), CHECKS_PER_WALK - 1))
+    checked = 0
+    for step in range(max(steps) + 1):
+        if step == 0 or step in steps:
+            expected = brute_force(machine)
+            got = machine.allowed_token_ids()
+            assert np.array_equal(got, expected), (
+                f"{machine.position}: extra {np.setdiff1d(got, expected)[:10]} missing {np.setdiff1d(expected, got)[:10]}"
+            )
+            checked += 1
+        allowed = machine.allowed_token_ids(budget=60 - step)
+        if machine.calls_completed or not allowed.size:
+            break
+        assert machine.advance(int(allowed[rng.randrange(allowed.size)]))
+    assert checked >= 1
+
+
+def test_text_mode_with_text_trigger_is_exact(qwen_vocab: Vocabulary, inventories: dict[str, ToolSet]) -> None:
+    """Qwen writes ``<tool_call>`` as a normal added token, so the trigger is text: tokens that
+    complete it must continue into a valid call, everything else stays allowed."""
+    grammar = Grammar(inventories["funcqa"], qwen_vocab, Hermes())
+    machine = Machine(grammar)
+    for tid in qwen_vocab_ids(qwen_vocab, "I will call <tool_call"):
+        assert machine.advance(tid)
+    expected = brute_force(machine)
+    assert np.array_equal(machine.allowed_token_ids(), expected)
+    rejected = [qwen_vocab.token_bytes[i] for i in np.setdiff1d(np.arange(qwen_vocab.size), expected)]
+    assert rejected and all(b is not None and b">" in b for b in rejected), rejected[:5]
+    allowed = {qwen_vocab.token_bytes[i] for i in expected}
+    assert b">" in allowed and b">\n" in allowed and b">," not in allowed
+
+
+def qwen_vocab_ids(vocab: Vocabulary, text: str) -> list[int]:
+    """Greedy longest-match ids for ``text`` (enough to reach a position; not the real tokenizer)."""
+    lookup = {b: i for i, b in enumerate(vocab.token_bytes) if b}
+    data, ids = text.encode(), []
+    while data:
+        for n in range(min(len(data), 16), 0, -1):
+            if data[:n] in lookup:
+                ids.append(lookup[data[:n]])
+                data = data[n:]
+                break
+    return ids
