@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable
 from typing import Any
 
@@ -37,15 +36,3 @@ def brute_force(machine: Machine) -> np.ndarray:
             allowed.append(tid)
             machine.rollback()
     return np.array(allowed, dtype=np.int32)
-
-
-def sample_walk(machine: Machine, rng: random.Random, budget: int) -> list[int]:
-    """Uniformly random allowed tokens until the first call closes or the budget is spent."""
-    taken: list[int] = []
-    while machine.calls_completed == 0 and len(taken) < budget:
-        allowed = machine.allowed_token_ids(budget=budget - len(taken))
-        assert allowed.size, f"empty mask at {machine.position}"
-        tid = int(allowed[rng.randrange(allowed.size)])
-        assert machine.advance(tid), f"mask allowed {tid} but advance refused it at {machine.position}"
-        taken.append(tid)
-    return taken

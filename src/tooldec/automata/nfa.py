@@ -37,6 +37,7 @@ class NFA:
         self.edges: list[list[tuple[int, int, int]]] = []
         self.eps: list[list[int]] = []
         self.marks: dict[int, str] = {}
+        self._closures: dict[int, frozenset[int]] = {}
 
     def state(self) -> int:
         self.edges.append([])
@@ -143,14 +144,22 @@ class NFA:
     # -- determinisation ----------------------------------------------------------------------
 
     def closure(self, states: Iterable[int]) -> frozenset[int]:
-        seen = set(states)
-        stack = list(seen)
-        while stack:
-            for nxt in self.eps[stack.pop()]:
-                if nxt not in seen:
-                    seen.add(nxt)
-                    stack.append(nxt)
-        return frozenset(seen)
+        """The states reachable through epsilon edges (memoised per single state)."""
+        memo = self._closures
+        out: set[int] = set()
+        for state in states:
+            one = memo.get(state)
+            if one is None:
+                seen = {state}
+                stack = [state]
+                while stack:
+                    for nxt in self.eps[stack.pop()]:
+                        if nxt not in seen:
+                            seen.add(nxt)
+                            stack.append(nxt)
+                one = memo[state] = frozenset(seen)
+            out |= one
+        return frozenset(out)
 
     def to_dfa(self, frag: Frag, *, max_states: int = MAX_DFA_STATES) -> ByteDFA:
         """Subset construction over byte intervals, then pruning of states that cannot accept."""
@@ -167,7 +176,7 @@ class NFA:
             if ranges:
                 cuts = sorted({lo for lo, _, _ in ranges} | {hi + 1 for _, hi, _ in ranges})
                 for lo, hi in zip(cuts, cuts[1:]):
-                    targets = [dst for a, b, dst in ranges if a <= lo and hi - 1 <= b]
+                    targets = [dst for a, b, dst in ranges if a <= lo < b + 1]
                     if not targets:
                         continue
                     target = self.closure(targets)
@@ -213,15 +222,14 @@ class ByteDFA:
     @classmethod
     def pruned(cls, trans: np.ndarray, accepting: np.ndarray, marks: dict[int, str]) -> ByteDFA:
         n = trans.shape[0]
-        dist = np.full(n, -1, dtype=np.int64)
-        reverse: list[list[int]] = [[] for _ in range(n)]
         src, _ = np.nonzero(trans >= 0)
-        for s, t in zip(src.tolist(), trans[trans >= 0].tolist()):
+        pairs = np.unique(src.astype(np.int64) * n + trans[trans >= 0])  # distinct (state, next) edges
+        reverse: list[list[int]] = [[] for _ in range(n)]
+        for s, t in zip((pairs // n).tolist(), (pairs % n).tolist()):
             reverse[t].append(s)
+        dist = np.where(accepting, 0, -1).astype(np.int64)
         queue = deque(np.nonzero(accepting)[0].tolist())
-        for s in queue:
-            dist[s] = 0
-        while queue:
+        while queue:  # breadth-first from the accepting states over reversed edges
             t = queue.popleft()
             for s in reverse[t]:
                 if dist[s] < 0:

@@ -80,6 +80,7 @@ class Grammar:
         self._completers: dict[int, list[tuple[int, bytes]]] | None = None
         self._tries: dict[str, NameTrie] = {}
         self._masks: dict[tuple[Any, ...], Mask] = {}
+        self._name_distance: dict[tuple[Any, ...], int] = {}
         self._byte_ids = np.sort(self.index.ids)
         self._other_special = np.setdiff1d(self.index.special_ids, np.concatenate([self.trigger_ids, self.index.eos_ids]))
 
@@ -98,13 +99,16 @@ class Grammar:
         """The position right after a trigger."""
         return ("name", key, self.dialect.head, ROOT)
 
+    def _tail_key(self, tool_name: str, next_call: bool) -> tuple[Any, ...]:
+        return (type(self.dialect), self.dialect.style, self.tools[tool_name].schema_hash, next_call)
+
     def tail(self, tool_name: str, next_call: bool) -> ByteDFA:
-        tool = self.tools[tool_name]
-        key = (type(self.dialect), self.dialect.style, tool.schema_hash, next_call)
+        """The tool's tail automaton, compiled on first use and shared by schema hash."""
+        key = self._tail_key(tool_name, next_call)
         dfa = _TAIL_CACHE.get(key)
         if dfa is None:
             nfa = NFA()
-            dfa = _TAIL_CACHE[key] = nfa.to_dfa(self.dialect.tail(nfa, tool, next_call=next_call))
+            dfa = _TAIL_CACHE[key] = nfa.to_dfa(self.dialect.tail(nfa, self.tools[tool_name], next_call=next_call))
         return dfa
 
     def is_accepting(self, pos: Position) -> bool:
@@ -332,29 +336,46 @@ class Grammar:
             return len((self.trigger_bytes or b"") + self.dialect.head) + self.distance(("name", pos[1], b"", ROOT), follow_ok)
         _, key, lit, node = pos
         trie = self.trie(key)
-        depth = trie.depth(node)
-        names = sorted(trie.names_below(node), key=len)[:_ESTIMATE_NAMES]
-        return len(lit) + min(len(n.encode()) - depth + int(self.tail(n, follow_ok).dist[0]) for n in names)
+        memo_key = (key, node, trie.version(node), follow_ok)
+        best = self._name_distance.get(memo_key)
+        if best is None:
+            # an upper bound: the best over the names whose tails are compiled already, or the
+            # shortest name if none is (any subset of the names bounds the true minimum)
+            depth = trie.depth(node)
+            names = list(trie.names_below(node))
+            ready = [n for n in names if self._tail_key(n, follow_ok) in _TAIL_CACHE][:_ESTIMATE_NAMES]
+            if not ready:
+                ready = [min(names, key=len)]
+            best = min(len(n.encode()) - depth + int(self.tail(n, follow_ok).dist[0]) for n in ready)
+            self._name_distance[memo_key] = best
+        return len(lit) + best
 
     def within_budget(self, pos: Position, mask: Mask, budget: int, start_ok: bool, follow_ok: bool) -> np.ndarray:
         """The ids of ``mask`` after which the call can still be finished in ``budget - 1`` tokens.
 
         Every single byte is a token in the vocabularies tooldec supports, so bytes bound tokens.
+        When no token fits (the budget was already too small), the tokens that bring the end
+        closest are returned, so the mask is never empty.
         """
-        room = budget - 1
         if pos[0] == "tail" and mask.finals is not None:
             dist = self.tail(pos[2], pos[3]).dist
-            safe = np.where(mask.finals == _LEFT, 0, dist[np.clip(mask.finals, 0, None)])
-            return mask.ids[safe <= room]
-        keep = []
-        for tid in mask.ids.tolist():
-            data = self.vocab.token_bytes[tid]
-            after = self._after_special(pos, tid, follow_ok) if data is None else self.walk(pos, data, start_ok, follow_ok)
-            if after is not None and (after[0] == "text" or self.distance(after, follow_ok) <= room):
-                keep.append(tid)
-        return np.array(keep, dtype=np.int32)
+            after = np.where(mask.finals == _LEFT, 0, dist[np.clip(mask.finals, 0, None)])
+            ids = mask.ids
+        else:
+            found = []
+            for tid in mask.ids.tolist():
+                data = self.vocab.token_bytes[tid]
+                nxt = self._after_special(pos, tid) if data is None else self.walk(pos, data, start_ok, follow_ok)
+                if nxt is not None:
+                    found.append((tid, self.distance(nxt, follow_ok)))
+            ids = np.array([t for t, _ in found], dtype=np.int32)
+            after = np.array([d for _, d in found], dtype=np.int64)
+        if not ids.size:
+            return ids
+        room = budget - 1
+        return ids[after <= max(room, int(after.min()))]
 
-    def _after_special(self, pos: Position, tid: int, follow_ok: bool) -> Position | None:
+    def _after_special(self, pos: Position, tid: int) -> Position | None:
         if tid in self.trigger_ids:
             return self.call_start(pos[1] if pos[0] == "start" else MAIN)
         return pos if pos[0] == "text" else None

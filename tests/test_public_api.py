@@ -1,0 +1,34 @@
+"""The public surface is deliberate: this pins it, and importing tooldec must not pull torch."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import tooldec
+
+
+def test_all_is_the_sorted_public_api() -> None:
+    assert tooldec.__all__ == sorted(tooldec.__all__)
+    assert set(tooldec.__all__) == {
+        "Dialect", "DuplicateToolError", "Grammar", "InvalidSchemaError", "InvalidToolNameError", "Machine", "Mode",
+        "TokenizerError", "Tool", "ToolCall", "ToolDecError", "ToolNotFoundError", "ToolRegistrationError", "ToolSet",
+        "UnsupportedSchemaError", "Vocabulary", "load_vocabulary",
+    }  # fmt: skip
+    for name in tooldec.__all__:
+        assert getattr(tooldec, name) is not None
+
+
+def test_import_does_not_load_torch_or_transformers() -> None:
+    code = (
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in ('torch', 'transformers'):\n"
+        "            raise ImportError('blocked: ' + name)\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "import tooldec, tooldec.tools, tooldec.tokens, tooldec.decoding, tooldec.dialects\n"
+        "print('ok')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
