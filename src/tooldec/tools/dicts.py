@@ -1,0 +1,54 @@
+"""Tool definitions written as dicts by the common APIs, read into one shape.
+
+Each vendor nests the same three things (name, description, parameter schema) differently. The
+shape is recognised from its keys, never from a vendor switch the caller has to pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from tooldec.errors import ToolRegistrationError
+
+__all__ = ["ACCEPTED_SHAPES", "dict_schema"]
+
+#: What :func:`dict_schema` accepts, as shown in its error message.
+ACCEPTED_SHAPES = (
+    'OpenAI Chat Completions {"type": "function", "function": {"name", "description", "parameters"}}',
+    'OpenAI Responses {"type": "function", "name", "description", "parameters"}',
+    'MCP {"name", "description", "inputSchema"}',
+    'Anthropic {"name", "description", "input_schema"}',
+    'plain (BFCL, ToolEval) {"name", "description", "parameters"}',
+)
+
+_SCHEMA_KEYS = ("parameters", "inputSchema", "input_schema")
+
+
+def dict_schema(spec: Mapping[str, Any]) -> tuple[str, str, Mapping[str, Any]]:
+    """``(name, description, parameters)`` of a tool dict in any accepted shape.
+
+    A missing (or empty, or null) schema means a tool without arguments: an empty object schema.
+
+    Raises:
+        ToolRegistrationError: The dict has none of the accepted shapes, or its name or
+            description is not a string; the message lists the accepted shapes.
+    """
+    inner = spec.get("function")
+    if isinstance(inner, Mapping) and spec.get("type", "function") == "function":
+        spec = inner  # Chat Completions (also the legacy form without "type")
+    name = spec.get("name")
+    present = [k for k in _SCHEMA_KEYS if k in spec]
+    if not isinstance(name, str) or len(present) > 1 or spec.get("type", "function") != "function":
+        shapes = "\n  ".join(ACCEPTED_SHAPES)
+        found = f"keys {sorted(spec)}" + (f" with type {spec['type']!r}" if "type" in spec else "")
+        raise ToolRegistrationError(
+            f"not a tool definition ({found}); accepted shapes:\n  {shapes}",
+            tool=name if isinstance(name, str) else None)
+    description = spec.get("description") or ""
+    if not isinstance(description, str):
+        raise ToolRegistrationError(f"description must be a string, got {type(description).__name__}", tool=name)
+    parameters = spec[present[0]] if present else None
+    if parameters is None or (isinstance(parameters, Mapping) and not parameters):
+        parameters = {"type": "object", "properties": {}}
+    return name, description, parameters

@@ -1,0 +1,249 @@
+"""Every operation of an OpenAPI 3 document as a tool (RestBench's TMDB and Spotify APIs).
+
+An operation's path, query and header parameters and the properties of its JSON request body
+become one flat arguments object, because the model writes one call with named arguments. Where
+each argument goes in the HTTP request is kept beside the tool (:class:`Operation`), so a runtime
+can make the request; this module does no HTTP.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from tooldec.errors import ToolRegistrationError
+from tooldec.tools.tool import Tool
+
+__all__ = ["Operation", "openapi_operations", "tools_from_openapi"]
+
+Naming = Literal["operation_id", "method_path"]
+Location = Literal["path", "query", "header", "body"]
+
+_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
+_COMPONENT_SCHEMA = "#/components/schemas/"
+# Keywords whose value is a boolean; YAML-to-JSON converters sometimes write them as strings.
+_BOOLEAN_KEYWORDS = frozenset({"required", "nullable", "uniqueItems", "deprecated", "readOnly", "writeOnly"})
+_NUMBER_KEYWORDS = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
+                              "minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties"})
+_VALUE_KEYWORDS = frozenset({"enum", "const", "default", "example", "examples"})  # JSON values, not schemas
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One OpenAPI operation and the tool made from it.
+
+    Attributes:
+        tool: The tool (no ``fn``).
+        method: Upper-case HTTP method, e.g. ``"GET"``.
+        path: The path template, e.g. ``"/movie/{movie_id}/credits"``.
+        locations: Argument name -> where it goes: ``path``, ``query``, ``header`` or ``body``
+            (an argument named ``body`` with location ``body`` is the whole non-object body).
+    """
+
+    tool: Tool
+    method: str
+    path: str
+    locations: Mapping[str, Location]
+
+
+def tools_from_openapi(spec: Mapping[str, Any], *, naming: Naming = "operation_id") -> list[Tool]:
+    """One tool per operation of an OpenAPI 3 document, in document order.
+
+    Args:
+        spec: The parsed OpenAPI document.
+        naming: ``"operation_id"`` uses each ``operationId`` (made a valid name) and falls back to
+            method + path; ``"method_path"`` always writes the name from method and path, e.g.
+            ``GET /movie/{movie_id}/credits`` -> ``get_movie_movie_id_credits``.
+
+    Raises:
+        ToolRegistrationError: A parameter or body reference that does not resolve, or an
+            operation schema the decoder cannot enforce (the error names the tool).
+    """
+    return [operation.tool for operation in openapi_operations(spec, naming=naming)]
+
+
+def openapi_operations(spec: Mapping[str, Any], *, naming: Naming = "operation_id") -> list[Operation]:
+    """Like :func:`tools_from_openapi`, with each operation's method, path and argument locations."""
+    if naming not in ("operation_id", "method_path"):
+        raise ValueError(f"naming must be 'operation_id' or 'method_path', got {naming!r}")
+    used: set[str] = set()
+    operations = []
+    for path, method, item, op in _iter_operations(spec):
+        base = _sanitize(op["operationId"]) if naming == "operation_id" and isinstance(op.get("operationId"), str) else ""
+        name = _unique(base or _method_path_name(method, path), used)
+        parameters, locations = _arguments(spec, item, op, name)
+        description = "\n\n".join(str(op[k]).strip() for k in ("summary", "description") if op.get(k))
+        tool = Tool(name, description, parameters)
+        operations.append(Operation(tool, method.upper(), path, locations))
+    return operations
+
+
+def _iter_operations(spec: Mapping[str, Any]) -> Iterator[tuple[str, str, Mapping[str, Any], Mapping[str, Any]]]:
+    for path, item in (spec.get("paths") or {}).items():
+        if isinstance(item, Mapping):
+            for method in item:
+                if method in _METHODS and isinstance(item[method], Mapping):
+                    yield path, method, item, item[method]
+
+
+def _sanitize(name: str) -> str:
+    """An operationId as a tool name: other characters become ``_``; at most 128 characters."""
+    name = re.sub(r"[^A-Za-z0-9_.\-]", "_", name)
+    return re.sub(r"^[.\-]", "_", name)[:128]
+
+
+def _method_path_name(method: str, path: str) -> str:
+    words = re.findall(r"[A-Za-z0-9]+", path)
+    return "_".join([method.lower(), *words])[:128]
+
+
+def _unique(name: str, used: set[str]) -> str:
+    candidate, n = name, 1
+    while candidate in used:
+        n += 1
+        suffix = f"_{n}"
+        candidate = name[: 128 - len(suffix)] + suffix
+    used.add(candidate)
+    return candidate
+
+
+def _arguments(spec: Mapping[str, Any], item: Mapping[str, Any], op: Mapping[str, Any],
+               tool: str) -> tuple[dict[str, Any], dict[str, Location]]:
+    """The arguments object schema of one operation and where each argument goes."""
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    locations: dict[str, Location] = {}
+    declared: dict[tuple[str, str], Mapping[str, Any]] = {}
+    for raw in [*item.get("parameters", []), *op.get("parameters", [])]:  # operation-level wins
+        param = _deref(spec, raw, tool)
+        declared[(str(param.get("in")), str(param.get("name")))] = param
+    for (where, name), param in declared.items():
+        if where not in ("path", "query", "header") or name in properties:
+            continue  # cookies are the client's business; the first of two same names wins
+        properties[name] = _param_schema(param)
+        locations[name] = where  # type: ignore[assignment]
+        if where == "path" or _truthy(param.get("required")):
+            required.append(name)
+    body = _deref(spec, op["requestBody"], tool) if isinstance(op.get("requestBody"), Mapping) else None
+    schema = _json_body_schema(body) if body is not None else None
+    if schema is not None:
+        resolved = _deref(spec, schema, tool)
+        body_required = _truthy(body.get("required")) if body is not None else False
+        if isinstance(resolved.get("properties"), Mapping):
+            for name, sub in resolved["properties"].items():
+                if name not in properties:
+                    properties[name], locations[name] = copy.deepcopy(sub), "body"
+                    if body_required and name in (resolved.get("required") or []):
+                        required.append(name)
+        elif "body" not in properties:
+            properties["body"], locations["body"] = copy.deepcopy(schema), "body"
+            if body_required:
+                required.append("body")
+    parameters: dict[str, Any] = {"type": "object", "properties": properties}
+    if required:
+        parameters["required"] = required
+    defs = _copy_component_schemas(spec, parameters, tool)
+    if defs:
+        parameters["$defs"] = defs
+    return _openapi30_fixups(parameters), locations
+
+
+def _param_schema(param: Mapping[str, Any]) -> Any:
+    """A parameter's schema (``schema``, else the first ``content`` entry's), with its description."""
+    given = param.get("schema")
+    if given is None and isinstance(param.get("content"), Mapping) and param["content"]:
+        given = next(iter(param["content"].values())).get("schema")
+    schema: dict[str, Any] = copy.deepcopy(dict(given)) if isinstance(given, Mapping) else {}
+    if isinstance(param.get("description"), str) and "$ref" not in schema:
+        schema.setdefault("description", param["description"])
+    return schema
+
+
+def _json_body_schema(body: Mapping[str, Any]) -> Any:
+    content = body.get("content") or {}
+    for media_type in content:
+        if media_type == "application/json" or re.fullmatch(r"application/[\w.\-]+\+json", media_type):
+            return content[media_type].get("schema")
+    return None
+
+
+def _deref(spec: Mapping[str, Any], node: Any, tool: str) -> Mapping[str, Any]:
+    """Follow ``$ref`` chains to ``#/components/...`` (parameters, request bodies, schemas)."""
+    seen = set()
+    while isinstance(node, Mapping) and isinstance(node.get("$ref"), str):
+        ref = node["$ref"]
+        if ref in seen or not ref.startswith("#/"):
+            raise ToolRegistrationError(f"cannot resolve the reference {ref!r}", tool=tool)
+        seen.add(ref)
+        node = spec
+        for token in ref[2:].split("/"):
+            token = token.replace("~1", "/").replace("~0", "~")
+            if not isinstance(node, Mapping) or token not in node:
+                raise ToolRegistrationError(f"the reference {ref!r} has no target", tool=tool)
+            node = node[token]
+    return node if isinstance(node, Mapping) else {}
+
+
+def _copy_component_schemas(spec: Mapping[str, Any], parameters: dict[str, Any], tool: str) -> dict[str, Any]:
+    """Copy every ``#/components/schemas/X`` reachable from ``parameters`` into ``$defs``, rewriting refs."""
+    defs: dict[str, Any] = {}
+    pending = _rewrite_refs(parameters)
+    while pending:
+        name = pending.pop()
+        if name in defs:
+            continue
+        target = _deref(spec, {"$ref": _COMPONENT_SCHEMA + name}, tool)
+        defs[name] = copy.deepcopy(dict(target))
+        pending.extend(_rewrite_refs(defs[name]))
+    return defs
+
+
+def _rewrite_refs(node: Any) -> list[str]:
+    """Point component-schema refs in ``node`` at ``#/$defs/`` (in place); return the names."""
+    found = []
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith(_COMPONENT_SCHEMA):
+            found.append(ref[len(_COMPONENT_SCHEMA):])
+            node["$ref"] = "#/$defs/" + found[-1]
+        for value in node.values():
+            found.extend(_rewrite_refs(value))
+    elif isinstance(node, list):
+        for value in node:
+            found.extend(_rewrite_refs(value))
+    return found
+
+
+def _openapi30_fixups(node: Any) -> Any:
+    """OpenAPI 3.0 dialect to JSON Schema: boolean ``exclusiveMinimum`` / ``exclusiveMaximum``
+    become numbers; booleans and numbers that a YAML-to-JSON conversion wrote as strings
+    (``"additionalProperties": "true"``, ``"maximum": "50"``, as in RestBench's Spotify file) are
+    read back as booleans and numbers."""
+    if isinstance(node, list):
+        return [_openapi30_fixups(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in ("properties", "$defs") and isinstance(value, dict):
+            out[key] = {name: _openapi30_fixups(sub) for name, sub in value.items()}
+        elif (key in _BOOLEAN_KEYWORDS or key == "additionalProperties") and value in ("true", "false"):
+            out[key] = value == "true"
+        elif key in _NUMBER_KEYWORDS and isinstance(value, str) and re.fullmatch(r"-?\d+(\.\d+)?", value):
+            out[key] = float(value) if "." in value else int(value)
+        elif key in _VALUE_KEYWORDS:
+            out[key] = value
+        else:
+            out[key] = _openapi30_fixups(value)
+    for bound, exclusive in (("minimum", "exclusiveMinimum"), ("maximum", "exclusiveMaximum")):
+        if isinstance(out.get(exclusive), bool):
+            if out.pop(exclusive) and bound in out:
+                out[exclusive] = out.pop(bound)
+    return out
+
+
+def _truthy(value: Any) -> bool:
+    return value is True or value == "true"

@@ -1,0 +1,197 @@
+"""``Tool``: the one normal form every tool definition is turned into.
+
+Whatever a tool was written as (a function, a vendor dict, a Pydantic model, an OpenAPI
+operation), the rest of tooldec sees a name, a description and a normalized parameter schema.
+The schema is normalized, and the name checked, when the ``Tool`` is made, so every mistake is
+reported at registration and never while decoding.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import hashlib
+import json
+import re
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from jsonschema import Draft202012Validator
+
+from tooldec.errors import InvalidToolNameError, ToolNotCallableError, ToolRegistrationError
+from tooldec.tools.callables import function_schema
+from tooldec.tools.dicts import dict_schema
+from tooldec.tools.schema import SUPPORTED_FORMATS, normalize_schema
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+__all__ = ["NAME_PATTERN", "Tool", "check_tool_name"]
+
+#: Names carry no ``"``, ``(``, ``>``, space or newline, which the call formats rely on.
+NAME_PATTERN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]{0,127}")
+_NAME_RULE = "^[A-Za-z0-9_][A-Za-z0-9_.\\-]{0,127}$ (letters, digits, '_', '.', '-'; 1 to 128 characters; not starting with '.' or '-')"
+
+
+def check_tool_name(name: object) -> str:
+    """Return ``name`` if it is a valid tool name.
+
+    Raises:
+        InvalidToolNameError: Empty, too long, or with characters outside the rule.
+    """
+    if not isinstance(name, str) or NAME_PATTERN.fullmatch(name) is None:
+        raise InvalidToolNameError(
+            f"{name!r} is not a valid tool name: it must match {_NAME_RULE}",
+            tool=name if isinstance(name, str) else None)
+    return name
+
+
+def _format_checker() -> Any:
+    """The formats the compiler enforces, checked the way jsonschema's 2020-12 validator does.
+
+    ``date-time``, ``time`` and ``uri`` need jsonschema's optional ``rfc3339-validator`` and
+    ``rfc3986-validator``; without them jsonschema skips those formats silently, so say so here.
+    """
+    checker = Draft202012Validator.FORMAT_CHECKER
+    missing = SUPPORTED_FORMATS - set(checker.checkers)
+    if missing:
+        raise ImportError(
+            f"jsonschema cannot check the formats {sorted(missing)}; install 'rfc3339-validator' and"
+            " 'rfc3986-validator' (or jsonschema[format-nongpl])")
+    return checker
+
+
+@dataclass(frozen=True, eq=False)
+class Tool:
+    """A tool: name, description, normalized parameter schema, and optionally the function.
+
+    Args:
+        name: Matches ``^[A-Za-z0-9_][A-Za-z0-9_.\\-]{0,127}$``.
+        description: What the tool does, for prompts.
+        parameters: JSON Schema of the arguments object; stored normalized (``normalize_schema``).
+        fn: Runs the tool; ``None`` for tools known only by their schema.
+        source_parameters: The schema as given, with its descriptions, for prompts; defaults to
+            a copy of ``parameters`` before normalization.
+
+    Raises:
+        InvalidToolNameError: A bad name.
+        UnsupportedSchemaError: A schema keyword the decoder cannot enforce.
+        InvalidSchemaError: An invalid schema or one no arguments can satisfy.
+
+    Examples:
+        >>> def add(a: int, b: int = 0) -> int:
+        ...     '''Add two integers.
+        ...
+        ...     Args:
+        ...         a: The first summand.
+        ...         b: The second summand.
+        ...     '''
+        ...     return a + b
+        >>> tool = Tool.from_function(add)
+        >>> tool.name, tool.description
+        ('add', 'Add two integers.')
+        >>> tool.parameters
+        {'type': 'object', 'properties': {'a': {'type': 'integer'}, 'b': {'type': 'integer'}}, 'required': ['a']}
+        >>> tool.validate_arguments({"a": "one"})
+        ["at /a: 'one' is not of type 'integer'"]
+        >>> tool(a=2, b=3)
+        5
+        >>> Tool.from_dict({"type": "function", "function": {"name": "math.factorial",
+        ...     "parameters": {"type": "dict", "properties": {"n": {"type": "integer"}}}}}).parameters
+        {'type': 'object', 'properties': {'n': {'type': 'integer'}}}
+    """
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    fn: Callable[..., Any] | None = None
+    source_parameters: dict[str, Any] | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        check_tool_name(self.name)
+        if not isinstance(self.description, str):
+            raise ToolRegistrationError(
+                f"description must be a string, got {type(self.description).__name__}", tool=self.name)
+        if self.fn is not None and not callable(self.fn):
+            raise ToolRegistrationError(f"fn must be callable, got {type(self.fn).__name__}", tool=self.name)
+        source = self.source_parameters if self.source_parameters is not None else self.parameters
+        object.__setattr__(self, "source_parameters", copy.deepcopy(dict(source)) if isinstance(source, Mapping) else source)
+        object.__setattr__(self, "parameters", normalize_schema(self.parameters, tool=self.name))
+
+    @functools.cached_property
+    def schema_hash(self) -> str:
+        """SHA-256 of the normalized schema (key order kept: it is the order arguments are written in)."""
+        text = json.dumps(self.parameters, separators=(",", ":"), ensure_ascii=False)
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    @functools.cached_property
+    def _validator(self) -> Draft202012Validator:
+        return Draft202012Validator(self.parameters, format_checker=_format_checker())
+
+    def validate_arguments(self, arguments: Mapping[str, Any]) -> list[str]:
+        """Every way ``arguments`` break the schema (formats included), ``[]`` when valid.
+
+        Returns:
+            One message per error, prefixed with the JSON pointer of the bad value.
+        """
+        errors = sorted(self._validator.iter_errors(arguments), key=lambda e: [str(p) for p in e.absolute_path])
+        return [f"at /{'/'.join(str(p) for p in e.absolute_path)}: {e.message}" for e in errors]
+
+    def __call__(self, **arguments: Any) -> Any:
+        """Run the tool's function with the arguments by keyword.
+
+        Raises:
+            ToolNotCallableError: The tool has no function.
+        """
+        if self.fn is None:
+            raise ToolNotCallableError(f"tool {self.name!r} has no function to run (it was made from a schema)")
+        return self.fn(**arguments)
+
+    @classmethod
+    def from_function(cls, fn: Callable[..., Any], *, name: str | None = None,
+                      description: str | None = None) -> Tool:
+        """A tool from a typed function and its Google-style docstring (see ``callables``)."""
+        fn_name, fn_description, parameters = function_schema(fn)
+        return cls(name if name is not None else fn_name,
+                   description if description is not None else fn_description, parameters, fn)
+
+    @classmethod
+    def from_dict(cls, spec: Mapping[str, Any]) -> Tool:
+        """A tool from an OpenAI (Chat Completions or Responses), MCP, Anthropic or plain dict."""
+        name, description, parameters = dict_schema(spec)
+        return cls(name, description, dict(parameters) if isinstance(parameters, Mapping) else parameters)
+
+    @classmethod
+    def from_pydantic(cls, model: type[BaseModel], *, name: str | None = None,
+                      description: str | None = None, fn: Callable[..., Any] | None = None) -> Tool:
+        """A tool whose arguments are the fields of a Pydantic model (nested models in ``$defs``).
+
+        The name defaults to the class name and the description to its docstring; ``fn`` is
+        called with the fields as keyword arguments.
+        """
+        parameters = model.model_json_schema()
+        default_description = parameters.get("description", "") if isinstance(parameters.get("description"), str) else ""
+        return cls(name if name is not None else model.__name__,
+                   description if description is not None else default_description, parameters, fn)
+
+    @classmethod
+    def coerce(cls, obj: object) -> Tool:
+        """Any supported tool definition as a ``Tool`` (a ``Tool`` is returned as it is).
+
+        Raises:
+            ToolRegistrationError: ``obj`` is none of: Tool, Pydantic model class, dict, callable.
+        """
+        if isinstance(obj, Tool):
+            return obj
+        pydantic = sys.modules.get("pydantic")  # a model class exists only if pydantic is imported
+        if pydantic is not None and isinstance(obj, type) and issubclass(obj, pydantic.BaseModel):
+            return cls.from_pydantic(obj)
+        if isinstance(obj, Mapping):
+            return cls.from_dict(obj)
+        if callable(obj):
+            return cls.from_function(obj)
+        raise ToolRegistrationError(
+            f"cannot make a tool from {type(obj).__name__}: pass a Tool, a function, a tool dict"
+            " (OpenAI, MCP, Anthropic, plain) or a Pydantic model class")

@@ -1,0 +1,122 @@
+"""ToolSet: adding, removing, duplicates, failed adds, and the trie kept in step with the names."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tooldec.errors import DuplicateToolError, InvalidSchemaError, ToolDecError, ToolNotFoundError, ToolRegistrationError
+from tooldec.tools import Tool, ToolSet
+from tooldec.tools.trie import ROOT, NameTrie
+
+
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+def mul(a: int, b: int) -> int:
+    """Multiply two integers."""
+    return a * b
+
+
+def trie_names(trie: NameTrie) -> list[str]:
+    return sorted(trie.names_below(ROOT))
+
+
+def test_add_accepts_every_tool_like() -> None:
+    tools = ToolSet()
+    added = [tools.add(add), tools.add({"name": "math.factorial", "parameters": {"type": "dict", "properties": {}}}),
+             tools.add(Tool("echo", "", {"type": "object"}))]
+    assert [t.name for t in added] == tools.names == ["add", "math.factorial", "echo"]
+    assert list(tools) == added and len(tools) == 3
+    assert tools["add"] is added[0] and tools["add"](a=1, b=2) == 3
+    assert "add" in tools and "sub" not in tools and 3 not in tools and ["add"] not in tools
+    assert trie_names(tools.trie) == sorted(tools.names)
+    assert tools.version == 3
+    assert repr(tools) == "ToolSet(['add', 'math.factorial', 'echo'])"
+
+
+def test_duplicate_leaves_the_set_unchanged() -> None:
+    tools = ToolSet([add])
+    with pytest.raises(DuplicateToolError) as info:
+        tools.add({"name": "add", "parameters": {"type": "object"}})
+    assert info.value.tool == "add" and "tool 'add'" in str(info.value) and "already in the set" in str(info.value)
+    assert isinstance(info.value, ToolRegistrationError)
+    assert tools.names == ["add"] and tools.version == 1 and tools["add"].fn is add
+
+
+def test_failed_add_leaves_the_set_unchanged() -> None:
+    tools = ToolSet([add])
+    with pytest.raises(InvalidSchemaError):
+        tools.add({"name": "bad", "parameters": {"type": "string"}})
+    with pytest.raises(ToolRegistrationError):
+        tools.add(42)  # type: ignore[arg-type]
+    assert tools.names == ["add"] and tools.version == 1 and trie_names(tools.trie) == ["add"]
+
+
+def test_constructor_stops_at_the_first_bad_tool() -> None:
+    with pytest.raises(DuplicateToolError, match="tool 'add'"):
+        ToolSet([add, mul, add])
+
+
+def test_remove() -> None:
+    tools = ToolSet([add, mul])
+    removed = tools.remove("add")
+    assert removed.fn is add and tools.names == ["mul"] and tools.version == 3
+    assert tools.trie.walk(ROOT, b"add") is None and trie_names(tools.trie) == ["mul"]
+    tools.add(add)
+    assert tools.names == ["mul", "add"], "a re-added tool goes to the end"
+
+
+def test_not_found() -> None:
+    tools = ToolSet([add, mul])
+    actions: list[Callable[[], Tool]] = [lambda: tools["sub"], lambda: tools.remove("sub")]
+    for action in actions:
+        with pytest.raises(ToolNotFoundError) as info:
+            action()
+        assert str(info.value) == "no tool named 'sub'; the set has 2 tools: 'add', 'mul'"
+        assert isinstance(info.value, KeyError) and isinstance(info.value, ToolDecError)
+    assert tools.version == 2
+    with pytest.raises(ToolNotFoundError, match="the set has no tools"):
+        ToolSet()["x"]
+
+
+def test_iteration_is_a_snapshot() -> None:
+    tools = ToolSet([add, mul])
+    for tool in tools:
+        tools.remove(tool.name)
+    assert len(tools) == 0 and len(tools.trie) == 0
+
+
+NAMES = st.text(alphabet="ab_.", min_size=1, max_size=4).filter(lambda n: n[0] not in ".")
+OPS = st.lists(st.tuples(st.booleans(), NAMES), max_size=40)
+
+
+@settings(max_examples=200, deadline=None)
+@given(OPS)
+def test_random_add_remove_keeps_the_trie_in_step(ops: list[tuple[bool, str]]) -> None:
+    tools, expected, version = ToolSet(), [], 0
+    for adding, name in ops:
+        if adding and name not in expected:
+            tools.add({"name": name})
+            expected.append(name)
+            version += 1
+        elif adding:
+            with pytest.raises(DuplicateToolError):
+                tools.add({"name": name})
+        elif name in expected:
+            tools.remove(name)
+            expected.remove(name)
+            version += 1
+        else:
+            with pytest.raises(ToolNotFoundError):
+                tools.remove(name)
+        assert tools.names == expected and tools.version == version
+        assert trie_names(tools.trie) == sorted(expected) and len(tools.trie) == len(expected)
+        for n in expected:
+            node = tools.trie.walk(ROOT, n.encode())
+            assert node is not None and tools.trie.terminal(node) == n
