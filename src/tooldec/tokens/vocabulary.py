@@ -1,0 +1,253 @@
+"""The exact bytes of every token id, the one fact masks are computed from.
+
+Grammars in tooldec are byte automata, so a token is allowed only if its *bytes* keep the call a
+viable prefix. Tokenizers store token strings in several encodings (the GPT-2 byte alphabet,
+SentencePiece's ``▁`` and ``<0xNN>`` pieces); they are decoded once, here, into plain bytes, and
+special tokens (which have no bytes: the model emits them, text never spells them) are kept apart.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+from array import array
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property, lru_cache
+from types import MappingProxyType
+from typing import Any
+
+from tooldec.errors import TokenizerError
+
+__all__ = ["VocabKind", "Vocabulary", "byte_level_alphabet", "piece_bytes"]
+
+
+class VocabKind(enum.Enum):
+    """How a tokenizer spells token bytes in its token strings."""
+
+    BYTE_LEVEL = "byte_level"
+    """Byte-level BPE: each byte is one printable character of the GPT-2 alphabet (``Ġ`` is a
+    space, ``Ċ`` a newline). GPT-2, SmolLM/SmolLM2, Llama-3, Qwen2/2.5/3, DeepSeek-V3."""
+
+    SENTENCEPIECE = "sentencepiece"
+    """SentencePiece: ``▁`` stands for a space and ``<0xNN>`` pieces are single bytes (byte
+    fallback). Llama-2, Mistral v1-v3 and Mixtral. The tokenizer adds a dummy-prefix ``▁`` to the
+    first word of an encoded text, so the first token of a reply usually begins with a space."""
+
+    RAW = "raw"
+    """Token strings are the bytes themselves (UTF-8 for ``str`` tokens): tests and doctests."""
+
+
+@lru_cache(maxsize=1)
+def byte_level_alphabet() -> dict[int, str]:
+    """Return GPT-2's ``bytes_to_unicode`` table: byte value -> the character that spells it.
+
+    Printable Latin-1 bytes stand for themselves; the other 68 (controls, space, NBSP, soft hyphen)
+    are shifted to U+0100 onwards so that every byte is a visible, non-whitespace character.
+    """
+    printable = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
+    table = {b: chr(b) for b in printable}
+    shifted = 0
+    for b in range(256):
+        if b not in table:
+            table[b] = chr(256 + shifted)
+            shifted += 1
+    return table
+
+
+@lru_cache(maxsize=1)
+def _byte_level_translation() -> dict[int, int]:
+    # str.translate table to Latin-1 code points; characters outside the alphabet become U+FFFF so
+    # that the following .encode("latin-1") fails on them instead of passing a wrong byte through.
+    table = {ord(ch): b for b, ch in byte_level_alphabet().items()}
+    for b in range(256):
+        table.setdefault(b, 0xFFFF)
+    return table
+
+
+def piece_bytes(kind: VocabKind, piece: str) -> bytes:
+    """Return the bytes a normal (non-special, non-byte-fallback) token string stands for.
+
+    Args:
+        kind: How the tokenizer spells bytes.
+        piece: The token string as stored in the tokenizer's vocabulary.
+
+    Returns:
+        The token's bytes.
+
+    Raises:
+        TokenizerError: A byte-level piece has a character outside the GPT-2 alphabet, so its
+            bytes cannot be known.
+
+    Examples:
+        >>> piece_bytes(VocabKind.BYTE_LEVEL, "ĠhelloĊ")
+        b' hello\\n'
+        >>> piece_bytes(VocabKind.SENTENCEPIECE, "▁world")
+        b' world'
+    """
+    if kind is VocabKind.BYTE_LEVEL:
+        try:
+            return piece.translate(_byte_level_translation()).encode("latin-1")
+        except UnicodeEncodeError:
+            raise TokenizerError(
+                f"token {piece!r} has characters outside the byte-level (GPT-2) alphabet; "
+                "is this really a byte-level BPE tokenizer?"
+            ) from None
+    if kind is VocabKind.SENTENCEPIECE:
+        return piece.replace("\u2581", " ").encode("utf-8")
+    return piece.encode("utf-8")
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Vocabulary:
+    """Every token id's bytes, the special tokens and the ids that end generation.
+
+    Build one with a loader (``load_vocabulary``, ``from_tokenizer_json``, ``from_sentencepiece``,
+    ``from_gguf``, ``tooldec.tokens.hf.from_hf_tokenizer``) or, in tests, ``from_tokens``.
+
+    Args:
+        token_bytes: Index = token id. ``None`` for special, control and unused ids.
+        special: Special token id -> its text (``"<|im_end|>"``, ``"[TOOL_CALLS]"``). Specials
+            have no bytes: a model emits them, plain text never produces them.
+        eos_ids: Special ids that end generation (eos, ``<|im_end|>``, ``<|eot_id|>``...).
+        kind: How the source tokenizer spelled bytes (tells, e.g., about SentencePiece's dummy
+            prefix space).
+        name: Where the vocabulary came from, for messages.
+
+    Raises:
+        TokenizerError: A special or eos id is out of range, a special id has bytes, or an eos
+            id is not special.
+
+    Examples:
+        >>> vocab = Vocabulary.from_tokens(["a", "b", "ab", '"', "<eos>"], special={4: "<eos>"}, eos_ids=[4])
+        >>> vocab.size, vocab.token_bytes[2], vocab.special_id("<eos>")
+        (5, b'ab', 4)
+        >>> vocab.decode([2, 3, 4])
+        b'ab"<eos>'
+        >>> vocab.padded(8).size  # the model's logits are wider than the tokenizer
+        8
+    """
+
+    token_bytes: tuple[bytes | None, ...]
+    special: Mapping[int, str]
+    eos_ids: frozenset[int]
+    kind: VocabKind
+    name: str
+
+    def __post_init__(self) -> None:
+        size = len(self.token_bytes)
+        special = MappingProxyType(dict(sorted(self.special.items())))
+        for token_id in special:
+            if not 0 <= token_id < size:
+                raise TokenizerError(f"{self.name}: special token id {token_id} is outside the vocabulary (size {size})")
+            if self.token_bytes[token_id] is not None:
+                raise TokenizerError(f"{self.name}: special token id {token_id} must have no bytes (None)")
+        eos_ids = frozenset(self.eos_ids)
+        for token_id in eos_ids:
+            if token_id not in special:
+                raise TokenizerError(f"{self.name}: eos id {token_id} is not a special token")
+        object.__setattr__(self, "token_bytes", tuple(self.token_bytes))
+        object.__setattr__(self, "special", special)
+        object.__setattr__(self, "eos_ids", eos_ids)
+
+    @classmethod
+    def from_tokens(
+        cls,
+        tokens: Sequence[bytes | str],
+        *,
+        special: Mapping[int, str] | None = None,
+        eos_ids: Iterable[int] = (),
+        name: str = "raw",
+    ) -> Vocabulary:
+        """Build a ``RAW`` vocabulary from literal token strings (tests, doctests).
+
+        Args:
+            tokens: Index = token id; ``str`` tokens are UTF-8 encoded. Entries at special ids
+                are ignored (specials have no bytes).
+            special: Special token id -> text; ids may go past ``len(tokens)`` (the gap gets
+                ``None``).
+            eos_ids: Special ids that end generation.
+            name: A name for messages.
+
+        Returns:
+            The vocabulary.
+        """
+        special = dict(special or {})
+        size = max(len(tokens), max(special, default=-1) + 1)
+        token_bytes: list[bytes | None] = [None] * size
+        for token_id, token in enumerate(tokens):
+            if token_id not in special:
+                token_bytes[token_id] = token.encode("utf-8") if isinstance(token, str) else bytes(token)
+        return cls(tuple(token_bytes), special, frozenset(eos_ids), VocabKind.RAW, name)
+
+    @property
+    def size(self) -> int:
+        """The number of token ids, including specials and unused ids."""
+        return len(self.token_bytes)
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """A sha256 hex digest of the token bytes, specials and eos ids: a cache key for masks."""
+        digest = hashlib.sha256()
+        digest.update(f"{self.kind.value}\0{self.size}\0".encode())
+        digest.update(array("q", [-1 if b is None else len(b) for b in self.token_bytes]).tobytes())
+        digest.update(b"".join(b for b in self.token_bytes if b is not None))
+        for token_id, text in self.special.items():
+            digest.update(f"\0{token_id}\0{text}".encode())
+        digest.update(("\0eos" + ",".join(map(str, sorted(self.eos_ids)))).encode())
+        return digest.hexdigest()
+
+    @cached_property
+    def _special_by_text(self) -> dict[str, int]:
+        by_text: dict[str, int] = {}
+        for token_id, text in self.special.items():  # sorted by id: the lowest id wins
+            by_text.setdefault(text, token_id)
+        return by_text
+
+    def special_id(self, text: str) -> int | None:
+        """Return the id of the special token spelled ``text`` (the lowest if several), or ``None``."""
+        return self._special_by_text.get(text)
+
+    def decode(self, ids: Iterable[int]) -> bytes:
+        """Concatenate the bytes of ``ids``; a special token contributes its text (UTF-8).
+
+        Raises:
+            TokenizerError: An id is out of range or unused (no bytes, not special).
+        """
+        parts: list[bytes] = []
+        for token_id in ids:
+            token = self.token_bytes[token_id] if 0 <= token_id < self.size else None
+            if token is None:
+                text = self.special.get(token_id)
+                if text is None:
+                    raise TokenizerError(f"{self.name}: token id {token_id} has no bytes (unused or out of range)")
+                token = text.encode("utf-8")
+            parts.append(token)
+        return b"".join(parts)
+
+    def padded(self, size: int) -> Vocabulary:
+        """Return a copy whose ids ``>= self.size`` up to ``size`` are unused (``None``).
+
+        A model's logits are often wider than its tokenizer (Qwen3: 151,936 logits for 151,669
+        tokens, rounded up for GPU kernels); masks must have the logits' width, and the padding
+        ids must never be allowed.
+
+        Raises:
+            TokenizerError: ``size`` is smaller than the vocabulary.
+        """
+        if size < self.size:
+            raise TokenizerError(f"{self.name}: cannot pad a vocabulary of {self.size} tokens to {size}")
+        if size == self.size:
+            return self
+        padding: tuple[None, ...] = (None,) * (size - self.size)
+        return Vocabulary(self.token_bytes + padding, self.special, self.eos_ids, self.kind, self.name)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # MappingProxyType does not pickle; rebuild from plain values (multiprocessing, caches).
+        return (Vocabulary, (self.token_bytes, dict(self.special), self.eos_ids, self.kind, self.name))
+
+    def __repr__(self) -> str:
+        return (
+            f"Vocabulary(name={self.name!r}, kind={self.kind.name}, size={self.size}, "
+            f"special={len(self.special)}, eos_ids={sorted(self.eos_ids)})"
+        )
