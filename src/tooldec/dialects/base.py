@@ -58,6 +58,9 @@ class Dialect(abc.ABC):
     head: ClassVar[bytes]
     style: ClassVar[Style] = Style()
     stop_after_call: ClassVar[bool] = False
+    tail_literal: ClassVar[bytes] = b""
+    """Bytes every tail of this dialect starts with: a token that runs from a name into them is
+    checked against these without building the tool's automaton (a test keeps them honest)."""
 
     @abc.abstractmethod
     def tail(self, nfa: NFA, tool: Tool, *, next_call: bool) -> Frag:
@@ -75,6 +78,10 @@ class Dialect(abc.ABC):
     @abc.abstractmethod
     def render_result(self, call: ToolCall, result: str) -> str:
         """Text that carries a tool's result back into the context (for text formats)."""
+
+    @abc.abstractmethod
+    def format_call(self, call: ToolCall) -> str:
+        """The call written as this format writes it (few-shot prompts, history, round trips)."""
 
     def check_tool(self, tool: Tool) -> None:
         """Raise a ``ToolRegistrationError`` if this format cannot write calls to ``tool``.

@@ -20,12 +20,20 @@ class Hermes(Dialect):
     """The format of Qwen 2.5 and Hermes models; results go back as ``tool`` chat messages.
 
     Arguments are written as Qwen's chat template writes them (``json.dumps`` spacing).
+
+    Examples:
+        >>> text = '<tool_call>\\n{"name": "get_weather", "arguments": {"city": "Paris"}}\\n</tool_call>'
+        >>> [(c.name, dict(c.arguments)) for c in Hermes().parse_calls(text)]
+        [('get_weather', {'city': 'Paris'})]
+        >>> Hermes().format_call(ToolCall("get_weather", {"city": "Paris"})) == text
+        True
     """
 
     name: ClassVar[str] = "hermes"
     trigger: ClassVar[str | None] = "<tool_call>"
     head: ClassVar[bytes] = b'\n{"name": "'
     style: ClassVar[Style] = Style(whitespace=Whitespace.SPACED)
+    tail_literal: ClassVar[bytes] = b'", "arguments": '
 
     def tail(self, nfa: NFA, tool: Tool, *, next_call: bool) -> Frag:
         return nfa.seq(nfa.literal(b'", "arguments": '), self.arguments(nfa, tool), nfa.literal(b"}\n</tool_call>"))
@@ -44,3 +52,8 @@ class Hermes(Dialect):
 
     def render_result(self, call: ToolCall, result: str) -> str:
         return f"<tool_response>\n{result}\n</tool_response>"
+
+    def format_call(self, call: ToolCall) -> str:
+        """The call as Qwen's chat template writes it (and as the grammar does)."""
+        data = json.dumps({"name": call.name, "arguments": dict(call.arguments)}, ensure_ascii=False)
+        return f"<tool_call>\n{data}\n</tool_call>"

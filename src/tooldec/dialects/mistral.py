@@ -1,0 +1,128 @@
+"""Mistral tool calls (SentencePiece tokenizers v3 and v7): ``[TOOL_CALLS] [{"name": "f", "arguments": {...}}]``.
+
+``[TOOL_CALLS]`` is a control token of these tokenizers (Mistral-7B-Instruct-v0.3,
+Mixtral-8x22B-Instruct, Mistral Small/Large of late 2024); it has no bytes. What follows is a
+JSON list of calls encoded as ordinary text, and SentencePiece's leading ``▁`` makes it start
+with a space: ``mistral-common`` encodes an assistant tool call as
+``[TOOL_CALLS]▁[{"name":▁"f",▁"arguments":▁{...},▁"id":▁"abcdefghi"}]``. Results go back in v3's
+``[TOOL_RESULTS] {"content": ..., "call_id": ...}[/TOOL_RESULTS]`` blocks (v7 writes
+``[TOOL_RESULTS] id[TOOL_CONTENT] content[/TOOL_RESULTS]``; a chat template does that). The Tekken
+tokenizers' ``[TOOL_CALLS]name[ARGS]{...}`` (v11 on) is a different format.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import string
+from typing import Any, ClassVar
+
+from ..automata.json_schema import Style, Whitespace
+from ..automata.nfa import NFA, Frag
+from ..errors import InvalidToolNameError
+from ..tools import Tool
+from .base import NEXT_CALL, Dialect, ToolCall
+
+__all__ = ["Mistral"]
+
+_ID = re.compile(r"[A-Za-z0-9]{9}")
+_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+_ID_CHARS = [(0x30, 0x39), (0x41, 0x5A), (0x61, 0x7A)]
+_TRIGGER = "[TOOL_CALLS]"
+_BLOCK = re.compile(re.escape(_TRIGGER) + r"\s*")
+_DECODER = json.JSONDecoder()
+
+
+def _new_id() -> str:
+    """A call id as the v3 tokenizer requires: nine ASCII letters or digits."""
+    return "".join(random.choices(string.ascii_letters + string.digits, k=9))
+
+
+class Mistral(Dialect):
+    """``[TOOL_CALLS] [{"name": "f", "arguments": {...}}, ...]``: one list, one or more calls.
+
+    After the name the grammar is ``", "arguments": `` + the arguments (``json.dumps`` spacing),
+    optionally ``, "id": "<9 letters or digits>"`` (how ``mistral-common`` writes calls in the
+    history, so a model may copy it), then ``}`` and either ``]`` or, when ``next_call`` is
+    asked for, ``, {"name": "`` and the next name. Calls parsed without a valid id get a fresh
+    one, because v3 results must name the call they answer.
+
+    Examples:
+        >>> text = ('[TOOL_CALLS] [{"name": "get_weather", "arguments": {"city": "Paris"}}, '
+        ...         '{"name": "get_time", "arguments": {"tz": "CET"}, "id": "a1b2c3d4e"}]')
+        >>> calls = Mistral().parse_calls(text)
+        >>> [(c.name, dict(c.arguments)) for c in calls], calls[1].id
+        ([('get_weather', {'city': 'Paris'}), ('get_time', {'tz': 'CET'})], 'a1b2c3d4e')
+        >>> Mistral().render_result(calls[1], '{"time": "12:00"}')
+        '[TOOL_RESULTS] {"content": {"time": "12:00"}, "call_id": "a1b2c3d4e"}[/TOOL_RESULTS]'
+    """
+
+    name: ClassVar[str] = "mistral"
+    trigger: ClassVar[str | None] = _TRIGGER
+    head: ClassVar[bytes] = b' [{"name": "'
+    tail_literal: ClassVar[bytes] = b'", "arguments": '
+    style: ClassVar[Style] = Style(whitespace=Whitespace.SPACED)
+
+    def check_tool(self, tool: Tool) -> None:
+        """Mistral's request validator takes only names of up to 64 letters, digits, ``_`` and ``-``.
+
+        Raises:
+            InvalidToolNameError: A name with ``.`` or longer than 64 characters (rename it, e.g.
+                ``math.factorial`` to ``math_factorial``, as BFCL does for such models).
+        """
+        if _NAME.fullmatch(tool.name) is None:
+            raise InvalidToolNameError(
+                "Mistral tool names must match ^[a-zA-Z0-9_-]{1,64}$ (mistral-common refuses others)", tool=tool.name)
+
+    def tail(self, nfa: NFA, tool: Tool, *, next_call: bool) -> Frag:
+        call_id = nfa.seq(
+            nfa.literal(b', "id": "'), nfa.repeat(lambda: nfa.byte_ranges(_ID_CHARS), 9, 9), nfa.literal(b'"'))
+        end = nfa.literal(b"]")
+        if next_call:
+            more = nfa.literal(b', {"name": "')
+            nfa.mark(more[1], NEXT_CALL)
+            end = nfa.alt(end, more)
+        return nfa.seq(
+            nfa.literal(b'", "arguments": '), self.arguments(nfa, tool), nfa.optional(call_id), nfa.literal(b"}"), end)
+
+    def parse_calls(self, text: str) -> list[ToolCall]:
+        calls = []
+        for match in _BLOCK.finditer(text):
+            try:
+                items, _ = _DECODER.raw_decode(text, match.end())
+            except json.JSONDecodeError:
+                continue
+            for item in items if isinstance(items, list) else []:
+                call = _call(item)
+                if call is not None:
+                    calls.append(call)
+        return calls
+
+    def render_result(self, call: ToolCall, result: str) -> str:
+        """The v3 result block; JSON results are embedded as values, as ``mistral-common`` does."""
+        try:
+            content: Any = json.loads(result)
+        except json.JSONDecodeError:
+            content = result
+        block = json.dumps({"content": content, "call_id": call.id}, ensure_ascii=False)
+        return f"[TOOL_RESULTS] {block}[/TOOL_RESULTS]"
+
+    def format_call(self, call: ToolCall) -> str:
+        """The call as a one-item list; the id is written when it is a valid v3 id."""
+        item: dict[str, Any] = {"name": call.name, "arguments": dict(call.arguments)}
+        if _ID.fullmatch(call.id):
+            item["id"] = call.id
+        return f"{_TRIGGER} {json.dumps([item], ensure_ascii=False)}"
+
+
+def _call(item: Any) -> ToolCall | None:
+    if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+        return None
+    arguments = item.get("arguments", {})
+    if not isinstance(arguments, dict):
+        return None
+    call_id = item.get("id")
+    if not isinstance(call_id, str) or _ID.fullmatch(call_id) is None:
+        call_id = _new_id()
+    return ToolCall(item["name"], arguments, id=call_id)

@@ -1,0 +1,51 @@
+"""Real tools for the dialect tests: BFCL's simple_python functions and FuncQA's 13 operators."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from tooldec.bench.datasets import funcqa_tools
+from tooldec.tools import Tool
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    path = Path(os.environ.get("TOOLDEC_DATA", REPO.parent / "shared" / "data"))
+    if not path.is_dir():
+        pytest.skip(f"benchmark data not found at {path} (set TOOLDEC_DATA)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def bfcl_items(data_dir: Path) -> list[dict[str, object]]:
+    """BFCL v4 simple_python items, each with its gold answer under ``"answer"``."""
+    answers = {}
+    for line in (data_dir / "bfcl" / "possible_answer" / "BFCL_v4_simple_python.json").read_text().splitlines():
+        item = json.loads(line)
+        answers[item["id"]] = item["ground_truth"]
+    items = []
+    for line in (data_dir / "bfcl" / "BFCL_v4_simple_python.json").read_text().splitlines():
+        item = json.loads(line)
+        items.append({**item, "answer": answers[item["id"]]})
+    return items
+
+
+@pytest.fixture(scope="session")
+def bfcl_tools(bfcl_items: list[dict[str, object]]) -> dict[str, Tool]:
+    tools: dict[str, Tool] = {}
+    for item in bfcl_items:
+        for spec in item["function"]:  # type: ignore[attr-defined]
+            tools.setdefault(spec["name"], Tool.from_dict(spec))
+    return tools
+
+
+@pytest.fixture(scope="session")
+def funcqa() -> dict[str, Tool]:
+    """FuncQA's operators as the benchmark defines them (``add`` and ``multiply`` take any count)."""
+    return {spec["name"]: Tool.from_dict(spec) for spec in funcqa_tools()}

@@ -1,0 +1,27 @@
+"""Grammar helpers shared by the dialect tests: a call's automaton and the bytes it must accept."""
+
+from __future__ import annotations
+
+from tooldec.automata.nfa import NFA, ByteDFA
+from tooldec.dialects import Dialect
+from tooldec.tools import Tool
+
+
+def tail_dfa(dialect: Dialect, tool: Tool, *, next_call: bool = False) -> ByteDFA:
+    """The tail alone, as the engine compiles it."""
+    nfa = NFA()
+    return nfa.to_dfa(dialect.tail(nfa, tool, next_call=next_call))
+
+
+def call_dfa(dialect: Dialect, tool: Tool, *, next_call: bool = False) -> ByteDFA:
+    """The tool's name followed by its tail: what comes after the trigger and the head."""
+    nfa = NFA()
+    return nfa.to_dfa(nfa.seq(nfa.literal(tool.name.encode()), dialect.tail(nfa, tool, next_call=next_call)))
+
+
+def after_head(dialect: Dialect, text: str) -> bytes:
+    """``text`` without the dialect's trigger and head (which the tests check are there)."""
+    data = text.encode()
+    prefix = (dialect.trigger_bytes or b"") + dialect.head
+    assert data.startswith(prefix), (data, prefix)
+    return data[len(prefix):]
