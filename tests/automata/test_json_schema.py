@@ -51,6 +51,10 @@ CASES: list[tuple[dict[str, Any], str, bool]] = [
     ({"type": "string", "pattern": "^[a-z]+-\\d{2}$"}, '"ab-12"', True),
     ({"type": "string", "pattern": "^[a-z]+-\\d{2}$"}, '"ab-1"', False),
     ({"type": "string", "pattern": "\\d"}, '"x1y"', True),  # unanchored: search semantics
+    ({"type": "string", "pattern": "^[a-z]+$", "maxLength": 3}, '"abc"', True),
+    ({"type": "string", "pattern": "^[a-z]+$", "maxLength": 3}, '"abcd"', False),  # both constraints hold
+    ({"type": "string", "format": "email", "pattern": "org$"}, '"a@b.org"', True),
+    ({"type": "string", "format": "email", "pattern": "org$"}, '"a@b.com"', False),
     ({"type": "string", "format": "date"}, '"2024-02-29"', True),
     ({"type": "string", "format": "date"}, '"2023-02-29"', False),
     ({"type": "string", "format": "date-time"}, '"2024-05-01T10:20:30Z"', True),
@@ -62,6 +66,7 @@ CASES: list[tuple[dict[str, Any], str, bool]] = [
     ({"type": "integer", "exclusiveMinimum": 0}, "0", False),
     ({"type": "number"}, "-1.5e+10", True),
     ({"type": "number"}, "01", False),
+    ({"type": "number"}, "1e999", False),  # would read back as infinity
     ({"type": "number", "minimum": 0, "maximum": 1}, "0.75", True),
     ({"type": "number", "minimum": 0, "maximum": 1}, "1.5", False),
     ({"type": ["integer", "null"]}, "null", True),

@@ -71,3 +71,44 @@ def qwen_vocab_ids(vocab: Vocabulary, text: str) -> list[int]:
                 data = data[n:]
                 break
     return ids
+
+
+WEATHER = {
+    "name": "get_weather",
+    "description": "Weather in a city.",
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "city": {"type": "string"},
+            "days": {"type": "integer", "minimum": 1, "maximum": 14},
+            "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+            "note": {"type": "string", "maxLength": 5},
+        },
+        "required": ["city"],
+    },
+}
+
+PREFIXES = [
+    '<tool_call>\n{"name": "get_weather", "arguments": {"city": "',  # string content, canonical start
+    '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Par',
+    '<tool_call>\n{"name": "get_weather", "arguments": {"city": "S\\u00e3o \\',  # inside an escape
+    '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Zürich', # after a multi-byte character
+    '<tool_call>\n{"name": "get_weather", "arguments": {"city": "X", "days": 1',
+    '<tool_call>\n{"name": "get_weather", "arguments": {"city": "X", "unit": "c',
+    '<tool_call>\n{"name": "get_weather", "arguments": {"city": "X", "note": "ab',  # bounded string
+    '<tool_call>\n{"name": "get_weather", "arguments": {"city": "X"}}\n</tool_',
+]
+
+
+@pytest.mark.parametrize("prefix", PREFIXES)
+def test_masks_inside_arguments(any_vocab: Vocabulary, prefix: str) -> None:
+    from .test_walks import greedy_ids
+
+    grammar = Grammar(ToolSet([WEATHER]), any_vocab, Hermes())
+    machine = Machine(grammar)
+    for tid in greedy_ids(any_vocab, prefix):
+        assert machine.advance(tid), (prefix, any_vocab.token_bytes[tid])
+    expected = brute_force(machine)
+    got = machine.allowed_token_ids()
+    assert np.array_equal(got, expected), f"extra {np.setdiff1d(got, expected)[:10]} missing {np.setdiff1d(expected, got)[:10]}"
+    assert expected.size > 0

@@ -17,6 +17,7 @@ Choices that make the language regular and the output predictable, each document
 from __future__ import annotations
 
 import enum
+import functools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -27,7 +28,7 @@ import jsonschema
 from ..tools.schema import MAX_REF_DEPTH
 from .nfa import NFA, Frag
 from .numbers import integer_fragment, number_fragment
-from .regex import FORMAT_PATTERNS, anchored, regex_fragment
+from .regex import FORMAT_PATTERNS, anchored, length_regex, regex_fragment
 from .utf8 import normalize_ranges, utf8_sequences
 
 __all__ = ["ANY_DEPTH", "Syntax", "Whitespace", "Style", "SchemaCompiler", "dumps"]
@@ -200,13 +201,15 @@ class SchemaCompiler:
 
     def string(self, schema: Mapping[str, Any]) -> Frag:
         nfa = self.nfa
-        regex = schema.get("pattern")
+        regexes = []
         if "format" in schema:
-            regex = FORMAT_PATTERNS[schema["format"]]
-        elif regex is not None:
-            regex = anchored(regex)
-        if regex is not None:
-            body = regex_fragment(nfa, regex, self.char_class)
+            regexes.append(FORMAT_PATTERNS[schema["format"]])
+        if "pattern" in schema:
+            regexes.append(anchored(schema["pattern"]))
+        if regexes and ("minLength" in schema or "maxLength" in schema):
+            regexes.append(length_regex(int(schema.get("minLength", 0)), schema.get("maxLength")))
+        if regexes:
+            body = regex_fragment(nfa, tuple(regexes), self.char_class)
         else:
             body = nfa.repeat(self.any_char, int(schema.get("minLength", 0)), schema.get("maxLength"))
         return nfa.seq(nfa.literal(b'"'), body, nfa.literal(b'"'))
@@ -264,7 +267,10 @@ class SchemaCompiler:
     # -- characters ---------------------------------------------------------------------------
 
     def any_char(self) -> Frag:
-        """One string character: raw UTF-8 or an escape."""
+        """One string character: raw UTF-8 or an escape (stamped from a piece built once)."""
+        return self.nfa.stamp(_any_char_template(self.style.syntax))
+
+    def _build_any_char(self) -> Frag:
         nfa = self.nfa
         raw = nfa.sequences(seq for lo, hi in _PLAIN for seq in utf8_sequences(lo, hi))
         shorts = [b'\\"', b"\\\\", b"\\b", b"\\f", b"\\n", b"\\r", b"\\t"] + ([] if self.style.syntax is Syntax.PYTHON else [b"\\/"])
@@ -350,6 +356,12 @@ class SchemaCompiler:
         if isinstance(schema, Mapping) and set(schema) == {"$ref"}:
             return self._resolve(schema["$ref"])
         return schema
+
+
+@functools.lru_cache(maxsize=None)
+def _any_char_template(syntax: Syntax) -> tuple[NFA, Frag]:
+    nfa = NFA()
+    return nfa, SchemaCompiler(nfa, {}, Style(syntax=syntax))._build_any_char()
 
 
 def _types(schema: Mapping[str, Any]) -> list[str]:

@@ -137,6 +137,16 @@ class NFA:
         some = self.seq(make(), rest)
         return some if low > 0 else self.optional(some)
 
+    def stamp(self, template: tuple[NFA, Frag]) -> Frag:
+        """A fresh copy of a piece built once in another NFA (much faster than building it again)."""
+        other, (start, end) = template
+        base = len(self.edges)
+        self.edges.extend([(lo, hi, dst + base) for lo, hi, dst in edges] for edges in other.edges)
+        self.eps.extend([dst + base for dst in eps] for eps in other.eps)
+        for state, label in other.marks.items():
+            self.marks[state + base] = label
+        return start + base, end + base
+
     def mark(self, state: int, label: str) -> None:
         """Label a state; DFA states containing it report the label (used for jumps between parts)."""
         self.marks[state] = label
@@ -239,6 +249,41 @@ class ByteDFA:
         trans = np.where((trans >= 0) & live[np.clip(trans, 0, None)], trans, DEAD).astype(np.int32)
         trans[~live] = DEAD
         return cls(trans, accepting & live, dist, {s: m for s, m in marks.items() if live[s]})
+
+    # The interface vectorised walks use, shared with ``LazyDFA`` (there the sink is state 0).
+
+    start = 0
+
+    @property
+    def sink(self) -> int:
+        return self.n_states
+
+    @property
+    def table(self) -> np.ndarray:
+        """``trans`` with a sink row appended and dead entries pointing to it."""
+        table = self.__dict__.get("_table")
+        if table is None:
+            table = np.vstack([self.trans, np.full((1, 256), DEAD, dtype=np.int32)])
+            table[table < 0] = self.sink
+            self.__dict__["_table"] = table
+        return table
+
+    @property
+    def exits(self) -> np.ndarray:
+        """States where a walk hands over (accepting or marked), with the sink appended."""
+        exits = np.append(self.accepting, False)
+        exits[list(self.marks)] = True
+        return exits
+
+    @property
+    def expanded(self) -> np.ndarray:
+        return np.ones(self.n_states + 1, dtype=bool)
+
+    def ensure(self, states: np.ndarray) -> None:
+        """Nothing to do: every row is built."""
+
+    def row(self, state: int) -> np.ndarray:
+        return self.trans[state]
 
     def step(self, state: int, data: bytes) -> int:
         """The state after ``data``, or ``DEAD``."""

@@ -11,6 +11,9 @@ from .nfa import NFA, Frag
 
 __all__ = ["integer_fragment", "number_fragment"]
 
+EXPONENT_DIGITS = 2
+"""At most this many exponent digits: ``1e99`` is fine, ``1e5695206`` would parse as infinity."""
+
 _DIGIT = [(0x30, 0x39)]
 _NONZERO = [(0x31, 0x39)]
 
@@ -97,11 +100,11 @@ def number_fragment(
     low_open: bool = False,
     high_open: bool = False,
 ) -> Frag:
-    """JSON numbers in the interval; unbounded numbers may use a fraction and an exponent."""
+    """JSON numbers in the interval; unbounded numbers may use a fraction and a short exponent."""
     if low is None and high is None:
         sign = nfa.optional(nfa.literal(b"-"))
         exponent = nfa.optional(
-            nfa.seq(nfa.byte_ranges([(0x45, 0x45), (0x65, 0x65)]), nfa.optional(nfa.byte_ranges([(0x2B, 0x2B), (0x2D, 0x2D)])), _digits(nfa, 1, None))
+            nfa.seq(nfa.byte_ranges([(0x45, 0x45), (0x65, 0x65)]), nfa.optional(nfa.byte_ranges([(0x2B, 0x2B), (0x2D, 0x2D)])), _digits(nfa, 1, EXPONENT_DIGITS))
         )
         return nfa.seq(sign, _natural(nfa, 0, None), _fraction(nfa, "any"), exponent)
     parts = []

@@ -17,7 +17,7 @@ from interegular.fsm import anything_else
 from .nfa import NFA, Frag
 from .utf8 import complement, normalize_ranges
 
-__all__ = ["FORMAT_PATTERNS", "CharClassBuilder", "regex_fragment", "anchored"]
+__all__ = ["FORMAT_PATTERNS", "CharClassBuilder", "anchored", "length_regex", "regex_fragment"]
 
 CharClassBuilder = Callable[[NFA, list[tuple[int, int]]], Frag]
 """Builds the piece for one character out of code point ranges (the string syntax decides escapes)."""
@@ -41,6 +41,11 @@ FORMAT_PATTERNS: dict[str, str] = {
 """Every format is written as a regex whose matches the format checker accepts (a subset of it)."""
 
 
+def length_regex(low: int, high: int | None) -> str:
+    """Any string of ``low`` to ``high`` characters."""
+    return rf"[\s\S]{{{low},{'' if high is None else high}}}"
+
+
 def anchored(pattern: str) -> str:
     """The fully anchored equivalent of a JSON Schema (search-semantics) pattern."""
     body = pattern
@@ -53,13 +58,17 @@ def anchored(pattern: str) -> str:
 
 
 @functools.lru_cache(maxsize=256)
-def _fsm(regex: str) -> interegular.FSM:
-    return interegular.parse_pattern(regex).to_fsm()
+def _fsm(regexes: tuple[str, ...]) -> interegular.FSM:
+    fsm = interegular.parse_pattern(regexes[0]).to_fsm()
+    for regex in regexes[1:]:
+        fsm = fsm & interegular.parse_pattern(regex).to_fsm()
+    return fsm
 
 
-def regex_fragment(nfa: NFA, regex: str, char_class: CharClassBuilder) -> Frag:
-    """A piece accepting exactly the strings (encoded by ``char_class``) that fully match ``regex``."""
-    fsm = _fsm(regex)
+def regex_fragment(nfa: NFA, regexes: tuple[str, ...], char_class: CharClassBuilder) -> Frag:
+    """A piece accepting exactly the strings (encoded by ``char_class``) that fully match every
+    one of ``regexes`` (several constraints on one string are intersected)."""
+    fsm = _fsm(regexes)
     explicit: list[tuple[int, int]] = []
     classes: dict[object, list[tuple[int, int]]] = {}
     for symbol, chars in fsm.alphabet.by_transition.items():

@@ -30,16 +30,16 @@ FUNCQA_OPS: dict[str, tuple[str, int]] = {
     "divide": ("Divide the first number by the second.", 2),
     "power": ("Raise the first number to the power of the second.", 2),
     "sqrt": ("Square root of a number.", 1),
-    "log": ("Logarithm of the first number to the base of the second (base 10 if omitted).", 2),
+    "log": ("Logarithm of the first number to the base of the second (base 10 if omitted).", -2),
     "ln": ("Natural logarithm of a number.", 1),
-    "lcm": ("Least common multiple of two integers.", 2),
-    "gcd": ("Greatest common divisor of two integers.", 2),
+    "lcm": ("Least common multiple of the integers.", 0),
+    "gcd": ("Greatest common divisor of the integers.", 0),
     "remainder": ("Remainder of the first integer divided by the second.", 2),
     "choose": ("Number of ways to choose k items out of n (n choose k).", 2),
     "permutate": ("Number of ordered arrangements of k items out of n.", 2),
 }
 """FuncQA's 13 operators: description and arity (0: any number of operands, as in the
-templates' ``<add>(277, 209, 72)``)."""
+templates' ``<add>(277, 209, 72)``; -2: one or two, as ``<log>(100)`` and ``<log>(8, 2)``)."""
 
 
 def data_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
@@ -62,12 +62,13 @@ def funcqa_tools() -> list[dict[str, Any]]:
         if arity == 0:
             params: dict[str, Any] = {
                 "type": "object",
-                "properties": {"numbers": {"type": "array", "items": {"type": "number"}, "minItems": 2}},
+                "properties": {"numbers": {"type": "array", "items": {"type": "number"}, "minItems": 1}},
                 "required": ["numbers"],
             }
         else:
-            names = ["a", "b"][:arity]
-            params = {"type": "object", "properties": {n: {"type": "number"} for n in names}, "required": names}
+            names = ["a", "b"][: abs(arity)]
+            required = names[:1] if arity < 0 else names
+            params = {"type": "object", "properties": {n: {"type": "number"} for n in names}, "required": required}
         tools.append({"name": name, "description": description, "parameters": params})
     return tools
 

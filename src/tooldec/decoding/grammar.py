@@ -23,39 +23,62 @@ from typing import Any
 
 import numpy as np
 
-from ..automata.nfa import DEAD, NFA, ByteDFA
+from ..automata.lazy import SINK, LazyDFA
+from ..automata.nfa import NFA
 from ..dialects.base import NEXT_CALL, Dialect
 from ..tokens import Vocabulary
 from ..tools import Tool, ToolSet
 from ..tools.trie import ROOT, NameTrie
 from .token_index import TokenIndex
+from .vector_walk import StringTable, StringWalk, forced_bytes, start_rows, walk_rows
 
 __all__ = ["Grammar", "Mask", "Position"]
 
 Position = tuple[Any, ...]
 MAIN = ""  # trie key of the whole tool set; a tool's name keys a one-name trie (tool_choice)
-_LEFT = -2  # tail walk result: the token left the call (it closed, or a next name began)
 _ESTIMATE_NAMES = 16
 
 
 @dataclass(eq=False)
 class Mask:
-    """Allowed token ids at one position, and what budgeting needs to know about them."""
+    """The allowed tokens at one position, as packed bits over the vocabulary.
 
-    ids: np.ndarray  # sorted int32
-    finals: np.ndarray | None = None  # tail positions: tail state after each token, _LEFT if it left
-    _bits: np.ndarray | None = field(default=None, repr=False)
+    Attributes:
+        packed: uint8, little-endian bit order: bit ``i`` of byte ``i // 8`` is token ``i``
+            (the layout of an int32 bitmask row, viewed as bytes).
+        max_after: the most bytes any allowed token leaves to finish the call (budgets).
+    """
 
-    def bits(self, words: int) -> np.ndarray:
-        """The ids as an int32 bitmask of ``words`` words (bit i of word w is token 32*w+i)."""
-        if self._bits is None or self._bits.shape[0] != words:
-            flags = np.zeros(words * 32, dtype=bool)
-            flags[self.ids] = True
-            self._bits = np.packbits(flags, bitorder="little").view(np.int32)
-        return self._bits
+    packed: np.ndarray
+    max_after: int = 0
+    _ids: np.ndarray | None = field(default=None, repr=False)
+    _words: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_ids(cls, ids: np.ndarray, words: int, max_after: int = 0) -> Mask:
+        flags = np.zeros(words * 32, dtype=bool)
+        flags[ids] = True
+        return cls(np.packbits(flags, bitorder="little"), max_after)
+
+    @property
+    def ids(self) -> np.ndarray:
+        """Sorted int32 ids."""
+        if self._ids is None:
+            self._ids = np.flatnonzero(np.unpackbits(self.packed, bitorder="little")).astype(np.int32)
+        return self._ids
+
+    def words(self, n: int) -> np.ndarray:
+        """The mask as ``n`` int32 words (zero padded: ids past the vocabulary are masked)."""
+        row = self._words.get(n)
+        if row is None:
+            row = np.zeros(n, dtype=np.int32)
+            own = self.packed.view(np.int32)
+            row[: min(n, own.size)] = own[:n]
+            self._words[n] = row
+        return row
 
 
-_TAIL_CACHE: dict[tuple[Any, ...], ByteDFA] = {}
+_TAIL_CACHE: dict[tuple[Any, ...], LazyDFA] = {}
 
 
 class Grammar:
@@ -76,11 +99,15 @@ class Grammar:
         self.trigger_ids = np.array(
             [i for i, text in vocab.special.items() if dialect.trigger is not None and text == dialect.trigger], dtype=np.int32
         )
-        self._kmp = _kmp_table(self.trigger_bytes) if self.trigger_bytes else None
+        # a trigger that is a special token of this vocabulary is matched by id; otherwise it is
+        # text, matched in the byte stream (even split across tokens)
+        self._trigger_is_text = bool(self.trigger_bytes) and not self.trigger_ids.size
+        self._kmp = _kmp_table(self.trigger_bytes) if self._trigger_is_text and self.trigger_bytes else None
         self._completers: dict[int, list[tuple[int, bytes]]] | None = None
         self._tries: dict[str, NameTrie] = {}
         self._masks: dict[tuple[Any, ...], Mask] = {}
         self._name_distance: dict[tuple[Any, ...], int] = {}
+        self._strings: dict[Any, StringTable] = {}
         self._byte_ids = np.sort(self.index.ids)
         self._other_special = np.setdiff1d(self.index.special_ids, np.concatenate([self.trigger_ids, self.index.eos_ids]))
 
@@ -102,13 +129,25 @@ class Grammar:
     def _tail_key(self, tool_name: str, next_call: bool) -> tuple[Any, ...]:
         return (type(self.dialect), self.dialect.style, self.tools[tool_name].schema_hash, next_call)
 
-    def tail(self, tool_name: str, next_call: bool) -> ByteDFA:
-        """The tool's tail automaton, compiled on first use and shared by schema hash."""
+    def _start_literal(self) -> bytes | None:
+        """What a call that must come first is spelled with before its name, if text can spell it.
+
+        A dialect without a trigger opens with its head; one whose trigger is a special token
+        without bytes (Mistral's ``[TOOL_CALLS]`` as a control token) can only start with it.
+        """
+        if self.dialect.trigger is None:
+            return self.dialect.head
+        if self._trigger_is_text and self.trigger_bytes:
+            return self.trigger_bytes + self.dialect.head
+        return None
+
+    def tail(self, tool_name: str, next_call: bool) -> LazyDFA:
+        """The tool's tail automaton, built on first use (its states on demand), shared by schema hash."""
         key = self._tail_key(tool_name, next_call)
         dfa = _TAIL_CACHE.get(key)
         if dfa is None:
             nfa = NFA()
-            dfa = _TAIL_CACHE[key] = nfa.to_dfa(self.dialect.tail(nfa, self.tools[tool_name], next_call=next_call))
+            dfa = _TAIL_CACHE[key] = LazyDFA(nfa, self.dialect.tail(nfa, self.tools[tool_name], next_call=next_call))
         return dfa
 
     def is_accepting(self, pos: Position) -> bool:
@@ -140,10 +179,10 @@ class Grammar:
                 if not start_ok:
                     return None, closed
                 pos, start_ok = self.call_start(MAIN), follow_ok
-            elif kind == "start":  # without a text trigger only the special token can start the call
-                if not self.trigger_bytes:
+            elif kind == "start":
+                pos = ("name", pos[1], self._start_literal(), ROOT)
+                if pos[2] is None:  # only the trigger's special token can start this call
                     return None, closed
-                pos = ("name", pos[1], self.trigger_bytes + self.dialect.head, ROOT)
             elif kind == "name":
                 _, key, lit, node = pos
                 if lit:
@@ -162,15 +201,14 @@ class Grammar:
                 name = trie.terminal(node)
                 if name is None:
                     return None, closed
-                pos = ("tail", key, name, follow_ok, 0)
+                pos = ("tail", key, name, follow_ok, self.tail(name, follow_ok).start)
             else:  # tail
                 _, key, name, nxt, state = pos
                 dfa = self.tail(name, nxt)
-                trans = dfa.trans
                 while i < n:
-                    state = int(trans[state, data[i]])
+                    state = dfa.next(state, data[i])
                     i += 1
-                    if state < 0:
+                    if state == SINK:
                         return None, closed
                     if state in dfa.marks:
                         pos = ("name", key, b"", ROOT)
@@ -202,16 +240,17 @@ class Grammar:
 
     def _compute(self, pos: Position, start_ok: bool, follow_ok: bool) -> Mask:
         kind = pos[0]
+        words = self.index.words
         if kind == "text":
-            return Mask(self._text_ids(pos[1], start_ok, follow_ok))
+            return Mask.from_ids(self._text_ids(pos[1], start_ok, follow_ok), words)
         if kind == "start":
             ids = list(self.trigger_ids) if start_ok else []
-            if self.trigger_bytes:
-                full = ("name", pos[1], self.trigger_bytes + self.dialect.head, ROOT)
-                ids += self._name_ids(full, follow_ok).tolist()
-            return Mask(np.array(sorted(ids), dtype=np.int32))
+            literal = self._start_literal()
+            if literal is not None:
+                ids += self._name_ids(("name", pos[1], literal, ROOT), follow_ok).tolist()
+            return Mask.from_ids(np.array(ids, dtype=np.int32), words)
         if kind == "name":
-            return Mask(self._name_ids(pos, follow_ok))
+            return Mask.from_ids(self._name_ids(pos, follow_ok), words)
         return self._tail_mask(pos, follow_ok)
 
     def _text_ids(self, k: int, start_ok: bool, follow_ok: bool) -> np.ndarray:
@@ -226,8 +265,8 @@ class Grammar:
                 if not start_ok or self.walk(self.call_start(MAIN), rest, follow_ok, follow_ok) is None
             ]
             if bad:
-                ids = np.setdiff1d(ids, np.array(bad, dtype=np.int32), assume_unique=False)
-        return np.unique(ids).astype(np.int32)
+                ids = np.setdiff1d(ids, np.array(bad, dtype=np.int32))
+        return ids.astype(np.int32)
 
     def completers(self) -> dict[int, list[tuple[int, bytes]]]:
         """For each trigger state, the tokens that complete the text trigger and the bytes after it."""
@@ -271,57 +310,102 @@ class Grammar:
                 branches = [(b, b"", child) for b, child in trie.children(node).items()]
                 name = trie.terminal(node)
                 if name is not None:  # tokens that finish the name and run into its tail
-                    start = ("tail", key, name, follow_ok, 0)
-                    for b in np.nonzero(self.tail(name, follow_ok).trans[0] >= 0)[0].tolist():
-                        a, z = _range(tokens, prefix + bytes([b]), lo, hi)
-                        for j in range(a, z):
-                            if self.walk(start, tokens[j][depth:], follow_ok, follow_ok) is not None:
-                                allowed.append(ids[j])
+                    allowed += self._crossing_ids(key, name, prefix, lo, hi, follow_ok)
             for b, rest, nxt in branches:
                 a, z = _range(tokens, prefix + bytes([b]), lo, hi)
                 if a < z:
                     stack.append((rest, nxt, prefix + bytes([b]), a, z))
         return np.array(sorted(allowed), dtype=np.int32)
 
-    def _tail_mask(self, pos: Position, follow_ok: bool) -> Mask:
-        """All tokens pushed through the tail's table at once, one byte column per step."""
+    def _string_table(self) -> StringTable:
+        syntax = self.dialect.style.syntax
+        table = self._strings.get(syntax)
+        if table is None:
+            table = self._strings[syntax] = _string_table(self.index, syntax)
+        return table
+
+    def _tail_outcomes(self, pos: Position, follow_ok: bool) -> tuple[tuple[StringWalk, np.ndarray] | None, np.ndarray, np.ndarray]:
+        """Where every token goes from a tail position, in two parts.
+
+        Returns:
+            ``base``: for string content, the per-vocabulary walk of the tokens that stay inside
+            the string and the map from its canonical states to this tail's states, else
+            ``None``; then the ids and remaining distances of all other allowed tokens.
+        """
         _, key, name, nxt, start = pos
         dfa = self.tail(name, nxt)
-        trans = np.vstack([dfa.trans, np.full((1, 256), DEAD, dtype=np.int32)])
-        sink = dfa.n_states
-        trans[trans < 0] = sink
-        exits = np.zeros(dfa.n_states + 1, dtype=bool)
-        exits[list(dfa.marks)] = True
-        exits[: dfa.n_states] |= dfa.accepting
         index = self.index
-        rows = np.arange(index.longer_than[0], dtype=np.int64)
-        states = np.full(rows.shape[0], start, dtype=np.int32)
-        done_rows: list[np.ndarray] = []
-        done_states: list[np.ndarray] = []
-        escaped: list[tuple[int, Position]] = []
-        k = 0
-        while rows.size:
-            states = trans[states, index.flat[index.offsets[rows] + k]]
-            k += 1
-            live = states != sink
-            rows, states = rows[live], states[live]
-            out = exits[states]
-            if out.any():
-                for r, s in zip(rows[out].tolist(), states[out].tolist()):
-                    after = ("name", key, b"", ROOT) if s in dfa.marks else ("text", 0)
-                    rest = bytes(index.flat[index.offsets[r] + k : index.offsets[r] + index.lengths[r]])
-                    if self.walk(after, rest, follow_ok, follow_ok) is not None:
-                        escaped.append((int(index.ids[r]), after))
-                rows, states = rows[~out], states[~out]
-            ended = index.lengths[rows] <= k
-            if ended.any():
-                done_rows.append(rows[ended])
-                done_states.append(states[ended])
-                rows, states = rows[~ended], states[~ended]
-        tok = np.concatenate([index.ids[r] for r in done_rows] + [np.array([t for t, _ in escaped], dtype=np.int32)])
-        fin = np.concatenate(done_states + [np.full(len(escaped), _LEFT, dtype=np.int32)])
-        order = np.argsort(tok, kind="stable")
-        return Mask(tok[order].astype(np.int32), fin[order].astype(np.int32))
+        table = self._string_table()
+        match = table.match(dfa, start)
+        base = None
+        prefix_ids: list[int] = []
+        if match is not None:
+            q, lut, exit_state = match
+            string = table.walk(q)
+            base = (string, lut)
+            rows, offsets = string.closing_rows, string.closing_offsets
+            states = np.full(rows.size, exit_state, dtype=np.int32)
+        else:
+            forced, after_forced = forced_bytes(dfa, start)
+            if len(forced) > 1:  # a literal: look its prefixes up, walk only tokens longer than it
+                prefix_ids = [i for k in range(1, len(forced)) for i in index.ids_of.get(forced[:k], ())]
+                a, z = _range(index.sorted_bytes, forced, 0, len(index.sorted_bytes))
+                rows = index.sorted_rows[a:z]
+                states = np.full(rows.size, after_forced, dtype=np.int32)
+                offsets = np.full(rows.size, len(forced), dtype=np.int64)
+            else:
+                prefix_ids = []
+                rows, states = start_rows(index, dfa, start)
+                offsets = np.ones(rows.size, dtype=np.int64)
+        walk = walk_rows(index, dfa, rows, states, offsets)
+        left_ids, left_dist = [], []
+        for r, s, off in zip(walk.exit_rows.tolist(), walk.exit_states.tolist(), walk.exit_offsets.tolist()):
+            after: Position | None = ("name", key, b"", ROOT) if s in dfa.marks else ("text", 0)
+            rest = bytes(index.flat[index.offsets[r] + off : index.offsets[r] + index.lengths[r]])
+            after = self.walk(after, rest, follow_ok, follow_ok)
+            if after is not None:
+                left_ids.append(int(index.ids[r]))
+                left_dist.append(self.distance(after, follow_ok))
+        if match is None and prefix_ids:
+            left_ids += prefix_ids
+            left_dist += [int(dfa.dist[dfa.step(start, index.vocab.token_bytes[i])]) for i in prefix_ids]  # type: ignore[arg-type]
+        ids = np.concatenate([index.ids[walk.rows], np.array(left_ids, dtype=np.int32)])
+        dist = np.concatenate([dfa.dist[walk.finals], np.array(left_dist, dtype=np.int64)])
+        return base, ids, dist
+
+    def _crossing_ids(self, key: str, name: str, prefix: bytes, lo: int, hi: int, follow_ok: bool) -> list[int]:
+        """Tokens among ``sorted_bytes[lo:hi]`` (all starting with ``prefix``, a complete name)
+        that carry on into the tool's tail. The dialect's fixed tail start is compared first,
+        so the tool's automaton is only built if a token runs past it."""
+        tokens, ids = self.index.sorted_bytes, self.index.sorted_ids
+        depth, literal = len(prefix), self.dialect.tail_literal
+        out = []
+        firsts = [literal[0]] if literal else range(256)
+        for b in firsts:
+            a, z = _range(tokens, prefix + bytes([b]), lo, hi)
+            for j in range(a, z):
+                rest = tokens[j][depth:]
+                if literal and len(rest) <= len(literal):
+                    if literal.startswith(rest):
+                        out.append(ids[j])
+                    continue
+                if literal and not rest.startswith(literal):
+                    continue
+                dfa = self.tail(name, follow_ok)
+                if self.walk(("tail", key, name, follow_ok, dfa.start), rest, follow_ok, follow_ok) is not None:
+                    out.append(ids[j])
+        return out
+
+    def _tail_mask(self, pos: Position, follow_ok: bool) -> Mask:
+        base, ids, dist = self._tail_outcomes(pos, follow_ok)
+        mask = Mask.from_ids(ids, self.index.words, int(dist.max()) if dist.size else 0)
+        if base is not None:
+            string, lut = base
+            mask.packed |= string.packed
+            if string.final_set.size:
+                ends = lut[string.final_set]
+                mask.max_after = max(mask.max_after, int(self.tail(pos[2], pos[3]).dist[ends].max()))
+        return mask
 
     # -- budgets ------------------------------------------------------------------------------
 
@@ -333,7 +417,7 @@ class Grammar:
         if kind == "tail":
             return int(self.tail(pos[2], pos[3]).dist[pos[4]])
         if kind == "start":
-            return len((self.trigger_bytes or b"") + self.dialect.head) + self.distance(("name", pos[1], b"", ROOT), follow_ok)
+            return len(self._start_literal() or b"") + self.distance(("name", pos[1], b"", ROOT), follow_ok)
         _, key, lit, node = pos
         trie = self.trie(key)
         memo_key = (key, node, trie.version(node), follow_ok)
@@ -346,7 +430,7 @@ class Grammar:
             ready = [n for n in names if self._tail_key(n, follow_ok) in _TAIL_CACHE][:_ESTIMATE_NAMES]
             if not ready:
                 ready = [min(names, key=len)]
-            best = min(len(n.encode()) - depth + int(self.tail(n, follow_ok).dist[0]) for n in ready)
+            best = min(len(n.encode()) - depth + int(self.tail(n, follow_ok).dist[self.tail(n, follow_ok).start]) for n in ready)
             self._name_distance[memo_key] = best
         return len(lit) + best
 
@@ -357,10 +441,12 @@ class Grammar:
         When no token fits (the budget was already too small), the tokens that bring the end
         closest are returned, so the mask is never empty.
         """
-        if pos[0] == "tail" and mask.finals is not None:
-            dist = self.tail(pos[2], pos[3]).dist
-            after = np.where(mask.finals == _LEFT, 0, dist[np.clip(mask.finals, 0, None)])
-            ids = mask.ids
+        if pos[0] == "tail":
+            base, ids, after = self._tail_outcomes(pos, follow_ok)
+            if base is not None:
+                string, lut = base
+                ids = np.concatenate([ids, self.index.ids[string.inside_rows]])
+                after = np.concatenate([after, self.tail(pos[2], pos[3]).dist[lut[string.inside_finals]]])
         else:
             found = []
             for tid in mask.ids.tolist():
@@ -372,13 +458,25 @@ class Grammar:
             after = np.array([d for _, d in found], dtype=np.int64)
         if not ids.size:
             return ids
-        room = budget - 1
-        return ids[after <= max(room, int(after.min()))]
+        keep = after <= max(budget - 1, int(after.min()))
+        return np.sort(ids[keep])
 
     def _after_special(self, pos: Position, tid: int) -> Position | None:
         if tid in self.trigger_ids:
             return self.call_start(pos[1] if pos[0] == "start" else MAIN)
         return pos if pos[0] == "text" else None
+
+
+_STRING_TABLES: dict[tuple[int, Any], StringTable] = {}
+
+
+def _string_table(index: TokenIndex, syntax: Any) -> StringTable:
+    """One table per vocabulary index and string syntax, shared by every grammar."""
+    key = (id(index), syntax)
+    table = _STRING_TABLES.get(key)
+    if table is None or table.index is not index:
+        table = _STRING_TABLES[key] = StringTable(index, syntax)
+    return table
 
 
 def _range(tokens: list[bytes], prefix: bytes, lo: int, hi: int) -> tuple[int, int]:

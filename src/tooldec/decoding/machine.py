@@ -64,6 +64,11 @@ class Machine:
     ) -> None:
         if tool_choice not in ("auto", "required", "none") and tool_choice not in grammar.tools:
             raise ToolNotFoundError(f"tool_choice {tool_choice!r} is neither auto/required/none nor a tool name")
+        if grammar.dialect.trigger is None and tool_choice == "auto":
+            raise ValueError(
+                f"dialect {grammar.dialect.name!r} has no trigger, so a call can only open the output: "
+                "use tool_choice='required' or a tool name"
+            )
         if max_calls is not None and max_calls < 0:
             raise ValueError(f"max_calls must be >= 0, got {max_calls}")
         self.grammar = grammar
@@ -128,20 +133,13 @@ class Machine:
         mask = grammar.mask(pos, start_ok, follow_ok)
         if budget is None or pos[0] == "text":
             return mask, None
-        tight = budget - 1 < grammar.distance(pos, follow_ok) + NAME_SLACK
         if pos[0] == "tail":
-            tight = mask.finals is not None and budget - 1 < self._max_after(mask, pos)
+            tight = budget - 1 < mask.max_after
+        else:
+            tight = budget - 1 < grammar.distance(pos, follow_ok) + NAME_SLACK
         if not tight:
             return mask, None
         return mask, grammar.within_budget(pos, mask, budget, start_ok, follow_ok)
-
-    def _max_after(self, mask: Mask, pos: Position) -> int:
-        if not hasattr(mask, "max_after"):
-            dist = self.grammar.tail(pos[2], pos[3]).dist
-            finals = mask.finals if mask.finals is not None else np.empty(0, np.int32)
-            inside = finals[finals >= 0]
-            mask.max_after = int(dist[inside].max()) if inside.size else 0  # type: ignore[attr-defined]
-        return int(mask.max_after)  # type: ignore[attr-defined]
 
     def allowed_token_ids(self, budget: int | None = None) -> np.ndarray:
         """Sorted ids of the tokens allowed next.
@@ -166,10 +164,9 @@ class Machine:
             bitmask[row] = 0
             return True
         mask, filtered = self._mask(budget)
-        if filtered is None:
-            bitmask[row] = mask.bits(words)
-            return mask.ids.size < self.grammar.vocab.size
-        bitmask[row] = Mask(filtered).bits(words)
+        if filtered is not None:
+            mask = Mask.from_ids(filtered, words)
+        bitmask[row] = mask.words(words)
         return True
 
     # -- moving -------------------------------------------------------------------------------

@@ -32,6 +32,14 @@ class TokenIndex:
     sorted_ids: list[int]
     special_ids: np.ndarray  # int32, tokens without bytes that are specials
     eos_ids: np.ndarray
+    rows_by_first: list[np.ndarray]  # rows (positions in ``ids``) of the tokens starting with each byte
+    sorted_rows: np.ndarray  # int64 row of each token of ``sorted_bytes``
+    ids_of: dict[bytes, list[int]]  # token bytes -> ids (several ids may share bytes)
+
+    @property
+    def words(self) -> int:
+        """32-bit words of a packed mask over the whole vocabulary."""
+        return (self.vocab.size + 31) // 32
 
     @property
     def size(self) -> int:
@@ -53,6 +61,10 @@ class TokenIndex:
     def _build(cls, vocab: Vocabulary) -> TokenIndex:
         pairs = [(i, b) for i, b in enumerate(vocab.token_bytes) if b]
         pairs.sort(key=lambda p: -len(p[1]))
+        row_of = {i: r for r, (i, _) in enumerate(pairs)}
+        ids_of: dict[bytes, list[int]] = {}
+        for i, b in pairs:
+            ids_of.setdefault(b, []).append(i)
         ids = np.array([i for i, _ in pairs], dtype=np.int32)
         lengths = np.array([len(b) for _, b in pairs], dtype=np.int32)
         offsets = np.zeros(len(pairs), dtype=np.int64)
@@ -62,6 +74,10 @@ class TokenIndex:
         top = int(lengths[0]) if len(lengths) else 0
         longer_than = np.array([int(np.count_nonzero(lengths > k)) for k in range(top + 1)], dtype=np.int64)
         by_bytes = sorted(pairs, key=lambda p: p[1])
+        first = flat[offsets] if len(pairs) else np.empty(0, np.uint8)
+        order = np.argsort(first, kind="stable")
+        bounds = np.searchsorted(first[order], np.arange(257))
+        rows_by_first = [order[bounds[b] : bounds[b + 1]].astype(np.int64) for b in range(256)]
         return cls(
             vocab=vocab,
             ids=ids,
@@ -73,6 +89,9 @@ class TokenIndex:
             sorted_ids=[i for i, _ in by_bytes],
             special_ids=np.array(sorted(vocab.special), dtype=np.int32),
             eos_ids=np.array(sorted(vocab.eos_ids), dtype=np.int32),
+            rows_by_first=rows_by_first,
+            sorted_rows=np.array([row_of[i] for i, _ in by_bytes], dtype=np.int64),
+            ids_of=ids_of,
         )
 
 

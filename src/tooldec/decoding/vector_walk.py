@@ -1,0 +1,200 @@
+"""Pushing many tokens through a dense byte DFA at once, and the JSON-string shortcut.
+
+Every token of the vocabulary is a row of one flat byte array (``TokenIndex``). A walk keeps
+three arrays (row, DFA state, byte offset) and advances all rows one byte per pass, dropping the
+rows that died or ended. Rows are bucketed by first byte, so a narrow state (a literal, a digit)
+only ever touches the tokens that start right.
+
+Most of the vocabulary is valid inside a JSON string, which makes string states the expensive
+ones. Their behaviour does not depend on the tool: a state whose sub-automaton is the canonical
+string-content automaton (checked by pairing states, ``StringTable.match``) reuses one
+per-vocabulary table of which tokens stay inside the string, and only the few tokens that close
+the string are walked further.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..automata.json_schema import SchemaCompiler, Style, Syntax
+from ..automata.lazy import LazyDFA
+from ..automata.nfa import DEAD, NFA, ByteDFA
+from .token_index import TokenIndex
+
+__all__ = ["StringTable", "Walk", "start_rows", "walk_rows"]
+
+
+@dataclass
+class Walk:
+    """Outcome of a walk: rows that ended inside (with their state) and rows that reached an exit."""
+
+    rows: np.ndarray
+    finals: np.ndarray
+    exit_rows: np.ndarray
+    exit_states: np.ndarray
+    exit_offsets: np.ndarray  # bytes of the token consumed when the exit was reached
+
+
+DFA = ByteDFA | LazyDFA
+
+
+def forced_bytes(dfa: DFA, state: int) -> tuple[bytes, int]:
+    """The bytes every continuation from ``state`` starts with, and the state after them.
+
+    Stops before an exit state, so the caller's exit handling still sees it.
+    """
+    out = bytearray()
+    while len(out) < 256 and not dfa.exits[state]:
+        live = np.flatnonzero(dfa.row(state) >= 0)
+        if live.size != 1:
+            break
+        nxt = dfa.next(state, int(live[0]))
+        if dfa.exits[nxt]:
+            break
+        out.append(int(live[0]))
+        state = nxt
+    return bytes(out), state
+
+
+def start_rows(index: TokenIndex, dfa: DFA, state: int) -> tuple[np.ndarray, np.ndarray]:
+    """Rows whose first byte is live from ``state``, with the state after that byte."""
+    row = dfa.row(state)
+    live = np.nonzero(row >= 0)[0]
+    if live.size == 0:
+        return np.empty(0, np.int64), np.empty(0, np.int32)
+    parts = [index.rows_by_first[b] for b in live.tolist()]
+    rows = np.concatenate(parts)
+    states = np.repeat(row[live], [p.size for p in parts]).astype(np.int32)
+    return rows, states
+
+
+def walk_rows(index: TokenIndex, dfa: DFA, rows: np.ndarray, states: np.ndarray, offsets: np.ndarray) -> Walk:
+    """Advance ``rows`` (each at ``offsets`` bytes, in ``states``) to their ends or an exit state.
+
+    ``dfa.exits`` flags states where the walk hands over to another part of the grammar; a row
+    that reaches one stops there, whatever bytes it has left.
+    """
+    sink = dfa.sink
+    lengths, starts, flat = index.lengths, index.offsets, index.flat
+    done_rows, done_states = [], []
+    out_rows, out_states, out_offsets = [], [], []
+    while True:
+        live = states != sink
+        rows, states, offsets = rows[live], states[live], offsets[live]
+        hit = dfa.exits[states]
+        if hit.any():
+            out_rows.append(rows[hit])
+            out_states.append(states[hit])
+            out_offsets.append(offsets[hit])
+            keep = ~hit
+            rows, states, offsets = rows[keep], states[keep], offsets[keep]
+        ended = lengths[rows] <= offsets
+        if ended.any():
+            done_rows.append(rows[ended])
+            done_states.append(states[ended])
+            keep = ~ended
+            rows, states, offsets = rows[keep], states[keep], offsets[keep]
+        if not rows.size:
+            break
+        if not dfa.expanded[states].all():
+            dfa.ensure(states)
+        states = dfa.table[states, flat[starts[rows] + offsets]]
+        offsets = offsets + 1
+    cat = lambda parts, dtype: np.concatenate(parts) if parts else np.empty(0, dtype)  # noqa: E731
+    return Walk(
+        cat(done_rows, np.int64),
+        cat(done_states, np.int32),
+        cat(out_rows, np.int64),
+        cat(out_states, np.int32),
+        cat(out_offsets, np.int64),
+    )
+
+
+@dataclass
+class StringWalk:
+    """Tokens from one canonical string state: those that stay inside, those that close it."""
+
+    packed: np.ndarray  # bits of the tokens that stay inside
+    inside_rows: np.ndarray
+    inside_finals: np.ndarray  # canonical state each of them ends in
+    final_set: np.ndarray  # the distinct values of inside_finals
+    closing_rows: np.ndarray
+    closing_offsets: np.ndarray  # bytes consumed up to and including the closing quote
+
+
+class StringTable:
+    """Per vocabulary and string syntax: what each token does inside a JSON string.
+
+    The canonical automaton is ``char* "`` (string content, then the closing quote). For each of
+    its content states the table keeps the tokens that stay inside (as packed bits, with the
+    state they end in) and the tokens that reach the closing quote (with the offset after it).
+    """
+
+    def __init__(self, index: TokenIndex, syntax: Syntax) -> None:
+        nfa = NFA()
+        compiler = SchemaCompiler(nfa, {}, Style(syntax=syntax))
+        self.dfa = nfa.to_dfa(nfa.seq(nfa.star(compiler.any_char()), nfa.literal(b'"')))
+        self.closed = frozenset(np.nonzero(self.dfa.accepting)[0].tolist())
+        self.index = index
+        self.signatures: dict[bytes, list[int]] = {}
+        for q in range(self.dfa.n_states):
+            if q not in self.closed:
+                self.signatures.setdefault(np.packbits(self.dfa.trans[q] >= 0).tobytes(), []).append(q)
+        self._walks: dict[int, StringWalk] = {}
+
+    def walk(self, q: int) -> StringWalk:
+        """What the vocabulary does from canonical content state ``q`` (computed once)."""
+        got = self._walks.get(q)
+        if got is None:
+            rows, states = start_rows(self.index, self.dfa, q)
+            walk = walk_rows(self.index, self.dfa, rows, states, np.ones(rows.size, np.int64))
+            flags = np.zeros(self.index.words * 32, dtype=bool)
+            flags[self.index.ids[walk.rows]] = True
+            packed = np.packbits(flags, bitorder="little")
+            got = self._walks[q] = StringWalk(packed, walk.rows, walk.finals, np.unique(walk.finals), walk.exit_rows, walk.exit_offsets)
+        return got
+
+    def match(self, dfa: DFA, state: int) -> tuple[int, np.ndarray, int] | None:
+        """If ``state`` is string content of the canonical kind: (canonical state, map, exit state).
+
+        The map sends every canonical content state to the tail state it corresponds to; the
+        exit is where the closing quote leads. ``None`` when the sub-automaton differs (a bounded
+        length, a pattern, an enum): those states take the general walk.
+        """
+        candidates = self.signatures.get(np.packbits(dfa.row(state) >= 0).tobytes(), [])
+        canon = self.dfa
+        for q0 in candidates:
+            pairs = {q0: state}
+            exit_state: int | None = None
+            todo, expanded, ok = [q0], set(), True
+            while todo and ok:
+                q = todo.pop()
+                if q in expanded:
+                    continue
+                expanded.add(q)
+                cq, ds = canon.trans[q], dfa.row(pairs[q])
+                live = cq >= 0
+                if not np.array_equal(live, ds >= 0):
+                    ok = False
+                    break
+                span = max(dfa.n_states, 1) + 1
+                for code in np.unique(cq[live].astype(np.int64) * span + ds[live]).tolist():
+                    nq, ns = divmod(code, span)
+                    if nq in self.closed:
+                        if exit_state is not None and exit_state != ns:
+                            ok = False
+                        exit_state = ns
+                    elif pairs.setdefault(nq, ns) != ns:
+                        ok = False
+                    elif nq not in expanded:
+                        todo.append(nq)
+                    if not ok:
+                        break
+            if ok and exit_state is not None:
+                lut = np.full(canon.n_states, DEAD, dtype=np.int32)
+                for q, s in pairs.items():
+                    lut[q] = s
+                return q0, lut, exit_state
+        return None
