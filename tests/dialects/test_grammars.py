@@ -34,7 +34,8 @@ TOOLKENGPT: list[Row] = [
     ("power", "power>(a=2, b=8)=", False),
     ("add", "add>(277, 209, 72)=", True),
     ("add", "add>(311, 112)=", True),
-    ("add", "add>(1)=", False),  # minItems 2
+    ("add", "add>()=", False),  # minItems 1
+    ("add", "add>(1)=", True),  # one operand, as FuncQA writes <multiply>(x) once
     ("add", "add>()=", False),
     ("math.hypot", "math.hypot>(3, 4)=", True),
     ("math.hypot", "math.hypot>(3, 4, 5)=", True),  # trailing optional z
