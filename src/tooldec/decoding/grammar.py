@@ -53,6 +53,8 @@ class Mask:
     max_after: int = 0
     _ids: np.ndarray | None = field(default=None, repr=False)
     _words: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
+    _last_n: int = field(default=-1, repr=False)
+    _last: np.ndarray | None = field(default=None, repr=False)
 
     @classmethod
     def from_ids(cls, ids: np.ndarray, words: int, max_after: int = 0) -> Mask:
@@ -69,12 +71,15 @@ class Mask:
 
     def words(self, n: int) -> np.ndarray:
         """The mask as ``n`` int32 words (zero padded: ids past the vocabulary are masked)."""
+        if n == self._last_n:
+            return self._last
         row = self._words.get(n)
         if row is None:
             row = np.zeros(n, dtype=np.int32)
             own = self.packed.view(np.int32)
             row[: min(n, own.size)] = own[:n]
             self._words[n] = row
+        self._last_n, self._last = n, row
         return row
 
 

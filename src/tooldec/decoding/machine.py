@@ -163,6 +163,10 @@ class Machine:
         if self._done:
             bitmask[row] = 0
             return True
+        if budget is None:  # the hot path: one cached mask, one copy
+            start_ok, follow_ok = self._flags()
+            bitmask[row] = self.grammar.mask(self._pos, start_ok, follow_ok).words(words)
+            return True
         mask, filtered = self._mask(budget)
         if filtered is not None:
             mask = Mask.from_ids(filtered, words)
