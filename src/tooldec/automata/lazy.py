@@ -48,6 +48,7 @@ class LazyDFA:
         self._rows: dict[int, np.ndarray] = {SINK: np.full(256, -1, dtype=np.int32)}
         self._sets: list[frozenset[int]] = [frozenset()]
         self._index: dict[frozenset[int], int] = {frozenset(): SINK}
+        self._by_targets: dict[frozenset[int], int] = {}  # NFA targets of a byte -> DFA state
         self.start = self._intern(nfa.closure([frag[0]]))
 
     sink = SINK
@@ -100,9 +101,12 @@ class LazyDFA:
         if ranges:
             cuts = sorted({lo for lo, _, _ in ranges} | {hi + 1 for _, hi, _ in ranges})
             for lo, hi in zip(cuts, cuts[1:]):
-                targets = [dst for a, b, dst in ranges if a <= lo <= b]
+                targets = frozenset(dst for a, b, dst in ranges if a <= lo <= b)
                 if targets:
-                    row[lo:hi] = self._intern(nfa.closure(targets))
+                    sid_next = self._by_targets.get(targets)
+                    if sid_next is None:
+                        sid_next = self._by_targets[targets] = self._intern(nfa.closure(targets))
+                    row[lo:hi] = sid_next
         self.table[sid] = row
         self.expanded[sid] = True
         self._rows[sid] = np.where(row == SINK, -1, row)

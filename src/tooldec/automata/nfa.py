@@ -285,6 +285,10 @@ class ByteDFA:
     def row(self, state: int) -> np.ndarray:
         return self.trans[state]
 
+    def next(self, state: int, byte: int) -> int:
+        """One step in the sink convention of ``table`` (the sink is ``n_states``)."""
+        return int(self.table[state, byte])
+
     def step(self, state: int, data: bytes) -> int:
         """The state after ``data``, or ``DEAD``."""
         trans = self.trans

@@ -77,31 +77,39 @@ def walk_rows(index: TokenIndex, dfa: DFA, rows: np.ndarray, states: np.ndarray,
     that reaches one stops there, whatever bytes it has left.
     """
     sink = dfa.sink
-    lengths, starts, flat = index.lengths, index.offsets, index.flat
-    done_rows, done_states = [], []
-    out_rows, out_states, out_offsets = [], [], []
-    while True:
-        live = states != sink
-        rows, states, offsets = rows[live], states[live], offsets[live]
+    flat = index.flat
+    cursor = index.offsets[rows] + offsets  # absolute position of each row's next byte in ``flat``
+    end = index.offsets[rows] + index.lengths[rows]
+    done_rows: list[np.ndarray] = []
+    done_states: list[np.ndarray] = []
+    out_rows: list[np.ndarray] = []
+    out_states: list[np.ndarray] = []
+    out_offsets: list[np.ndarray] = []
+    while rows.size:
+        dead = states == sink
         hit = dfa.exits[states]
-        if hit.any():
-            out_rows.append(rows[hit])
-            out_states.append(states[hit])
-            out_offsets.append(offsets[hit])
-            keep = ~hit
-            rows, states, offsets = rows[keep], states[keep], offsets[keep]
-        ended = lengths[rows] <= offsets
-        if ended.any():
-            done_rows.append(rows[ended])
-            done_states.append(states[ended])
-            keep = ~ended
-            rows, states, offsets = rows[keep], states[keep], offsets[keep]
-        if not rows.size:
+        ended = cursor >= end
+        stop = dead | hit | ended
+        if stop.any():
+            if hit.any():
+                out_rows.append(rows[hit])
+                out_states.append(states[hit])
+                out_offsets.append(cursor[hit] - index.offsets[rows[hit]])
+            fin = ended & ~(dead | hit)
+            if fin.any():
+                done_rows.append(rows[fin])
+                done_states.append(states[fin])
+            keep = ~stop
+            rows, states, cursor, end = rows[keep], states[keep], cursor[keep], end[keep]
+            if not rows.size:
+                break
+        if rows.size <= FEW_ROWS:  # a handful left: per-token Python beats a numpy pass per byte
+            _finish_few(index, dfa, rows, states, cursor - index.offsets[rows], done_rows, done_states, out_rows, out_states, out_offsets)
             break
         if not dfa.expanded[states].all():
             dfa.ensure(states)
-        states = dfa.table[states, flat[starts[rows] + offsets]]
-        offsets = offsets + 1
+        states = dfa.table[states, flat[cursor]]
+        cursor += 1
     cat = lambda parts, dtype: np.concatenate(parts) if parts else np.empty(0, dtype)  # noqa: E731
     return Walk(
         cat(done_rows, np.int64),
@@ -110,6 +118,47 @@ def walk_rows(index: TokenIndex, dfa: DFA, rows: np.ndarray, states: np.ndarray,
         cat(out_states, np.int32),
         cat(out_offsets, np.int64),
     )
+
+
+FEW_ROWS = 24
+
+
+def _finish_few(
+    index: TokenIndex,
+    dfa: DFA,
+    rows: np.ndarray,
+    states: np.ndarray,
+    offsets: np.ndarray,
+    done_rows: list[np.ndarray],
+    done_states: list[np.ndarray],
+    out_rows: list[np.ndarray],
+    out_states: list[np.ndarray],
+    out_offsets: list[np.ndarray],
+) -> None:
+    """The tail of ``walk_rows`` for a few rows, byte by byte, with the same outcomes."""
+    token_bytes, ids, sink = index.vocab.token_bytes, index.ids, dfa.sink
+    ended_r, ended_s, exit_r, exit_s, exit_o = [], [], [], [], []
+    for r, s, off in zip(rows.tolist(), states.tolist(), offsets.tolist()):
+        data = token_bytes[ids[r]] or b""
+        while off < len(data):
+            s = dfa.next(s, data[off])
+            off += 1
+            if s == sink:
+                break
+            if dfa.exits[s]:  # read each time: a lazy DFA grows its arrays as it expands
+                exit_r.append(r)
+                exit_s.append(s)
+                exit_o.append(off)
+                s = sink
+                break
+        else:
+            ended_r.append(r)
+            ended_s.append(s)
+    done_rows.append(np.array(ended_r, dtype=np.int64))
+    done_states.append(np.array(ended_s, dtype=np.int32))
+    out_rows.append(np.array(exit_r, dtype=np.int64))
+    out_states.append(np.array(exit_s, dtype=np.int32))
+    out_offsets.append(np.array(exit_o, dtype=np.int64))
 
 
 @dataclass
