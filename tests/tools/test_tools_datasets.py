@@ -18,7 +18,7 @@ from jsonschema import Draft202012Validator
 
 from tooldec.errors import InvalidSchemaError, UnsupportedSchemaError
 from tooldec.tools import Tool, ToolSet
-from tooldec.tools.schema import _normalize_any
+from tooldec.tools.schema import normalize_any_schema
 
 BFCL = ["BFCL_v4_simple_python", "BFCL_v4_multiple", "BFCL_v4_parallel", "BFCL_v4_parallel_multiple", "BFCL_v4_irrelevance"]
 
@@ -115,7 +115,7 @@ def test_jsonschemabench_only_typed_errors(data_dir: Path, category: str) -> Non
     for i, path in enumerate(sorted((data_dir / "jsonschemabench" / category).glob("*.json"))):
         schema = json.loads(path.read_text())
         try:
-            out = _normalize_any(schema)
+            out = normalize_any_schema(schema)
         except UnsupportedSchemaError as err:
             assert err.keyword and err.keyword in str(err) and f"at {err.pointer or '/'}:" in str(err), path
             counts["unsupported"] += 1
@@ -126,7 +126,7 @@ def test_jsonschemabench_only_typed_errors(data_dir: Path, category: str) -> Non
             continue
         if i % 5 == 0:  # the full meta-schema is slow (~4 ms); a fifth of the files is enough
             assert FULL_META.is_valid(out), path
-        assert _normalize_any(out) == out, path
+        assert normalize_any_schema(out) == out, path
         counts["normalized"] += 1
     print(category, dict(counts))
     assert (counts["normalized"], counts["unsupported"], counts["invalid"]) == JSONSCHEMABENCH[category]

@@ -18,7 +18,7 @@ from tooldec.tools.schema import (
     SUPPORTED_KEYWORDS,
     UNSUPPORTED_KEYWORDS,
     _META_VALIDATOR,
-    _normalize_any,
+    normalize_any_schema,
     _Normalizer,
     is_satisfiable,
     split_pattern_anchors,
@@ -241,11 +241,11 @@ def test_split_pattern_anchors(pattern: str, expected: tuple[str, bool, bool]) -
     assert split_pattern_anchors(pattern) == expected
 
 
-def test_normalize_any_accepts_non_objects() -> None:
-    assert _normalize_any({"type": "array", "items": {"type": "float"}}) == {"type": "array", "items": {"type": "number"}}
-    assert _normalize_any(True) is True
+def testnormalize_any_schema_accepts_non_objects() -> None:
+    assert normalize_any_schema({"type": "array", "items": {"type": "float"}}) == {"type": "array", "items": {"type": "number"}}
+    assert normalize_any_schema(True) is True
     with pytest.raises(UnsupportedSchemaError) as info:
-        _normalize_any({"not": {}})
+        normalize_any_schema({"not": {}})
     assert info.value.tool is None and info.value.pointer == "/not"
 
 
@@ -267,12 +267,12 @@ SCHEMAS = st.recursive(
 def test_random_schemas_give_typed_errors_or_idempotent_output(schema: dict[str, Any]) -> None:
     before = json.dumps(schema, sort_keys=True)
     try:
-        out = _normalize_any(schema)
+        out = normalize_any_schema(schema)
     except ToolRegistrationError:
         return
     finally:
         assert json.dumps(schema, sort_keys=True) == before
-    assert _normalize_any(out) == out
+    assert normalize_any_schema(out) == out
 
 
 FULL_META = Draft202012Validator(Draft202012Validator.META_SCHEMA, format_checker=None)

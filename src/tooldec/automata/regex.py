@@ -25,18 +25,21 @@ CharClassBuilder = Callable[[NFA, list[tuple[int, int]]], Frag]
 _DAY31 = r"(0[1-9]|[12]\d|3[01])"
 _DAY30 = r"(0[1-9]|[12]\d|30)"
 _DAY28 = r"(0[1-9]|1\d|2[0-8])"
-_LEAP = r"(\d\d(0[48]|[2468][048]|[13579][26])|([02468][048]|[13579][26])00)"
-_DATE = (
-    rf"(\d{{4}}-((0[13578]|1[02])-{_DAY31}|(0[469]|11)-{_DAY30}|02-{_DAY28})|{_LEAP}-02-29)"
-)
+_YEAR = r"(000[1-9]|00[1-9]\d|0[1-9]\d\d|[1-9]\d\d\d)"  # Python's dates start at year 1
+_LEAP = r"(\d\d(0[48]|[2468][048]|[13579][26])|(0[48]|[2468][048]|[13579][26])00)"
+_DATE = rf"({_YEAR}-((0[13578]|1[02])-{_DAY31}|(0[469]|11)-{_DAY30}|02-{_DAY28})|{_LEAP}-02-29)"
 _TIME = r"([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d+)?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)"
+_UNRESERVED = r"[A-Za-z0-9._~-]"
+_PCT = r"%[0-9A-Fa-f]{2}"
+_SUB = r"[!$&'()*+,;=]"
+_PCHAR = rf"({_UNRESERVED}|{_PCT}|{_SUB}|[:@])"  # RFC 3986 path character
 FORMAT_PATTERNS: dict[str, str] = {
     "date": _DATE,
     "time": _TIME,
     "date-time": f"{_DATE}T{_TIME}",
     "uuid": r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}",
     "email": r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+",
-    "uri": r"[a-zA-Z][a-zA-Z0-9+.-]*:[A-Za-z0-9._~:/?#@!$&'()*+,;=%-]+",
+    "uri": rf"[a-zA-Z][a-zA-Z0-9+.-]*://({_UNRESERVED}|{_PCT}|{_SUB})*(:[0-9]*)?(/{_PCHAR}*)*(\?({_PCHAR}|[/?])*)?(#({_PCHAR}|[/?])*)?",
 }
 """Every format is written as a regex whose matches the format checker accepts (a subset of it)."""
 

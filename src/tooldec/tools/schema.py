@@ -34,6 +34,7 @@ from tooldec.errors import InvalidSchemaError, UnsupportedSchemaError
 __all__ = [
     "ANNOTATION_KEYWORDS",
     "MAX_REF_DEPTH",
+    "normalize_any_schema",
     "SUPPORTED_FORMATS",
     "SUPPORTED_KEYWORDS",
     "UNSUPPORTED_KEYWORDS",
@@ -141,7 +142,7 @@ def normalize_schema(schema: Mapping[str, Any], *, tool: str) -> dict[str, Any]:
     return cast(dict[str, Any], _normalize(schema, tool, top_object=True))  # a dict, or it raised
 
 
-def _normalize_any(schema: Any, *, tool: str | None = None) -> Schema:
+def normalize_any_schema(schema: Any, *, tool: str | None = None) -> Schema:
     """Normalize any JSON Schema, not only an object one (for schema corpora and nested use)."""
     if isinstance(schema, bool):
         return schema
