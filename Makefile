@@ -20,7 +20,9 @@ test: setup
 demo: setup
 	$(VENV)/bin/tooldec demo
 
-# Benchmarks live in benchmarks/ and write docs/RESULTS.md figures; their author wires the
-# commands in here (and the `bench` extra in pyproject.toml).
+# The commands behind docs/RESULTS.md (peers come from the `bench` extra; long: ~1 hour).
 bench: setup
-	@echo "bench: no benchmark commands wired yet (see benchmarks/)"
+	$(VENV)/bin/python -m pip install --quiet -e ".[bench]"
+	$(PYTHON) -m benchmarks.speed.run
+	$(PYTHON) benchmarks/walks.py --walks 1000
+	$(PYTHON) benchmarks/jsonschemabench.py

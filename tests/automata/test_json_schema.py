@@ -97,6 +97,15 @@ def test_spaced_and_python_styles() -> None:
     assert flexible.accepts(b'{ "b" :\n"x" }') and not flexible.accepts(b'{   "b":"x"}')
 
 
+def test_recursive_allof_through_ref_is_bounded() -> None:
+    """JSONSchemaBench Github_easy/o17683 recursed forever through allOf + $ref."""
+    schema = {
+        "$defs": {"node": {"allOf": [{"$ref": "#/$defs/node"}], "type": "object", "properties": {"v": {"type": "integer"}}}},
+        "$ref": "#/$defs/node",
+    }
+    compile_schema(schema)  # terminates; the language may be empty
+
+
 def test_recursive_ref_is_bounded() -> None:
     tree = {
         "type": "object",

@@ -287,3 +287,17 @@ def test_subset_meta_schema_agrees_with_the_full_one(schema: dict[str, Any]) -> 
     except ToolRegistrationError:
         return
     assert _META_VALIDATOR.is_valid(kept) == FULL_META.is_valid(kept)
+
+
+def test_oneof_with_overlapping_branches_is_unsupported() -> None:
+    """A generated value must match exactly one branch; overlapping branches cannot promise it
+    (JSONSchemaBench: 37 schemas whose generated values matched two branches)."""
+    overlapping = {"type": "object", "properties": {"x": {"oneOf": [{"type": "number"}, {"type": "integer"}]}}}
+    with pytest.raises(UnsupportedSchemaError, match="oneOf") as err:
+        normalize_schema(overlapping, tool="t")
+    assert err.value.pointer == "/properties/x/oneOf" and err.value.keyword == "oneOf"
+    disjoint = {"type": "object", "properties": {
+        "x": {"oneOf": [{"type": "string"}, {"type": "integer"}]},
+        "y": {"oneOf": [{"const": "a"}, {"enum": ["b", "c"]}]},
+    }}  # fmt: skip
+    normalize_schema(disjoint, tool="t")

@@ -129,7 +129,15 @@ class SchemaCompiler:
         if "allOf" in schema:
             merged = {k: v for k, v in schema.items() if k != "allOf"}
             for branch in schema["allOf"]:
-                merged = _merge(merged, self._deref(branch))
+                while isinstance(branch, Mapping) and "$ref" in branch:  # counted like any reference
+                    ref = branch["$ref"]
+                    if refs.count(ref) >= MAX_REF_DEPTH:
+                        return nfa.never()
+                    refs += (ref,)
+                    rest = {k: v for k, v in branch.items() if k != "$ref"}
+                    target = self._resolve(ref)
+                    branch = _merge(target, rest) if rest else target
+                merged = _merge(merged, branch)
             return self.value(merged, refs)
         for key in ("anyOf", "oneOf"):
             if key in schema:

@@ -472,6 +472,16 @@ class Grammar:
         return pos if pos[0] == "text" else None
 
 
+def prepare(vocab: Vocabulary) -> None:
+    """Build the per-vocabulary structures now (token index, JSON string tables) rather than at
+    the first grammar or mask: tokenizer set-up, done once per tokenizer and shared."""
+    index = TokenIndex.of(vocab)
+    from ..automata.json_schema import Syntax
+
+    for syntax in Syntax:
+        _string_table(index, syntax).walk(_string_table(index, syntax).start_state)
+
+
 _STRING_TABLES: dict[tuple[int, Any], StringTable] = {}
 
 

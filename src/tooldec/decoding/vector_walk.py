@@ -186,6 +186,7 @@ class StringTable:
         compiler = SchemaCompiler(nfa, {}, Style(syntax=syntax))
         self.dfa = nfa.to_dfa(nfa.seq(nfa.star(compiler.any_char()), nfa.literal(b'"')))
         self.closed = frozenset(np.nonzero(self.dfa.accepting)[0].tolist())
+        self.start_state = 0  # content, right after an opening quote
         self.index = index
         self.signatures: dict[bytes, list[int]] = {}
         for q in range(self.dfa.n_states):

@@ -19,6 +19,7 @@ are written as ints. It is idempotent: normalizing the output again returns an e
 from __future__ import annotations
 
 import copy
+import json
 import re
 from collections.abc import Iterator, Mapping
 from typing import Any, cast
@@ -360,6 +361,27 @@ class _Checker:
                 raise self.invalid(f"$ref {ref!r} does not point to a schema", _pointer(ptr, "$ref"))
         for i, branch in enumerate(s.get("allOf", [])):
             self.check_allof_branch(branch, _pointer(_pointer(ptr, "allOf"), i), 0)
+        if "oneOf" in s:
+            self.check_oneof(s, ptr)
+
+    def check_oneof(self, s: dict[str, Any], ptr: str) -> None:
+        """oneOf needs exactly one branch to match; the compiler can only promise that when no
+        value can match two branches: their JSON types differ, or they list different constants.
+        Otherwise generation could produce a value that matches two branches, which is invalid."""
+        parent = _types(s) or set(_ALL_TYPES)
+        branches = s["oneOf"]
+        for i in range(len(branches)):
+            for j in range(i + 1, len(branches)):
+                a, b = branches[i], branches[j]
+                if not (_type_set(a, self.root, parent) & _type_set(b, self.root, parent)):
+                    continue
+                va, vb = _constants(a, self.root), _constants(b, self.root)
+                if va is not None and vb is not None and not (va & vb):
+                    continue
+                raise self.unsupported(
+                    f"branches {i} and {j} may both match one value, and tooldec cannot promise that"
+                    f" exactly one does: use anyOf if overlap is fine, or make the branches differ in"
+                    f" type or constant values", _pointer(ptr, "oneOf"), "oneOf")
 
     def check_pattern(self, pattern: str, ptr: str) -> None:
         """Invalid if it is no regex at all; unsupported if ``interegular`` cannot compile it.
@@ -411,6 +433,57 @@ class _Checker:
                 self.check_allof_branch(target, ptr, depth + 1)
         for i, sub in enumerate(branch.get("allOf", [])):
             self.check_allof_branch(sub, _pointer(_pointer(ptr, "allOf"), i), depth)
+
+
+_ALL_TYPES = ("string", "number", "integer", "boolean", "null", "array", "object")
+
+
+def _type_set(schema: Schema, root: Schema, parent: set[str], depth: int = 0) -> set[str]:
+    """The JSON types a branch can match (integer counts as a number)."""
+    if schema is True:
+        return set(parent)
+    if schema is False or not isinstance(schema, dict):
+        return set()
+    if "$ref" in schema and depth < MAX_REF_DEPTH:
+        target = _resolve(root, schema["$ref"])
+        if isinstance(target, (dict, bool)):
+            return _type_set(target, root, parent, depth + 1)
+    if "type" in schema:
+        found = {schema["type"]} if isinstance(schema["type"], str) else set(schema["type"])
+    elif "const" in schema or "enum" in schema:
+        values = [schema["const"]] if "const" in schema else schema["enum"]
+        found = {_json_type(v) for v in values}
+    else:
+        found = set(_ALL_TYPES)
+    if "number" in found:
+        found.add("integer")
+    if "integer" in found:
+        found.add("number")
+    return found & (parent | ({"number", "integer"} if parent & {"number", "integer"} else set()))
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    return {str: "string", list: "array", dict: "object"}.get(type(value), "object")
+
+
+def _constants(schema: Schema, root: Schema, depth: int = 0) -> set[str] | None:
+    """The values a branch allows (JSON text), when it lists them (const or enum)."""
+    if not isinstance(schema, dict):
+        return None
+    if "$ref" in schema and depth < MAX_REF_DEPTH:
+        target = _resolve(root, schema["$ref"])
+        return _constants(target, root, depth + 1) if isinstance(target, (dict, bool)) else None
+    if "const" in schema:
+        return {json.dumps(schema["const"], sort_keys=True)}
+    if "enum" in schema:
+        return {json.dumps(v, sort_keys=True) for v in schema["enum"]}
+    return None
 
 
 def _relocate_dropped_targets(out: Schema, original: Mapping[str, Any], normalizer: _Normalizer) -> None:

@@ -1,0 +1,1 @@
+"""Speed benchmark: tooldec against XGrammar, llguidance and outlines-core (see README.md)."""
