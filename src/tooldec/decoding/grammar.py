@@ -30,7 +30,7 @@ from ..tokens import Vocabulary
 from ..tools import Tool, ToolSet
 from ..tools.trie import ROOT, NameTrie
 from .token_index import TokenIndex
-from .vector_walk import StringTable, StringWalk, forced_bytes, start_rows, walk_rows
+from .vector_walk import StringTable, StringWalk, narrow_rows, walk_rows
 
 __all__ = ["Grammar", "Mask", "Position"]
 
@@ -329,54 +329,57 @@ class Grammar:
             table = self._strings[syntax] = _string_table(self.index, syntax)
         return table
 
-    def _tail_outcomes(self, pos: Position, follow_ok: bool) -> tuple[tuple[StringWalk, np.ndarray] | None, np.ndarray, np.ndarray]:
+    def _tail_outcomes(self, pos: Position, follow_ok: bool) -> tuple[tuple[StringWalk, int] | None, np.ndarray, np.ndarray]:
         """Where every token goes from a tail position, in two parts.
 
         Returns:
             ``base``: for string content, the per-vocabulary walk of the tokens that stay inside
-            the string and the map from its canonical states to this tail's states, else
-            ``None``; then the ids and remaining distances of all other allowed tokens.
+            the string and the tail state after its closing quote, else ``None``; then the ids
+            and remaining distances of all other allowed tokens.
         """
         _, key, name, nxt, start = pos
         dfa = self.tail(name, nxt)
         index = self.index
         table = self._string_table()
-        match = table.match(dfa, start)
-        base = None
-        prefix_ids: list[int] = []
-        if match is not None:
-            q, lut, exit_state = match
-            string = table.walk(q)
-            base = (string, lut)
-            rows, offsets = string.closing_rows, string.closing_offsets
-            states = np.full(rows.size, exit_state, dtype=np.int32)
-        else:
-            forced, after_forced = forced_bytes(dfa, start)
-            if len(forced) > 1:  # a literal: look its prefixes up, walk only tokens longer than it
-                prefix_ids = [i for k in range(1, len(forced)) for i in index.ids_of.get(forced[:k], ())]
-                a, z = _range(index.sorted_bytes, forced, 0, len(index.sorted_bytes))
-                rows = index.sorted_rows[a:z]
-                states = np.full(rows.size, after_forced, dtype=np.int32)
-                offsets = np.full(rows.size, len(forced), dtype=np.int64)
-            else:
-                prefix_ids = []
-                rows, states = start_rows(index, dfa, start)
-                offsets = np.ones(rows.size, dtype=np.int64)
+        exit_state = dfa.string_exit(start)
+        match = (table.start_state, exit_state) if exit_state is not None else table.match(dfa, start)
+        if match is None:
+            ended_ids, ended_states, rows, states, offsets = narrow_rows(index, dfa, start)
+            rows, dist = self._walk_on(pos, dfa, rows, states, offsets, follow_ok)
+            ids = np.concatenate([index.ids[rows], np.array(ended_ids, dtype=np.int32)])
+            return None, ids, np.concatenate([dist, dfa.dist[np.array(ended_states, dtype=np.int64)]])
+        q, exit_state = match
+        string = table.walk(q)
+        # tokens that close the string: walk one per distinct remainder after the quote
+        reps = string.closing_rows[string.rest_first]
+        ok_rows, ok_dist = self._walk_on(
+            pos, dfa, reps, np.full(reps.size, exit_state, dtype=np.int32), string.closing_offsets[string.rest_first], follow_ok
+        )
+        rep_dist = np.full(reps.size, -1, dtype=np.int64)
+        where = {int(r): i for i, r in enumerate(reps.tolist())}
+        for r, d in zip(ok_rows.tolist(), ok_dist.tolist()):
+            rep_dist[where[r]] = d
+        per_crosser = rep_dist[string.rest_of]
+        keep = per_crosser >= 0
+        return (string, exit_state), index.ids[string.closing_rows[keep]], per_crosser[keep]
+
+    def _walk_on(
+        self, pos: Position, dfa: LazyDFA, rows: np.ndarray, states: np.ndarray, offsets: np.ndarray, follow_ok: bool
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Rows that survive the rest of their bytes from the given states (crossing the end of
+        the call where they do), with the bytes each leaves to finish the call."""
+        index, key = self.index, pos[1]
         walk = walk_rows(index, dfa, rows, states, offsets)
-        left_ids, left_dist = [], []
+        left_rows, left_dist = [], []
         for r, s, off in zip(walk.exit_rows.tolist(), walk.exit_states.tolist(), walk.exit_offsets.tolist()):
             after: Position | None = ("name", key, b"", ROOT) if s in dfa.marks else ("text", 0)
             rest = bytes(index.flat[index.offsets[r] + off : index.offsets[r] + index.lengths[r]])
             after = self.walk(after, rest, follow_ok, follow_ok)
             if after is not None:
-                left_ids.append(int(index.ids[r]))
+                left_rows.append(r)
                 left_dist.append(self.distance(after, follow_ok))
-        if match is None and prefix_ids:
-            left_ids += prefix_ids
-            left_dist += [int(dfa.dist[dfa.step(start, index.vocab.token_bytes[i])]) for i in prefix_ids]  # type: ignore[arg-type]
-        ids = np.concatenate([index.ids[walk.rows], np.array(left_ids, dtype=np.int32)])
-        dist = np.concatenate([dfa.dist[walk.finals], np.array(left_dist, dtype=np.int64)])
-        return base, ids, dist
+        out_rows = np.concatenate([walk.rows, np.array(left_rows, dtype=np.int64)])
+        return out_rows, np.concatenate([dfa.dist[walk.finals], np.array(left_dist, dtype=np.int64)])
 
     def _crossing_ids(self, key: str, name: str, prefix: bytes, lo: int, hi: int, follow_ok: bool) -> list[int]:
         """Tokens among ``sorted_bytes[lo:hi]`` (all starting with ``prefix``, a complete name)
@@ -405,11 +408,11 @@ class Grammar:
         base, ids, dist = self._tail_outcomes(pos, follow_ok)
         mask = Mask.from_ids(ids, self.index.words, int(dist.max()) if dist.size else 0)
         if base is not None:
-            string, lut = base
+            string, exit_state = base
             mask.packed |= string.packed
-            if string.final_set.size:
-                ends = lut[string.final_set]
-                mask.max_after = max(mask.max_after, int(self.tail(pos[2], pos[3]).dist[ends].max()))
+            if string.final_set.size:  # inside the string: the canonical bytes to the quote, then the rest
+                closing = self._string_table().dfa.dist[string.final_set].max()
+                mask.max_after = max(mask.max_after, int(closing + self.tail(pos[2], pos[3]).dist[exit_state]))
         return mask
 
     # -- budgets ------------------------------------------------------------------------------
@@ -449,9 +452,10 @@ class Grammar:
         if pos[0] == "tail":
             base, ids, after = self._tail_outcomes(pos, follow_ok)
             if base is not None:
-                string, lut = base
+                string, exit_state = base
+                closing = self._string_table().dfa.dist[string.inside_finals]
                 ids = np.concatenate([ids, self.index.ids[string.inside_rows]])
-                after = np.concatenate([after, self.tail(pos[2], pos[3]).dist[lut[string.inside_finals]]])
+                after = np.concatenate([after, closing + self.tail(pos[2], pos[3]).dist[exit_state]])
         else:
             found = []
             for tid in mask.ids.tolist():

@@ -14,6 +14,7 @@ the string are walked further.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,7 +24,7 @@ from ..automata.lazy import LazyDFA
 from ..automata.nfa import DEAD, NFA, ByteDFA
 from .token_index import TokenIndex
 
-__all__ = ["StringTable", "Walk", "start_rows", "walk_rows"]
+__all__ = ["StringTable", "StringWalk", "Walk", "narrow_rows", "start_rows", "walk_rows"]
 
 
 @dataclass
@@ -56,6 +57,63 @@ def forced_bytes(dfa: DFA, state: int) -> tuple[bytes, int]:
         out.append(int(live[0]))
         state = nxt
     return bytes(out), state
+
+
+WIDE = 48
+"""A state with more live bytes than this is walked vectorised; fewer are split by bisection."""
+
+
+def narrow_rows(index: TokenIndex, dfa: DFA, start: int) -> tuple[list[int], list[int], np.ndarray, np.ndarray, np.ndarray]:
+    """Split the sorted vocabulary along the DFA while it is narrow (a literal, a digit).
+
+    Tokens sharing a prefix are one range of ``sorted_bytes``, so following the few live bytes
+    of a state costs two bisections each, whatever the vocabulary size. Where the DFA widens
+    (or at an exit), the remaining range is handed to :func:`walk_rows`.
+
+    Returns:
+        Ids and end states of the tokens that ended inside the narrow part, then the rows,
+        states and offsets still to walk.
+    """
+    tokens, sorted_ids, sorted_rows = index.sorted_bytes, index.sorted_ids, index.sorted_rows
+    ended_ids: list[int] = []
+    ended_states: list[int] = []
+    rows: list[np.ndarray] = []
+    states: list[int] = []
+    offsets: list[int] = []
+    sizes: list[int] = []
+    stack = [(start, b"", 0, len(tokens))]
+    while stack:
+        state, prefix, lo, hi = stack.pop()
+        depth = len(prefix)
+        exit_here = depth > 0 and bool(dfa.exits[state])
+        while depth and not exit_here and lo < hi and len(tokens[lo]) == depth:
+            ended_ids.append(sorted_ids[lo])
+            ended_states.append(state)
+            lo += 1
+        if lo >= hi:
+            continue
+        live = None if exit_here else np.flatnonzero(dfa.row(state) >= 0)
+        if live is None or live.size > WIDE:
+            rows.append(sorted_rows[lo:hi])
+            states.append(state)
+            offsets.append(depth)
+            sizes.append(hi - lo)
+            continue
+        for byte in live.tolist():
+            nxt = prefix + bytes([byte])
+            a = bisect_left(tokens, nxt, lo, hi)
+            z = hi if byte == 255 else bisect_left(tokens, prefix + bytes([byte + 1]), a, hi)
+            if a < z:
+                stack.append((dfa.next(state, byte), nxt, a, z))
+    if not rows:
+        return ended_ids, ended_states, np.empty(0, np.int64), np.empty(0, np.int32), np.empty(0, np.int64)
+    return (
+        ended_ids,
+        ended_states,
+        np.concatenate(rows),
+        np.repeat(np.array(states, dtype=np.int32), sizes),
+        np.repeat(np.array(offsets, dtype=np.int64), sizes),
+    )
 
 
 def start_rows(index: TokenIndex, dfa: DFA, state: int) -> tuple[np.ndarray, np.ndarray]:
@@ -171,6 +229,8 @@ class StringWalk:
     final_set: np.ndarray  # the distinct values of inside_finals
     closing_rows: np.ndarray
     closing_offsets: np.ndarray  # bytes consumed up to and including the closing quote
+    rest_first: np.ndarray  # for each distinct remainder after the quote, one closing token
+    rest_of: np.ndarray  # for each closing token, which distinct remainder it has
 
 
 class StringTable:
@@ -203,15 +263,28 @@ class StringTable:
             flags = np.zeros(self.index.words * 32, dtype=bool)
             flags[self.index.ids[walk.rows]] = True
             packed = np.packbits(flags, bitorder="little")
-            got = self._walks[q] = StringWalk(packed, walk.rows, walk.finals, np.unique(walk.finals), walk.exit_rows, walk.exit_offsets)
+            index = self.index
+            rests: dict[bytes, int] = {}
+            first: list[int] = []
+            rest_of = np.empty(walk.exit_rows.size, dtype=np.int64)
+            for i, (r, off) in enumerate(zip(walk.exit_rows.tolist(), walk.exit_offsets.tolist())):
+                rest = bytes(index.flat[index.offsets[r] + off : index.offsets[r] + index.lengths[r]])
+                k = rests.setdefault(rest, len(rests))
+                if k == len(first):
+                    first.append(i)
+                rest_of[i] = k
+            got = self._walks[q] = StringWalk(
+                packed, walk.rows, walk.finals, np.unique(walk.finals), walk.exit_rows, walk.exit_offsets,
+                np.array(first, dtype=np.int64), rest_of,
+            )
         return got
 
-    def match(self, dfa: DFA, state: int) -> tuple[int, np.ndarray, int] | None:
-        """If ``state`` is string content of the canonical kind: (canonical state, map, exit state).
+    def match(self, dfa: DFA, state: int) -> tuple[int, int] | None:
+        """If ``state`` is string content of the canonical kind: (canonical state, exit state).
 
-        The map sends every canonical content state to the tail state it corresponds to; the
-        exit is where the closing quote leads. ``None`` when the sub-automaton differs (a bounded
-        length, a pattern, an enum): those states take the general walk.
+        Checked by pairing the sub-automaton with the canonical one (it expands the states it
+        visits); the exit is where the closing quote leads. ``None`` when the sub-automaton
+        differs (a bounded length, a pattern, an enum): those states take the general walk.
         """
         candidates = self.signatures.get(np.packbits(dfa.row(state) >= 0).tobytes(), [])
         canon = self.dfa
@@ -243,8 +316,5 @@ class StringTable:
                     if not ok:
                         break
             if ok and exit_state is not None:
-                lut = np.full(canon.n_states, DEAD, dtype=np.int32)
-                for q, s in pairs.items():
-                    lut[q] = s
-                return q0, lut, exit_state
+                return q0, exit_state
         return None

@@ -1,0 +1,447 @@
+"""Hugging Face transformers backend: a logits processor, a stopping criterion, model loading.
+
+The only module of tooldec (with ``tokens/hf.py``) that imports torch and transformers, so
+``import tooldec`` stays light. One :class:`~tooldec.decoding.Machine` follows each row of the
+batch; the processor feeds it the tokens ``generate`` appended and masks the next-token scores
+with its allowed set.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from transformers import LogitsProcessor, StoppingCriteria
+
+from ..decoding import Grammar, Machine, ToolChoice
+from ..dialects.base import Dialect
+from ..errors import ToolDecError
+from ..tokens import Vocabulary
+from ..tokens.hf import from_hf_tokenizer
+
+__all__ = [
+    "Generation",
+    "HFGenerator",
+    "StopOnCallClose",
+    "StopOnParsedCall",
+    "ToolDecLogitsProcessor",
+    "load_model",
+    "logits_width",
+    "vocabulary_for",
+]
+
+
+class ToolDecLogitsProcessor(LogitsProcessor):
+    """Masks every token that would take a row's output out of the tool-call grammar.
+
+    ``generate`` calls it once per step with all the ids so far; the tokens after the prompt are
+    fed to one ``Machine`` per row, so a processor is reusable: it starts fresh states when the
+    batch size or the prompt changes, or when the sequence is not the continuation of the one it
+    last saw. Call :meth:`reset` between two ``generate`` calls to make that explicit.
+
+    ``__call__`` follows transformers' contract and never writes into ``scores``: it returns
+    ``scores`` itself when nothing is masked and a new tensor otherwise. Logits wider than the
+    vocabulary (models pad the embedding matrix) are fine: the ids past the vocabulary are
+    always masked. Rows whose machine has ended (an end-of-sequence token was accepted) are left
+    alone, since ``generate`` replaces their tokens with padding anyway.
+
+    Args:
+        grammar: The tool set, dialect and vocabulary (shared; it caches masks).
+        tool_choice: ``"auto"``, ``"required"``, ``"none"`` or a tool name (see ``Machine``).
+        parallel_tool_calls: Whether one turn may hold several calls.
+        max_calls: Most calls per row (``None``: no limit).
+        max_new_tokens: The ``max_new_tokens`` given to ``generate``. When set, each step passes
+            the tokens left as the machine's budget, so a call is never cut off by the length
+            limit: near the end only tokens that can still close it are allowed.
+
+    Raises:
+        ValueError: ``max_new_tokens`` is not positive.
+        ToolNotFoundError: ``tool_choice`` names no tool of the grammar.
+
+    Examples:
+        >>> from tooldec.tokens import Vocabulary
+        >>> from tooldec.tools import ToolSet
+        >>> from tooldec.dialects.hermes import Hermes
+        >>> vocab = Vocabulary.from_tokens([bytes([b]) for b in range(256)] + [b"<tool_call>", b"add"])
+        >>> def add(a: int, b: int) -> int:
+        ...     '''Add two numbers.'''
+        ...     return a + b
+        >>> processor = ToolDecLogitsProcessor(Grammar(ToolSet([add]), vocab, Hermes()), tool_choice="required")
+        >>> prompt = torch.tensor([[ord("Q"), ord(":")]])
+        >>> scores = processor(prompt, torch.zeros(1, vocab.size))
+        >>> [vocab.token_bytes[i] for i in torch.nonzero(scores[0] > -1).flatten().tolist()]
+        [b'<', b'<tool_call>']
+    """
+
+    supports_continuous_batching = False
+
+    def __init__(
+        self,
+        grammar: Grammar,
+        *,
+        tool_choice: ToolChoice = "auto",
+        parallel_tool_calls: bool = True,
+        max_calls: int | None = None,
+        max_new_tokens: int | None = None,
+    ) -> None:
+        if max_new_tokens is not None and max_new_tokens < 1:
+            raise ValueError(f"max_new_tokens must be >= 1 or None, got {max_new_tokens}")
+        self.grammar = grammar
+        self.tool_choice = tool_choice
+        self.parallel_tool_calls = parallel_tool_calls
+        self.max_calls = max_calls
+        self.max_new_tokens = max_new_tokens
+        self._new_machine()  # checks tool_choice and max_calls now, not in the middle of generate
+        self.masking_seconds = 0.0
+        """Time spent in this processor (feeding tokens, computing and applying masks), all calls."""
+        self.steps = 0
+        """How many times ``__call__`` ran, over all calls."""
+        self.reset()
+
+    def _new_machine(self) -> Machine:
+        return Machine(self.grammar, tool_choice=self.tool_choice,
+                       parallel_tool_calls=self.parallel_tool_calls, max_calls=self.max_calls)
+
+    def reset(self) -> None:
+        """Forget the current sequences; the next call starts fresh machines (timers are kept)."""
+        self._machines: list[Machine] = []
+        self._finished: list[bool] = []
+        self._prompt: torch.Tensor | None = None
+        self._fed = 0
+
+    @property
+    def machines(self) -> list[Machine]:
+        """One machine per row of the current batch (empty before the first step)."""
+        return list(self._machines)
+
+    @property
+    def tokens_fed(self) -> int:
+        """Tokens after the prompt that the machines have consumed (per row)."""
+        return self._fed
+
+    def budget(self) -> int | None:
+        """Tokens ``generate`` may still produce, the next one included (``None``: no limit)."""
+        return None if self.max_new_tokens is None else max(self.max_new_tokens - self._fed, 1)
+
+    def finish(self, row: int) -> None:
+        """Stop following ``row``: ``generate`` stopped it and will only pad it from now on."""
+        self._finished[row] = True
+
+    def sync(self, input_ids: torch.Tensor) -> None:
+        """Feed the machines every token of ``input_ids`` they have not seen yet.
+
+        Idempotent, so both the processor and :class:`StopOnCallClose` can call it each step.
+
+        Raises:
+            ToolDecError: A row's new token is one its machine does not allow, which means
+                something sampled outside the mask (another processor after this one, say).
+        """
+        start = time.perf_counter()
+        batch, length = input_ids.shape
+        prompt = self._prompt
+        same = (
+            prompt is not None
+            and batch == prompt.shape[0]
+            and 0 <= length - prompt.shape[1] - self._fed <= 1
+            and torch.equal(input_ids[:, : prompt.shape[1]], prompt)
+        )
+        if not same:
+            self.reset()
+            self._prompt = input_ids.detach().clone()
+            self._machines = [self._new_machine() for _ in range(batch)]
+            self._finished = [False] * batch
+        elif prompt is not None and length == prompt.shape[1] + self._fed + 1:
+            tokens = input_ids[:, -1].tolist()
+            for row, (machine, token) in enumerate(zip(self._machines, tokens)):
+                if self._finished[row]:
+                    continue
+                if not machine.advance(token):
+                    raise ToolDecError(
+                        f"row {row}: token {token} at step {self._fed} is not allowed by the grammar; was a "
+                        "processor that changes which tokens are allowed run after ToolDecLogitsProcessor?")
+                if machine.is_done():
+                    self._finished[row] = True
+            self._fed += 1
+        self.masking_seconds += time.perf_counter() - start
+
+    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+        """Return ``scores`` with the disallowed tokens of each live row set to ``-inf``.
+
+        Args:
+            input_ids: ``(batch, sequence)``: the prompt and the tokens generated so far.
+            scores: ``(batch, width)`` next-token logits, ``width >= grammar.vocab.size``.
+
+        Returns:
+            ``scores`` (nothing masked) or a new tensor; the input is never modified.
+
+        Raises:
+            ValueError: ``scores`` is narrower than the vocabulary (a different tokenizer?).
+            ToolDecError: A row has no allowed token at all, or see :meth:`sync`.
+        """
+        self.sync(input_ids)
+        start = time.perf_counter()
+        self.steps += 1
+        vocab_size = self.grammar.vocab.size
+        batch, width = scores.shape
+        if width < vocab_size:
+            raise ValueError(
+                f"scores have {width} columns but the vocabulary has {vocab_size} tokens: was the grammar "
+                "built for this model's tokenizer?")
+        words = (width + 31) // 32
+        bitmask = np.zeros((batch, words), dtype=np.int32)
+        live = [row for row in range(batch) if not self._finished[row]]
+        budget = self.budget()
+        masked = [row for row in live if self._machines[row].fill_bitmask(bitmask, row, budget)]
+        if width > vocab_size:  # padding ids past the tokenizer: bitmask bits are already 0 there
+            masked = live
+        if not masked:
+            self.masking_seconds += time.perf_counter() - start
+            return scores
+        allowed = np.unpackbits(bitmask[masked].view(np.uint8), axis=1, bitorder="little")[:, :width]
+        empty = np.flatnonzero(~allowed.any(axis=1))
+        if empty.size:
+            raise ToolDecError(
+                f"row {masked[int(empty[0])]}: no token is allowed at step {self._fed} (text so far: "
+                f"{self._machines[masked[int(empty[0])]].text[-80:]!r}); the constraint is unsatisfiable")
+        disallowed = torch.zeros(scores.shape, dtype=torch.bool)
+        disallowed[masked] = torch.from_numpy(allowed == 0)
+        out = scores.masked_fill(disallowed.to(scores.device), float("-inf"))
+        self.masking_seconds += time.perf_counter() - start
+        return out
+
+
+class StopOnCallClose(StoppingCriteria):
+    """Stops a row as soon as one of its calls closes, so the runtime can run the tool.
+
+    For dialects whose result is written into the text right after the call (ToolkenGPT's
+    ``<T>add(1, 2)=3``, ReAct's ``Observation:``), i.e. ``Dialect.stop_after_call``. Shares the
+    processor's machines, so pass both to the same ``generate``.
+
+    Args:
+        processor: The processor of the same ``generate`` call.
+    """
+
+    def __init__(self, processor: ToolDecLogitsProcessor) -> None:
+        self.processor = processor
+
+    def __call__(self, input_ids: torch.Tensor, scores: Any, **kwargs: Any) -> torch.BoolTensor:
+        self.processor.sync(input_ids)
+        stop = [bool(m.call_just_closed) for m in self.processor.machines]
+        for row, closed in enumerate(stop):
+            if closed:
+                self.processor.finish(row)
+        return torch.tensor(stop, dtype=torch.bool, device=input_ids.device)  # type: ignore[return-value]
+
+
+class StopOnParsedCall(StoppingCriteria):
+    """Unconstrained twin of :class:`StopOnCallClose`: stops once the new text holds a complete call.
+
+    Used for the baseline (no grammar, so no machine knows where a call ends): the generated text
+    is decoded and parsed with the dialect after each token. Batch of one only.
+
+    Args:
+        dialect: Parses the calls.
+        vocab: Decodes the tokens to the bytes the model wrote.
+        prompt_length: Tokens of the prompt, not parsed.
+        prefix: The end of the prompt that belongs to the output (a call start written into
+            the prompt to force it), parsed with the new text.
+    """
+
+    def __init__(self, dialect: Dialect, vocab: Vocabulary, prompt_length: int, prefix: str = "") -> None:
+        self.dialect = dialect
+        self.vocab = vocab
+        self.prompt_length = prompt_length
+        self.prefix = prefix
+
+    def __call__(self, input_ids: torch.Tensor, scores: Any, **kwargs: Any) -> torch.BoolTensor:
+        stop = []
+        for row in input_ids[:, self.prompt_length :].tolist():
+            text = self.vocab.decode([t for t in row if t < self.vocab.size and self._known(t)])
+            stop.append(bool(self.dialect.parse_calls(self.prefix + text.decode("utf-8", errors="replace"))))
+        return torch.tensor(stop, dtype=torch.bool, device=input_ids.device)  # type: ignore[return-value]
+
+    def _known(self, token: int) -> bool:
+        return self.vocab.token_bytes[token] is not None or token in self.vocab.special
+
+
+@dataclass(frozen=True)
+class Generation:
+    """The new tokens of one ``generate`` call and what it cost.
+
+    Attributes:
+        ids: Tokens after the prompt, up to and including the end-of-sequence token if one was
+            generated (the padding after it is dropped).
+        ended: The model emitted an end-of-sequence token.
+        call_closed: Generation stopped because a call closed (``stop_after_call`` dialects).
+        masking_seconds: Time spent in the processor (0 when unconstrained).
+    """
+
+    ids: list[int]
+    ended: bool
+    call_closed: bool
+    masking_seconds: float
+
+
+class HFGenerator:
+    """Runs ``model.generate`` on token ids, with or without tooldec's constraint.
+
+    Keeps torch out of the runtime: the loop hands over lists of ids and gets lists back.
+
+    Args:
+        model: A transformers causal language model.
+        tokenizer: Its tokenizer.
+        vocab: Its vocabulary padded to the logits width (default: :func:`vocabulary_for`).
+    """
+
+    def __init__(self, model: Any, tokenizer: Any, vocab: Vocabulary | None = None) -> None:
+        self.model = model
+        self.tokenizer = tokenizer
+        self.vocab = vocab if vocab is not None else vocabulary_for(model, tokenizer)
+        eos = set(self.vocab.eos_ids)
+        configured = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
+        eos.update([configured] if isinstance(configured, int) else list(configured or []))
+        self.eos_ids = sorted(eos)
+        pad = getattr(tokenizer, "pad_token_id", None)
+        self.pad_id = pad if isinstance(pad, int) else self.eos_ids[0]
+
+    @staticmethod
+    def seed(seed: int) -> None:
+        """Seed torch's generator, which ``generate`` samples from."""
+        torch.manual_seed(seed)
+
+    def generate(
+        self,
+        prompt_ids: Sequence[int],
+        *,
+        max_new_tokens: int,
+        temperature: float = 0.0,
+        grammar: Grammar | None = None,
+        tool_choice: ToolChoice = "auto",
+        parallel_tool_calls: bool = True,
+        max_calls: int | None = None,
+        stop_after_call: Dialect | None = None,
+        prefix: str = "",
+    ) -> Generation:
+        """Generate up to ``max_new_tokens`` tokens after ``prompt_ids`` (a batch of one).
+
+        Args:
+            prompt_ids: The prompt.
+            max_new_tokens: The budget; with a grammar, a call is always closed within it.
+            temperature: 0 for greedy decoding, else plain sampling at that temperature.
+            grammar: Constrain the output to it; ``None`` for unconstrained generation.
+            tool_choice: See ``Machine`` (ignored without a grammar).
+            parallel_tool_calls: See ``Machine`` (ignored without a grammar).
+            max_calls: See ``Machine`` (ignored without a grammar).
+            stop_after_call: Stop as soon as a call of this dialect closes.
+            prefix: Text at the end of the prompt that is part of the output (a forced call
+                start); unconstrained, it is parsed with the new text to see a call close.
+
+        Returns:
+            The new tokens and the time spent masking.
+        """
+        input_ids = torch.tensor([list(prompt_ids)], dtype=torch.long, device=self.model.device)
+        processors: list[LogitsProcessor] = []
+        criteria: list[StoppingCriteria] = []
+        processor = None
+        if grammar is not None:
+            processor = ToolDecLogitsProcessor(
+                grammar, tool_choice=tool_choice, parallel_tool_calls=parallel_tool_calls,
+                max_calls=max_calls, max_new_tokens=max_new_tokens)
+            processors.append(processor)
+            if stop_after_call is not None:
+                criteria.append(StopOnCallClose(processor))
+        elif stop_after_call is not None:
+            criteria.append(StopOnParsedCall(stop_after_call, self.vocab, input_ids.shape[1], prefix))
+        sampling: dict[str, Any] = (
+            {"do_sample": True, "temperature": float(temperature), "top_k": 0, "top_p": 1.0}
+            if temperature > 0 else {"do_sample": False})
+        with torch.inference_mode():
+            output = self.model.generate(
+                input_ids=input_ids,
+                attention_mask=torch.ones_like(input_ids),
+                max_new_tokens=max_new_tokens,
+                logits_processor=processors,
+                stopping_criteria=criteria,
+                eos_token_id=self.eos_ids,
+                pad_token_id=self.pad_id,
+                **sampling,
+            )
+        new = output[0, input_ids.shape[1] :].tolist()
+        end = next((i for i, token in enumerate(new) if token in self.eos_ids), None)
+        ids = new if end is None else new[: end + 1]
+        closed = processor is not None and bool(processor.machines) and processor.machines[0].call_just_closed
+        if processor is None and stop_after_call is not None and end is None:
+            text = self.vocab.decode(ids).decode("utf-8", errors="replace")
+            closed = bool(stop_after_call.parse_calls(prefix + text))
+        return Generation(ids, end is not None, closed, processor.masking_seconds if processor else 0.0)
+
+
+def logits_width(model: Any) -> int:
+    """The number of logits the model produces per step (often more than the tokenizer has)."""
+    head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
+    weight = getattr(head, "weight", None)
+    if weight is not None:
+        return int(weight.shape[0])
+    return int(model.config.vocab_size)
+
+
+def vocabulary_for(model: Any, tokenizer: Any) -> Vocabulary:
+    """The tokenizer's vocabulary padded to the model's logits width, ready for a ``Grammar``.
+
+    Raises:
+        TokenizerError: The tokenizer cannot be read, or has more tokens than the model logits.
+    """
+    return from_hf_tokenizer(tokenizer, vocab_size=logits_width(model))
+
+
+def _stderr(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def load_model(path_or_gguf: str | Path, *, progress: Callable[[str], None] | None = _stderr) -> tuple[Any, Any]:
+    """Load a causal language model and its tokenizer from a local directory or ``.gguf`` file.
+
+    A GGUF file is dequantised to float32 by transformers (it needs ``accelerate``), which
+    takes a while; ``progress`` is told what is happening and how long it took.
+
+    Args:
+        path_or_gguf: A model directory (``config.json``, weights, tokenizer) or a ``.gguf`` file.
+        progress: Called with one-line status messages (default: printed to stderr); ``None``
+            for silence.
+
+    Returns:
+        ``(model, tokenizer)``, the model in eval mode.
+
+    Raises:
+        FileNotFoundError: The path does not exist.
+        ImportError: A GGUF file but ``accelerate`` is not installed.
+    """
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    say = progress or (lambda message: None)
+    path = Path(path_or_gguf)
+    if not path.exists():
+        raise FileNotFoundError(f"no model at {path}: give a model directory or a .gguf file")
+    kwargs: dict[str, Any] = {}
+    directory = path
+    if path.is_file():
+        if path.suffix != ".gguf":
+            raise FileNotFoundError(f"{path} is a file but not a .gguf model; give a model directory or a .gguf file")
+        if importlib.util.find_spec("accelerate") is None:
+            raise ImportError("transformers needs 'accelerate' to load a GGUF file: pip install accelerate")
+        directory, kwargs = path.parent, {"gguf_file": path.name}
+    start = time.perf_counter()
+    say(f"loading tokenizer from {path} ...")
+    tokenizer = AutoTokenizer.from_pretrained(directory, **kwargs)
+    say(f"loading model from {path} (a GGUF file is dequantised first; this takes a while) ...")
+    model: Any = AutoModelForCausalLM.from_pretrained(directory, **kwargs)
+    model.eval()
+    say(f"model loaded in {time.perf_counter() - start:.1f} s")
+    return model, tokenizer

@@ -1,0 +1,58 @@
+"""``tooldec bench NAME``: one of the paper's experiments, for one or more systems.
+
+    tooldec bench funcqa --model qwen --system tooldec --limit 10
+    python -m tooldec.bench bfcl --model smollm2 --system baseline --system tooldec --limit 5
+
+Per run: a progress bar, ``<out>/<bench>/<model>/<system>/<subset>.jsonl`` (one line per item),
+``summary.json``; then ``table.md`` and ``<bench>.png`` over every system run so far.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from .datasets import data_dir
+from .experiments.common import SYSTEMS
+from .experiments.runner import EXPERIMENTS
+
+__all__ = ["main"]
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tooldec bench", description="Reproduce one of the ToolDec paper's tables.")
+    parser.add_argument("name", choices=EXPERIMENTS, help="which table")
+    parser.add_argument("--model", default="smollm2",
+                        help="'smollm2' (installed), 'qwen' (after `make qwen`), or a local HF folder or .gguf file")
+    parser.add_argument("--system", action="append", choices=[*SYSTEMS, "all"],
+                        help="baseline, repair (fuzzy names + backtrace) or tooldec; repeat, or 'all' (default)")
+    parser.add_argument("--data", type=Path, default=None, help="benchmark data (default: $TOOLDEC_DATA or ../shared/data)")
+    parser.add_argument("--limit", type=int, default=None, help="items per subset (default: all)")
+    parser.add_argument("--subset", action="append", default=None, help="only these subsets (repeatable)")
+    parser.add_argument("--out", type=Path, default=Path("runs/bench"), help="where results go (default: runs/bench)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the benchmark; print each system's summary and the table over all systems run so far."""
+    args = _parser().parse_args(argv)
+    from .experiments.common import Session
+    from .experiments.runner import report, run
+
+    systems = list(SYSTEMS) if not args.system or "all" in args.system else list(dict.fromkeys(args.system))
+    data = data_dir(args.data)
+    if not data.is_dir():
+        print(f"tooldec bench: no benchmark data at {data}; pass --data or set TOOLDEC_DATA", file=sys.stderr)
+        return 2
+    if args.limit is not None and args.limit < 1:
+        print("tooldec bench: --limit must be >= 1", file=sys.stderr)
+        return 2
+    session = Session(args.model)
+    for system in systems:
+        run(args.name, session, system, data=data, out=args.out, limit=args.limit,
+            subsets=tuple(args.subset) if args.subset else None)
+    print(report(args.name, args.out / args.name / session.label))
+    print(f"results in {args.out / args.name / session.label}")
+    return 0

@@ -1,0 +1,229 @@
+"""What every paper experiment shares: the model, the three systems, the run loop and its files.
+
+A run is one experiment, one model and one system over some subsets of a benchmark: a progress
+bar per subset, one JSON line per item (``<out>/<bench>/<model>/<system>/<subset>.jsonl``), a
+``summary.json`` beside them, and a Markdown table and a PNG plot over every system found under
+``<out>/<bench>/<model>/`` (so running the three systems one after the other fills the table).
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, get_args
+
+from ...dialects import Dialect, Hermes, ToolCall
+from ...tools import ToolSet
+
+__all__ = [
+    "SYSTEMS",
+    "Once",
+    "Session",
+    "System",
+    "call_errors",
+    "markdown_table",
+    "mean",
+    "run_subset",
+]
+
+System = Literal["baseline", "repair", "tooldec"]
+SYSTEMS: tuple[System, ...] = get_args(System)
+
+
+def mean(values: Iterable[float]) -> float:
+    items = list(values)
+    return sum(items) / len(items) if items else float("nan")
+
+
+def resolve_model(spec: str) -> Path:
+    """``smollm2``, ``qwen`` or a path to a local HF folder or GGUF file."""
+    from ...models import qwen_coder_gguf_path, smollm2_gguf_path
+
+    if spec == "smollm2":
+        return smollm2_gguf_path()
+    if spec == "qwen":
+        return qwen_coder_gguf_path()
+    return Path(spec)
+
+
+@dataclass
+class Once:
+    """One generation without running tools: the text, its calls and what was wrong with them."""
+
+    text: str
+    calls: list[ToolCall]
+    errors: list[str]
+    tokens: int
+    seconds: float
+    prompt_tokens: int
+
+
+class Session:
+    """A loaded model, shared by every item (and every system) of a run.
+
+    Args:
+        model: ``smollm2``, ``qwen``, or a local HF folder or ``.gguf`` file.
+        progress: Whether to print loading messages.
+    """
+
+    def __init__(self, model: str, *, progress: bool = True, loaded: tuple[Any, Any, Any] | None = None) -> None:
+        from ...backends.hf import load_model, vocabulary_for
+
+        self.path = resolve_model(model)
+        self.label = model if model in ("smollm2", "qwen") else self.path.stem
+        if loaded is not None:  # ``(model, tokenizer, vocab)`` already in memory (tests share one)
+            self.model, self.tokenizer, self.vocab = loaded
+        else:
+            self.model, self.tokenizer = load_model(self.path, progress=None if not progress else print)
+            self.vocab = vocabulary_for(self.model, self.tokenizer)
+        self._cache: dict[Any, Any] = {}
+
+    def describe(self) -> dict[str, Any]:
+        """Model file, quantisation as named in the file, machine: for the results' header."""
+        import torch
+
+        return {
+            "model": self.label,
+            "file": self.path.name,
+            "backend": "transformers (GGUF dequantised to float32)" if self.path.suffix == ".gguf" else "transformers",
+            "machine": f"{platform.machine()} {platform.processor() or ''} {torch.get_num_threads()} threads".strip(),
+            "python": platform.python_version(),
+            "torch": torch.__version__,
+        }
+
+    def cached(self, key: Any, make: Callable[[], Any]) -> Any:
+        """Build something once per run (decoders: their grammar caches masks across items)."""
+        if key not in self._cache:
+            self._cache[key] = make()
+        return self._cache[key]
+
+    def decoder(self, system: System, tools: ToolSet, dialect: Dialect, **options: Any) -> Any:
+        """A ``ToolDecoder`` for ``system`` (``RepairDecoder`` for ``repair``), greedy by default."""
+        from ...runtime import ToolDecoder
+        from .repair import RepairDecoder
+
+        options.setdefault("temperature", 0.0)
+        if system == "repair":
+            return RepairDecoder(self.model, self.tokenizer, tools, dialect=dialect, vocab=self.vocab, **options)
+        return ToolDecoder(self.model, self.tokenizer, tools, dialect=dialect, vocab=self.vocab,
+                           constrained=system == "tooldec", **options)
+
+    def chat(self, messages: Sequence[Mapping[str, Any]], *, tools: ToolSet | None = None,
+             dialect: Dialect | None = None) -> str:
+        """The prompt text of ``messages`` through the model's chat template, ready to generate.
+
+        ``tools`` go through the template when it takes them (Qwen's own tool prompt), else into a
+        system message written by ``tool_instructions`` (SmolLM2's template has no tools), as the
+        runtime does.
+        """
+        from ...runtime import tool_instructions
+        from ...runtime.loop import _openai_tool
+
+        messages = [dict(m) for m in messages]
+        template = getattr(self.tokenizer, "chat_template", None) or ""
+        specs = None
+        if tools is not None and len(tools):
+            if isinstance(template, str) and "tools" in template:
+                specs = [_openai_tool(t) for t in tools]
+            else:
+                instructions = tool_instructions(tools, dialect or Hermes())
+                if messages and messages[0].get("role") == "system":
+                    messages[0]["content"] = f"{messages[0]['content']}\n\n{instructions}"
+                else:
+                    messages.insert(0, {"role": "system", "content": instructions})
+        return str(self.tokenizer.apply_chat_template(messages, tools=specs, add_generation_prompt=True,
+                                                      tokenize=False))
+
+    def count_tokens(self, text: str) -> int:
+        return len(self.tokenizer.encode(text, add_special_tokens=False))
+
+    def once(self, decoder: Any, system: System, prompt: str, *, max_new_tokens: int,
+             tool_choice: Any = "auto") -> Once:
+        """Generate one assistant message with ``decoder``'s tools and dialect; run no tool.
+
+        For benchmarks scored on the calls written (BFCL, KAMEL, RestBench's plan). ``required``
+        (or a tool name) is had unconstrained by writing the call's start into the prompt, as
+        the runtime does; ToolDec gets it from the mask.
+        """
+        dialect, tools = decoder.dialect, decoder.tools
+        forced = "" if system == "tooldec" else decoder._forced_start(tool_choice)
+        ids = list(self.tokenizer.encode(prompt + forced, add_special_tokens=False))
+        start = time.perf_counter()
+        generation = decoder.generator.generate(
+            ids, max_new_tokens=max_new_tokens, temperature=decoder.temperature,
+            grammar=decoder.grammar if system == "tooldec" else None, tool_choice=tool_choice,
+            parallel_tool_calls=decoder.parallel_tool_calls, max_calls=decoder.max_calls_per_turn,
+            stop_after_call=dialect if dialect.stop_after_call else None, prefix=forced)
+        seconds = time.perf_counter() - start
+        text = forced + decoder._text(generation.ids)
+        calls = dialect.parse_calls(text)
+        if system == "repair":
+            from .repair import repair_call
+
+            calls = [repair_call(c, tools, dialect) for c in calls]
+        return Once(text, calls, call_errors(text, calls, tools, dialect), len(generation.ids), seconds, len(ids))
+
+
+def call_errors(text: str, calls: Sequence[ToolCall], tools: ToolSet, dialect: Dialect) -> list[str]:
+    """The tool errors in one output, by the paper's three kinds.
+
+    ``unparseable`` (a call started, by its trigger, but does not parse), ``unknown_tool``,
+    ``invalid_arguments`` (missing, unexpected or mistyped, by the tool's JSON Schema).
+
+    Examples:
+        >>> from tooldec.dialects import Hermes
+        >>> from tooldec.tools import Tool
+        >>> tools = ToolSet([Tool.from_dict({"name": "f", "parameters": {"type": "object",
+        ...     "properties": {"x": {"type": "integer"}}, "required": ["x"], "additionalProperties": False}})])
+        >>> text = '<tool_call>{"name": "g", "arguments": {}}</tool_call><tool_call>{"name": "f"'
+        >>> call_errors(text, Hermes().parse_calls(text), tools, Hermes())
+        ['unknown_tool', 'unparseable']
+    """
+    errors = []
+    for call in calls:
+        if call.name not in tools:
+            errors.append("unknown_tool")
+        elif tools[call.name].validate_arguments(call.arguments):
+            errors.append("invalid_arguments")
+    if dialect.trigger:
+        errors.extend(["unparseable"] * max(text.count(dialect.trigger) - len(calls), 0))
+    return errors
+
+
+def run_subset(name: str, items: Sequence[Any], score: Callable[[Any], dict[str, Any]], path: Path,
+               *, desc: str) -> list[dict[str, Any]]:
+    """Score every item with a progress bar, one JSON line per item (flushed, so a stopped run keeps its rows)."""
+    from tqdm import tqdm  # type: ignore[import-untyped]
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    rows = []
+    with path.open("w") as out:
+        for index, item in enumerate(tqdm(items, desc=desc, unit="item", dynamic_ncols=True)):
+            row = {"subset": name, "index": index, **score(item)}
+            rows.append(row)
+            out.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+            out.flush()
+    return rows
+
+
+def markdown_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> str:
+    """A Markdown table; floats with 3 significant digits.
+
+    Examples:
+        >>> print(markdown_table([{"system": "tooldec", "accuracy": 0.125}], ["system", "accuracy"]))
+        | system | accuracy |
+        | --- | --- |
+        | tooldec | 0.125 |
+    """
+    def cell(value: Any) -> str:
+        if isinstance(value, float):
+            return "nan" if value != value else f"{value:.3g}"
+        return str(value)
+
+    lines = ["| " + " | ".join(columns) + " |", "| " + " | ".join("---" for _ in columns) + " |"]
+    lines += ["| " + " | ".join(cell(row.get(c, "")) for c in columns) + " |" for row in rows]
+    return "\n".join(lines)

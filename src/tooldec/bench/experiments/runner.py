@@ -1,0 +1,96 @@
+"""Run one experiment for one system, then report every system run so far: table and plot."""
+
+from __future__ import annotations
+
+import importlib
+import json
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from .common import SYSTEMS, Session, System, markdown_table, run_subset
+
+__all__ = ["EXPERIMENTS", "experiment", "report", "run"]
+
+EXPERIMENTS = ("funcqa", "generalization", "tooleval", "restbench", "bfcl")
+
+
+def experiment(name: str) -> ModuleType:
+    """The module of experiment ``name`` (``SUBSETS``, ``COLUMNS``, ``items``, ``score``, ``summarize``)."""
+    if name not in EXPERIMENTS:
+        raise ValueError(f"unknown benchmark {name!r}; known: {', '.join(EXPERIMENTS)}")
+    return importlib.import_module(f"{__package__}.{name}")
+
+
+def run(name: str, session: Session, system: System, *, data: Path, out: Path, limit: int | None = None,
+        subsets: tuple[str, ...] | None = None) -> dict[str, Any]:
+    """Score ``limit`` items of each subset; write ``<subset>.jsonl`` and ``summary.json``.
+
+    Returns:
+        ``{"setup": ..., "subsets": {subset: summary}}`` as written to ``summary.json``.
+    """
+    module = experiment(name)
+    folder = out / name / session.label / system
+    summaries: dict[str, Any] = {}
+    for subset in subsets or module.SUBSETS:
+        items = module.items(data, subset)[:limit]
+
+        def score(item: Any, subset: str = subset) -> dict[str, Any]:
+            return dict(module.score(session, system, subset, item, data))
+
+        rows = run_subset(subset, items, score, folder / f"{subset}.jsonl", desc=f"{name}/{subset} [{system}]")
+        summaries[subset] = module.summarize(rows)
+    summary = {"setup": {**session.describe(), "system": system, "limit": limit, "decoding": "greedy"},
+               "subsets": summaries}
+    (folder / "summary.json").write_text(json.dumps(summary, indent=2))
+    return summary
+
+
+def report(name: str, folder: Path) -> str:
+    """The Markdown table over every system under ``folder`` (``<out>/<bench>/<model>``), and its plot.
+
+    Writes ``table.md`` and ``<bench>.png`` into ``folder``; returns the table.
+    """
+    module = experiment(name)
+    found: dict[str, dict[str, Any]] = {}
+    for system in SYSTEMS:
+        path = folder / system / "summary.json"
+        if path.exists():
+            found[system] = json.loads(path.read_text())
+    rows = [{"subset": subset, "system": system, **summary}
+            for system, data in found.items() for subset, summary in data["subsets"].items()]
+    rows.sort(key=lambda r: (list(module.SUBSETS).index(r["subset"]) if r["subset"] in module.SUBSETS else 99,
+                             SYSTEMS.index(r["system"])))
+    table = markdown_table(rows, ["subset", "system", *module.COLUMNS])
+    (folder / "table.md").write_text(table + "\n")
+    if rows:
+        _plot(name, module, rows, folder / f"{name}.png")
+    return table
+
+
+def _plot(name: str, module: ModuleType, rows: list[dict[str, Any]], path: Path) -> None:
+    """One panel per plotted metric: bars per subset, one colour per system."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    metrics = getattr(module, "PLOT", module.COLUMNS[:2])
+    subsets = list(dict.fromkeys(r["subset"] for r in rows))
+    systems = [s for s in SYSTEMS if any(r["system"] == s for r in rows)]
+    fig, axes = plt.subplots(1, len(metrics), figsize=(4.5 * len(metrics), 3.6), squeeze=False)
+    width = 0.8 / max(len(systems), 1)
+    for ax, metric in zip(axes[0], metrics):
+        for j, system in enumerate(systems):
+            values = [next((r.get(metric, float("nan")) for r in rows if r["subset"] == s and r["system"] == system),
+                           float("nan")) for s in subsets]
+            ax.bar([i + j * width for i in range(len(subsets))], values, width, label=system)
+        ax.set_xticks([i + width * (len(systems) - 1) / 2 for i in range(len(subsets))], subsets, rotation=20,
+                      fontsize=8)
+        ax.set_title(metric)
+    n = {r["subset"]: int(r.get("n", 0)) for r in rows}
+    fig.suptitle(f"{name} (n per subset: {', '.join(f'{k}={v}' for k, v in n.items())})", fontsize=9)
+    axes[0][0].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

@@ -1,0 +1,336 @@
+"""The tool loop: generate, run the calls, give the results back, generate again.
+
+One turn of an assistant that uses tools. The model writes text and calls in a dialect; when it
+stops (or, for dialects that write results inline, as soon as a call closes) the calls are
+parsed, checked against the tool set, run, and their results put back into the context the way
+the dialect expects: ``tool`` messages through the model's chat template (Hermes and other chat
+formats) or the dialect's result text right after the call (ToolkenGPT, ReAct). Then the model
+goes on, until it stops without calling a tool or a budget runs out.
+
+With ``constrained=False`` the same loop runs without the grammar: the baseline, in which calls
+can be unparseable, name unknown tools or break their schema; those are counted, not run.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from ..decoding import Grammar, ToolChoice
+from ..dialects import Dialect, Hermes, ToolCall
+from ..tools import Tool, ToolLike, ToolSet
+from .executor import Executor
+from .trace import CallRecord, Event, EventKind, InvalidCall, InvalidKind, Result, Trace
+
+__all__ = ["Conversation", "ToolDecoder", "tool_instructions"]
+
+Message = Mapping[str, Any]
+
+
+class ToolDecoder:
+    """A model, its tools and a dialect: ``run`` answers one user turn, calling tools as needed.
+
+    Args:
+        model: A transformers causal language model.
+        tokenizer: Its tokenizer (its chat template renders message prompts).
+        tools: A ``ToolSet`` or anything ``ToolSet`` takes (functions, tool dicts, Pydantic models).
+        dialect: How calls are written (default: ``Hermes()``).
+        tool_choice: For the first generation of a turn: ``"auto"``, ``"required"``, ``"none"``
+            or a tool name. Later generations (after tool results) use ``"auto"`` (or ``"none"``).
+        parallel_tool_calls: Whether one assistant message may hold several calls. When off, a
+            generation stops as soon as its call closes (nothing useful can follow it).
+        max_calls_per_turn: Calls allowed in a turn; then tools are switched off.
+        max_new_tokens: Token budget of the whole turn, over all generations. A call is never
+            cut off by it (constrained decoding only).
+        temperature: 0 for greedy decoding, else sampling at this temperature.
+        seed: Seeds torch's generator at the start of each ``run`` (reproducible sampling).
+        constrained: ``False`` runs the same loop unconstrained (the baseline).
+        tool_timeout: Seconds a tool may run before its call fails with a timeout.
+        vocab: The model's vocabulary, if already built (default: read from the tokenizer).
+
+    Raises:
+        ValueError: A budget or the timeout is not positive.
+        ToolRegistrationError: A tool cannot be added (or the dialect cannot write it).
+        ToolNotFoundError: ``tool_choice`` names no tool.
+    """
+
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any,
+        tools: ToolSet | Iterable[ToolLike],
+        *,
+        dialect: Dialect | None = None,
+        tool_choice: ToolChoice = "auto",
+        parallel_tool_calls: bool = True,
+        max_calls_per_turn: int = 8,
+        max_new_tokens: int = 512,
+        temperature: float = 0.0,
+        seed: int | None = None,
+        constrained: bool = True,
+        tool_timeout: float = 10.0,
+        vocab: Any = None,
+    ) -> None:
+        from ..backends.hf import HFGenerator  # torch only when a model is actually used
+
+        if max_new_tokens < 1:
+            raise ValueError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
+        if max_calls_per_turn < 0:
+            raise ValueError(f"max_calls_per_turn must be >= 0, got {max_calls_per_turn}")
+        if temperature < 0:
+            raise ValueError(f"temperature must be >= 0, got {temperature}")
+        self.tools = tools if isinstance(tools, ToolSet) else ToolSet(tools)
+        self.dialect = dialect if dialect is not None else Hermes()
+        self.tool_choice = tool_choice
+        self.parallel_tool_calls = parallel_tool_calls
+        self.max_calls_per_turn = max_calls_per_turn
+        self.max_new_tokens = max_new_tokens
+        self.temperature = temperature
+        self.seed = seed
+        self.constrained = constrained
+        self.executor = Executor(tool_timeout)
+        self.tokenizer = tokenizer
+        self.generator = HFGenerator(model, tokenizer, vocab)
+        self.vocab = self.generator.vocab
+        self.grammar = Grammar(self.tools, self.vocab, self.dialect)
+        if tool_choice not in ("auto", "required", "none") and tool_choice not in self.tools:
+            self.tools[tool_choice]  # raises ToolNotFoundError with the names there are
+
+    def run(self, messages_or_prompt: str | Sequence[Message]) -> Result:
+        """Answer one turn.
+
+        Args:
+            messages_or_prompt: Chat messages (``[{"role": "user", "content": ...}]``), rendered
+                with the tokenizer's chat template and the tools; or a plain prompt string,
+                continued as it is (write the tool instructions into it yourself).
+
+        Returns:
+            The text, every call with its outcome, and the trace.
+        """
+        start = time.perf_counter()
+        if self.seed is not None:
+            self.generator.seed(self.seed)
+        context = Conversation(self.tokenizer, self.tools, self.dialect, messages_or_prompt)
+        trace = Trace()
+        records: list[CallRecord] = []
+        budget = self.max_new_tokens
+        answer = ""
+        first = True
+        while budget > 0:
+            calls_left = self.max_calls_per_turn - len(records)
+            choice = self._choice(first, calls_left)
+            forced = "" if self.constrained else self._forced_start(choice)
+            generation = self.generator.generate(
+                context.prompt_ids(forced),
+                max_new_tokens=budget,
+                temperature=self.temperature,
+                grammar=self.grammar if self.constrained else None,
+                tool_choice=choice,
+                parallel_tool_calls=self.parallel_tool_calls,
+                max_calls=max(calls_left, 0),
+                stop_after_call=self.dialect if self.dialect.stop_after_call or not self.parallel_tool_calls else None,
+                prefix=forced,
+            )
+            budget -= len(generation.ids)
+            trace.generations += 1
+            trace.tokens_generated += len(generation.ids)
+            trace.masking_seconds += generation.masking_seconds
+            text = forced + self._text(generation.ids)
+            answer = text
+            trace.events.append(Event(EventKind.TEXT, text))
+            calls = self.dialect.parse_calls(text)
+            self._count_unparseable(text, calls, trace)
+            if not calls:
+                context.add_text(text)
+                break
+            round_records = [self._check_and_run(call, trace, calls_left - i) for i, call in enumerate(calls)]
+            records.extend(round_records)
+            context.add_round(text, round_records)
+            for record in round_records:
+                trace.events.append(Event(EventKind.RESULT, self.dialect.render_result(record.call, record.observation),
+                                          record.call))
+            first = False
+            if not generation.ended and not generation.call_closed:  # the budget ran out
+                break
+            if calls_left - len(calls) <= 0 and not self.constrained:
+                break
+        trace.seconds = time.perf_counter() - start
+        return Result(context.transcript, answer, records, trace)
+
+    def _choice(self, first: bool, calls_left: int) -> ToolChoice:
+        if self.tool_choice == "none" or calls_left <= 0:
+            return "none"
+        return self.tool_choice if first else "auto"
+
+    def _forced_start(self, choice: ToolChoice) -> str:
+        """Unconstrained, ``required`` and a named tool can only be had by writing the start of
+        the call into the prompt (the trigger, the head, the name); the model writes the rest."""
+        if choice in ("auto", "none"):
+            return ""
+        start = (self.dialect.trigger or "") + self.dialect.head.decode()
+        return start if choice == "required" else start + choice
+
+    def _text(self, ids: Sequence[int]) -> str:
+        """The generated text, special tokens spelled out, the final end-of-sequence token dropped."""
+        kept = [t for t in ids if t not in self.generator.eos_ids]
+        return self.vocab.decode(kept).decode("utf-8", errors="replace")
+
+    def _count_unparseable(self, text: str, calls: list[ToolCall], trace: Trace) -> None:
+        """Calls begun (the trigger is in the text) but not parsed: bad syntax, or cut off.
+
+        Only for dialects with a trigger; with a one-character trigger (ToolkenGPT's ``<``) an
+        ordinary ``<`` in prose counts too, so the count is an upper bound there.
+        """
+        trigger = self.dialect.trigger
+        if not trigger:
+            return
+        for _ in range(text.count(trigger) - len(calls)):
+            message = f"a call was started ({trigger!r}) but does not parse"
+            trace.invalid.append(InvalidCall(InvalidKind.UNPARSEABLE, message))
+            trace.events.append(Event(EventKind.INVALID, message))
+
+    def _check_and_run(self, call: ToolCall, trace: Trace, calls_left: int) -> CallRecord:
+        """Validate a parsed call and run it; an invalid call becomes an error record."""
+        if calls_left <= 0:
+            return CallRecord(call, None, f"not run: the limit of {self.max_calls_per_turn} calls per turn is reached", 0.0)
+        if call.name not in self.tools:
+            error = f"unknown tool {call.name!r}; the tools are {', '.join(self.tools.names)}"
+            return self._invalid(call, InvalidKind.UNKNOWN_TOOL, error, trace)
+        tool = self.tools[call.name]
+        problems = tool.validate_arguments(call.arguments)
+        if problems:
+            error = f"invalid arguments for {call.name}: {'; '.join(problems)}"
+            return self._invalid(call, InvalidKind.INVALID_ARGUMENTS, error, trace)
+        return self.executor.run(tool, call)
+
+    @staticmethod
+    def _invalid(call: ToolCall, kind: InvalidKind, error: str, trace: Trace) -> CallRecord:
+        trace.invalid.append(InvalidCall(kind, error, call))
+        trace.events.append(Event(EventKind.INVALID, error, call))
+        return CallRecord(call, None, error, 0.0)
+
+
+def tool_instructions(tools: ToolSet, dialect: Dialect) -> str:
+    """A system prompt that lists the tools and shows how this dialect writes a call.
+
+    For chat templates that do not take ``tools=`` (SmolLM2's, for one). Hermes gets Qwen 2.5's
+    own wording; other dialects an example call of their format.
+
+    Examples:
+        >>> def add(a: int, b: int) -> int:
+        ...     '''Add two integers.'''
+        ...     return a + b
+        >>> print(tool_instructions(ToolSet([add]), Hermes()).splitlines()[-3])
+        <tool_call>
+    """
+    specs = "\n".join(json.dumps(_openai_tool(tool), ensure_ascii=False) for tool in tools)
+    if isinstance(dialect, Hermes):
+        return (
+            "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
+            "You are provided with function signatures within <tools></tools> XML tags:\n"
+            f"<tools>\n{specs}\n</tools>\n\n"
+            "For each function call, return a json object with function name and arguments within "
+            "<tool_call></tool_call> XML tags:\n"
+            '<tool_call>\n{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call>'
+        )
+    example = ""
+    first = next(iter(tools), None)
+    if first is not None:
+        try:
+            example = "\n\nWrite a call exactly like this example:\n" + dialect.format_call(
+                ToolCall(first.name, _example_arguments(first)))
+        except ValueError:
+            example = ""
+    return f"# Tools\n\nYou can call these tools:\n{specs}{example}"
+
+
+def _openai_tool(tool: Tool) -> dict[str, Any]:
+    return {"type": "function", "function": {
+        "name": tool.name, "description": tool.description, "parameters": tool.source_parameters or tool.parameters}}
+
+
+def _example_arguments(tool: Tool) -> dict[str, Any]:
+    """Placeholder values for the required parameters, for an example call in a prompt."""
+    samples = {"integer": 1, "number": 1.5, "string": "text", "boolean": True, "array": [], "object": {}}
+    properties = tool.parameters.get("properties", {})
+    out: dict[str, Any] = {}
+    for name in tool.parameters.get("required", list(properties)):
+        schema = properties.get(name, {})
+        if "enum" in schema:
+            out[name] = schema["enum"][0]
+        else:
+            kind = schema.get("type", "string")
+            out[name] = samples.get(kind if isinstance(kind, str) else kind[0], "text")
+    return out
+
+
+class Conversation:
+    """The prompt as the turn goes on: chat messages, or a plain prompt that grows.
+
+    Args:
+        tokenizer: A transformers tokenizer; its chat template renders ``messages``.
+        tools: The tools, given to the template (``tools=``) or written into a system prompt.
+        dialect: Decides where results go (messages or inline) and how they are written.
+        source: Chat messages, or a plain prompt string (used as it is).
+
+    Chat formats (``stop_after_call`` false) add an assistant message with the calls and one
+    result message per call, re-rendered through the chat template; when the template takes no
+    ``tools=``, the tools go in a system prompt and the results in one ``tool`` message in the
+    dialect's own form (SmolLM2 answers better after a ``tool`` turn than after a ``user`` one). Inline formats (``stop_after_call``) keep one assistant message open and
+    write each result right after its call.
+    """
+
+    def __init__(self, tokenizer: Any, tools: ToolSet, dialect: Dialect, source: str | Sequence[Message]) -> None:
+        self.tokenizer = tokenizer
+        self.tools = tools
+        self.dialect = dialect
+        self.raw = source if isinstance(source, str) else None
+        template = getattr(tokenizer, "chat_template", None) or ""
+        self.template_takes_tools = isinstance(template, str) and "tools" in template
+        self.messages: list[dict[str, Any]] = [] if isinstance(source, str) else [dict(m) for m in source]
+        if self.raw is None and not self.template_takes_tools and len(tools):
+            instructions = tool_instructions(tools, dialect)
+            if self.messages and self.messages[0].get("role") == "system":
+                self.messages[0]["content"] = f"{self.messages[0].get('content', '')}\n\n{instructions}"
+            else:
+                self.messages.insert(0, {"role": "system", "content": instructions})
+        self.pending = ""  # the open assistant message (inline results), or the plain prompt's tail
+        self.transcript = ""
+
+    def prompt_ids(self, forced: str = "") -> list[int]:
+        """The prompt for the next generation; ``forced`` is text the assistant is made to begin with."""
+        if self.raw is not None:
+            text = self.raw + self.pending
+        else:
+            tools = [_openai_tool(t) for t in self.tools] if self.template_takes_tools and len(self.tools) else None
+            text = self.tokenizer.apply_chat_template(
+                self.messages, tools=tools, add_generation_prompt=True, tokenize=False) + self.pending
+        return list(self.tokenizer.encode(text + forced, add_special_tokens=False))
+
+    def add_text(self, text: str) -> None:
+        """The model's last words of the turn."""
+        self.transcript += text
+        self.pending += text
+
+    def add_round(self, text: str, records: list[CallRecord]) -> None:
+        """A generation that made calls, and their outcomes."""
+        rendered = [self.dialect.render_result(r.call, r.observation) for r in records]
+        if self.dialect.stop_after_call or self.raw is not None:
+            inline = "".join(rendered) if self.dialect.stop_after_call else "\n" + "\n".join(rendered) + "\n"
+            self.transcript += text + inline
+            self.pending += text + inline
+            return
+        self.transcript += text + "\n" + "\n".join(rendered) + "\n"
+        if self.template_takes_tools:
+            content = text.split(self.dialect.trigger)[0].strip() if self.dialect.trigger else ""
+            self.messages.append({"role": "assistant", "content": content, "tool_calls": [
+                {"id": r.call.id, "type": "function",
+                 "function": {"name": r.call.name, "arguments": dict(r.call.arguments)}} for r in records]})
+            self.messages.extend(
+                {"role": "tool", "tool_call_id": r.call.id, "name": r.call.name, "content": r.observation}
+                for r in records)
+        else:
+            self.messages.append({"role": "assistant", "content": text})
+            self.messages.append({"role": "tool", "content": "\n".join(rendered)})

@@ -1,0 +1,126 @@
+"""What one turn did: every call with its outcome, every invalid call, tokens and time.
+
+The runtime never raises because a model or a tool misbehaved (DESIGN invariant 6); instead it
+writes down what happened here, so a caller (or the demo) can show it and benchmarks can count it.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+from ..dialects.base import ToolCall
+
+__all__ = ["CallRecord", "Event", "EventKind", "InvalidCall", "InvalidKind", "Result", "Trace"]
+
+
+class InvalidKind(enum.Enum):
+    """Why a call the model wrote could not be run (the paper's three kinds of tool-call error)."""
+
+    UNPARSEABLE = "unparseable"
+    """The call was started (the trigger is in the text) but does not parse: bad syntax or cut off."""
+    UNKNOWN_TOOL = "unknown_tool"
+    """The call parses but names a tool that is not in the tool set."""
+    INVALID_ARGUMENTS = "invalid_arguments"
+    """The call names a known tool but its arguments break the tool's JSON Schema."""
+
+
+@dataclass(frozen=True)
+class InvalidCall:
+    """A call that was not run, and why; ``call`` is ``None`` when it did not even parse."""
+
+    kind: InvalidKind
+    message: str
+    call: ToolCall | None = None
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    """One call and its outcome.
+
+    Attributes:
+        call: The call as parsed from the model's output.
+        result: The result as the text given back to the model (JSON, or the string a tool
+            returned); ``None`` if the call failed.
+        error: Why it failed (an exception, a timeout, an unserialisable result, an invalid
+            call); ``None`` if it succeeded.
+        seconds: Wall time spent running the tool (0 for a call that was never run).
+    """
+
+    call: ToolCall
+    result: str | None
+    error: str | None
+    seconds: float
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    @property
+    def observation(self) -> str:
+        """What the model reads back: the result, or ``error: ...``."""
+        return self.result if self.result is not None else f"error: {self.error}"
+
+
+class EventKind(enum.Enum):
+    """What an :class:`Event` holds, in the order things happened in a turn."""
+
+    TEXT = "text"
+    """Text the model generated (calls included, as written)."""
+    RESULT = "result"
+    """A tool result (or error) written back into the context, as the model will read it."""
+    INVALID = "invalid"
+    """A call that was not run; the text says why."""
+
+
+@dataclass(frozen=True)
+class Event:
+    """One entry of the turn's log; ``call`` ties a result to its call."""
+
+    kind: EventKind
+    text: str
+    call: ToolCall | None = None
+
+
+@dataclass
+class Trace:
+    """Counts and timings of one turn.
+
+    Attributes:
+        tokens_generated: New tokens over all generations of the turn.
+        seconds: Wall time of the whole turn (tools included).
+        masking_seconds: Time spent computing and applying token masks.
+        generations: How many times the model was run (once, plus once after each tool round).
+        events: The turn's log, in order.
+        invalid: Calls that were not run (always empty with constrained decoding).
+    """
+
+    tokens_generated: int = 0
+    seconds: float = 0.0
+    masking_seconds: float = 0.0
+    generations: int = 0
+    events: list[Event] = field(default_factory=list)
+    invalid: list[InvalidCall] = field(default_factory=list)
+
+    @property
+    def invalid_calls(self) -> int:
+        return len(self.invalid)
+
+
+@dataclass
+class Result:
+    """What :meth:`ToolDecoder.run` returns.
+
+    Attributes:
+        text: The assistant's whole turn as the context now holds it: generated text with the
+            calls as written and, for dialects that write results into the text, the results.
+        answer: The text generated after the last tool round (the model's final words).
+        calls: Every call that parsed, in order, with its outcome (invalid ones included, with
+            their ``error``).
+        trace: Counts, timings and the event log.
+    """
+
+    text: str
+    answer: str
+    calls: list[CallRecord]
+    trace: Trace
