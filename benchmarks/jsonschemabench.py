@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import signal
 import json
 import random
 import time
@@ -82,13 +83,19 @@ def check(schema: Any, samples: int, rng: random.Random) -> dict[str, Any]:
     }
 
 
+def _raise_timeout(signum: int, frame: object) -> None:
+    raise TimeoutError
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default=None)
     parser.add_argument("--samples", type=int, default=5)
     parser.add_argument("--limit", type=int, default=None, help="schemas per set")
     parser.add_argument("--out", default="runs/jsonschemabench.jsonl")
+    parser.add_argument("--timeout", type=int, default=30, help="seconds per schema")
     args = parser.parse_args(argv)
+    signal.signal(signal.SIGALRM, _raise_timeout)
     root = data_dir(args.data) / "jsonschemabench"
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -100,18 +107,24 @@ def main(argv: list[str] | None = None) -> int:
             counts: collections.Counter[str] = collections.Counter()
             for path in tqdm(files, desc=name, leave=False):
                 schema = json.loads(path.read_text())
+                signal.alarm(args.timeout)
                 try:
                     row = check(schema, args.samples, rng)
+                except TimeoutError:
+                    row = {"status": "timeout"}
                 except Exception as err:  # a crash is a finding, recorded and counted
                     row = {"status": "crash", "error": f"{type(err).__name__}: {err}"[:200]}
+                finally:
+                    signal.alarm(0)
                 row["file"] = f"{name}/{path.name}"
                 counts[row["status"]] += 1
                 sink.write(json.dumps(row) + "\n")
             totals[name] = counts
-    print(f"{'set':15} {'schemas':>7} {'compiled':>8} {'unsupported':>11} {'invalid':>7} {'empty':>5} {'wrong':>5} {'crash':>5}")
+    print(f"{'set':15} {'schemas':>7} {'compiled':>8} {'unsupported':>11} {'invalid':>7} {'empty':>5} {'wrong':>5} {'crash':>5} {'timeout':>7}")
     for name, c in totals.items():
         print(
-            f"{name:15} {sum(c.values()):>7} {c['compiled']:>8} {c['unsupported']:>11} {c['invalid']:>7} {c['empty']:>5} {c['wrong']:>5} {c['crash']:>5}"
+            f"{name:15} {sum(c.values()):>7} {c['compiled']:>8} {c['unsupported']:>11} {c['invalid']:>7} {c['empty']:>5}"
+            f" {c['wrong']:>5} {c['crash']:>5} {c['timeout']:>7}"
         )
     return 1 if any(c["wrong"] or c["crash"] for c in totals.values()) else 0
 
