@@ -110,8 +110,10 @@ def render_result(result: Result, dialect: Dialect, palette: Palette) -> str:
 
 def _summary(result: Result) -> str:
     trace = result.trace
+    masking = (f" (masking {trace.masking_seconds * 1000:.0f} ms, {trace.masking_seconds_per_step * 1000:.2f} ms a token)"
+               if trace.masked_steps else " (unconstrained)")
     return (f"calls {len(result.calls)}, invalid calls {trace.invalid_calls}, tokens {trace.tokens_generated}, "
-            f"{trace.seconds:.1f} s (masking {trace.masking_seconds * 1000:.0f} ms)")
+            f"{trace.seconds:.1f} s{masking}")
 
 
 def load_tools(path: str | Path) -> list[ToolLike]:
@@ -149,12 +151,14 @@ def _dialect(name: str, tools: Any) -> Dialect:
 
 
 def _demo(args: argparse.Namespace, out: TextIO) -> int:
-    from .backends.hf import load_model
+    from .backends.hf import load_model, set_torch_threads
     from .demo import QUESTIONS, TOOLS
     from .models import smollm2_gguf_path
     from .runtime import ToolDecoder
 
     palette = Palette.for_stream(out, args.color)
+    if args.threads is not None:
+        set_torch_threads(args.threads)
     model, tokenizer = load_model(smollm2_gguf_path())
     questions = args.question or QUESTIONS
     settings = dict(tool_choice="required", parallel_tool_calls=False, max_new_tokens=args.max_new_tokens,
@@ -185,13 +189,15 @@ def _demo(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _run(args: argparse.Namespace, out: TextIO) -> int:
-    from .backends.hf import load_model
+    from .backends.hf import load_model, set_torch_threads
     from .runtime import ToolDecoder
     from .tools import ToolSet
 
     palette = Palette.for_stream(out, args.color)
     tools = ToolSet(load_tools(args.tools))  # registration errors before the slow model load
     dialect = _dialect(args.dialect, tools)
+    if args.threads is not None:
+        set_torch_threads(args.threads)
     model, tokenizer = load_model(args.model)
     decoder = ToolDecoder(model, tokenizer, tools, dialect=dialect, tool_choice=args.tool_choice,
                           parallel_tool_calls=args.parallel, max_new_tokens=args.max_new_tokens,
@@ -215,6 +221,8 @@ def _parser() -> argparse.ArgumentParser:
         sub.add_argument("--seed", type=int, default=0, help="seed for sampling")
         sub.add_argument("--color", action=argparse.BooleanOptionalAction, default=None,
                          help="ANSI colours (default: when writing to a terminal)")
+        sub.add_argument("--threads", type=int, default=None,
+                         help="CPU threads for torch (default: torch's choice; try 1 on a busy machine)")
 
     demo = commands.add_parser("demo", help="SmolLM2-135M with built-in tools, tooldec vs unconstrained")
     demo.add_argument("--question", action="append", help="ask this instead of the built-in questions (repeatable)")

@@ -34,6 +34,7 @@ __all__ = [
     "ToolDecLogitsProcessor",
     "load_model",
     "logits_width",
+    "set_torch_threads",
     "vocabulary_for",
 ]
 
@@ -281,12 +282,14 @@ class Generation:
         ended: The model emitted an end-of-sequence token.
         call_closed: Generation stopped because a call closed (``stop_after_call`` dialects).
         masking_seconds: Time spent in the processor (0 when unconstrained).
+        masked_steps: Steps the processor ran (0 when unconstrained).
     """
 
     ids: list[int]
     ended: bool
     call_closed: bool
     masking_seconds: float
+    masked_steps: int
 
 
 class HFGenerator:
@@ -380,7 +383,20 @@ class HFGenerator:
         if processor is None and stop_after_call is not None and end is None:
             text = self.vocab.decode(ids).decode("utf-8", errors="replace")
             closed = bool(stop_after_call.parse_calls(prefix + text))
-        return Generation(ids, end is not None, closed, processor.masking_seconds if processor else 0.0)
+        if processor is None:
+            return Generation(ids, end is not None, closed, 0.0, 0)
+        return Generation(ids, end is not None, closed, processor.masking_seconds, processor.steps)
+
+
+def set_torch_threads(threads: int) -> None:
+    """Use ``threads`` CPU threads for torch (on a busy machine, fewer threads are often faster).
+
+    Raises:
+        ValueError: ``threads`` is not positive.
+    """
+    if threads < 1:
+        raise ValueError(f"threads must be >= 1, got {threads}")
+    torch.set_num_threads(threads)
 
 
 def logits_width(model: Any) -> int:

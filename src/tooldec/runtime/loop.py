@@ -137,6 +137,7 @@ class ToolDecoder:
             trace.generations += 1
             trace.tokens_generated += len(generation.ids)
             trace.masking_seconds += generation.masking_seconds
+            trace.masked_steps += generation.masked_steps
             text = forced + self._text(generation.ids)
             answer = text
             trace.events.append(Event(EventKind.TEXT, text))

@@ -89,7 +89,9 @@ class Trace:
     Attributes:
         tokens_generated: New tokens over all generations of the turn.
         seconds: Wall time of the whole turn (tools included).
-        masking_seconds: Time spent computing and applying token masks.
+        masking_seconds: Time spent computing and applying token masks (feeding the tokens to
+            the grammar included).
+        masked_steps: Decoding steps that were masked (all of them, when constrained).
         generations: How many times the model was run (once, plus once after each tool round).
         events: The turn's log, in order.
         invalid: Calls that were not run (always empty with constrained decoding).
@@ -98,6 +100,7 @@ class Trace:
     tokens_generated: int = 0
     seconds: float = 0.0
     masking_seconds: float = 0.0
+    masked_steps: int = 0
     generations: int = 0
     events: list[Event] = field(default_factory=list)
     invalid: list[InvalidCall] = field(default_factory=list)
@@ -105,6 +108,11 @@ class Trace:
     @property
     def invalid_calls(self) -> int:
         return len(self.invalid)
+
+    @property
+    def masking_seconds_per_step(self) -> float:
+        """Mean masking time of one decoding step (0 when nothing was masked)."""
+        return self.masking_seconds / self.masked_steps if self.masked_steps else 0.0
 
 
 @dataclass

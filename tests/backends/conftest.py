@@ -1,0 +1,17 @@
+"""Fixtures of the backend tests: the real SmolLM2 model (loaded once per session)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tooldec.tokens import Vocabulary
+
+from .smollm2 import smollm2
+
+
+@pytest.fixture(scope="session")
+def smollm2_model() -> tuple[Any, Any, Vocabulary]:
+    """``(model, tokenizer, vocab)`` of SmolLM2-135M-Instruct."""
+    return smollm2()
