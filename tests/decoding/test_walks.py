@@ -89,3 +89,31 @@ def test_gold_calls_are_accepted_token_by_token(any_vocab: Vocabulary) -> None:
         assert machine.calls_completed == 1 and machine.is_accepting()
         accepted += 1
     assert accepted >= 100
+
+
+def test_budget_counts_tokens_not_bytes(qwen_vocab: Vocabulary) -> None:
+    """A budget smaller than the call in bytes but enough in tokens still allows the call, and
+    every walk under it closes in time (the budget is counted in tokens of the real vocabulary)."""
+    fact = {
+        "name": "country_fact",
+        "description": "A fact about a country.",
+        "parameters": {
+            "type": "object",
+            "properties": {"country": {"type": "string"}, "fact": {"type": "string", "enum": ["capital", "population"]}},
+            "required": ["country", "fact"],
+        },
+    }
+    tools = ToolSet([fact])
+    dialect = Hermes()
+    grammar = Grammar(tools, qwen_vocab, dialect)
+    probe = Machine(grammar)
+    need = grammar.completions.tokens(("start", ""), True)
+    assert need < probe.grammar.distance(("start", ""), True) // 2  # far fewer tokens than bytes
+    trigger = qwen_vocab.token_bytes.index(b"<tool_call>")
+    assert trigger in set(probe.allowed_token_ids(budget=need + 1).tolist())
+    assert trigger not in set(probe.allowed_token_ids(budget=need - 1).tolist())
+    rng = random.Random(7)
+    for _ in range(30):
+        machine = Machine(grammar, tool_choice="required", parallel_tool_calls=False)
+        result = random_walk(machine, rng, need + rng.randint(0, 5))
+        assert check_walk(result, dialect, tools) is None, result.text

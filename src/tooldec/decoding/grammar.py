@@ -29,6 +29,7 @@ from ..dialects.base import NEXT_CALL, Dialect
 from ..tokens import Vocabulary
 from ..tools import Tool, ToolSet
 from ..tools.trie import ROOT, NameTrie
+from .budget import Completions
 from .token_index import TokenIndex
 from .vector_walk import StringTable, StringWalk, narrow_rows, walk_rows
 
@@ -54,6 +55,7 @@ class Mask:
     _ids: np.ndarray | None = field(default=None, repr=False)
     _words: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
     _last_n: int = field(default=-1, repr=False)
+    _count: int = field(default=-1, repr=False)
     _last: np.ndarray | None = field(default=None, repr=False)
 
     @classmethod
@@ -61,6 +63,13 @@ class Mask:
         flags = np.zeros(words * 32, dtype=bool)
         flags[ids] = True
         return cls(np.packbits(flags, bitorder="little"), max_after)
+
+    @property
+    def count(self) -> int:
+        """How many tokens are allowed (cached)."""
+        if self._count < 0:
+            self._count = int(np.unpackbits(self.packed).sum())
+        return self._count
 
     @property
     def ids(self) -> np.ndarray:
@@ -106,13 +115,14 @@ class Grammar:
         )
         # a trigger that is a special token of this vocabulary is matched by id; otherwise it is
         # text, matched in the byte stream (even split across tokens)
-        self._trigger_is_text = bool(self.trigger_bytes) and not self.trigger_ids.size
-        self._kmp = _kmp_table(self.trigger_bytes) if self._trigger_is_text and self.trigger_bytes else None
+        self.trigger_is_text = bool(self.trigger_bytes) and not self.trigger_ids.size
+        self._kmp = _kmp_table(self.trigger_bytes) if self.trigger_is_text and self.trigger_bytes else None
         self._completers: dict[int, list[tuple[int, bytes]]] | None = None
         self._tries: dict[str, NameTrie] = {}
         self._masks: dict[tuple[Any, ...], Mask] = {}
-        self._name_distance: dict[tuple[Any, ...], int] = {}
+        self._name_distance: dict[tuple[Any, ...], tuple[int, str]] = {}
         self._strings: dict[Any, StringTable] = {}
+        self.completions = Completions(self)
         self._byte_ids = np.sort(self.index.ids)
         self._other_special = np.setdiff1d(self.index.special_ids, np.concatenate([self.trigger_ids, self.index.eos_ids]))
 
@@ -142,7 +152,7 @@ class Grammar:
         """
         if self.dialect.trigger is None:
             return self.dialect.head
-        if self._trigger_is_text and self.trigger_bytes:
+        if self.trigger_is_text and self.trigger_bytes:
             return self.trigger_bytes + self.dialect.head
         return None
 
@@ -410,6 +420,7 @@ class Grammar:
         if base is not None:
             string, exit_state = base
             mask.packed |= string.packed
+            mask._count = -1
             if string.final_set.size:  # inside the string: the canonical bytes to the quote, then the rest
                 closing = self._string_table().dfa.dist[string.final_set].max()
                 mask.max_after = max(mask.max_after, int(closing + self.tail(pos[2], pos[3]).dist[exit_state]))
@@ -426,49 +437,27 @@ class Grammar:
             return int(self.tail(pos[2], pos[3]).dist[pos[4]])
         if kind == "start":
             return len(self._start_literal() or b"") + self.distance(("name", pos[1], b"", ROOT), follow_ok)
-        _, key, lit, node = pos
+        return len(pos[2]) + self.best_name(pos, follow_ok)[0]
+
+    def best_name(self, pos: Position, follow_ok: bool) -> tuple[int, str]:
+        """(bytes to finish, name) for the cheapest known way to finish from a name position.
+
+        An upper bound: the best over the names whose tails are built already, or the shortest
+        name if none is (any subset of the names bounds the true minimum).
+        """
+        _, key, _, node = pos
         trie = self.trie(key)
         memo_key = (key, node, trie.version(node), follow_ok)
         best = self._name_distance.get(memo_key)
         if best is None:
-            # an upper bound: the best over the names whose tails are compiled already, or the
-            # shortest name if none is (any subset of the names bounds the true minimum)
             depth = trie.depth(node)
             names = list(trie.names_below(node))
             ready = [n for n in names if self._tail_key(n, follow_ok) in _TAIL_CACHE][:_ESTIMATE_NAMES]
             if not ready:
                 ready = [min(names, key=len)]
-            best = min(len(n.encode()) - depth + int(self.tail(n, follow_ok).dist[self.tail(n, follow_ok).start]) for n in ready)
+            best = min((len(n.encode()) - depth + int(self.tail(n, follow_ok).dist[self.tail(n, follow_ok).start]), n) for n in ready)
             self._name_distance[memo_key] = best
-        return len(lit) + best
-
-    def within_budget(self, pos: Position, mask: Mask, budget: int, start_ok: bool, follow_ok: bool) -> np.ndarray:
-        """The ids of ``mask`` after which the call can still be finished in ``budget - 1`` tokens.
-
-        Every single byte is a token in the vocabularies tooldec supports, so bytes bound tokens.
-        When no token fits (the budget was already too small), the tokens that bring the end
-        closest are returned, so the mask is never empty.
-        """
-        if pos[0] == "tail":
-            base, ids, after = self._tail_outcomes(pos, follow_ok)
-            if base is not None:
-                string, exit_state = base
-                closing = self._string_table().dfa.dist[string.inside_finals]
-                ids = np.concatenate([ids, self.index.ids[string.inside_rows]])
-                after = np.concatenate([after, closing + self.tail(pos[2], pos[3]).dist[exit_state]])
-        else:
-            found = []
-            for tid in mask.ids.tolist():
-                data = self.vocab.token_bytes[tid]
-                nxt = self._after_special(pos, tid) if data is None else self.walk(pos, data, start_ok, follow_ok)
-                if nxt is not None:
-                    found.append((tid, self.distance(nxt, follow_ok)))
-            ids = np.array([t for t, _ in found], dtype=np.int32)
-            after = np.array([d for _, d in found], dtype=np.int64)
-        if not ids.size:
-            return ids
-        keep = after <= max(budget - 1, int(after.min()))
-        return np.sort(ids[keep])
+        return best
 
     def _after_special(self, pos: Position, tid: int) -> Position | None:
         if tid in self.trigger_ids:

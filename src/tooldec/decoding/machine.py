@@ -127,9 +127,13 @@ class Machine:
         grammar, pos = self.grammar, self._pos
         start_ok, follow_ok = self._flags()
         if budget is not None and pos[0] == "text" and start_ok:
-            # never open a call that cannot be finished within the budget
-            if budget - 1 < grammar.distance(grammar.call_start(MAIN), follow_ok):
-                start_ok = False
+            # never open a call that cannot be finished within the budget (bytes bound tokens,
+            # so the token count is only needed when the bytes do not fit)
+            start = ("start", MAIN)
+            if budget - 1 < grammar.distance(start, follow_ok):
+                need = grammar.completions.tokens(start, follow_ok) + (0 if grammar.trigger_is_text else 1)
+                if budget < need:
+                    start_ok = False
         mask = grammar.mask(pos, start_ok, follow_ok)
         if budget is None or pos[0] == "text":
             return mask, None
@@ -139,7 +143,7 @@ class Machine:
             tight = budget - 1 < grammar.distance(pos, follow_ok) + NAME_SLACK
         if not tight:
             return mask, None
-        return mask, grammar.within_budget(pos, mask, budget, start_ok, follow_ok)
+        return mask, grammar.completions.within(pos, mask, budget, start_ok, follow_ok)
 
     def allowed_token_ids(self, budget: int | None = None) -> np.ndarray:
         """Sorted ids of the tokens allowed next.
@@ -165,13 +169,13 @@ class Machine:
             return True
         if budget is None:  # the hot path: one cached mask, one copy
             start_ok, follow_ok = self._flags()
-            bitmask[row] = self.grammar.mask(self._pos, start_ok, follow_ok).words(words)
-            return True
-        mask, filtered = self._mask(budget)
-        if filtered is not None:
-            mask = Mask.from_ids(filtered, words)
+            mask = self.grammar.mask(self._pos, start_ok, follow_ok)
+        else:
+            mask, filtered = self._mask(budget)
+            if filtered is not None:
+                mask = Mask.from_ids(filtered, words)
         bitmask[row] = mask.words(words)
-        return True
+        return mask.count < self.grammar.vocab.size
 
     # -- moving -------------------------------------------------------------------------------
 

@@ -1,0 +1,114 @@
+"""Token budgets: which tokens still let the call close in time (invariant 4, "always closes").
+
+The shortest way to finish a call from a position is a concrete byte string (follow the
+automaton's shortest path). Cutting it into the longest vocabulary tokens gives a number of
+tokens that is achievable, since every piece is a prefix of a valid continuation, so it is a safe
+bound on the tokens still needed: a token is allowed when the call can close after it within the
+budget left. Bytes would be safe too, but far too cautious (a 60-byte call is ~20 tokens).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..tools.trie import ROOT
+
+if TYPE_CHECKING:
+    from .grammar import Grammar, Mask, Position
+
+__all__ = ["Completions"]
+
+
+class Completions:
+    """Shortest completions of a grammar's positions, in bytes and in tokens (memoised)."""
+
+    def __init__(self, grammar: Grammar) -> None:
+        self.grammar = grammar
+        self._text: dict[tuple[object, ...], bytes] = {}
+        self._tokens: dict[bytes, int] = {}
+        index = grammar.index
+        self._ids_of = index.ids_of
+        self._longest = index.max_length
+
+    def text(self, pos: Position, follow_ok: bool) -> bytes:
+        """The shortest bytes that finish the call from ``pos`` (empty outside a call)."""
+        key = (pos, follow_ok)
+        found = self._text.get(key)
+        if found is None:
+            found = self._text[key] = self._build(pos, follow_ok)
+        return found
+
+    def _build(self, pos: Position, follow_ok: bool) -> bytes:
+        g = self.grammar
+        kind = pos[0]
+        if kind == "text":
+            return b""
+        if kind == "start":  # a trigger that is a special token is counted by the caller
+            literal = g._start_literal()
+            return (g.dialect.head if literal is None else literal) + self.text(("name", pos[1], b"", ROOT), follow_ok)
+        if kind == "name":
+            _, key, lit, node = pos
+            _, name = g.best_name(pos, follow_ok)
+            rest = name.encode()[g.trie(key).depth(node) :]
+            dfa = g.tail(name, follow_ok)
+            return lit + rest + self.text(("tail", key, name, follow_ok, dfa.start), follow_ok)
+        _, key, name, nxt, state = pos
+        dfa = g.tail(name, nxt)
+        out = bytearray()
+        while not dfa.accepting[state]:
+            row = dfa.row(state)
+            want = dfa.dist[state] - 1
+            byte = next(b for b in np.flatnonzero(row >= 0).tolist() if dfa.dist[row[b]] == want)
+            out.append(byte)
+            state = int(row[byte])
+        return bytes(out)
+
+    def count_tokens(self, data: bytes) -> int:
+        """Tokens in a longest-match cut of ``data`` (one per byte where no token matches)."""
+        found = self._tokens.get(data)
+        if found is None:
+            i = found = 0
+            while i < len(data):
+                for size in range(min(self._longest, len(data) - i), 0, -1):
+                    if data[i : i + size] in self._ids_of:
+                        break
+                i += size
+                found += 1
+            self._tokens[data] = found
+        return found
+
+    def tokens(self, pos: Position, follow_ok: bool) -> int:
+        """Tokens enough to finish the call from ``pos``."""
+        return self.count_tokens(self.text(pos, follow_ok))
+
+    def within(self, pos: Position, mask: Mask, budget: int, start_ok: bool, follow_ok: bool) -> np.ndarray:
+        """The ids of ``mask`` after which the call can still close within ``budget - 1`` tokens.
+
+        When none can (the budget was already too small), the ids that leave the fewest tokens
+        are returned, so the mask is never empty.
+        """
+        g = self.grammar
+        found: list[tuple[int, int]] = []
+        candidates = mask.ids
+        if pos[0] == "tail":  # bytes bound tokens: only tokens that leave too many bytes need a count
+            base, ids, dist = g._tail_outcomes(pos, follow_ok)
+            if base is not None:
+                string, exit_state = base
+                closing = g._string_table().dfa.dist[string.inside_finals]
+                ids = np.concatenate([ids, g.index.ids[string.inside_rows]])
+                dist = np.concatenate([dist, closing + g.tail(pos[2], pos[3]).dist[exit_state]])
+            fits = dist <= budget - 1
+            found = [(int(t), 0) for t in ids[fits].tolist()]
+            candidates = ids[~fits]
+        for tid in candidates.tolist():
+            data = g.vocab.token_bytes[tid]
+            after = g._after_special(pos, tid) if data is None else g.walk(pos, data, start_ok, follow_ok)
+            if after is not None:
+                found.append((tid, self.tokens(after, follow_ok)))
+        if not found:
+            return np.empty(0, dtype=np.int32)
+        ids = np.array([t for t, _ in found], dtype=np.int32)
+        left = np.array([n for _, n in found], dtype=np.int64)
+        return np.sort(ids[left <= max(budget - 1, int(left.min()))])
