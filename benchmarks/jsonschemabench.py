@@ -107,15 +107,16 @@ def main(argv: list[str] | None = None) -> int:
             counts: collections.Counter[str] = collections.Counter()
             for path in tqdm(files, desc=name, leave=False):
                 schema = json.loads(path.read_text())
-                signal.alarm(args.timeout)
                 try:
-                    row = check(schema, args.samples, rng)
-                except TimeoutError:
+                    signal.alarm(args.timeout)
+                    try:
+                        row = check(schema, args.samples, rng)
+                    finally:
+                        signal.alarm(0)
+                except TimeoutError:  # also when the alarm lands just as the check ends
                     row = {"status": "timeout"}
                 except Exception as err:  # a crash is a finding, recorded and counted
                     row = {"status": "crash", "error": f"{type(err).__name__}: {err}"[:200]}
-                finally:
-                    signal.alarm(0)
                 row["file"] = f"{name}/{path.name}"
                 counts[row["status"]] += 1
                 sink.write(json.dumps(row) + "\n")
