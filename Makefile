@@ -6,7 +6,7 @@ PYTHON := $(VENV)/bin/python
 export HF_HUB_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: setup test demo bench
+.PHONY: setup test demo bench qwen
 
 setup:
 	bash scripts/setup.sh
@@ -26,3 +26,7 @@ bench: setup
 	$(PYTHON) -m benchmarks.speed.run
 	$(PYTHON) benchmarks/walks.py --walks 1000
 	$(PYTHON) benchmarks/jsonschemabench.py
+
+# Qwen2.5-Coder-0.5B-Instruct for the paper experiments (not part of the default install; see DEVELOPERS.md).
+qwen: setup
+	bash scripts/fetch_qwen.sh
