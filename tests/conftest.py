@@ -8,12 +8,25 @@ and Qwen3 (151k). A missing package fails the fixture with the install command (
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+
+from tooldec.bench.datasets import data_dir as bench_data_dir
 
 from tooldec.models import mistral_tokenizer_path, smollm2_gguf_path, tokenizer_json_path
 from tooldec.tokens import Vocabulary, from_gguf, from_sentencepiece, from_tokenizer_json
 
 VOCAB_FAMILIES = ("smollm2", "mistral", "llama3", "qwen")
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    """The benchmark data (``$TOOLDEC_DATA`` or ``../shared/data``); tests that need it skip without it."""
+    path = bench_data_dir()
+    if not path.is_dir():
+        pytest.skip(f"benchmark data not found at {path} (set TOOLDEC_DATA)")
+    return path
 
 
 @pytest.fixture(scope="session")

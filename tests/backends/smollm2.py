@@ -40,14 +40,4 @@ def smollm2() -> tuple[Any, Any, Vocabulary]:
 
 def longest_match_ids(vocab: Vocabulary, text: str) -> list[int]:
     """A valid (not canonical) tokenization of ``text``: the longest vocabulary token first."""
-    lookup: dict[bytes, int] = {}
-    for token_id, data in enumerate(vocab.token_bytes):
-        if data and data not in lookup:
-            lookup[data] = token_id
-    longest = max(len(data) for data in lookup)
-    rest, ids = text.encode(), []
-    while rest:
-        n = next(n for n in range(min(len(rest), longest), 0, -1) if rest[:n] in lookup)
-        ids.append(lookup[rest[:n]])
-        rest = rest[n:]
-    return ids
+    return vocab.longest_match(text.encode())

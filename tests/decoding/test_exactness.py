@@ -50,7 +50,7 @@ def test_text_mode_with_text_trigger_is_exact(qwen_vocab: Vocabulary, inventorie
     complete it must continue into a valid call, everything else stays allowed."""
     grammar = Grammar(inventories["funcqa"], qwen_vocab, Hermes())
     machine = Machine(grammar)
-    for tid in qwen_vocab_ids(qwen_vocab, "I will call <tool_call"):
+    for tid in qwen_vocab.longest_match(b"I will call <tool_call"):
         assert machine.advance(tid)
     expected = brute_force(machine)
     assert np.array_equal(machine.allowed_token_ids(), expected)
@@ -58,19 +58,6 @@ def test_text_mode_with_text_trigger_is_exact(qwen_vocab: Vocabulary, inventorie
     assert rejected and all(b is not None and b">" in b for b in rejected), rejected[:5]
     allowed = {qwen_vocab.token_bytes[i] for i in expected}
     assert b">" in allowed and b">\n" in allowed and b">," not in allowed
-
-
-def qwen_vocab_ids(vocab: Vocabulary, text: str) -> list[int]:
-    """Greedy longest-match ids for ``text`` (enough to reach a position; not the real tokenizer)."""
-    lookup = {b: i for i, b in enumerate(vocab.token_bytes) if b}
-    data, ids = text.encode(), []
-    while data:
-        for n in range(min(len(data), 16), 0, -1):
-            if data[:n] in lookup:
-                ids.append(lookup[data[:n]])
-                data = data[n:]
-                break
-    return ids
 
 
 WEATHER = {

@@ -28,21 +28,7 @@ WALKS = int(os.environ.get("TOOLDEC_WALKS", "150"))  # per vocabulary and invent
 
 def greedy_ids(vocab: Vocabulary, text: str) -> list[int]:
     """A valid (not canonical) tokenization: longest vocabulary match first."""
-    lookup: dict[bytes, int] = {}
-    for i, b in enumerate(vocab.token_bytes):
-        if b and b not in lookup:
-            lookup[b] = i
-    longest = max(len(b) for b in lookup)
-    data, ids = text.encode(), []
-    while data:
-        for n in range(min(len(data), longest), 0, -1):
-            if data[:n] in lookup:
-                ids.append(lookup[data[:n]])
-                data = data[n:]
-                break
-        else:
-            raise AssertionError(f"no token for {data[:4]!r}")
-    return ids
+    return vocab.longest_match(text.encode())
 
 
 @pytest.mark.parametrize("inventory", ["funcqa", "kamel", "bfcl", "tooleval"])

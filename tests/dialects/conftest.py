@@ -3,23 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 
 from tooldec.bench.datasets import funcqa_tools
 from tooldec.tools import Tool
-
-REPO = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="session")
-def data_dir() -> Path:
-    path = Path(os.environ.get("TOOLDEC_DATA", REPO.parent / "shared" / "data"))
-    if not path.is_dir():
-        pytest.skip(f"benchmark data not found at {path} (set TOOLDEC_DATA)")
-    return path
 
 
 @pytest.fixture(scope="session")

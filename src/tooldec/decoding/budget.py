@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..errors import TokenizerError
 from ..tools.trie import ROOT
 
 if TYPE_CHECKING:
@@ -28,9 +29,6 @@ class Completions:
         self.grammar = grammar
         self._text: dict[tuple[object, ...], bytes] = {}
         self._tokens: dict[bytes, int] = {}
-        index = grammar.index
-        self._ids_of = index.ids_of
-        self._longest = index.max_length
 
     def text(self, pos: Position, follow_ok: bool) -> bytes:
         """The shortest bytes that finish the call from ``pos`` (empty outside a call)."""
@@ -66,16 +64,13 @@ class Completions:
         return bytes(out)
 
     def count_tokens(self, data: bytes) -> int:
-        """Tokens in a longest-match cut of ``data`` (one per byte where no token matches)."""
+        """Tokens in a longest-match cut of ``data`` (bytes, if some byte has no token)."""
         found = self._tokens.get(data)
         if found is None:
-            i = found = 0
-            while i < len(data):
-                for size in range(min(self._longest, len(data) - i), 0, -1):
-                    if data[i : i + size] in self._ids_of:
-                        break
-                i += size
-                found += 1
+            try:
+                found = len(self.grammar.vocab.longest_match(data))
+            except TokenizerError:
+                found = len(data)
             self._tokens[data] = found
         return found
 

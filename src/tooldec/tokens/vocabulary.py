@@ -8,6 +8,8 @@ special tokens (which have no bytes: the model emits them, text never spells the
 
 from __future__ import annotations
 
+import functools
+
 import enum
 import hashlib
 from array import array
@@ -207,6 +209,42 @@ class Vocabulary:
     def special_id(self, text: str) -> int | None:
         """Return the id of the special token spelled ``text`` (the lowest if several), or ``None``."""
         return self._special_by_text.get(text)
+
+    def longest_match(self, data: bytes) -> list[int]:
+        """A valid, not canonical, tokenization of ``data``: the longest token at each step.
+
+        Every piece is a real token, so it is how many tokens a byte string needs at most (the
+        engine's token budgets), and a quick way to reach a position in tests.
+
+        Raises:
+            TokenizerError: A byte has no token at all.
+        """
+        lookup = self._first_id_of_bytes
+        longest = self._longest_token
+        ids: list[int] = []
+        i = 0
+        while i < len(data):
+            for size in range(min(longest, len(data) - i), 0, -1):
+                token_id = lookup.get(data[i : i + size])
+                if token_id is not None:
+                    ids.append(token_id)
+                    i += size
+                    break
+            else:
+                raise TokenizerError(f"{self.name}: no token covers byte {data[i]:#04x}")
+        return ids
+
+    @functools.cached_property
+    def _first_id_of_bytes(self) -> dict[bytes, int]:
+        lookup: dict[bytes, int] = {}
+        for token_id, token in enumerate(self.token_bytes):
+            if token and token not in lookup:
+                lookup[token] = token_id
+        return lookup
+
+    @functools.cached_property
+    def _longest_token(self) -> int:
+        return max((len(t) for t in self.token_bytes if t), default=1)
 
     def decode(self, ids: Iterable[int]) -> bytes:
         """Concatenate the bytes of ``ids``; a special token contributes its text (UTF-8).

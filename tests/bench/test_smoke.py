@@ -1,0 +1,66 @@
+"""Each paper experiment end to end on SmolLM2 with a couple of items: ToolDec writes no bad call.
+
+The real 135M model, greedy; what is checked is the claim, not a score: every tooldec row has
+0 tool syntax errors (unparseable calls, unknown tools, invalid arguments).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tooldec.bench.cli import main
+from tooldec.bench.datasets import data_dir
+from tooldec.bench.experiments.common import Session
+from tooldec.bench.experiments.runner import run
+
+from tests.backends.smollm2 import smollm2
+
+DATA = data_dir()
+pytestmark = pytest.mark.skipif(not DATA.is_dir(), reason="benchmark data not found (set TOOLDEC_DATA)")
+
+
+@pytest.fixture(scope="module")
+def session() -> Session:
+    return Session("smollm2", loaded=smollm2())
+
+
+@pytest.mark.parametrize(
+    ("name", "subsets", "limit"),
+    [
+        ("funcqa", ("one_hop",), 2),
+        ("generalization", ("kamel_30",), 2),
+        ("restbench", ("tmdb",), 2),
+        ("bfcl", ("simple_python", "parallel_multiple"), 2),
+        ("tooleval", ("i3_instruction",), 1),
+    ],
+)
+def test_tooldec_rows_have_no_tool_syntax_errors(session: Session, tmp_path: Path, name: str,
+                                                 subsets: tuple[str, ...], limit: int) -> None:
+    summary = run(name, session, "tooldec", data=DATA, out=tmp_path, limit=limit, subsets=subsets)
+    for subset in subsets:
+        rows = [json.loads(line) for line in (tmp_path / name / "smollm2" / "tooldec" / f"{subset}.jsonl").open()]
+        assert len(rows) == limit
+        for row in rows:
+            errors = row.get("invalid_kinds", []) + ["tool error"] * sum(
+                row.get(k, 0) for k in ("name_errors", "argument_errors", "format_errors"))
+            assert errors == [], (subset, row["text"])
+        assert summary["subsets"][subset]["n"] == limit
+
+
+def test_the_command_writes_results_table_and_plot(tmp_path: Path) -> None:
+    code = main(["bfcl", "--model", "smollm2", "--system", "tooldec", "--subset", "irrelevance", "--limit", "1",
+                 "--data", str(DATA), "--out", str(tmp_path)])
+    folder = tmp_path / "bfcl" / "smollm2"
+    assert code == 0
+    assert len((folder / "tooldec" / "irrelevance.jsonl").read_text().splitlines()) == 1
+    assert json.loads((folder / "tooldec" / "summary.json").read_text())["setup"]["decoding"] == "greedy"
+    assert (folder / "table.md").read_text().startswith("| subset | system |")
+    assert (folder / "bfcl.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_unknown_benchmark_is_refused() -> None:
+    with pytest.raises(SystemExit):
+        main(["tablex"])
