@@ -237,6 +237,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--unconstrained", action="store_true", help="no grammar (the baseline)")
     run.add_argument("question", help="the user's message")
     common(run, 512)
+    commands.add_parser("bench", help="the paper's experiments: tooldec bench NAME --model ... (see tooldec bench --help)")
     return parser
 
 
@@ -247,6 +248,11 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         The exit status: 0, or 2 for a usage error or a tool, model or tokenizer that cannot be
         loaded (the message says which).
     """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["bench"]:  # the paper experiments have their own options (tooldec.bench.cli)
+        from .bench.cli import main as bench_main
+
+        return int(bench_main(argv[1:]) or 0)
     args = _parser().parse_args(argv)
     stream = out if out is not None else sys.stdout
     start = time.perf_counter()

@@ -123,7 +123,7 @@ class Session:
         from ...runtime import tool_instructions
         from ...runtime.loop import _openai_tool
 
-        messages = [dict(m) for m in messages]
+        turns: list[dict[str, Any]] = [dict(m) for m in messages]
         template = getattr(self.tokenizer, "chat_template", None) or ""
         specs = None
         if tools is not None and len(tools):
@@ -131,11 +131,11 @@ class Session:
                 specs = [_openai_tool(t) for t in tools]
             else:
                 instructions = tool_instructions(tools, dialect or Hermes())
-                if messages and messages[0].get("role") == "system":
-                    messages[0]["content"] = f"{messages[0]['content']}\n\n{instructions}"
+                if turns and turns[0].get("role") == "system":
+                    turns[0]["content"] = f"{turns[0]['content']}\n\n{instructions}"
                 else:
-                    messages.insert(0, {"role": "system", "content": instructions})
-        return str(self.tokenizer.apply_chat_template(messages, tools=specs, add_generation_prompt=True,
+                    turns.insert(0, {"role": "system", "content": instructions})
+        return str(self.tokenizer.apply_chat_template(turns, tools=specs, add_generation_prompt=True,
                                                       tokenize=False))
 
     def count_tokens(self, text: str) -> int:
@@ -157,7 +157,8 @@ class Session:
             ids, max_new_tokens=max_new_tokens, temperature=decoder.temperature,
             grammar=decoder.grammar if system == "tooldec" else None, tool_choice=tool_choice,
             parallel_tool_calls=decoder.parallel_tool_calls, max_calls=decoder.max_calls_per_turn,
-            stop_after_call=dialect if dialect.stop_after_call else None, prefix=forced)
+            stop_after_call=dialect if dialect.stop_after_call or not decoder.parallel_tool_calls else None,
+            prefix=forced)
         seconds = time.perf_counter() - start
         text = forced + decoder._text(generation.ids)
         calls = dialect.parse_calls(text)

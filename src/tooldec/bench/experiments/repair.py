@@ -10,6 +10,7 @@ the token that started it and take the next most probable token there instead, t
 from __future__ import annotations
 
 import difflib
+from dataclasses import replace
 from collections.abc import Sequence
 from typing import Any
 
@@ -115,8 +116,6 @@ class BacktraceGenerator:
         """As ``HFGenerator.generate``; retries with backtrace when unconstrained."""
         import torch
 
-        from ...backends.hf import Generation
-
         generation = self.inner.generate(prompt_ids, **kwargs)
         if kwargs.get("grammar") is not None:
             return generation
@@ -142,12 +141,12 @@ class BacktraceGenerator:
             self.backtracks += 1
             ids = ids[:k] + [token]
             if token in self.eos_ids or budget - len(ids) <= 0:
-                generation = Generation(ids, token in self.eos_ids, False, 0.0)
+                generation = replace(generation, ids=ids, ended=token in self.eos_ids, call_closed=False)
                 continue
             rest = self.inner.generate(list(prompt_ids) + ids, **{**kwargs, "max_new_tokens": budget - len(ids),
                                                                       "prefix": prefix + self._decode(ids)})
             ids = ids + list(rest.ids)
-            generation = Generation(ids, rest.ended, rest.call_closed, 0.0)
+            generation = replace(rest, ids=ids)
         return generation
 
     def _decode(self, ids: Sequence[int]) -> str:

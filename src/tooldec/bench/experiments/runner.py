@@ -88,6 +88,8 @@ def _plot(name: str, module: ModuleType, rows: list[dict[str, Any]], path: Path)
         ax.set_xticks([i + width * (len(systems) - 1) / 2 for i in range(len(subsets))], subsets, rotation=20,
                       fontsize=8)
         ax.set_title(metric)
+        if any(word in metric for word in ("accuracy", "rate", "path")):
+            ax.set_ylim(0, 1.05)  # a share: keep the scale even when every bar is 0
     n = {r["subset"]: int(r.get("n", 0)) for r in rows}
     fig.suptitle(f"{name} (n per subset: {', '.join(f'{k}={v}' for k, v in n.items())})", fontsize=9)
     axes[0][0].legend(fontsize=8)
