@@ -86,18 +86,24 @@ class Completions:
         """
         g = self.grammar
         found: list[tuple[int, int]] = []
-        candidates = mask.ids
-        if pos[0] == "tail":  # bytes bound tokens: only tokens that leave too many bytes need a count
-            base, ids, dist = g._tail_outcomes(pos, follow_ok)
+        if pos[0] == "tail":  # vectorised: the tokens left depend only on the state each token ends in
+            base, ids, left = g._tail_outcomes(pos, follow_ok, tokens=True)
             if base is not None:
                 string, exit_state = base
-                closing = g._string_table().dfa.dist[string.inside_finals]
+                after_quote = self.text(("tail", pos[1], pos[2], pos[3], exit_state), follow_ok)
+                table = g._string_table()
+                per_state = {
+                    int(q): self.count_tokens(table.shortest(int(q)) + after_quote) for q in string.final_set.tolist()
+                }
+                lookup = np.zeros(table.dfa.n_states, dtype=np.int64)
+                for q, n in per_state.items():
+                    lookup[q] = n
                 ids = np.concatenate([ids, g.index.ids[string.inside_rows]])
-                dist = np.concatenate([dist, closing + g.tail(pos[2], pos[3]).dist[exit_state]])
-            fits = dist <= budget - 1
-            found = [(int(t), 0) for t in ids[fits].tolist()]
-            candidates = ids[~fits]
-        for tid in candidates.tolist():
+                left = np.concatenate([left, lookup[string.inside_finals]])
+            if not ids.size:
+                return np.empty(0, dtype=np.int32)
+            return np.sort(ids[left <= max(budget - 1, int(left.min()))]).astype(np.int32)
+        for tid in mask.ids.tolist():
             data = g.vocab.token_bytes[tid]
             after = g._after_special(pos, tid) if data is None else g.walk(pos, data, start_ok, follow_ok)
             if after is not None:

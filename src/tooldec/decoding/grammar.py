@@ -339,7 +339,9 @@ class Grammar:
             table = self._strings[syntax] = _string_table(self.index, syntax)
         return table
 
-    def _tail_outcomes(self, pos: Position, follow_ok: bool) -> tuple[tuple[StringWalk, int] | None, np.ndarray, np.ndarray]:
+    def _tail_outcomes(
+        self, pos: Position, follow_ok: bool, *, tokens: bool = False
+    ) -> tuple[tuple[StringWalk, int] | None, np.ndarray, np.ndarray]:
         """Where every token goes from a tail position, in two parts.
 
         Returns:
@@ -355,15 +357,15 @@ class Grammar:
         match = (table.start_state, exit_state) if exit_state is not None else table.match(dfa, start)
         if match is None:
             ended_ids, ended_states, rows, states, offsets = narrow_rows(index, dfa, start)
-            rows, dist = self._walk_on(pos, dfa, rows, states, offsets, follow_ok)
+            rows, dist = self._walk_on(pos, dfa, rows, states, offsets, follow_ok, tokens)
             ids = np.concatenate([index.ids[rows], np.array(ended_ids, dtype=np.int32)])
-            return None, ids, np.concatenate([dist, dfa.dist[np.array(ended_states, dtype=np.int64)]])
+            return None, ids, np.concatenate([dist, self._state_dist(pos, np.array(ended_states, dtype=np.int64), follow_ok, tokens)])
         q, exit_state = match
         string = table.walk(q)
         # tokens that close the string: walk one per distinct remainder after the quote
         reps = string.closing_rows[string.rest_first]
         ok_rows, ok_dist = self._walk_on(
-            pos, dfa, reps, np.full(reps.size, exit_state, dtype=np.int32), string.closing_offsets[string.rest_first], follow_ok
+            pos, dfa, reps, np.full(reps.size, exit_state, dtype=np.int32), string.closing_offsets[string.rest_first], follow_ok, tokens
         )
         rep_dist = np.full(reps.size, -1, dtype=np.int64)
         where = {int(r): i for i, r in enumerate(reps.tolist())}
@@ -374,7 +376,8 @@ class Grammar:
         return (string, exit_state), index.ids[string.closing_rows[keep]], per_crosser[keep]
 
     def _walk_on(
-        self, pos: Position, dfa: LazyDFA, rows: np.ndarray, states: np.ndarray, offsets: np.ndarray, follow_ok: bool
+        self, pos: Position, dfa: LazyDFA, rows: np.ndarray, states: np.ndarray, offsets: np.ndarray, follow_ok: bool,
+        tokens: bool = False,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Rows that survive the rest of their bytes from the given states (crossing the end of
         the call where they do), with the bytes each leaves to finish the call."""
@@ -387,9 +390,18 @@ class Grammar:
             after = self.walk(after, rest, follow_ok, follow_ok)
             if after is not None:
                 left_rows.append(r)
-                left_dist.append(self.distance(after, follow_ok))
+                left_dist.append(self.completions.tokens(after, follow_ok) if tokens else self.distance(after, follow_ok))
         out_rows = np.concatenate([walk.rows, np.array(left_rows, dtype=np.int64)])
-        return out_rows, np.concatenate([dfa.dist[walk.finals], np.array(left_dist, dtype=np.int64)])
+        return out_rows, np.concatenate([self._state_dist(pos, walk.finals, follow_ok, tokens), np.array(left_dist, dtype=np.int64)])
+
+    def _state_dist(self, pos: Position, states: np.ndarray, follow_ok: bool, tokens: bool) -> np.ndarray:
+        """What is left to finish the call from each tail state: bytes, or tokens (per distinct state)."""
+        dfa = self.tail(pos[2], pos[3])
+        if not tokens or not states.size:
+            return dfa.dist[states]
+        distinct, inverse = np.unique(states, return_inverse=True)
+        counts = [self.completions.tokens(("tail", pos[1], pos[2], pos[3], int(s)), follow_ok) for s in distinct.tolist()]
+        return np.array(counts, dtype=np.int64)[inverse]
 
     def _crossing_ids(self, key: str, name: str, prefix: bytes, lo: int, hi: int, follow_ok: bool) -> list[int]:
         """Tokens among ``sorted_bytes[lo:hi]`` (all starting with ``prefix``, a complete name)

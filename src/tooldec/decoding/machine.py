@@ -13,8 +13,8 @@ from .grammar import MAIN, Grammar, Mask, Position
 __all__ = ["Machine", "Mode", "ToolChoice"]
 
 ToolChoice = Literal["auto", "required", "none"] | str
-NAME_SLACK = 64
-"""Bytes of headroom past a name position's own shortest completion before budgets are checked
+NAME_SLACK = 24
+"""Tokens of headroom past a name position's own shortest completion before budgets are checked
 token by token there (a token can commit to a longer name whose arguments need more)."""
 
 
@@ -140,7 +140,7 @@ class Machine:
         if pos[0] == "tail":
             tight = budget - 1 < mask.max_after
         else:
-            tight = budget - 1 < grammar.distance(pos, follow_ok) + NAME_SLACK
+            tight = budget - 1 < grammar.completions.tokens(pos, follow_ok) + NAME_SLACK
         if not tight:
             return mask, None
         return mask, grammar.completions.within(pos, mask, budget, start_ok, follow_ok)

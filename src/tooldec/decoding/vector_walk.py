@@ -279,6 +279,16 @@ class StringTable:
             )
         return got
 
+    def shortest(self, q: int) -> bytes:
+        """The shortest bytes that close the string from canonical state ``q`` (quote included)."""
+        dfa, out = self.dfa, bytearray()
+        while not dfa.accepting[q]:
+            row = dfa.trans[q]
+            byte = next(b for b in np.flatnonzero(row >= 0).tolist() if dfa.dist[row[b]] == dfa.dist[q] - 1)
+            out.append(byte)
+            q = int(row[byte])
+        return bytes(out)
+
     def match(self, dfa: DFA, state: int) -> tuple[int, int] | None:
         """If ``state`` is string content of the canonical kind: (canonical state, exit state).
 
