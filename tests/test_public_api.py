@@ -27,7 +27,7 @@ def test_import_does_not_load_torch_or_transformers() -> None:
         "        if name.split('.')[0] in ('torch', 'transformers'):\n"
         "            raise ImportError('blocked: ' + name)\n"
         "sys.meta_path.insert(0, Block())\n"
-        "import tooldec, tooldec.tools, tooldec.tokens, tooldec.decoding, tooldec.dialects\n"
+        "import tooldec, tooldec.tools, tooldec.tokens, tooldec.decoding, tooldec.dialects, tooldec.runtime, tooldec.cli\n"
         "print('ok')\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
