@@ -27,14 +27,12 @@ class TokenIndex:
     lengths: np.ndarray  # int32, aligned with ids
     offsets: np.ndarray  # int64 start of each token in ``flat``
     flat: np.ndarray  # uint8, all token bytes
-    longer_than: np.ndarray  # longer_than[k]: how many tokens (a prefix of ``ids``) have length > k
     sorted_bytes: list[bytes]
     sorted_ids: list[int]
     special_ids: np.ndarray  # int32, tokens without bytes that are specials
     eos_ids: np.ndarray
     rows_by_first: list[np.ndarray]  # rows (positions in ``ids``) of the tokens starting with each byte
     sorted_rows: np.ndarray  # int64 row of each token of ``sorted_bytes``
-    ids_of: dict[bytes, list[int]]  # token bytes -> ids (several ids may share bytes)
 
     @property
     def words(self) -> int:
@@ -44,10 +42,6 @@ class TokenIndex:
     @property
     def size(self) -> int:
         return self.vocab.size
-
-    @property
-    def max_length(self) -> int:
-        return int(self.lengths[0]) if len(self.lengths) else 0
 
     @classmethod
     def of(cls, vocab: Vocabulary) -> TokenIndex:
@@ -62,17 +56,12 @@ class TokenIndex:
         pairs = [(i, b) for i, b in enumerate(vocab.token_bytes) if b]
         pairs.sort(key=lambda p: -len(p[1]))
         row_of = {i: r for r, (i, _) in enumerate(pairs)}
-        ids_of: dict[bytes, list[int]] = {}
-        for i, b in pairs:
-            ids_of.setdefault(b, []).append(i)
         ids = np.array([i for i, _ in pairs], dtype=np.int32)
         lengths = np.array([len(b) for _, b in pairs], dtype=np.int32)
         offsets = np.zeros(len(pairs), dtype=np.int64)
         if len(pairs):
             offsets[1:] = np.cumsum(lengths[:-1])
         flat = np.frombuffer(b"".join(b for _, b in pairs), dtype=np.uint8)
-        top = int(lengths[0]) if len(lengths) else 0
-        longer_than = np.array([int(np.count_nonzero(lengths > k)) for k in range(top + 1)], dtype=np.int64)
         by_bytes = sorted(pairs, key=lambda p: p[1])
         first = flat[offsets] if len(pairs) else np.empty(0, np.uint8)
         order = np.argsort(first, kind="stable")
@@ -84,14 +73,12 @@ class TokenIndex:
             lengths=lengths,
             offsets=offsets,
             flat=flat,
-            longer_than=longer_than,
             sorted_bytes=[b for _, b in by_bytes],
             sorted_ids=[i for i, _ in by_bytes],
             special_ids=np.array(sorted(vocab.special), dtype=np.int32),
             eos_ids=np.array(sorted(vocab.eos_ids), dtype=np.int32),
             rows_by_first=rows_by_first,
             sorted_rows=np.array([row_of[i] for i, _ in by_bytes], dtype=np.int64),
-            ids_of=ids_of,
         )
 
 

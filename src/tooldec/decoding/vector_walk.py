@@ -41,24 +41,6 @@ class Walk:
 DFA = ByteDFA | LazyDFA
 
 
-def forced_bytes(dfa: DFA, state: int) -> tuple[bytes, int]:
-    """The bytes every continuation from ``state`` starts with, and the state after them.
-
-    Stops before an exit state, so the caller's exit handling still sees it.
-    """
-    out = bytearray()
-    while len(out) < 256 and not dfa.exits[state]:
-        live = np.flatnonzero(dfa.row(state) >= 0)
-        if live.size != 1:
-            break
-        nxt = dfa.next(state, int(live[0]))
-        if dfa.exits[nxt]:
-            break
-        out.append(int(live[0]))
-        state = nxt
-    return bytes(out), state
-
-
 WIDE = 48
 """A state with more live bytes than this is walked vectorised; fewer are split by bisection."""
 
