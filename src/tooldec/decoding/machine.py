@@ -13,9 +13,10 @@ from .grammar import MAIN, Grammar, Mask, Position
 __all__ = ["Machine", "Mode", "ToolChoice"]
 
 ToolChoice = Literal["auto", "required", "none"] | str
-NAME_SLACK = 24
+NAME_SLACK = 256
 """Tokens of headroom past a name position's own shortest completion before budgets are checked
-token by token there (a token can commit to a longer name whose arguments need more)."""
+token by token there (a token can commit to a longer name whose arguments need more). With 24,
+one random walk in 8,000 committed to a tool it could not finish in time."""
 
 
 class Mode(enum.Enum):
