@@ -25,9 +25,9 @@ import numpy as np
 
 from ..automata.lazy import SINK, LazyDFA
 from ..automata.nfa import NFA
-from ..dialects.base import NEXT_CALL, Dialect
+from ..dialects.base import Dialect
 from ..tokens import Vocabulary
-from ..tools import Tool, ToolSet
+from ..tools import ToolSet
 from ..tools.trie import ROOT, NameTrie
 from .budget import Completions
 from .token_index import TokenIndex

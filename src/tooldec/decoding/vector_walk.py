@@ -21,7 +21,7 @@ import numpy as np
 
 from ..automata.json_schema import SchemaCompiler, Style, Syntax
 from ..automata.lazy import LazyDFA
-from ..automata.nfa import DEAD, NFA, ByteDFA
+from ..automata.nfa import NFA, ByteDFA
 from .token_index import TokenIndex
 
 __all__ = ["StringTable", "StringWalk", "Walk", "narrow_rows", "start_rows", "walk_rows"]
