@@ -17,12 +17,30 @@ from typing import Any, ClassVar
 
 from ..automata.json_schema import SchemaCompiler, Style
 from ..automata.nfa import NFA, Frag
+from ..errors import UnsupportedSchemaError
 from ..tools import Tool
 
-__all__ = ["Dialect", "ToolCall", "NEXT_CALL"]
+__all__ = ["Dialect", "ToolCall", "NEXT_CALL", "require_plain_properties"]
 
 NEXT_CALL = "next_call"
 """Mark on the tail state where another name begins (list formats: ``[a(...), b(...)]``)."""
+
+
+_COMBINATORS = ("$ref", "allOf", "anyOf", "oneOf")
+
+
+def require_plain_properties(tool: Tool, why: str) -> None:
+    """Formats that write arguments one by one (positional, keywords) need a plain list of
+    ``properties`` at the top level, not a combination of schemas.
+
+    Raises:
+        UnsupportedSchemaError: Naming the tool and the combining keyword; ``why`` says why.
+    """
+    for word in _COMBINATORS:
+        if word in tool.parameters:
+            raise UnsupportedSchemaError(
+                f"{why}; write the parameters as plain 'properties'", tool=tool.name, pointer="", keyword=word
+            )
 
 
 @dataclass(frozen=True)

@@ -16,11 +16,10 @@ from ..automata.json_schema import SchemaCompiler, Style, Syntax, Whitespace, du
 from ..automata.nfa import NFA, Frag
 from ..errors import InvalidToolNameError, UnsupportedSchemaError
 from ..tools import Tool
-from .base import NEXT_CALL, Dialect, ToolCall
+from .base import NEXT_CALL, Dialect, ToolCall, require_plain_properties
 
 __all__ = ["Pythonic"]
 
-_COMBINATORS = ("$ref", "allOf", "anyOf", "oneOf")
 
 
 class Pythonic(Dialect):
@@ -100,11 +99,7 @@ class Pythonic(Dialect):
 
 def _check_parameters(tool: Tool) -> None:
     params = tool.parameters
-    for word in _COMBINATORS:
-        if word in params:
-            raise UnsupportedSchemaError(
-                "pythonic arguments are keywords; write the parameters as plain 'properties'",
-                tool=tool.name, pointer="", keyword=word)
+    require_plain_properties(tool, "pythonic arguments are keywords")
     names = [*params.get("properties", {}), *params.get("required", [])]
     for prop in names:
         if not prop.isidentifier() or keyword.iskeyword(prop):

@@ -19,13 +19,12 @@ from ..automata.json_schema import SchemaCompiler
 from ..automata.nfa import NFA, Frag
 from ..errors import UnsupportedSchemaError
 from ..tools import Tool, ToolSet
-from .base import Dialect, ToolCall
+from .base import Dialect, ToolCall, require_plain_properties
 
 __all__ = ["ToolkenGPT"]
 
 _CALL = re.compile(r"<([A-Za-z0-9_][A-Za-z0-9_.\-]*)>\(([^()<>=]*)\)=")
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
-_COMBINATORS = ("$ref", "allOf", "anyOf", "oneOf")
 
 
 class ToolkenGPT(Dialect):
@@ -190,11 +189,7 @@ class _Signature:
     def of(cls, tool: Tool) -> _Signature:
         """Raises ``UnsupportedSchemaError`` for what cannot be written as a list of numbers."""
         params = tool.parameters
-        for keyword in _COMBINATORS:
-            if keyword in params:
-                raise UnsupportedSchemaError(
-                    "ToolkenGPT arguments are positional; write the parameters as plain 'properties'",
-                    tool=tool.name, pointer="", keyword=keyword)
+        require_plain_properties(tool, "ToolkenGPT arguments are positional")
         properties: Mapping[str, Any] = params.get("properties", {})
         required = set(params.get("required", []))
         missing = sorted(required - set(properties))
