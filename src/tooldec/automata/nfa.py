@@ -11,7 +11,6 @@ means "viable prefix": the exactness invariant rests on that pruning.
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -176,37 +175,24 @@ class NFA:
         return frozenset(out)
 
     def to_dfa(self, frag: Frag, *, max_states: int = MAX_DFA_STATES) -> ByteDFA:
-        """Subset construction over byte intervals, then pruning of states that cannot accept."""
-        start, accept = frag
-        first = self.closure([start])
-        index: dict[frozenset[int], int] = {first: 0}
-        order = [first]
-        rows: list[np.ndarray] = []
-        queue = deque([first])
-        while queue:
-            current = queue.popleft()
-            row = np.full(256, DEAD, dtype=np.int32)
-            ranges = [r for s in current for r in self.edges[s]]
-            if ranges:
-                cuts = sorted({lo for lo, _, _ in ranges} | {hi + 1 for _, hi, _ in ranges})
-                for lo, hi in zip(cuts, cuts[1:]):
-                    targets = [dst for a, b, dst in ranges if a <= lo < b + 1]
-                    if not targets:
-                        continue
-                    target = self.closure(targets)
-                    tid = index.get(target)
-                    if tid is None:
-                        tid = index[target] = len(order)
-                        if tid >= max_states:
-                            raise TooManyStatesError(f"more than {max_states} automaton states")
-                        order.append(target)
-                        queue.append(target)
-                    row[lo:hi] = tid
-            rows.append(row)
-        trans = np.stack(rows) if rows else np.full((1, 256), DEAD, dtype=np.int32)
-        accepting = np.array([accept in s for s in order], dtype=bool)
-        marks = {i: self.marks[m] for i, s in enumerate(order) for m in s if m in self.marks}
-        return ByteDFA.pruned(trans, accepting, marks)
+        """The whole DFA at once: the lazy construction (``LazyDFA``) with every state expanded,
+        as a dense table with state 0 the start."""
+        from .lazy import SINK, LazyDFA  # lazy.py builds on this module
+
+        lazy = LazyDFA(self, frag, max_states=max_states)
+        if lazy.start == SINK:
+            return ByteDFA(np.full((1, 256), DEAD, dtype=np.int32), np.zeros(1, dtype=bool), np.full(1, -1, dtype=np.int64))
+        sid = lazy.start
+        while sid < lazy.n_states:  # expanding may add states; walk until none is left
+            lazy.expand(sid)
+            sid += 1
+        n = lazy.n_states
+        return ByteDFA(
+            lazy.table[1:n].astype(np.int32) - 1,  # lazy state i is state i - 1; the sink becomes DEAD
+            lazy.accepting[1:n].copy(),
+            lazy.dist[1:n].copy(),
+            {s - 1: label for s, label in lazy.marks.items()},
+        )
 
 
 @dataclass(eq=False)
@@ -233,27 +219,6 @@ class ByteDFA:
     def is_empty(self) -> bool:
         return bool(self.dist[0] < 0)
 
-    @classmethod
-    def pruned(cls, trans: np.ndarray, accepting: np.ndarray, marks: dict[int, str]) -> ByteDFA:
-        n = trans.shape[0]
-        src, _ = np.nonzero(trans >= 0)
-        pairs = np.unique(src.astype(np.int64) * n + trans[trans >= 0])  # distinct (state, next) edges
-        reverse: list[list[int]] = [[] for _ in range(n)]
-        for s, t in zip((pairs // n).tolist(), (pairs % n).tolist()):
-            reverse[t].append(s)
-        dist = np.where(accepting, 0, -1).astype(np.int64)
-        queue = deque(np.nonzero(accepting)[0].tolist())
-        while queue:  # breadth-first from the accepting states over reversed edges
-            t = queue.popleft()
-            for s in reverse[t]:
-                if dist[s] < 0:
-                    dist[s] = dist[t] + 1
-                    queue.append(s)
-        live = dist >= 0
-        trans = np.where((trans >= 0) & live[np.clip(trans, 0, None)], trans, DEAD).astype(np.int32)
-        trans[~live] = DEAD
-        return cls(trans, accepting & live, dist, {s: m for s, m in marks.items() if live[s]})
-
     # The interface vectorised walks use, shared with ``LazyDFA`` (there the sink is state 0).
 
     start = 0
@@ -275,13 +240,19 @@ class ByteDFA:
     @property
     def exits(self) -> np.ndarray:
         """States where a walk hands over (accepting or marked), with the sink appended."""
-        exits = np.append(self.accepting, False)
-        exits[list(self.marks)] = True
+        exits = self.__dict__.get("_exits")
+        if exits is None:
+            exits = self.__dict__["_exits"] = np.append(self.accepting, False)
+            exits[list(self.marks)] = True
         return exits
 
     @property
     def expanded(self) -> np.ndarray:
-        return np.ones(self.n_states + 1, dtype=bool)
+        """Every row is built (read once per pass of a walk, so it is made once)."""
+        expanded = self.__dict__.get("_expanded")
+        if expanded is None:
+            expanded = self.__dict__["_expanded"] = np.ones(self.n_states + 1, dtype=bool)
+        return expanded
 
     def ensure(self, states: np.ndarray) -> None:
         """Nothing to do: every row is built."""

@@ -14,6 +14,7 @@ from collections.abc import Callable
 import interegular
 from interegular.fsm import anything_else
 
+from ..tools.schema import split_pattern_anchors
 from .nfa import NFA, Frag
 from .utf8 import complement, normalize_ranges
 
@@ -51,13 +52,9 @@ def length_regex(low: int, high: int | None) -> str:
 
 def anchored(pattern: str) -> str:
     """The fully anchored equivalent of a JSON Schema (search-semantics) pattern."""
-    body = pattern
-    head = "" if body.startswith("^") else r"[\s\S]*"
-    body = body[1:] if body.startswith("^") else body
-    tail = r"[\s\S]*"
-    if body.endswith("$") and not body.endswith(r"\$"):
-        body, tail = body[:-1], ""
-    return f"{head}(?:{body}){tail}"
+    body, at_start, at_end = split_pattern_anchors(pattern)
+    anything = r"[\s\S]*"
+    return f"{'' if at_start else anything}(?:{body}){'' if at_end else anything}"
 
 
 @functools.lru_cache(maxsize=256)

@@ -184,7 +184,7 @@ def split_pattern_anchors(pattern: str) -> tuple[str, bool, bool]:
     """Split a leading ``^`` and a trailing unescaped ``$`` off a JSON Schema pattern.
 
     JSON Schema patterns match anywhere in the string and ``interegular`` parses no anchors, so
-    the pattern check parses the body; ``automata.regex.anchored`` splits the same way.
+    the pattern check parses the body, and ``automata.regex.anchored`` builds on it.
 
     Returns:
         ``(body, anchored_at_start, anchored_at_end)``.
