@@ -354,7 +354,7 @@ class Grammar:
         index = self.index
         table = self._string_table()
         exit_state = dfa.string_exit(start)
-        match = (table.start_state, exit_state) if exit_state is not None else table.match(dfa, start)
+        match = None if exit_state is None else (table.start_state, exit_state)
         if match is None:
             ended_ids, ended_states, rows, states, offsets = narrow_rows(index, dfa, start)
             rows, dist = self._walk_on(pos, dfa, rows, states, offsets, follow_ok, tokens)

@@ -6,10 +6,9 @@ rows that died or ended. Rows are bucketed by first byte, so a narrow state (a l
 only ever touches the tokens that start right.
 
 Most of the vocabulary is valid inside a JSON string, which makes string states the expensive
-ones. Their behaviour does not depend on the tool: a state whose sub-automaton is the canonical
-string-content automaton (checked by pairing states, ``StringTable.match``) reuses one
-per-vocabulary table of which tokens stay inside the string, and only the few tokens that close
-the string are walked further.
+ones. Their behaviour does not depend on the tool: a state that is exactly an unbounded string's
+content loop (``LazyDFA.string_exit``) reuses one per-vocabulary table of which tokens stay inside
+the string, and only the few tokens that close the string are walked further.
 """
 
 from __future__ import annotations
@@ -227,13 +226,8 @@ class StringTable:
         nfa = NFA()
         compiler = SchemaCompiler(nfa, {}, Style(syntax=syntax))
         self.dfa = nfa.to_dfa(nfa.seq(nfa.star(compiler.any_char()), nfa.literal(b'"')))
-        self.closed = frozenset(np.nonzero(self.dfa.accepting)[0].tolist())
         self.start_state = 0  # content, right after an opening quote
         self.index = index
-        self.signatures: dict[bytes, list[int]] = {}
-        for q in range(self.dfa.n_states):
-            if q not in self.closed:
-                self.signatures.setdefault(np.packbits(self.dfa.trans[q] >= 0).tobytes(), []).append(q)
         self._walks: dict[int, StringWalk] = {}
 
     def walk(self, q: int) -> StringWalk:
@@ -270,43 +264,3 @@ class StringTable:
             out.append(byte)
             q = int(row[byte])
         return bytes(out)
-
-    def match(self, dfa: DFA, state: int) -> tuple[int, int] | None:
-        """If ``state`` is string content of the canonical kind: (canonical state, exit state).
-
-        Checked by pairing the sub-automaton with the canonical one (it expands the states it
-        visits); the exit is where the closing quote leads. ``None`` when the sub-automaton
-        differs (a bounded length, a pattern, an enum): those states take the general walk.
-        """
-        candidates = self.signatures.get(np.packbits(dfa.row(state) >= 0).tobytes(), [])
-        canon = self.dfa
-        for q0 in candidates:
-            pairs = {q0: state}
-            exit_state: int | None = None
-            todo, expanded, ok = [q0], set(), True
-            while todo and ok:
-                q = todo.pop()
-                if q in expanded:
-                    continue
-                expanded.add(q)
-                cq, ds = canon.trans[q], dfa.row(pairs[q])
-                live = cq >= 0
-                if not np.array_equal(live, ds >= 0):
-                    ok = False
-                    break
-                span = max(dfa.n_states, 1) + 1
-                for code in np.unique(cq[live].astype(np.int64) * span + ds[live]).tolist():
-                    nq, ns = divmod(code, span)
-                    if nq in self.closed:
-                        if exit_state is not None and exit_state != ns:
-                            ok = False
-                        exit_state = ns
-                    elif pairs.setdefault(nq, ns) != ns:
-                        ok = False
-                    elif nq not in expanded:
-                        todo.append(nq)
-                    if not ok:
-                        break
-            if ok and exit_state is not None:
-                return q0, exit_state
-        return None
