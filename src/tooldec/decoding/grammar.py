@@ -17,7 +17,6 @@ Two flags from the machine take part: ``start_ok`` (a call may begin in text) an
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -327,7 +326,7 @@ class Grammar:
                 if name is not None:  # tokens that finish the name and run into its tail
                     allowed += self._crossing_ids(key, name, prefix, lo, hi, follow_ok)
             for b, rest, nxt in branches:
-                a, z = _range(tokens, prefix + bytes([b]), lo, hi)
+                a, z = self.index.prefix_range(prefix + bytes([b]), lo, hi)
                 if a < z:
                     stack.append((rest, nxt, prefix + bytes([b]), a, z))
         return np.array(sorted(allowed), dtype=np.int32)
@@ -412,7 +411,7 @@ class Grammar:
         out = []
         firsts = [literal[0]] if literal else range(256)
         for b in firsts:
-            a, z = _range(tokens, prefix + bytes([b]), lo, hi)
+            a, z = self.index.prefix_range(prefix + bytes([b]), lo, hi)
             for j in range(a, z):
                 rest = tokens[j][depth:]
                 if literal and len(rest) <= len(literal):
@@ -497,14 +496,6 @@ def _string_table(index: TokenIndex, syntax: Any) -> StringTable:
     if table is None or table.index is not index:
         table = _STRING_TABLES[key] = StringTable(index, syntax)
     return table
-
-
-def _range(tokens: list[bytes], prefix: bytes, lo: int, hi: int) -> tuple[int, int]:
-    """The range of sorted ``tokens[lo:hi]`` that start with ``prefix``."""
-    a = bisect_left(tokens, prefix, lo, hi)
-    last = prefix[-1]
-    z = hi if last == 255 else bisect_left(tokens, prefix[:-1] + bytes([last + 1]), a, hi)
-    return a, z
 
 
 def _kmp_table(pattern: bytes) -> list[list[int]]:

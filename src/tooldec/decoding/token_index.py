@@ -11,6 +11,7 @@ Two layouts of the same token bytes:
 from __future__ import annotations
 
 import weakref
+from bisect import bisect_left
 from dataclasses import dataclass
 
 import numpy as np
@@ -42,6 +43,14 @@ class TokenIndex:
     @property
     def size(self) -> int:
         return self.vocab.size
+
+    def prefix_range(self, prefix: bytes, lo: int, hi: int) -> tuple[int, int]:
+        """The range of ``sorted_bytes[lo:hi]`` whose tokens start with ``prefix`` (non-empty)."""
+        tokens = self.sorted_bytes
+        a = bisect_left(tokens, prefix, lo, hi)
+        last = prefix[-1]
+        z = hi if last == 255 else bisect_left(tokens, prefix[:-1] + bytes([last + 1]), a, hi)
+        return a, z
 
     @classmethod
     def of(cls, vocab: Vocabulary) -> TokenIndex:

@@ -13,7 +13,6 @@ the string, and only the few tokens that close the string are walked further.
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from dataclasses import dataclass
 
 import numpy as np
@@ -82,8 +81,7 @@ def narrow_rows(index: TokenIndex, dfa: DFA, start: int) -> tuple[list[int], lis
             continue
         for byte in live.tolist():
             nxt = prefix + bytes([byte])
-            a = bisect_left(tokens, nxt, lo, hi)
-            z = hi if byte == 255 else bisect_left(tokens, prefix + bytes([byte + 1]), a, hi)
+            a, z = index.prefix_range(nxt, lo, hi)
             if a < z:
                 stack.append((dfa.next(state, byte), nxt, a, z))
     if not rows:
