@@ -108,6 +108,10 @@ def render_result(result: Result, dialect: Dialect, palette: Palette) -> str:
     return "\n".join(part.strip("\n") for part in parts if part.strip())
 
 
+def _stderr(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
 def _summary(result: Result) -> str:
     trace = result.trace
     masking = (f" (masking {trace.masking_seconds * 1000:.0f} ms, {trace.masking_seconds_per_step * 1000:.2f} ms a token)"
@@ -151,20 +155,18 @@ def _dialect(name: str, tools: Any) -> Dialect:
 
 
 def _demo(args: argparse.Namespace, out: TextIO) -> int:
-    from .backends.hf import load_model, set_torch_threads
+    from .backends import load
     from .demo import QUESTIONS, TOOLS
     from .models import smollm2_gguf_path
     from .runtime import ToolDecoder
 
     palette = Palette.for_stream(out, args.color)
-    if args.threads is not None:
-        set_torch_threads(args.threads)
-    model, tokenizer = load_model(smollm2_gguf_path())
+    model, tokenizer, vocab, _ = load(smollm2_gguf_path(), args.backend, threads=args.threads, progress=_stderr)
     questions = args.question or QUESTIONS
     settings = dict(tool_choice="required", parallel_tool_calls=False, max_new_tokens=args.max_new_tokens,
                     temperature=args.temperature, seed=args.seed)
-    constrained = ToolDecoder(model, tokenizer, TOOLS, constrained=True, **settings)  # type: ignore[arg-type]
-    baseline = ToolDecoder(model, tokenizer, TOOLS, constrained=False, vocab=constrained.vocab, **settings)  # type: ignore[arg-type]
+    constrained = ToolDecoder(model, tokenizer, TOOLS, constrained=True, vocab=vocab, **settings)  # type: ignore[arg-type]
+    baseline = ToolDecoder(model, tokenizer, TOOLS, constrained=False, vocab=vocab, **settings)  # type: ignore[arg-type]
     decoders = {"tooldec": constrained, "unconstrained": baseline}
     dialect = decoders["tooldec"].dialect
     print(palette.bold("tools: ") + ", ".join(decoders["tooldec"].tools.names), file=out)
@@ -189,17 +191,15 @@ def _demo(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _run(args: argparse.Namespace, out: TextIO) -> int:
-    from .backends.hf import load_model, set_torch_threads
+    from .backends import load
     from .runtime import ToolDecoder
     from .tools import ToolSet
 
     palette = Palette.for_stream(out, args.color)
     tools = ToolSet(load_tools(args.tools))  # registration errors before the slow model load
     dialect = _dialect(args.dialect, tools)
-    if args.threads is not None:
-        set_torch_threads(args.threads)
-    model, tokenizer = load_model(args.model)
-    decoder = ToolDecoder(model, tokenizer, tools, dialect=dialect, tool_choice=args.tool_choice,
+    model, tokenizer, vocab, _ = load(args.model, args.backend, threads=args.threads, progress=_stderr)
+    decoder = ToolDecoder(model, tokenizer, tools, dialect=dialect, vocab=vocab, tool_choice=args.tool_choice,
                           parallel_tool_calls=args.parallel, max_new_tokens=args.max_new_tokens,
                           temperature=args.temperature, seed=args.seed, constrained=not args.unconstrained)
     result = decoder.run([{"role": "user", "content": args.question}])
@@ -215,18 +215,21 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tooldec", description="Tool calls that are valid by construction.")
     commands = parser.add_subparsers(dest="command", required=True)
 
-    def common(sub: argparse.ArgumentParser, max_new_tokens: int) -> None:
+    def common(sub: argparse.ArgumentParser, max_new_tokens: int, default_backend: str = "auto") -> None:
         sub.add_argument("--max-new-tokens", type=int, default=max_new_tokens, help="token budget of a turn")
         sub.add_argument("--temperature", type=float, default=0.0, help="0: greedy (default); else sampling")
         sub.add_argument("--seed", type=int, default=0, help="seed for sampling")
         sub.add_argument("--color", action=argparse.BooleanOptionalAction, default=None,
                          help="ANSI colours (default: when writing to a terminal)")
         sub.add_argument("--threads", type=int, default=None,
-                         help="CPU threads for torch (default: torch's choice; try 1 on a busy machine)")
+                         help="CPU threads (default: the backend's choice; try 1 on a busy machine)")
+        sub.add_argument("--backend", choices=["auto", "llamacpp", "transformers"], default=default_backend,
+                         help=f"llama.cpp runs a .gguf file as quantised; transformers dequantises it "
+                              f"(default: {default_backend}; auto takes llama.cpp for .gguf when installed)")
 
     demo = commands.add_parser("demo", help="SmolLM2-135M with built-in tools, tooldec vs unconstrained")
     demo.add_argument("--question", action="append", help="ask this instead of the built-in questions (repeatable)")
-    common(demo, 96)
+    common(demo, 96, "transformers")
     run = commands.add_parser("run", help="run a local model with your Python tools")
     run.add_argument("--model", required=True, help="a model directory or a .gguf file")
     run.add_argument("--tools", required=True, help="a Python file: its TOOLS list, else its public functions")

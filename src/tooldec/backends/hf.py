@@ -12,7 +12,6 @@ import importlib.util
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ from ..dialects.base import Dialect
 from ..errors import ToolDecError
 from ..tokens import Vocabulary
 from ..tokens.hf import from_hf_tokenizer
+from .generation import Generation
 
 __all__ = [
     "Generation",
@@ -272,26 +272,6 @@ class StopOnParsedCall(StoppingCriteria):
         return self.vocab.token_bytes[token] is not None or token in self.vocab.special
 
 
-@dataclass(frozen=True)
-class Generation:
-    """The new tokens of one ``generate`` call and what it cost.
-
-    Attributes:
-        ids: Tokens after the prompt, up to and including the end-of-sequence token if one was
-            generated (the padding after it is dropped).
-        ended: The model emitted an end-of-sequence token.
-        call_closed: Generation stopped because a call closed (``stop_after_call`` dialects).
-        masking_seconds: Time spent in the processor (0 when unconstrained).
-        masked_steps: Steps the processor ran (0 when unconstrained).
-    """
-
-    ids: list[int]
-    ended: bool
-    call_closed: bool
-    masking_seconds: float
-    masked_steps: int
-
-
 class HFGenerator:
     """Runs ``model.generate`` on token ids, with or without tooldec's constraint.
 
@@ -318,6 +298,12 @@ class HFGenerator:
     def seed(seed: int) -> None:
         """Seed torch's generator, which ``generate`` samples from."""
         torch.manual_seed(seed)
+
+    def next_logits(self, ids: Sequence[int]) -> np.ndarray:
+        """The next-token logits after ``ids`` (float32), for backtracking baselines."""
+        with torch.inference_mode():
+            context = torch.tensor([list(ids)], dtype=torch.long, device=self.model.device)
+            return self.model(context).logits[0, -1].float().cpu().numpy().copy()
 
     def generate(
         self,

@@ -26,6 +26,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("name", choices=EXPERIMENTS, help="which table")
     parser.add_argument("--model", default="smollm2",
                         help="'smollm2' (installed), 'qwen' (after `make qwen`), or a local HF folder or .gguf file")
+    parser.add_argument("--backend", choices=["auto", "llamacpp", "transformers"], default="auto",
+                        help="llama.cpp runs a GGUF file as quantised (fast on a CPU); auto (default) takes it "
+                             "when llama-cpp-python is installed and the model is a .gguf file")
     parser.add_argument("--system", action="append", choices=[*SYSTEMS, "all"],
                         help="baseline, repair (fuzzy names + backtrace) or tooldec; repeat, or 'all' (default)")
     parser.add_argument("--data", type=Path, default=None, help="benchmark data (default: $TOOLDEC_DATA or ../shared/data)")
@@ -49,7 +52,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.limit is not None and args.limit < 1:
         print("tooldec bench: --limit must be >= 1", file=sys.stderr)
         return 2
-    session = Session(args.model)
+    session = Session(args.model, backend=args.backend)
     for system in systems:
         run(args.name, session, system, data=data, out=args.out, limit=args.limit,
             subsets=tuple(args.subset) if args.subset else None)

@@ -33,8 +33,9 @@ class ToolDecoder:
     """A model, its tools and a dialect: ``run`` answers one user turn, calling tools as needed.
 
     Args:
-        model: A transformers causal language model.
-        tokenizer: Its tokenizer (its chat template renders message prompts).
+        model: A transformers causal language model, or a ``llama_cpp.Llama`` (see
+            ``tooldec.backends.llamacpp.load_llama``).
+        tokenizer: Its transformers tokenizer (its chat template renders message prompts).
         tools: A ``ToolSet`` or anything ``ToolSet`` takes (functions, tool dicts, Pydantic models).
         dialect: How calls are written (default: ``Hermes()``).
         tool_choice: For the first generation of a turn: ``"auto"``, ``"required"``, ``"none"``
@@ -45,7 +46,7 @@ class ToolDecoder:
         max_new_tokens: Token budget of the whole turn, over all generations. A call is never
             cut off by it (constrained decoding only).
         temperature: 0 for greedy decoding, else sampling at this temperature.
-        seed: Seeds torch's generator at the start of each ``run`` (reproducible sampling).
+        seed: Seeds the backend's sampler at the start of each ``run`` (reproducible sampling).
         constrained: ``False`` runs the same loop unconstrained (the baseline).
         tool_timeout: Seconds a tool may run before its call fails with a timeout.
         vocab: The model's vocabulary, if already built (default: read from the tokenizer).
@@ -73,7 +74,7 @@ class ToolDecoder:
         tool_timeout: float = 10.0,
         vocab: Any = None,
     ) -> None:
-        from ..backends.hf import HFGenerator  # torch only when a model is actually used
+        from ..backends import generator_for  # torch or llama.cpp only when a model is used
 
         if max_new_tokens < 1:
             raise ValueError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
@@ -92,7 +93,7 @@ class ToolDecoder:
         self.constrained = constrained
         self.executor = Executor(tool_timeout)
         self.tokenizer = tokenizer
-        self.generator = HFGenerator(model, tokenizer, vocab)
+        self.generator = generator_for(model, tokenizer, vocab)
         self.vocab = self.generator.vocab
         self.grammar = Grammar(self.tools, self.vocab, self.dialect)
         if tool_choice not in ("auto", "required", "none") and tool_choice not in self.tools:

@@ -9,6 +9,7 @@ bar per subset, one JSON line per item (``<out>/<bench>/<model>/<system>/<subset
 from __future__ import annotations
 
 import json
+import os
 import platform
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, get_args
 
+from ...backends.generation import Backend, load
 from ...dialects import Dialect, Hermes, ToolCall
 from ...tools import ToolSet
 
@@ -67,33 +69,40 @@ class Session:
 
     Args:
         model: ``smollm2``, ``qwen``, or a local HF folder or ``.gguf`` file.
+        backend: ``llamacpp`` (GGUF files as quantised), ``transformers``, or ``auto``.
         progress: Whether to print loading messages.
+        loaded: ``(model, tokenizer, vocab)`` already in memory (tests share one).
     """
 
-    def __init__(self, model: str, *, progress: bool = True, loaded: tuple[Any, Any, Any] | None = None) -> None:
-        from ...backends.hf import load_model, vocabulary_for
-
+    def __init__(self, model: str, *, backend: Backend = "auto", progress: bool = True,
+                 loaded: tuple[Any, Any, Any] | None = None) -> None:
         self.path = resolve_model(model)
         self.label = model if model in ("smollm2", "qwen") else self.path.stem
-        if loaded is not None:  # ``(model, tokenizer, vocab)`` already in memory (tests share one)
+        if loaded is not None:
+            from ...backends.llamacpp import is_llama
+
             self.model, self.tokenizer, self.vocab = loaded
+            self.backend = "llamacpp" if is_llama(self.model) else "transformers"
         else:
-            self.model, self.tokenizer = load_model(self.path, progress=None if not progress else print)
-            self.vocab = vocabulary_for(self.model, self.tokenizer)
+            self.model, self.tokenizer, self.vocab, self.backend = load(
+                self.path, backend, progress=print if progress else None)
         self._cache: dict[Any, Any] = {}
 
     def describe(self) -> dict[str, Any]:
-        """Model file, quantisation as named in the file, machine: for the results' header."""
+        """Model file, backend, machine: for the results' header."""
+        setup = {"model": self.label, "file": self.path.name, "python": platform.python_version(),
+                 "cores": os.cpu_count()}
+        if self.backend == "llamacpp":
+            import llama_cpp
+
+            threads = self.model.context_params.n_threads
+            return {**setup, "backend": f"llama.cpp (llama-cpp-python {llama_cpp.__version__}, GGUF as quantised)",
+                    "machine": f"{platform.machine()} {threads} threads"}
         import torch
 
-        return {
-            "model": self.label,
-            "file": self.path.name,
-            "backend": "transformers (GGUF dequantised to float32)" if self.path.suffix == ".gguf" else "transformers",
-            "machine": f"{platform.machine()} {platform.processor() or ''} {torch.get_num_threads()} threads".strip(),
-            "python": platform.python_version(),
-            "torch": torch.__version__,
-        }
+        backend = "transformers (GGUF dequantised to float32)" if self.path.suffix == ".gguf" else "transformers"
+        return {**setup, "backend": backend, "torch": torch.__version__,
+                "machine": f"{platform.machine()} {torch.get_num_threads()} threads"}
 
     def cached(self, key: Any, make: Callable[[], Any]) -> Any:
         """Build something once per run (decoders: their grammar caches masks across items)."""

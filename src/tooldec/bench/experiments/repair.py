@@ -14,6 +14,8 @@ from dataclasses import replace
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from ...dialects import Dialect, ToolCall
 from ...runtime import ToolDecoder
 from ...runtime.trace import CallRecord, Trace
@@ -97,7 +99,7 @@ def first_failed_call(text: str, dialect: Dialect, tools: ToolSet) -> int | None
 
 
 class BacktraceGenerator:
-    """Wraps an ``HFGenerator``: an unconstrained generation whose call fails is redone from the
+    """Wraps a backend's generator: an unconstrained generation whose call fails is redone from the
     token that started the call, with that token banned there (greedy: the next most probable)."""
 
     def __init__(self, inner: Any, tools: ToolSet, dialect: Dialect) -> None:
@@ -113,9 +115,7 @@ class BacktraceGenerator:
         self.inner.seed(seed)
 
     def generate(self, prompt_ids: Sequence[int], **kwargs: Any) -> Any:
-        """As ``HFGenerator.generate``; retries with backtrace when unconstrained."""
-        import torch
-
+        """As the inner ``generate``; retries with backtrace when unconstrained."""
         generation = self.inner.generate(prompt_ids, **kwargs)
         if kwargs.get("grammar") is not None:
             return generation
@@ -132,12 +132,10 @@ class BacktraceGenerator:
             if k is None:
                 break
             banned.setdefault(k, set()).add(ids[k])
-            with torch.inference_mode():
-                context = torch.tensor([list(prompt_ids) + ids[:k]], dtype=torch.long, device=self.inner.model.device)
-                logits = self.inner.model(context).logits[0, -1].clone()
-            logits[list(banned[k])] = float("-inf")
-            logits[self.vocab.size:] = float("-inf")
-            token = int(torch.argmax(logits))
+            logits = self.inner.next_logits(list(prompt_ids) + ids[:k])
+            logits[list(banned[k])] = -np.inf
+            logits[self.vocab.size:] = -np.inf
+            token = int(np.argmax(logits))
             self.backtracks += 1
             ids = ids[:k] + [token]
             if token in self.eos_ids or budget - len(ids) <= 0:

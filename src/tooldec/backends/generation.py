@@ -1,0 +1,89 @@
+"""What every backend's ``generate`` returns, and the choice of backend for a loaded model."""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+__all__ = ["Backend", "Generation", "generator_for", "load", "pick_backend"]
+
+
+@dataclass(frozen=True)
+class Generation:
+    """The new tokens of one ``generate`` call and what it cost.
+
+    Attributes:
+        ids: Tokens after the prompt, up to and including the end-of-sequence token if one was
+            generated (the padding after it is dropped).
+        ended: The model emitted an end-of-sequence token.
+        call_closed: Generation stopped because a call closed (``stop_after_call`` dialects).
+        masking_seconds: Time spent masking (0 when unconstrained).
+        masked_steps: Steps that were masked (0 when unconstrained).
+    """
+
+    ids: list[int]
+    ended: bool
+    call_closed: bool
+    masking_seconds: float
+    masked_steps: int
+
+
+def generator_for(model: Any, tokenizer: Any, vocab: Any = None) -> Any:
+    """The generator that runs ``model``: llama.cpp for a ``llama_cpp.Llama``, else transformers.
+
+    Imports the backend only then, so torch is loaded only for a transformers model.
+    """
+    from .llamacpp import LlamaCppGenerator, is_llama
+
+    if is_llama(model):
+        return LlamaCppGenerator(model, tokenizer, vocab)
+    from .hf import HFGenerator
+
+    return HFGenerator(model, tokenizer, vocab)
+
+
+Backend = Literal["auto", "llamacpp", "transformers"]
+
+
+def pick_backend(path: Path, backend: Backend = "auto") -> Literal["llamacpp", "transformers"]:
+    """``auto``: llama.cpp for a GGUF file when llama-cpp-python is installed, else transformers.
+
+    Examples:
+        >>> pick_backend(Path("model-dir"))
+        'transformers'
+    """
+    if backend != "auto":
+        return backend
+    if path.suffix == ".gguf" and importlib.util.find_spec("llama_cpp") is not None:
+        return "llamacpp"
+    return "transformers"
+
+
+def load(path: str | Path, backend: Backend = "auto", *, threads: int | None = None,
+         progress: Callable[[str], None] | None = None) -> tuple[Any, Any, Any, str]:
+    """Load a model and its tokenizer with the backend ``backend`` (see :func:`pick_backend`).
+
+    Args:
+        path: A ``.gguf`` file or a transformers model folder.
+        backend: ``llamacpp``, ``transformers`` or ``auto``.
+        threads: CPU threads (default: the backend's choice).
+        progress: Told what is loading.
+
+    Returns:
+        ``(model, tokenizer, vocabulary padded to the logits, backend name)``.
+    """
+    path = Path(path)
+    if pick_backend(path, backend) == "llamacpp":
+        from .llamacpp import load_llama, vocabulary_for_llama
+
+        llm, tokenizer = load_llama(path, threads=threads, progress=progress)
+        return llm, tokenizer, vocabulary_for_llama(llm, tokenizer), "llamacpp"
+    from .hf import load_model, set_torch_threads, vocabulary_for
+
+    if threads is not None:
+        set_torch_threads(threads)
+    model, tokenizer = load_model(path, progress=progress)
+    return model, tokenizer, vocabulary_for(model, tokenizer), "transformers"

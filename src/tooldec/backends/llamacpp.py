@@ -1,0 +1,237 @@
+"""llama.cpp backend (llama-cpp-python): generation token by token with tooldec's mask.
+
+llama.cpp runs a GGUF file as it is quantised, several times faster on a CPU than transformers,
+which dequantises it to float32. The loop is ours, not llama.cpp's sampler: after each
+``eval`` the last logits are read, the ``Machine`` masks them, the next token is taken (greedy
+or sampled with NumPy) and fed back. The KV cache is kept between calls: a prompt that begins
+with what is already evaluated (the next round of a tool loop, the shared few-shot prompt of a
+benchmark) only evaluates its new tokens.
+
+The tokenizer and chat template come from transformers (``AutoTokenizer`` reads them from the
+GGUF file), so both backends see the same token ids and the same prompts.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..decoding import Grammar, Machine, ToolChoice
+from ..dialects.base import Dialect
+from ..errors import ToolDecError
+from ..tokens import Vocabulary
+from ..tokens.hf import from_hf_tokenizer
+from .generation import Generation
+
+__all__ = ["LlamaCppGenerator", "is_llama", "load_llama", "pick_token"]
+
+DEFAULT_CONTEXT = 8192
+"""Context window of a loaded model: the longest prompt of the paper's tables (KAMEL with 234
+tool docs, about 4,400 tokens) plus the answer."""
+
+
+def is_llama(model: Any) -> bool:
+    """Whether ``model`` is a ``llama_cpp.Llama`` (without importing llama_cpp when it is not)."""
+    return type(model).__module__.startswith("llama_cpp")
+
+
+def pick_token(logits: np.ndarray, allowed: np.ndarray | None, temperature: float,
+               rng: np.random.Generator) -> int:
+    """The next token: the most probable allowed one, or a sample at ``temperature``.
+
+    Args:
+        logits: One row of next-token logits (float32).
+        allowed: Boolean row of the same width, ``None`` when every token is allowed.
+        temperature: 0 for greedy.
+        rng: Source of the sample.
+
+    Examples:
+        >>> rng = np.random.default_rng(0)
+        >>> logits = np.array([3.0, 1.0, 2.0], dtype=np.float32)
+        >>> pick_token(logits, None, 0.0, rng), pick_token(logits, np.array([False, True, True]), 0.0, rng)
+        (0, 2)
+        >>> pick_token(logits, np.array([False, True, False]), 1.0, rng)
+        1
+    """
+    if allowed is not None:
+        logits = np.where(allowed, logits, np.float32(-np.inf))
+    if temperature <= 0:
+        return int(np.argmax(logits))
+    scaled = (logits - logits.max()) / temperature
+    weights = np.exp(scaled.astype(np.float64))
+    return int(rng.choice(weights.size, p=weights / weights.sum()))
+
+
+class LlamaCppGenerator:
+    """``generate`` on token ids with a ``llama_cpp.Llama``, with or without tooldec's constraint.
+
+    The same interface as :class:`~tooldec.backends.hf.HFGenerator`, so the runtime and the
+    benchmarks run on either.
+
+    Args:
+        llm: A ``llama_cpp.Llama`` (see :func:`load_llama`).
+        tokenizer: The model's transformers tokenizer (for the vocabulary and eos ids).
+        vocab: Its vocabulary padded to ``llm.n_vocab()`` (default: built from ``tokenizer``).
+    """
+
+    def __init__(self, llm: Any, tokenizer: Any, vocab: Vocabulary | None = None) -> None:
+        self.model = llm
+        self.tokenizer = tokenizer
+        self.vocab = vocab if vocab is not None else vocabulary_for_llama(llm, tokenizer)
+        eos = set(self.vocab.eos_ids)
+        if llm.token_eos() >= 0:
+            eos.add(int(llm.token_eos()))
+        self.eos_ids = sorted(eos)
+        self._rng = np.random.default_rng()
+        self.prompt_tokens_evaluated = 0
+        """Prompt tokens actually evaluated, all calls (the rest came from the KV cache)."""
+
+    def seed(self, seed: int) -> None:
+        """Seed the sampler."""
+        self._rng = np.random.default_rng(seed)
+
+    def _feed(self, ids: Sequence[int]) -> None:
+        """Make the context hold exactly ``ids``, evaluating only what the cache does not hold."""
+        llm = self.model
+        if len(ids) >= llm.n_ctx():
+            raise ToolDecError(f"the prompt has {len(ids)} tokens but the model's context holds {llm.n_ctx()}; "
+                               "load it with a larger n_ctx")
+        held = llm.input_ids[: llm.n_tokens]
+        same = 0
+        limit = min(len(held), len(ids) - 1)  # evaluate at least one token, for fresh logits
+        if limit > 0:
+            diff = np.flatnonzero(held[:limit] != np.asarray(ids[:limit], dtype=held.dtype))
+            same = int(diff[0]) if diff.size else limit
+        llm.n_tokens = same  # eval drops the cache past n_tokens
+        self.prompt_tokens_evaluated += len(ids) - same
+        llm.eval(list(ids[same:]))
+
+    def _logits(self) -> np.ndarray:
+        import llama_cpp
+
+        pointer = llama_cpp.llama_get_logits_ith(self.model.ctx, -1)
+        return np.ctypeslib.as_array(pointer, shape=(self.model.n_vocab(),))
+
+    def next_logits(self, ids: Sequence[int]) -> np.ndarray:
+        """The next-token logits after ``ids`` (a copy), for backtracking baselines."""
+        self._feed(ids)
+        return self._logits().copy()
+
+    def generate(
+        self,
+        prompt_ids: Sequence[int],
+        *,
+        max_new_tokens: int,
+        temperature: float = 0.0,
+        grammar: Grammar | None = None,
+        tool_choice: ToolChoice = "auto",
+        parallel_tool_calls: bool = True,
+        max_calls: int | None = None,
+        stop_after_call: Dialect | None = None,
+        prefix: str = "",
+    ) -> Generation:
+        """Generate up to ``max_new_tokens`` tokens after ``prompt_ids``; see ``HFGenerator.generate``."""
+        machine = None
+        if grammar is not None:
+            machine = Machine(grammar, tool_choice=tool_choice, parallel_tool_calls=parallel_tool_calls,
+                              max_calls=max_calls)
+        width = self.model.n_vocab()
+        if width < self.vocab.size:
+            raise ValueError(f"the model has {width} logits but the vocabulary {self.vocab.size} tokens")
+        bitmask = np.zeros((1, (width + 31) // 32), dtype=np.int32)
+        eos = set(self.eos_ids)
+        self._feed(prompt_ids)
+        ids: list[int] = []
+        masking = 0.0
+        steps = 0
+        ended = closed = False
+        text = bytearray()
+        while len(ids) < max_new_tokens:
+            logits = self._logits()
+            allowed = None
+            if machine is not None:
+                start = time.perf_counter()
+                steps += 1
+                if machine.fill_bitmask(bitmask, 0, max_new_tokens - len(ids)) or width > self.vocab.size:
+                    allowed = np.unpackbits(bitmask[0].view(np.uint8), bitorder="little")[:width].view(bool)
+                    if not allowed.any():
+                        raise ToolDecError(f"no token is allowed at step {len(ids)} (text so far: "
+                                           f"{machine.text[-80:]!r}); the constraint is unsatisfiable")
+                token = pick_token(logits, allowed, temperature, self._rng)
+                if not machine.advance(token):
+                    raise ToolDecError(f"token {token} was picked from the mask but the machine refuses it")
+                masking += time.perf_counter() - start
+            else:
+                token = pick_token(logits, None if width == self.vocab.size else self._known(width), temperature,
+                                   self._rng)
+            ids.append(token)
+            if token in eos:
+                ended = True
+                break
+            if machine is not None:
+                if machine.is_done():
+                    break
+                if stop_after_call is not None and machine.call_just_closed:
+                    closed = True
+                    break
+            elif stop_after_call is not None:
+                text += self.vocab.token_bytes[token] or b""
+                if stop_after_call.parse_calls(prefix + text.decode("utf-8", errors="replace")):
+                    closed = True
+                    break
+            if len(ids) < max_new_tokens:
+                self.model.eval([token])
+        return Generation(ids, ended, closed, masking, steps)
+
+    def _known(self, width: int) -> np.ndarray:
+        """Ids the tokenizer has (the model's padding rows past it are never picked)."""
+        known = np.zeros(width, dtype=bool)
+        known[: self.vocab.size] = True
+        return known
+
+
+def vocabulary_for_llama(llm: Any, tokenizer: Any) -> Vocabulary:
+    """The tokenizer's vocabulary padded to the model's logits width."""
+    return from_hf_tokenizer(tokenizer, vocab_size=int(llm.n_vocab()))
+
+
+def load_llama(path: str | Path, *, n_ctx: int = DEFAULT_CONTEXT, threads: int | None = None,
+               progress: Callable[[str], None] | None = None) -> tuple[Any, Any]:
+    """Load a GGUF file with llama.cpp, and its tokenizer with transformers.
+
+    Args:
+        path: The ``.gguf`` file.
+        n_ctx: Context window in tokens.
+        threads: CPU threads (default: ``TOOLDEC_THREADS`` or every core).
+        progress: Told what is loading and how long it took.
+
+    Returns:
+        ``(llm, tokenizer)``.
+
+    Raises:
+        FileNotFoundError: No ``.gguf`` file at ``path``.
+        ImportError: llama-cpp-python is not installed.
+    """
+    say = progress or (lambda message: None)
+    path = Path(path)
+    if not path.is_file() or path.suffix != ".gguf":
+        raise FileNotFoundError(f"no GGUF file at {path}: llama.cpp runs .gguf files only")
+    try:
+        from llama_cpp import Llama
+    except ImportError as error:  # pragma: no cover - depends on the install
+        raise ImportError("the llama.cpp backend needs llama-cpp-python: pip install 'tooldec[llama]'") from error
+    from transformers import AutoTokenizer
+
+    threads = threads or int(os.environ.get("TOOLDEC_THREADS", "0")) or os.cpu_count() or 1
+    start = time.perf_counter()
+    say(f"loading tokenizer from {path} ...")
+    tokenizer = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
+    say(f"loading {path.name} with llama.cpp ({threads} threads, context {n_ctx}) ...")
+    llm = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads, verbose=False)
+    say(f"model loaded in {time.perf_counter() - start:.1f} s")
+    return llm, tokenizer

@@ -1,0 +1,133 @@
+"""The llama.cpp backend on the real SmolLM2 GGUF: our token loop, the KV cache it keeps, the mask.
+
+Checked against llama.cpp itself (its own greedy completion of the same prompt) and against the
+grammar (every token the constrained loop emits is replayed through a fresh ``Machine``).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+import pytest
+
+from tooldec.decoding import Grammar, Machine
+from tooldec.dialects import Hermes
+from tooldec.models import smollm2_gguf_path
+from tooldec.runtime import ToolDecoder, tool_instructions
+from tooldec.tools import ToolSet
+
+llama_cpp = pytest.importorskip("llama_cpp", reason="the llama extra is not installed")
+
+from tooldec.backends import generator_for, load  # noqa: E402
+from tooldec.backends.llamacpp import LlamaCppGenerator  # noqa: E402
+
+
+def multiply(a: int, b: int) -> int:
+    """Multiply two integers."""
+    return a * b
+
+
+def weather(city: str, unit: str = "celsius") -> str:
+    """Today's weather in a city."""
+    return f"sunny in {city}"
+
+
+TOOLS = ToolSet([multiply, weather])
+
+
+@functools.cache
+def loaded() -> tuple[Any, Any, Any]:
+    model, tokenizer, vocab, backend = load(smollm2_gguf_path(), "llamacpp", threads=1)
+    assert backend == "llamacpp"
+    return model, tokenizer, vocab
+
+
+@pytest.fixture(scope="module")
+def generator() -> LlamaCppGenerator:
+    model, tokenizer, vocab = loaded()
+    made = generator_for(model, tokenizer, vocab)
+    assert isinstance(made, LlamaCppGenerator)
+    return made
+
+
+def prompt_ids(tokenizer: Any, question: str) -> list[int]:
+    text = tokenizer.apply_chat_template(
+        [{"role": "system", "content": tool_instructions(TOOLS, Hermes())}, {"role": "user", "content": question}],
+        add_generation_prompt=True, tokenize=False)
+    return list(tokenizer.encode(text, add_special_tokens=False))
+
+
+def test_unconstrained_greedy_matches_llama_cpp_own_sampler(generator: LlamaCppGenerator) -> None:
+    ids = prompt_ids(generator.tokenizer, "What is the capital of France?")
+    ours = generator.generate(ids, max_new_tokens=12).ids
+    llm = generator.model
+    llm.reset()
+    theirs = []
+    for token in llm.generate(ids, temp=0.0, top_k=1, reset=True):
+        theirs.append(int(token))
+        if len(theirs) == len(ours) or token in generator.eos_ids:
+            break
+    assert ours == theirs
+
+
+def test_kv_cache_reuse_gives_the_same_tokens_as_a_fresh_context(generator: LlamaCppGenerator) -> None:
+    first = prompt_ids(generator.tokenizer, "What is 12 times 34?")
+    second = prompt_ids(generator.tokenizer, "What is the weather in Oslo?")
+    generator.generate(first, max_new_tokens=8)
+    evaluated = generator.prompt_tokens_evaluated
+    reused = generator.generate(second, max_new_tokens=8).ids
+    shared = next(i for i, (a, b) in enumerate(zip(first, second)) if a != b)
+    assert generator.prompt_tokens_evaluated - evaluated == len(second) - shared  # only the new tail
+    generator.model.reset()
+    assert generator.generate(second, max_new_tokens=8).ids == reused
+
+
+def test_next_logits_is_the_logits_row_of_a_fresh_evaluation(generator: LlamaCppGenerator) -> None:
+    ids = prompt_ids(generator.tokenizer, "Say hi.")
+    generator.generate(ids + [42], max_new_tokens=2)  # leave something else in the cache
+    logits = generator.next_logits(ids)
+    generator.model.reset()
+    fresh = generator.next_logits(ids)
+    assert logits.shape == (generator.model.n_vocab(),)
+    np.testing.assert_allclose(logits, fresh, rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("temperature", [0.0, 1.0])
+def test_constrained_output_is_a_valid_call_and_every_token_was_allowed(
+        generator: LlamaCppGenerator, temperature: float) -> None:
+    grammar = Grammar(TOOLS, generator.vocab, Hermes())
+    generator.seed(3)
+    for question in ("What is 1234 times 5678?", "Is it raining in Paris?"):
+        generation = generator.generate(prompt_ids(generator.tokenizer, question), max_new_tokens=64,
+                                        temperature=temperature, grammar=grammar, tool_choice="required")
+        replay = Machine(grammar, tool_choice="required")
+        assert all(replay.advance(token) for token in generation.ids)
+        text = generator.vocab.decode([t for t in generation.ids if t not in generator.eos_ids]).decode()
+        calls = Hermes().parse_calls(text)
+        assert calls, text
+        assert all(TOOLS[c.name].validate_arguments(c.arguments) == [] for c in calls), text
+        assert generation.masked_steps == len(generation.ids)
+
+
+def test_a_budget_just_large_enough_still_closes_the_call(generator: LlamaCppGenerator) -> None:
+    grammar = Grammar(TOOLS, generator.vocab, Hermes())
+    start = Machine(grammar, tool_choice="required", parallel_tool_calls=False)
+    fewest = grammar.completions.tokens(start.position, False)  # the shortest call, in this vocabulary's tokens
+    for budget in (fewest, fewest + 2):
+        generation = generator.generate(prompt_ids(generator.tokenizer, "Weather in a city with a very long name?"),
+                                        max_new_tokens=budget, grammar=grammar, tool_choice="required",
+                                        parallel_tool_calls=False, stop_after_call=Hermes())
+        text = generator.vocab.decode(generation.ids).decode()
+        assert len(generation.ids) <= budget
+        assert generation.call_closed and Hermes().parse_calls(text), (budget, text)
+
+
+def test_the_runtime_runs_tools_on_llama_cpp() -> None:
+    model, tokenizer, vocab = loaded()
+    decoder = ToolDecoder(model, tokenizer, TOOLS, vocab=vocab, tool_choice="required", max_new_tokens=96)
+    result = decoder.run([{"role": "user", "content": "What is 1234 multiplied by 5678? Use a tool."}])
+    assert result.calls and result.trace.invalid_calls == 0
+    assert all(record.ok for record in result.calls), result.calls
+    assert result.trace.masked_steps > 0
