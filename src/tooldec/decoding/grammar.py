@@ -59,15 +59,26 @@ class Mask:
 
     @classmethod
     def from_ids(cls, ids: np.ndarray, words: int, max_after: int = 0) -> Mask:
-        flags = np.zeros(words * 32, dtype=bool)
-        flags[ids] = True
-        return cls(np.packbits(flags, bitorder="little"), max_after)
+        """The mask of ``ids`` (any order, repeats allowed), its count known without unpacking."""
+        ids = np.asarray(ids, dtype=np.int64)
+        if ids.size > words * 4:  # dense: set flags and pack them
+            flags = np.zeros(words * 32, dtype=bool)
+            flags[ids] = True
+            return cls(np.packbits(flags, bitorder="little"), max_after, _count=int(np.count_nonzero(flags)))
+        if ids.size > 1 and not bool(np.all(ids[1:] > ids[:-1])):
+            ids = np.unique(ids)
+        packed = np.zeros(words * 4, dtype=np.uint8)
+        np.add.at(packed, ids >> 3, np.left_shift(1, ids & 7).astype(np.uint8))  # distinct ids: add is or
+        return cls(packed, max_after, _count=int(ids.size))
 
     @property
     def count(self) -> int:
         """How many tokens are allowed (cached)."""
         if self._count < 0:
-            self._count = int(np.unpackbits(self.packed).sum())
+            if hasattr(np, "bitwise_count"):  # NumPy >= 2
+                self._count = int(np.bitwise_count(self.packed).sum(dtype=np.int64))
+            else:
+                self._count = int(np.count_nonzero(np.unpackbits(self.packed)))
         return self._count
 
     @property
