@@ -1,7 +1,10 @@
 """Table 5: BFCL (v4, non-live Python) in the model's own Hermes format, baseline vs. ToolDec.
 
 One assistant message per question, with the functions given through the chat template (Qwen's
-own tool prompt); no function is run. Scored by BFCL's AST rules (see the data README) and by
+own tool prompt); no function is run. A call is required in the four call categories (the same
+for both systems: unconstrained, the call's start is written into the prompt) and left to the
+model in ``irrelevance``, where the right answer is no call: left free everywhere,
+Qwen2.5-Coder-0.5B answers in a Markdown JSON block instead of its ``<tool_call>`` format. Scored by BFCL's AST rules (see the data README) and by
 the rate of outputs that do not parse or call a function that does not exist.
 """
 
@@ -148,7 +151,8 @@ def score(session: Session, system: System, subset: str, item: dict[str, Any], d
     decoder = session.decoder(system, tools, Hermes())
     messages = item["question"][0]
     prompt = session.chat(messages, tools=tools, dialect=Hermes())
-    once = session.once(decoder, system, prompt, max_new_tokens=160)
+    choice = "auto" if subset == "irrelevance" else "required"
+    once = session.once(decoder, system, prompt, max_new_tokens=160, tool_choice=choice)
     unknown = sum(e == "unknown_tool" for e in once.errors)
     unparseable = sum(e == "unparseable" for e in once.errors)
     return {"id": item["id"], "correct": ast_match(once.calls, item["ground_truth"], functions),
