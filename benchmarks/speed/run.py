@@ -7,8 +7,8 @@ Run from the repository root::
     python -m benchmarks.speed.run --engines xgrammar,llguidance --sizes 13,1000 --tokenizers qwen3
 
 Each (engine, tokenizer, size, repeat) runs in a fresh process with a time limit; raw records
-go to ``OUT/speed.jsonl`` (``--append`` keeps those already there), the table of medians over
-repeats to stdout and ``OUT/speed.md``, the plot to ``OUT/speed.png``. A cell that times out
+go to ``OUT/speed.jsonl`` (``--append`` keeps those of the cells not run again), the table of
+medians over repeats to stdout and ``OUT/speed.md``, the plot to ``OUT/speed.png``. A cell that times out
 stops the larger sizes of the same engine and tokenizer; a cell that fails is not repeated
 (its failure is deterministic).
 """
@@ -158,7 +158,7 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="use this tokenizer.json for NAME")
     parser.add_argument("--quick", action="store_true", help="smoke test: 13 tools, one repeat")
     parser.add_argument("--append", action="store_true",
-                        help="keep the records already in OUT/speed.jsonl and add these")
+                        help="keep the records of other cells in OUT/speed.jsonl (cells run now replace theirs)")
     parser.add_argument("--no-plot", action="store_true")
     args = parser.parse_args(argv)
     args.engines = [e for e in args.engines.split(",") if e]
@@ -183,12 +183,15 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     raw_path = out / "speed.jsonl"
     records: list[dict[str, Any]] = []
-    if args.append and raw_path.is_file():
+    cells = _cells(args)
+    if args.append and raw_path.is_file():  # keep the other cells' records; the cells run now are replaced
+        rerun = {(eng, tok, size) for _, tok, size, eng in cells}
         with open(raw_path, encoding="utf-8") as fh:
-            records = [json.loads(line) for line in fh if line.strip()]
+            records = [rec for rec in map(json.loads, filter(str.strip, fh))
+                       if (rec["engine"], rec["tokenizer"], rec["tools"]) not in rerun]
+        raw_path.write_text("".join(json.dumps(rec) + "\n" for rec in records), encoding="utf-8")
     stopped: dict[tuple[str, str], int] = {}  # (engine, tokenizer) -> size that timed out
     failed: set[tuple[str, str, int]] = set()
-    cells = _cells(args)
     with open(raw_path, "a" if args.append else "w", encoding="utf-8") as raw, tqdm(cells, unit="cell", file=sys.stderr) as bar:
         for repeat, tok, size, eng in bar:
             bar.set_postfix_str(f"{eng} {tok} {size} tools #{repeat + 1}")
