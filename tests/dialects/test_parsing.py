@@ -63,6 +63,11 @@ TABLE: list[tuple[Dialect, str, Calls]] = [
     # Hermes
     (Hermes(), '<tool_call>\n{"name": "f", "arguments": {"a": "x"}}\n</tool_call>', [("f", {"a": "x"})]),
     (Hermes(), '<tool_call>\n{"name": "f", "arguments": {"a": </tool_call>', []),
+    # a last call left unclosed at the end of the output (Qwen does this), as vLLM's parser reads it
+    (Hermes(), '<tool_call>\n{"name": "f", "arguments": {}}\n</tool_call>\n<tool_call>\n{"name": "g", "arguments": {}}\n',
+     [("f", {}), ("g", {})]),
+    (Hermes(), '<tool_call>\n{"name": "f", "arguments": {}}}', []),
+    (Hermes(), '<tool_call>\n{"name": "f", "arguments": {"a": 1', []),
 ]
 
 
