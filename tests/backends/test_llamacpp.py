@@ -14,6 +14,7 @@ import pytest
 
 from tooldec.decoding import Grammar, Machine
 from tooldec.dialects import Hermes
+from tooldec.errors import ToolDecError
 from tooldec.models import smollm2_gguf_path
 from tooldec.runtime import ToolDecoder, tool_instructions
 from tooldec.tools import ToolSet
@@ -131,3 +132,19 @@ def test_the_runtime_runs_tools_on_llama_cpp() -> None:
     assert result.calls and result.trace.invalid_calls == 0
     assert all(record.ok for record in result.calls), result.calls
     assert result.trace.masked_steps > 0
+
+
+def test_the_budget_shrinks_to_the_context_window_and_the_call_still_closes(generator: LlamaCppGenerator) -> None:
+    from llama_cpp import Llama
+
+    grammar = Grammar(TOOLS, generator.vocab, Hermes())
+    fewest = grammar.completions.tokens(Machine(grammar, tool_choice="required").position, False)
+    ids = prompt_ids(generator.tokenizer, "What is 1234 times 5678?")
+    small = Llama(model_path=str(smollm2_gguf_path()), n_ctx=len(ids) + fewest + 2, n_threads=1, verbose=False)
+    tight = LlamaCppGenerator(small, generator.tokenizer, generator.vocab)
+    generation = tight.generate(ids, max_new_tokens=500, grammar=grammar, tool_choice="required",
+                                parallel_tool_calls=False, stop_after_call=Hermes())
+    assert len(ids) + len(generation.ids) <= small.n_ctx()
+    assert generation.call_closed
+    with pytest.raises(ToolDecError, match="context holds"):
+        tight.generate(ids * 2, max_new_tokens=5)

@@ -98,6 +98,8 @@ class LlamaCppGenerator:
     def _feed(self, ids: Sequence[int]) -> None:
         """Make the context hold exactly ``ids``, evaluating only what the cache does not hold."""
         llm = self.model
+        if not ids:
+            raise ValueError("the prompt is empty: give at least one token")
         if len(ids) >= llm.n_ctx():
             raise ToolDecError(f"the prompt has {len(ids)} tokens but the model's context holds {llm.n_ctx()}; "
                                "load it with a larger n_ctx")
@@ -135,7 +137,12 @@ class LlamaCppGenerator:
         stop_after_call: Dialect | None = None,
         prefix: str = "",
     ) -> Generation:
-        """Generate up to ``max_new_tokens`` tokens after ``prompt_ids``; see ``HFGenerator.generate``."""
+        """Generate up to ``max_new_tokens`` tokens after ``prompt_ids``; see ``HFGenerator.generate``.
+
+        The budget shrinks to what the context window has left after the prompt, so a call
+        still closes inside the window.
+        """
+        max_new_tokens = min(max_new_tokens, self.model.n_ctx() - len(prompt_ids))
         machine = None
         if grammar is not None:
             machine = Machine(grammar, tool_choice=tool_choice, parallel_tool_calls=parallel_tool_calls,
