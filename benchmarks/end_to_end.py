@@ -1,0 +1,170 @@
+"""End-to-end cost of tooldec in real generation: tokens per second with and without the mask.
+
+Run from the repository root::
+
+    python benchmarks/end_to_end.py --model smollm2 --backend llamacpp
+    python benchmarks/end_to_end.py --model qwen --backend llamacpp --items 30
+    python benchmarks/end_to_end.py --model smollm2 --backend transformers --items 10
+
+Work: BFCL ``simple_python`` and ``multiple`` questions (their own functions, given through the
+chat template in the Hermes format), greedy, a call required, ``--max-new-tokens`` per answer.
+Each question is answered unconstrained (the call's start written into the prompt) and with
+tooldec, in two passes: the first with a new grammar per question (every mask cold: a server that
+gets a new tool list with each request), the second with the same grammars again (masks cached).
+On llama.cpp the prompt is evaluated from an empty cache before the clock starts, so decoding
+alone is timed (transformers' ``generate`` includes its prompt pass). Reported per pass: tokens
+per second each way, the time tooldec spent masking per token, and the overhead = masking time /
+generation time. Writes ``OUT/end_to_end.jsonl`` (one line per answer, appended), ``OUT/end_to_end.md`` and a PNG.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+_ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(_ROOT / "src"))
+
+from tooldec.bench.datasets import bfcl_items, data_dir  # noqa: E402
+from tooldec.bench.experiments.bfcl import bfcl_schema  # noqa: E402
+from tooldec.bench.experiments.common import Session  # noqa: E402
+from tooldec.decoding import Grammar  # noqa: E402
+from tooldec.dialects import Hermes  # noqa: E402
+from tooldec.tools import Tool, ToolSet  # noqa: E402
+
+SUBSETS = ("simple_python", "multiple")
+
+
+def questions(data: Path, count: int) -> list[tuple[str, ToolSet, list[dict[str, Any]]]]:
+    """``count`` BFCL questions, alternating the subsets: (id, tools, messages)."""
+    pools = [list(bfcl_items(subset, data)) for subset in SUBSETS]
+    picked = []
+    for i in range(count):
+        item = pools[i % len(pools)][i // len(pools)]
+        tools = ToolSet([Tool.from_dict({"name": f["name"], "description": f.get("description", ""),
+                                         "parameters": bfcl_schema(f["parameters"])}) for f in item["function"]])
+        picked.append((item["id"], tools, item["question"][0]))
+    return picked
+
+
+def answer(session: Session, generator: Any, prompt: str, grammar: Grammar | None, max_new_tokens: int) -> dict[str, Any]:
+    """One greedy answer; the call's start is forced into the prompt unconstrained."""
+    dialect = Hermes()
+    forced = "" if grammar is not None else (dialect.trigger or "") + dialect.head.decode()
+    ids = list(session.tokenizer.encode(prompt + forced, add_special_tokens=False))
+    if session.backend == "llamacpp":  # the prompt is evaluated before the clock starts: decoding is timed
+        session.model.reset()
+        generator.next_logits(ids)
+    start = time.perf_counter()
+    generation = generator.generate(ids, max_new_tokens=max_new_tokens, grammar=grammar, tool_choice="required",
+                                    stop_after_call=None)
+    seconds = time.perf_counter() - start
+    return {"prompt_tokens": len(ids), "tokens": len(generation.ids), "seconds": seconds,
+            "masking_seconds": generation.masking_seconds, "masked_steps": generation.masked_steps}
+
+
+def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per pass: tokens/s each way, masking ms per token, overhead in percent."""
+    out = []
+    for pass_ in sorted({r["pass"] for r in rows}):
+        free = [r for r in rows if r["pass"] == pass_ and r["system"] == "unconstrained"]
+        held = [r for r in rows if r["pass"] == pass_ and r["system"] == "tooldec"]
+        tokens = sum(r["tokens"] for r in held)
+        masking = sum(r["masking_seconds"] for r in held)
+        seconds = sum(r["seconds"] for r in held)
+        out.append({
+            "pass": pass_, "answers": len(held),
+            "unconstrained_tok_s": sum(r["tokens"] for r in free) / sum(r["seconds"] for r in free),
+            "tooldec_tok_s": tokens / seconds,
+            "masking_ms_per_token": 1000 * masking / max(tokens, 1),
+            "overhead_pct": 100 * masking / seconds,
+        })
+    return out
+
+
+def table(setup: dict[str, Any], summary: list[dict[str, Any]]) -> str:
+    lines = [f"{setup['model']} on {setup['backend']} ({setup['machine']}), {setup['items']} BFCL questions, "
+             f"greedy, up to {setup['max_new_tokens']} new tokens",
+             "", "| pass | answers | unconstrained tok/s | tooldec tok/s | masking ms/token | overhead |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    for s in summary:
+        lines.append(f"| {s['pass']} | {s['answers']} | {s['unconstrained_tok_s']:.1f} | {s['tooldec_tok_s']:.1f} | "
+                     f"{s['masking_ms_per_token']:.2f} | {s['overhead_pct']:.2f}% |")
+    return "\n".join(lines)
+
+
+def plot(all_rows: list[dict[str, Any]], path: Path) -> None:
+    """Overhead per (model, backend, pass), from every line of the JSON Lines file."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels, values = [], []
+    for key in sorted({(r["model"], r["backend"]) for r in all_rows}):
+        rows = [r for r in all_rows if (r["model"], r["backend"]) == key]
+        for s in summarize(rows):
+            labels.append(f"{key[0]}\n{key[1]}\n{s['pass']}")
+            values.append(s["overhead_pct"])
+    fig, ax = plt.subplots(figsize=(max(4, 1.3 * len(labels)), 3.4))
+    ax.bar(range(len(values)), values, color="#4477aa")
+    ax.axhline(3, color="#cc6677", linestyle="--", label="goal: 3%")
+    ax.set_xticks(range(len(labels)), labels, fontsize=7)
+    ax.set_ylabel("masking time / generation time (%)")
+    ax.set_title("tooldec end-to-end overhead (BFCL questions, greedy)", fontsize=9)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> int:
+    from tqdm import tqdm
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="smollm2", help="smollm2, qwen, or a .gguf file / HF folder")
+    parser.add_argument("--backend", choices=["llamacpp", "transformers"], default="llamacpp")
+    parser.add_argument("--items", type=int, default=20, help="questions (half simple_python, half multiple)")
+    parser.add_argument("--max-new-tokens", type=int, default=96)
+    parser.add_argument("--data", type=Path, default=None, help="benchmark data (default: $TOOLDEC_DATA or ../shared/data)")
+    parser.add_argument("--out", type=Path, default=_ROOT / "benchmarks" / "speed" / "results")
+    args = parser.parse_args(argv)
+
+    session = Session(args.model, backend=args.backend)
+    from tooldec.backends import generator_for
+
+    generator = generator_for(session.model, session.tokenizer, session.vocab)
+    picked = questions(data_dir(args.data), args.items)
+    grammars = {qid: Grammar(tools, session.vocab, Hermes()) for qid, tools, _ in picked}
+    prompts = {qid: session.chat(messages, tools=tools, dialect=Hermes()) for qid, tools, messages in picked}
+    setup = {**session.describe(), "items": args.items, "max_new_tokens": args.max_new_tokens}
+    args.out.mkdir(parents=True, exist_ok=True)
+    rows = []
+    with (args.out / "end_to_end.jsonl").open("a") as sink:
+        for pass_ in ("1 cold", "2 warm"):
+            for qid, _, _ in tqdm(picked, desc=f"pass {pass_}", unit="question"):
+                for system in ("unconstrained", "tooldec"):
+                    grammar = grammars[qid] if system == "tooldec" else None
+                    row = {"model": session.label, "backend": session.backend, "pass": pass_, "id": qid,
+                           "system": system, **answer(session, generator, prompts[qid], grammar, args.max_new_tokens)}
+                    rows.append(row)
+                    sink.write(json.dumps(row) + "\n")
+    text = table(setup, summarize(rows))
+    print(text)
+    all_rows = [json.loads(line) for line in (args.out / "end_to_end.jsonl").open()]
+    with (args.out / "end_to_end.md").open("a") as md:
+        md.write(f"\n`python benchmarks/end_to_end.py --model {args.model} --backend {args.backend} --items "
+                 f"{args.items} --max-new-tokens {args.max_new_tokens}` ({platform.python_version()}, "
+                 f"{setup.get('cores')} cores)\n\n{text}\n")
+    plot(all_rows, args.out / "end_to_end.png")
+    print(f"results in {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
