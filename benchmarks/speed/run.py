@@ -143,6 +143,10 @@ def format_table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(out)
 
 
+def _write_records(path: Path, records: list[dict[str, Any]]) -> None:
+    path.write_text("".join(json.dumps(rec) + "\n" for rec in records), encoding="utf-8")
+
+
 def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--engines", default=",".join(ENGINES),
@@ -184,15 +188,13 @@ def main(argv: list[str] | None = None) -> int:
     raw_path = out / "speed.jsonl"
     records: list[dict[str, Any]] = []
     cells = _cells(args)
-    if args.append and raw_path.is_file():  # keep the other cells' records; the cells run now are replaced
-        rerun = {(eng, tok, size) for _, tok, size, eng in cells}
+    if args.append and raw_path.is_file():
         with open(raw_path, encoding="utf-8") as fh:
-            records = [rec for rec in map(json.loads, filter(str.strip, fh))
-                       if (rec["engine"], rec["tokenizer"], rec["tools"]) not in rerun]
-        raw_path.write_text("".join(json.dumps(rec) + "\n" for rec in records), encoding="utf-8")
+            records = [json.loads(line) for line in fh if line.strip()]
+    fresh: set[tuple[str, str, int]] = set()  # cells whose old records are dropped (on their first new one)
     stopped: dict[tuple[str, str], int] = {}  # (engine, tokenizer) -> size that timed out
     failed: set[tuple[str, str, int]] = set()
-    with open(raw_path, "a" if args.append else "w", encoding="utf-8") as raw, tqdm(cells, unit="cell", file=sys.stderr) as bar:
+    with tqdm(cells, unit="cell", file=sys.stderr) as bar:
         for repeat, tok, size, eng in bar:
             bar.set_postfix_str(f"{eng} {tok} {size} tools #{repeat + 1}")
             limit = stopped.get((eng, tok))
@@ -202,22 +204,23 @@ def main(argv: list[str] | None = None) -> int:
             rec["repeat"] = repeat
             rec["machine"] = {"cpu": platform.processor() or platform.machine(),
                               "cores": os.cpu_count()}
+            if (eng, tok, size) not in fresh:
+                fresh.add((eng, tok, size))
+                records = [r for r in records if (r["engine"], r["tokenizer"], r["tools"]) != (eng, tok, size)]
             records.append(rec)
-            raw.write(json.dumps(rec) + "\n")
-            raw.flush()
+            _write_records(raw_path, records)  # whole file each time: a stopped run loses nothing
             status = rec.get("status", "")
             if status.startswith("timeout"):
                 stopped[(eng, tok)] = size
                 failed.add((eng, tok, size))
             elif status != "ok":
                 failed.add((eng, tok, size))
-    with open(raw_path, "a", encoding="utf-8") as raw:
-        for (eng, tok), size in sorted(stopped.items()):
-            for bigger in (s for s in sorted(args.sizes) if s > size):
-                rec = {"engine": eng, "tokenizer": tok, "tools": bigger,
-                       "status": f"skipped (timeout at {size:,} tools)"}
-                records.append(rec)
-                raw.write(json.dumps(rec) + "\n")
+    for (eng, tok), size in sorted(stopped.items()):
+        for bigger in (s for s in sorted(args.sizes) if s > size):
+            records = [r for r in records if (r["engine"], r["tokenizer"], r["tools"]) != (eng, tok, bigger)]
+            records.append({"engine": eng, "tokenizer": tok, "tools": bigger,
+                            "status": f"skipped (timeout at {size:,} tools)"})
+    _write_records(raw_path, records)
     rows = aggregate(records)
     table = format_table(rows)
     print(table)
