@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import textwrap
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -91,7 +92,8 @@ def _plot(name: str, module: ModuleType, rows: list[dict[str, Any]], path: Path)
         if any(word in metric for word in ("accuracy", "rate", "path")):
             ax.set_ylim(0, 1.05)  # a share: keep the scale even when every bar is 0
     n = {r["subset"]: int(r.get("n", 0)) for r in rows}
-    fig.suptitle(f"{name} (n per subset: {', '.join(f'{k}={v}' for k, v in n.items())})", fontsize=9)
+    title = f"{name} (n per subset: {', '.join(f'{k}={v}' for k, v in n.items())})"
+    fig.suptitle(textwrap.fill(title, width=50 * len(metrics)), fontsize=9)  # about the figure width
     axes[0][0].legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
