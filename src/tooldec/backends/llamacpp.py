@@ -46,24 +46,30 @@ def pick_token(logits: np.ndarray, allowed: np.ndarray | None, temperature: floa
 
     Args:
         logits: One row of next-token logits (float32).
-        allowed: Boolean row of the same width, ``None`` when every token is allowed.
+        allowed: Sorted ids of the allowed tokens, ``None`` when every token is allowed.
         temperature: 0 for greedy.
         rng: Source of the sample.
 
     Examples:
         >>> rng = np.random.default_rng(0)
         >>> logits = np.array([3.0, 1.0, 2.0], dtype=np.float32)
-        >>> pick_token(logits, None, 0.0, rng), pick_token(logits, np.array([False, True, True]), 0.0, rng)
+        >>> pick_token(logits, None, 0.0, rng), pick_token(logits, np.array([1, 2]), 0.0, rng)
         (0, 2)
-        >>> pick_token(logits, np.array([False, True, False]), 1.0, rng)
+        >>> pick_token(logits, np.array([1]), 1.0, rng)
         1
     """
-    if allowed is not None:
-        logits = np.where(allowed, logits, np.float32(-np.inf))
+    if allowed is not None:  # only the allowed logits are read: a few in a call, the vocabulary in text
+        chosen = logits[allowed]
+        if temperature <= 0:
+            return int(allowed[int(np.argmax(chosen))])
+        return int(allowed[_sample(chosen, temperature, rng)])
     if temperature <= 0:
         return int(np.argmax(logits))
-    scaled = (logits - logits.max()) / temperature
-    weights = np.exp(scaled.astype(np.float64))
+    return _sample(logits, temperature, rng)
+
+
+def _sample(logits: np.ndarray, temperature: float, rng: np.random.Generator) -> int:
+    weights = np.exp(((logits - logits.max()) / temperature).astype(np.float64))
     return int(rng.choice(weights.size, p=weights / weights.sum()))
 
 
@@ -150,7 +156,6 @@ class LlamaCppGenerator:
         width = self.model.n_vocab()
         if width < self.vocab.size:
             raise ValueError(f"the model has {width} logits but the vocabulary {self.vocab.size} tokens")
-        bitmask = np.zeros((1, (width + 31) // 32), dtype=np.int32)
         eos = set(self.eos_ids)
         self._feed(prompt_ids)
         ids: list[int] = []
@@ -160,22 +165,19 @@ class LlamaCppGenerator:
         text = bytearray()
         while len(ids) < max_new_tokens:
             logits = self._logits()
-            allowed = None
             if machine is not None:
                 start = time.perf_counter()
                 steps += 1
-                if machine.fill_bitmask(bitmask, 0, max_new_tokens - len(ids)) or width > self.vocab.size:
-                    allowed = np.unpackbits(bitmask[0].view(np.uint8), bitorder="little")[:width].view(bool)
-                    if not allowed.any():
-                        raise ToolDecError(f"no token is allowed at step {len(ids)} (text so far: "
-                                           f"{machine.text[-80:]!r}); the constraint is unsatisfiable")
-                token = pick_token(logits, allowed, temperature, self._rng)
+                allowed = machine.allowed_token_ids(max_new_tokens - len(ids))  # cached with the mask
+                if not allowed.size:
+                    raise ToolDecError(f"no token is allowed at step {len(ids)} (text so far: "
+                                       f"{machine.text[-80:]!r}); the constraint is unsatisfiable")
+                token = pick_token(logits, None if allowed.size == width else allowed, temperature, self._rng)
                 if not machine.advance(token):
                     raise ToolDecError(f"token {token} was picked from the mask but the machine refuses it")
                 masking += time.perf_counter() - start
             else:
-                token = pick_token(logits, None if width == self.vocab.size else self._known(width), temperature,
-                                   self._rng)
+                token = pick_token(logits, None, temperature, self._rng)
             ids.append(token)
             if token in eos:
                 ended = True
@@ -194,12 +196,6 @@ class LlamaCppGenerator:
             if len(ids) < max_new_tokens:
                 self.model.eval([token])
         return Generation(ids, ended, closed, masking, steps)
-
-    def _known(self, width: int) -> np.ndarray:
-        """Ids the tokenizer has (the model's padding rows past it are never picked)."""
-        known = np.zeros(width, dtype=bool)
-        known[: self.vocab.size] = True
-        return known
 
 
 def vocabulary_for_llama(llm: Any, tokenizer: Any) -> Vocabulary:

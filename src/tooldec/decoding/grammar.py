@@ -69,7 +69,7 @@ class Mask:
             ids = np.unique(ids)
         packed = np.zeros(words * 4, dtype=np.uint8)
         np.add.at(packed, ids >> 3, np.left_shift(1, ids & 7).astype(np.uint8))  # distinct ids: add is or
-        return cls(packed, max_after, _count=int(ids.size))
+        return cls(packed, max_after, _ids=ids.astype(np.int32), _count=int(ids.size))
 
     @property
     def count(self) -> int:
@@ -428,7 +428,7 @@ class Grammar:
         if base is not None:
             string, exit_state = base
             mask.packed |= string.packed
-            mask._count = -1
+            mask._count, mask._ids = -1, None  # the string part was added: recount
             if string.final_set.size:  # inside the string: the canonical bytes to the quote, then the rest
                 closing = self._string_table().dfa.dist[string.final_set].max()
                 mask.max_after = max(mask.max_after, int(closing + self.tail(pos[2], pos[3]).dist[exit_state]))
