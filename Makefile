@@ -24,6 +24,7 @@ demo: setup
 bench: setup
 	$(VENV)/bin/python -m pip install --quiet -e ".[bench]"
 	$(PYTHON) -m benchmarks.speed.run
+	$(PYTHON) benchmarks/end_to_end.py --model smollm2 --backend llamacpp
 	$(PYTHON) benchmarks/walks.py --walks 1000
 	$(PYTHON) benchmarks/jsonschemabench.py
 
