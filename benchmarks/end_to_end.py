@@ -35,6 +35,7 @@ from tooldec.bench.experiments.bfcl import bfcl_schema  # noqa: E402
 from tooldec.bench.experiments.common import Session  # noqa: E402
 from tooldec.decoding import Grammar  # noqa: E402
 from tooldec.dialects import Hermes  # noqa: E402
+from tooldec.runtime import forced_start  # noqa: E402
 from tooldec.tools import Tool, ToolSet  # noqa: E402
 
 SUBSETS = ("simple_python", "multiple")
@@ -54,8 +55,7 @@ def questions(data: Path, count: int) -> list[tuple[str, ToolSet, list[dict[str,
 
 def answer(session: Session, generator: Any, prompt: str, grammar: Grammar | None, max_new_tokens: int) -> dict[str, Any]:
     """One greedy answer; the call's start is forced into the prompt unconstrained."""
-    dialect = Hermes()
-    forced = "" if grammar is not None else (dialect.trigger or "") + dialect.head.decode()
+    forced = "" if grammar is not None else forced_start(Hermes(), "required")
     ids = list(session.tokenizer.encode(prompt + forced, add_special_tokens=False))
     if session.backend == "llamacpp":  # the prompt is evaluated before the clock starts: decoding is timed
         session.model.reset()

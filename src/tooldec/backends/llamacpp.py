@@ -86,9 +86,16 @@ class LlamaCppGenerator:
     """
 
     def __init__(self, llm: Any, tokenizer: Any, vocab: Vocabulary | None = None) -> None:
+        import llama_cpp
+
         self.model = llm
         self.tokenizer = tokenizer
+        self.width = int(llm.n_vocab())
+        """Logits per step (the model's vocabulary, often wider than the tokenizer)."""
+        self._logits_of = llama_cpp.llama_get_logits_ith
         self.vocab = vocab if vocab is not None else vocabulary_for_llama(llm, tokenizer)
+        if self.width < self.vocab.size:
+            raise ValueError(f"the model has {self.width} logits but the vocabulary {self.vocab.size} tokens")
         eos = set(self.vocab.eos_ids)
         if llm.token_eos() >= 0:
             eos.add(int(llm.token_eos()))
@@ -120,10 +127,8 @@ class LlamaCppGenerator:
         llm.eval(list(ids[same:]))
 
     def _logits(self) -> np.ndarray:
-        import llama_cpp
-
-        pointer = llama_cpp.llama_get_logits_ith(self.model.ctx, -1)
-        return np.ctypeslib.as_array(pointer, shape=(self.model.n_vocab(),))
+        """The last evaluated token's logits: a view into llama.cpp's buffer, valid until the next eval."""
+        return np.ctypeslib.as_array(self._logits_of(self.model.ctx, -1), shape=(self.width,))
 
     def next_logits(self, ids: Sequence[int]) -> np.ndarray:
         """The next-token logits after ``ids`` (a copy), for backtracking baselines."""
@@ -153,9 +158,7 @@ class LlamaCppGenerator:
         if grammar is not None:
             machine = Machine(grammar, tool_choice=tool_choice, parallel_tool_calls=parallel_tool_calls,
                               max_calls=max_calls)
-        width = self.model.n_vocab()
-        if width < self.vocab.size:
-            raise ValueError(f"the model has {width} logits but the vocabulary {self.vocab.size} tokens")
+        width = self.width
         eos = set(self.eos_ids)
         self._feed(prompt_ids)
         ids: list[int] = []

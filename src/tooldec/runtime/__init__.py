@@ -4,7 +4,7 @@
 """
 
 from .executor import Executor, serialize_result
-from .loop import Conversation, ToolDecoder, tool_instructions
+from .loop import Conversation, ToolDecoder, forced_start, tool_instructions
 from .trace import CallRecord, Event, EventKind, InvalidCall, InvalidKind, Result, Trace
 
 __all__ = [
@@ -18,6 +18,7 @@ __all__ = [
     "Result",
     "ToolDecoder",
     "Trace",
+    "forced_start",
     "serialize_result",
     "tool_instructions",
 ]

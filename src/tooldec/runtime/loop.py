@@ -24,7 +24,7 @@ from ..tools import Tool, ToolLike, ToolSet
 from .executor import Executor
 from .trace import CallRecord, Event, EventKind, InvalidCall, InvalidKind, Result, Trace
 
-__all__ = ["Conversation", "ToolDecoder", "tool_instructions"]
+__all__ = ["Conversation", "ToolDecoder", "forced_start", "tool_instructions"]
 
 Message = Mapping[str, Any]
 
@@ -167,12 +167,7 @@ class ToolDecoder:
         return self.tool_choice if first else "auto"
 
     def _forced_start(self, choice: ToolChoice) -> str:
-        """Unconstrained, ``required`` and a named tool can only be had by writing the start of
-        the call into the prompt (the trigger, the head, the name); the model writes the rest."""
-        if choice in ("auto", "none"):
-            return ""
-        start = (self.dialect.trigger or "") + self.dialect.head.decode()
-        return start if choice == "required" else start + choice
+        return forced_start(self.dialect, choice)
 
     def _text(self, ids: Sequence[int]) -> str:
         """The generated text, special tokens spelled out, the final end-of-sequence token dropped."""
@@ -212,6 +207,21 @@ class ToolDecoder:
         trace.invalid.append(InvalidCall(kind, error, call))
         trace.events.append(Event(EventKind.INVALID, error, call))
         return CallRecord(call, None, error, 0.0)
+
+
+def forced_start(dialect: Dialect, choice: ToolChoice) -> str:
+    """The text that makes an unconstrained model call a tool: ``required`` and a named tool can
+    only be had by writing the start of the call into the prompt (trigger, head, name); the
+    model writes the rest. Empty for ``auto`` and ``none``.
+
+    Examples:
+        >>> forced_start(Hermes(), "required"), forced_start(Hermes(), "auto")
+        ('<tool_call>\\n{"name": "', '')
+    """
+    if choice in ("auto", "none"):
+        return ""
+    start = (dialect.trigger or "") + dialect.head.decode()
+    return start if choice == "required" else start + choice
 
 
 def tool_instructions(tools: ToolSet, dialect: Dialect) -> str:
@@ -301,15 +311,17 @@ class Conversation:
         self.pending = ""  # the open assistant message (inline results), or the plain prompt's tail
         self.transcript = ""
 
+    def prompt_text(self) -> str:
+        """The prompt for the next generation, as text."""
+        if self.raw is not None:
+            return self.raw + self.pending
+        tools = [_openai_tool(t) for t in self.tools] if self.template_takes_tools and len(self.tools) else None
+        return str(self.tokenizer.apply_chat_template(
+            self.messages, tools=tools, add_generation_prompt=True, tokenize=False)) + self.pending
+
     def prompt_ids(self, forced: str = "") -> list[int]:
         """The prompt for the next generation; ``forced`` is text the assistant is made to begin with."""
-        if self.raw is not None:
-            text = self.raw + self.pending
-        else:
-            tools = [_openai_tool(t) for t in self.tools] if self.template_takes_tools and len(self.tools) else None
-            text = self.tokenizer.apply_chat_template(
-                self.messages, tools=tools, add_generation_prompt=True, tokenize=False) + self.pending
-        return list(self.tokenizer.encode(text + forced, add_special_tokens=False))
+        return list(self.tokenizer.encode(self.prompt_text() + forced, add_special_tokens=False))
 
     def add_text(self, text: str) -> None:
         """The model's last words of the turn."""

@@ -129,23 +129,10 @@ class Session:
         system message written by ``tool_instructions`` (SmolLM2's template has no tools), as the
         runtime does.
         """
-        from ...runtime import tool_instructions
-        from ...runtime.loop import _openai_tool
+        from ...runtime import Conversation
 
-        turns: list[dict[str, Any]] = [dict(m) for m in messages]
-        template = getattr(self.tokenizer, "chat_template", None) or ""
-        specs = None
-        if tools is not None and len(tools):
-            if isinstance(template, str) and "tools" in template:
-                specs = [_openai_tool(t) for t in tools]
-            else:
-                instructions = tool_instructions(tools, dialect or Hermes())
-                if turns and turns[0].get("role") == "system":
-                    turns[0]["content"] = f"{turns[0]['content']}\n\n{instructions}"
-                else:
-                    turns.insert(0, {"role": "system", "content": instructions})
-        return str(self.tokenizer.apply_chat_template(turns, tools=specs, add_generation_prompt=True,
-                                                      tokenize=False))
+        return Conversation(self.tokenizer, tools if tools is not None else ToolSet([]), dialect or Hermes(),
+                            messages).prompt_text()
 
     def count_tokens(self, text: str) -> int:
         return len(self.tokenizer.encode(text, add_special_tokens=False))
@@ -158,8 +145,10 @@ class Session:
         (or a tool name) is had unconstrained by writing the call's start into the prompt, as
         the runtime does; ToolDec gets it from the mask.
         """
+        from ...runtime import forced_start
+
         dialect, tools = decoder.dialect, decoder.tools
-        forced = "" if system == "tooldec" else decoder._forced_start(tool_choice)
+        forced = "" if system == "tooldec" else forced_start(dialect, tool_choice)
         ids = list(self.tokenizer.encode(prompt + forced, add_special_tokens=False))
         start = time.perf_counter()
         generation = decoder.generator.generate(
