@@ -12,6 +12,7 @@ never in the middle of generation. The hierarchy::
     ├── ToolNotFoundError (also KeyError)
     ├── ToolNotCallableError (also TypeError)
     ├── UnknownDialectError (also LookupError)
+    ├── BudgetError (also ValueError)
     └── TokenizerError
 
 Model output that leaves the grammar is not an error: ``Machine.advance`` returns ``False``.
@@ -21,6 +22,7 @@ A tool that raises becomes an observation in the runtime, not an exception here.
 from __future__ import annotations
 
 __all__ = [
+    "BudgetError",
     "DuplicateToolError",
     "InvalidSchemaError",
     "InvalidToolNameError",
@@ -91,3 +93,7 @@ class UnknownDialectError(ToolDecError, LookupError):
 
 class TokenizerError(ToolDecError):
     """A tokenizer whose vocabulary cannot be turned into exact token bytes."""
+
+
+class BudgetError(ToolDecError, ValueError):
+    """A call must be made but cannot close within the token budget: refused before decoding."""

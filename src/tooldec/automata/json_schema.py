@@ -63,6 +63,8 @@ FLEXIBLE_MAX = 2
 class Style:
     syntax: Syntax = Syntax.JSON
     whitespace: Whitespace = Whitespace.COMPACT
+    max_whitespace: int = FLEXIBLE_MAX
+    """Longest whitespace run with ``Whitespace.FLEXIBLE``."""
 
     @property
     def item_sep(self) -> bytes:
@@ -214,22 +216,17 @@ class SchemaCompiler:
             regexes.append(FORMAT_PATTERNS[schema["format"]])
         if "pattern" in schema:
             regexes.append(anchored(schema["pattern"]))
-        if regexes and ("minLength" in schema or "maxLength" in schema):
-            regexes.append(length_regex(int(schema.get("minLength", 0)), schema.get("maxLength")))
         low, high = int(schema.get("minLength", 0)), schema.get("maxLength")
-        if regexes:
+        if not regexes:  # counted characters: bounds never unroll into states
+            return nfa.counted_string(self.any_char, low, high)
+        if low:
+            regexes.append(length_regex(low, None))
+        if high is None:
             body = regex_fragment(nfa, tuple(regexes), self.char_class)
-        elif high is None:  # any number of characters: a loop the engine recognises (string_loops)
-            char = self.any_char()
-            start, end = nfa.state(), nfa.state()
-            nfa.epsilon(start, char[0])
-            nfa.epsilon(char[1], char[0])
-            nfa.epsilon(char[1], end)
-            nfa.epsilon(start, end)
-            nfa.string_loops.update((start, char[1]))
-            body = nfa.seq(*(self.any_char() for _ in range(low)), (start, end))
         else:
-            body = nfa.repeat(self.any_char, low, high)
+            body = nfa.counted_text(
+                lambda unit: regex_fragment(nfa, tuple(regexes), lambda n, ranges: unit(self.char_class(n, ranges))),
+                int(high))
         return nfa.seq(nfa.literal(b'"'), body, nfa.literal(b'"'))
 
     def array(self, schema: Mapping[str, Any], refs: tuple[str, ...]) -> Frag:
@@ -239,15 +236,17 @@ class SchemaCompiler:
         low, high = int(schema.get("minItems", 0)), schema.get("maxItems")
         sep = lambda: self._sep(self.style.item_sep)  # noqa: E731
         if not prefix:
-            body = nfa.separated(lambda: self.value(items, refs), sep, low, high)
+            body = nfa.counted(lambda: self.value(items, refs), low, high, sep=sep) if high != 0 else nfa.empty()
         else:
             n = len(prefix)
             more_high = None if high is None else max(high - n, 0)
             if items is False or more_high == 0:
                 chain = nfa.empty() if low <= n else nfa.never()
             else:
-                extra = lambda: nfa.seq(sep(), self.value(items, refs))  # noqa: E731
-                chain = nfa.repeat(extra, max(low - n, 0), more_high)
+                more = nfa.counted(lambda: self.value(items, refs), max(low - n, 1), more_high, sep=sep)
+                chain = nfa.seq(sep(), more)
+                if low <= n:
+                    chain = nfa.optional(chain)
             for j in range(n - 1, -1, -1):  # chain = what may follow once j prefix items are written
                 options = []
                 if high is None or j < high:
@@ -321,14 +320,14 @@ class SchemaCompiler:
     def _any_array(self, depth: int) -> Frag:
         nfa = self.nfa
         sep = lambda: self._sep(self.style.item_sep)  # noqa: E731
-        body = nfa.separated(lambda: self.any_value(depth), sep, 0, None)
+        body = nfa.counted(lambda: self.any_value(depth), 0, None, sep=sep)
         return nfa.seq(nfa.literal(b"["), self._ws(), body, self._ws(), nfa.literal(b"]"))
 
     def _any_object(self, depth: int) -> Frag:
         nfa = self.nfa
         sep = lambda: self._sep(self.style.item_sep)  # noqa: E731
         member = lambda: nfa.seq(self.string({}), self._sep(self.style.key_sep), self.any_value(depth))  # noqa: E731
-        body = nfa.separated(member, sep, 0, None)
+        body = nfa.counted(member, 0, None, sep=sep)
         return nfa.seq(nfa.literal(b"{"), self._ws(), body, self._ws(), nfa.literal(b"}"))
 
     def _extra_key(self, declared: set[str]) -> Frag:
@@ -359,7 +358,8 @@ class SchemaCompiler:
     def _ws(self) -> Frag:
         if self.style.whitespace is not Whitespace.FLEXIBLE:
             return self.nfa.empty()
-        return self.nfa.repeat(lambda: self.nfa.byte_ranges([(0x20, 0x20), (0x0A, 0x0A), (0x09, 0x09)]), 0, FLEXIBLE_MAX)
+        return self.nfa.counted(lambda: self.nfa.byte_ranges([(0x20, 0x20), (0x0A, 0x0A), (0x09, 0x09), (0x0D, 0x0D)]),
+                                0, self.style.max_whitespace)
 
     def _sep(self, sep: bytes) -> Frag:
         return self.nfa.seq(self._ws(), self.nfa.literal(sep), self._ws())
