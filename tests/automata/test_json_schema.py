@@ -10,7 +10,8 @@ import jsonschema
 import pytest
 
 from tooldec.automata.json_schema import SchemaCompiler, Style, Syntax, Whitespace
-from tooldec.automata.nfa import NFA, ByteDFA
+from tooldec.automata.dfa import LazyDFA
+from tooldec.automata.nfa import NFA
 from tooldec.automata.numbers import integer_fragment, number_fragment
 from tooldec.automata.utf8 import utf8_sequences
 from tooldec.tools import MAX_REF_DEPTH
@@ -18,7 +19,7 @@ from tooldec.tools import MAX_REF_DEPTH
 SPACED = Style(whitespace=Whitespace.SPACED)
 
 
-def compile_schema(schema: dict[str, Any], style: Style = Style()) -> ByteDFA:
+def compile_schema(schema: dict[str, Any], style: Style = Style()) -> LazyDFA:
     nfa = NFA()
     return nfa.to_dfa(SchemaCompiler(nfa, schema, style).value(schema))
 
@@ -151,18 +152,9 @@ def test_utf8_sequences_cover_every_scalar_value() -> None:
         assert ok is not (0xD800 <= cp <= 0xDFFF), hex(cp)
 
 
-def sample(dfa: ByteDFA, rng: random.Random, soft_limit: int = 120) -> bytes:
+def sample(dfa: LazyDFA, rng: random.Random, soft_limit: int = 120) -> bytes:
     """A random accepted string: random live bytes, steering to the end once past the limit."""
-    state, out = 0, bytearray()
-    while True:
-        live = [b for b in range(256) if dfa.trans[state, b] >= 0]
-        if dfa.accepting[state] and (not live or rng.random() < 0.25 or len(out) > soft_limit):
-            return bytes(out)
-        if len(out) > soft_limit:
-            live = [min(live, key=lambda b: dfa.dist[dfa.trans[state, b]])]
-        byte = rng.choice(live)
-        out.append(byte)
-        state = int(dfa.trans[state, byte])
+    return dfa.sample(rng, soft_limit)
 
 
 @pytest.mark.parametrize("schema", [s for s, _, _ in CASES[::5]] + [OBJ])

@@ -93,8 +93,9 @@ def test_budget_counts_tokens_not_bytes(qwen_vocab: Vocabulary) -> None:
     dialect = Hermes()
     grammar = Grammar(tools, qwen_vocab, dialect)
     probe = Machine(grammar)
-    need = grammar.completions.tokens(("start", ""), True)
-    assert need < probe.grammar.distance(("start", ""), True) // 2  # far fewer tokens than bytes
+    required = Machine(grammar, tool_choice="required")
+    need = required.min_tokens()
+    assert need < required.shortest_completion() // 2  # far fewer tokens than bytes
     trigger = qwen_vocab.token_bytes.index(b"<tool_call>")
     assert trigger in set(probe.allowed_token_ids(budget=need + 1).tolist())
     assert trigger not in set(probe.allowed_token_ids(budget=need - 1).tolist())

@@ -19,6 +19,7 @@ vectorised walks hold ``lock`` for their duration.
 from __future__ import annotations
 
 import heapq
+import random
 import threading
 from collections import deque
 from collections.abc import Iterable
@@ -393,6 +394,37 @@ class LazyDFA:
             if guard > 1 << 22:  # pragma: no cover
                 raise RuntimeError("shortest completion does not end")
         return bytes(out)
+
+    def walk(self, data: bytes, sid: int | None = None, counts: dict[int, int] | None = None) -> tuple[int, dict[int, int]]:
+        """The state (and exact counters) after ``data`` from ``sid`` (default: the start)."""
+        state = self.start if sid is None else sid
+        have = dict(counts or {})
+        for byte in data:
+            state, have = self.advance_exact(state, byte, have)
+            if state == SINK:
+                break
+        return state, have
+
+    def accepts(self, data: bytes) -> bool:
+        """Whether ``data`` is in the language (counters exact)."""
+        state, _ = self.walk(data)
+        return state != SINK and bool(self.arrays.accepting[state])
+
+    def sample(self, rng: random.Random, soft_limit: int = 120) -> bytes:
+        """A random string of the language: random live bytes, then the shortest way to the end."""
+        state, counts, out = self.start, {}, bytearray()
+        if state == SINK:
+            raise ValueError("the language is empty")
+        while True:
+            live = np.flatnonzero(self.row(state) >= 0).tolist()
+            if self.arrays.accepting[state] and (not live or rng.random() < 0.25 or len(out) > soft_limit):
+                return bytes(out)
+            if len(out) > soft_limit:
+                want = int(self.arrays.dist[state]) - 1
+                live = [b for b in live if int(self.arrays.dist[self.advance_exact(state, b, counts)[0]]) == want][:1]
+            byte = rng.choice(live)
+            out.append(byte)
+            state, counts = self.advance_exact(state, byte, counts)
 
     def advance_exact(self, sid: int, byte: int, counts: dict[int, int]) -> tuple[int, dict[int, int]]:
         """One byte with exact counters: the next state (relabelled) and the new counts."""

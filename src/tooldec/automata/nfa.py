@@ -25,6 +25,10 @@ import enum
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .dfa import LazyDFA
 
 __all__ = ["NFA", "Frag", "Guard", "Region", "TOP"]
 
@@ -326,6 +330,12 @@ class NFA:
             chain.append(region)
             region = self.regions[region].parent
         return chain
+
+    def to_dfa(self, frag: Frag, *, window: int = 256) -> LazyDFA:
+        """The DFA of ``frag`` (built lazily; see :mod:`tooldec.automata.dfa`)."""
+        from .dfa import LazyDFA  # dfa.py builds on this module
+
+        return LazyDFA(self, frag, window=window)
 
     @property
     def unit_of(self) -> dict[int, int]:

@@ -105,7 +105,7 @@ def _shortest(grammar: Grammar, pos: Position, follow_ok: bool) -> Completion:
     options: list[Completion] = []
     if pos.state == openers.open.start:
         for form in sorted(set(openers.special_forms.values())):
-            options.append((1, shortest(grammar, Head(form, openers.heads[form].start, pos.only), follow_ok)[1]))
+            options.append((1, shortest(grammar, grammar._head(form, pos.only), follow_ok)[1]))
     text: list[bytes] = []
     for commit, path in _open_paths(grammar, pos.state).items():
         after = grammar._commit(commit, pos.only)

@@ -136,9 +136,12 @@ class Grammar:
 
     def _commit(self, commit: int, only: str | None) -> Position:
         info = self.compiler.openers.commits[commit]
-        if info.head:
-            return Head(info.form, self.compiler.openers.heads[info.form].start, only)
-        return Name(info.form, b"", only)
+        return self._head(info.form, only) if info.head else Name(info.form, b"", only)
+
+    def _head(self, form: int, only: str | None) -> Position:
+        """Right after a tag: the form's head, or the name at once when the head is empty."""
+        head = self.compiler.openers.heads[form]
+        return Name(form, b"", only) if head.arrays.accepting[head.start] else Head(form, head.start, only)
 
     def after_special(self, pos: Position, tid: int, start_ok: bool) -> Position | None:
         """The position after a special token (no bytes), or ``None`` if it is not allowed there."""
@@ -146,10 +149,10 @@ class Grammar:
         form = openers.special_forms.get(tid)
         if isinstance(pos, Text):
             if form is not None:
-                return Head(form, openers.heads[form].start, None) if start_ok else None
+                return self._head(form, None) if start_ok else None
             return pos
         if isinstance(pos, Open) and form is not None and pos.state == openers.open.start:
-            return Head(form, openers.heads[form].start, pos.only)
+            return self._head(form, pos.only)
         return None
 
     def walk(self, pos: Position, data: bytes, start_ok: bool, follow_ok: bool) -> tuple[Position | None, int]:

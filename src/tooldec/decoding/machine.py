@@ -76,8 +76,8 @@ class Machine:
             raise ToolNotFoundError(f"tool_choice {tool_choice!r} is neither auto/required/none nor a tool name")
         if tool_choice == "auto" and grammar.dialect.trigger is None:
             raise ValueError(
-                f"dialect {grammar.dialect.name!r} has no opener usable in free text, so a call can only open "
-                "the output: use tool_choice='required' or a tool name")
+                f"dialect {grammar.dialect.name!r} has no trigger, so a call can only open the output: "
+                "use tool_choice='required' or a tool name")
         if max_calls is not None and max_calls < 0:
             raise ValueError(f"max_calls must be >= 0, got {max_calls}")
         self.grammar = grammar
