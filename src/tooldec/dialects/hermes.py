@@ -34,10 +34,11 @@ def json_object_opener(nfa: NFA, *, fenced: bool, first_key: bytes = b'"name"') 
     parts = []
     if fenced:
         lang = nfa.optional(nfa.alt(nfa.literal(b"json"), nfa.literal(b"tool_call")))
-        parts += [nfa.literal(b"```"), lang, nfa.star(nfa.byte_ranges([(0x20, 0x20), (0x09, 0x09)])), nfa.literal(b"\n")]
-    else:
+        parts += [nfa.literal(b"```"), lang, nfa.star(nfa.byte_ranges([(0x20, 0x20), (0x09, 0x09)])), nfa.literal(b"\n"),
+                  ws()]
+    else:  # indentation only: a line of whitespace is a line, and the next one starts afresh
         parts.append(nfa.star(nfa.byte_ranges([(0x20, 0x20), (0x09, 0x09)])))
-    parts += [ws(), nfa.literal(b"{"), ws(), nfa.literal(first_key), ws(), nfa.literal(b":"), ws(), nfa.literal(b'"')]
+    parts += [nfa.literal(b"{"), ws(), nfa.literal(first_key), ws(), nfa.literal(b":"), ws(), nfa.literal(b'"')]
     return nfa.seq(*parts)
 
 

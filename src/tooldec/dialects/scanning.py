@@ -71,6 +71,9 @@ def scan_json_calls(text: str, forms: Sequence[JsonForm], make: Callable[[Any], 
             pos = match.end() + after + 1  # not again as another form (a bare object inside a bad tag)
             continue
         calls.extend(found)
+        if form.list_of_calls:  # the items of a list that are not calls count as broken ones
+            whole = _DECODER.raw_decode(text, text.index("[", match.end()))[0]
+            broken += [json.dumps(item)[:200] for item in whole if make(item) is None]
         spans.append((match.start(), end))
         pos = end
     for match in _NAME_OBJECT.finditer(text):
@@ -88,8 +91,8 @@ def _read(text: str, at: int, form: JsonForm, make: Callable[[Any], Any | None])
     except json.JSONDecodeError:
         return None, at
     items = value if form.list_of_calls and isinstance(value, list) else [value]
-    made = [make(item) for item in items]
-    if not made or any(m is None for m in made):
+    made = [m for m in (make(item) for item in items) if m is not None]
+    if not made or (not form.list_of_calls and len(made) != len(items)):
         return None, at
     if form.end is not None:
         closing = form.end.match(text, end)
