@@ -212,16 +212,15 @@ def _tail_needs(grammar: Grammar, pos: Tail, mask: Mask, follow_ok: bool) -> tup
         after_quote = dfa.shortest(spot.after_quote, {r: c for r, c in dfa.classes(spot.after_quote) if c != MID}) \
             if spot.after_quote != SINK else b""
         low = spot.low
-        keyed: dict[tuple[int, int], int] = {}
-        inside_needs = np.empty(string.inside_rows.size, dtype=np.int64)
-        for i, (q, k) in enumerate(zip(string.inside_finals.tolist(), string.inside_chars.tolist())):
-            owed = 0 if count == MID else max(0, low - count - k)
-            found = keyed.get((q, owed))
-            if found is None:
-                finish = table.shortest(q)
-                text = finish[:-1] + b" " * owed + b'"' + after_quote if owed else finish + after_quote
-                found = keyed[(q, owed)] = tokens_of(grammar, text)
-            inside_needs[i] = found
+        finals = string.inside_finals.astype(np.int64)
+        owed = np.zeros(finals.size, dtype=np.int64) if count == MID else np.maximum(0, low - count - string.inside_chars)
+        pairs, inverse = np.unique(np.stack([finals, owed]), axis=1, return_inverse=True)
+        per_pair = np.empty(pairs.shape[1], dtype=np.int64)
+        for j, (q, k) in enumerate(zip(pairs[0].tolist(), pairs[1].tolist())):
+            finish = table.shortest(q)
+            text = finish[:-1] + b" " * k + b'"' + after_quote if k else finish + after_quote
+            per_pair[j] = tokens_of(grammar, text)
+        inside_needs = per_pair[inverse.reshape(-1)]
         ids_out.append(index.ids[string.inside_rows].astype(np.int64))
         needs_out.append(inside_needs)
         allowed = np.zeros(index.size, dtype=bool)
