@@ -85,7 +85,7 @@ class StringSpot:
     low: int
     high: int | None
     count_class: int  # the counter's class here (``MID`` or the exact count)
-    after_quote: int  # the state after the closing quote, ``SINK`` if it cannot close here
+    after_quote: int  # the state after the closing quote (for a token whose characters reach ``low``)
 
 
 class LazyDFA:
@@ -118,6 +118,7 @@ class LazyDFA:
         self._steps: dict[int, tuple[np.ndarray, list[_Step]]] = {}
         self._rows: dict[int, np.ndarray] = {SINK: np.full(256, -1, dtype=np.int32)}
         self._strings: dict[int, StringSpot | None] = {}
+        self._short_steps: dict[int, tuple[int, int]] = {}
         with self.lock:
             states, classes, _ = self._closure([frag[0]], {})
             self.start = self._intern(states, classes)
@@ -364,36 +365,37 @@ class LazyDFA:
             (unit,) = region.units
             if unit not in live or not live <= {unit, region.string_quote}:
                 continue
-            after = SINK
-            if region.string_quote in live:
-                closed = nfa.edges[region.string_quote][0][2]
-                outer = {r: c for r, c in classes if r != rid}
-                after_states, after_classes, _ = self._closure([closed], outer)
-                after = self._intern(after_states, after_classes)
+            closed = nfa.edges[region.string_quote][0][2]  # after the quote, once the string may end
+            outer = {r: c for r, c in classes if r != rid}
+            after_states, after_classes, _ = self._closure([closed], outer)
+            after = self._intern(after_states, after_classes)
             return StringSpot(rid, region.low, region.high, by_region[rid], after)
         return None
 
     def shortest(self, sid: int, counts: dict[int, int] | None = None) -> bytes:
         """The canonical shortest completion from ``sid``: at each step the smallest byte that
-        keeps to a shortest path (so the completion from any state along it is its remainder)."""
-        counts = dict(counts or {})
+        keeps to a shortest path (so the completion from any state along it is its remainder).
+
+        It depends on the state alone: exact counts matter only near a bound, and there the
+        state's classes are exact (``counts`` is accepted for symmetry and ignored).
+        """
         out = bytearray()
-        guard = 0
-        while not self.arrays.accepting[sid]:
-            want = int(self.arrays.dist[sid]) - 1
-            row = self.row(sid)
-            for byte in np.flatnonzero(row >= 0).tolist():
-                nxt, new_counts = self.advance_exact(sid, byte, counts)
-                if nxt != SINK and int(self.arrays.dist[nxt]) == want:
-                    out.append(byte)
-                    sid, counts = nxt, new_counts
-                    break
-            else:  # pragma: no cover - distances are exact by construction
-                raise RuntimeError(f"no shortest step from state {sid}")
-            guard += 1
-            if guard > 1 << 22:  # pragma: no cover
-                raise RuntimeError("shortest completion does not end")
-        return bytes(out)
+        steps = self._short_steps
+        while True:
+            step = steps.get(sid)
+            if step is None:
+                if self.arrays.accepting[sid]:
+                    return bytes(out)
+                row = self.row(sid)
+                dist = self.arrays.dist
+                live = np.flatnonzero(row >= 0)
+                good = live[dist[row[live]] == dist[sid] - 1]
+                if not good.size:  # pragma: no cover - distances are exact by construction
+                    raise RuntimeError(f"no shortest step from state {sid}")
+                byte = int(good[0])
+                step = steps[sid] = (byte, int(row[byte]))
+            out.append(step[0])
+            sid = step[1]
 
     def walk(self, data: bytes, sid: int | None = None, counts: dict[int, int] | None = None) -> tuple[int, dict[int, int]]:
         """The state (and exact counters) after ``data`` from ``sid`` (default: the start)."""

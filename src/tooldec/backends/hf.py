@@ -343,6 +343,8 @@ class HFGenerator:
             processor = ToolDecLogitsProcessor(
                 grammar, tool_choice=tool_choice, parallel_tool_calls=parallel_tool_calls,
                 max_calls=max_calls, max_new_tokens=max_new_tokens)
+            Machine(grammar, tool_choice=tool_choice, parallel_tool_calls=parallel_tool_calls,
+                    max_calls=max_calls).check_budget(max_new_tokens)  # refused before any decoding
             processors.append(processor)
             if stop_after_call is not None:
                 criteria.append(StopOnCallClose(processor))

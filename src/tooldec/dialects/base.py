@@ -245,7 +245,7 @@ class Dialect(abc.ABC):
         calls = self.parse_calls(text)
         broken: list[str] = []
         trigger = self.trigger
-        if trigger and trigger.strip() and len(trigger.strip()) > 1:
+        if trigger:
             extra = text.count(trigger) - len(calls)
             starts = [m.start() for m in re.finditer(re.escape(trigger), text)]
             broken += [text[s:s + 200] for s in starts[len(starts) - extra:]] if extra > 0 else []

@@ -175,16 +175,13 @@ class ToolDecoder:
         return self.vocab.decode(kept).decode("utf-8", errors="replace")
 
     def _count_unparseable(self, text: str, calls: list[ToolCall], trace: Trace) -> None:
-        """Calls begun (the trigger is in the text) but not parsed: bad syntax, or cut off.
-
-        Only for dialects with a trigger; with a one-character trigger (ToolkenGPT's ``<``) an
-        ordinary ``<`` in prose counts too, so the count is an upper bound there.
+        """Call-like text that did not become a call: an opener of the dialect that did not parse
+        (bad syntax, cut off), and a JSON object with a ``"name"`` key outside every call. Never
+        counted silently as prose (DESIGN invariant 3). With a one-character trigger (ToolkenGPT's
+        ``<``) an ordinary ``<`` in prose counts too, so the count is an upper bound there.
         """
-        trigger = self.dialect.trigger
-        if not trigger:
-            return
-        for _ in range(text.count(trigger) - len(calls)):
-            message = f"a call was started ({trigger!r}) but does not parse"
+        for snippet in self.dialect.scan(text).broken:
+            message = f"call-like text that does not parse as a call: {snippet[:80]!r}"
             trace.invalid.append(InvalidCall(InvalidKind.UNPARSEABLE, message))
             trace.events.append(Event(EventKind.INVALID, message))
 
