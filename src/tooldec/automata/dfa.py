@@ -221,7 +221,8 @@ class LazyDFA:
         if sid >= arrays.table.shape[0]:
             arrays = arrays.grown()
         accepting = self.accept in states
-        label = next((self.nfa.marks[s] for s in states if s in self.nfa.marks), None)
+        labels = [self.nfa.marks[s] for s in states if s in self.nfa.marks]
+        label = min(labels, key=lambda text: (len(text), text)) if labels else None  # deterministic: the first declared
         arrays.accepting[sid] = accepting
         arrays.exits[sid] = accepting or label is not None
         arrays.dist[sid] = self._costs.of(states, dict(classes))

@@ -276,4 +276,4 @@ def _inside_call(text: str, at: int, calls: list[ToolCall], dialect: Dialect) ->
 
 def loose_style(style: Style) -> Style:
     """``style`` with whitespace allowed as models write JSON by hand (pretty printed or not)."""
-    return Style(syntax=style.syntax, whitespace=Whitespace.FLEXIBLE)
+    return Style(syntax=style.syntax, whitespace=Whitespace.FLEXIBLE, max_whitespace=MAX_WHITESPACE)
