@@ -24,7 +24,7 @@ import jsonschema
 from tqdm import tqdm
 
 from tooldec.automata.json_schema import SchemaCompiler
-from tooldec.automata.lazy import SINK, LazyDFA
+from tooldec.automata.dfa import SINK, LazyDFA
 from tooldec.automata.nfa import NFA
 from tooldec.bench.datasets import data_dir
 from tooldec.errors import InvalidSchemaError, UnsupportedSchemaError

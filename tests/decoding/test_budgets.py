@@ -11,6 +11,7 @@ import pytest
 
 from tooldec.bench.walks import check_walk, random_walk
 from tooldec.decoding import Grammar, Machine, Mode
+from tooldec.decoding.budget import shortest
 from tooldec.dialects import Hermes
 from tooldec.errors import BudgetError
 from tooldec.tokens import Vocabulary
@@ -64,21 +65,26 @@ def test_required_call_uses_the_cheapest_tool_at_the_minimum(grammars: Grammar) 
 
 
 def test_auto_mode_opens_no_call_it_cannot_close(grammars: Grammar) -> None:
+    """The cheapest call, written token by token in auto mode: the token that opens it is allowed
+    with a budget of exactly what the call needs, and refused with one token less."""
     grammar = grammars
-    need = Machine(grammar, tool_choice="required").min_tokens()
-    for budget, can_open in ((need - 1, False), (need + 2, True)):
+    required = Machine(grammar, tool_choice="required")
+    need = required.min_tokens()
+    _, text = shortest(grammar, required.position, True)
+    tokens = grammar.vocab.longest_match(text)
+    assert len(tokens) == need
+    for budget, can_open in ((need, True), (need - 1, False)):
         machine = Machine(grammar)
-        allowed = set(machine.allowed_token_ids(budget=budget).tolist())
-        openers = grammar.compiler.openers
-        opening = {c.token for c in openers.committers(machine.position.state)} | set(openers.special_forms)  # type: ignore[union-attr]
-        opening &= set(machine.allowed_token_ids().tolist())  # those the grammar allows without a budget
-        opened = []
-        for tid in sorted(opening & allowed):
-            machine.advance(tid)
-            if machine.mode is Mode.TOOL:
-                opened.append(tid)
-            machine.rollback()
-        assert bool(opened) is can_open, (budget, need, opened[:5])
+        for step, tid in enumerate(tokens):
+            allowed = tid in set(machine.allowed_token_ids(budget=budget - step).tolist())
+            before = machine.mode
+            assert machine.advance(tid)
+            if machine.mode is Mode.TOOL and before is Mode.TEXT:  # this token opens the call
+                assert allowed is can_open, (budget, need, step)
+                break
+            assert allowed, (budget, step)
+        else:
+            raise AssertionError("the call never opened")
 
 
 def test_names_are_filtered_by_what_their_tools_need(grammars: Grammar) -> None:
