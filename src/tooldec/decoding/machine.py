@@ -162,6 +162,8 @@ class Machine:
         grammar, pos = self.grammar, self._pos
         start_ok, follow_ok = self._flags()
         mask = grammar.mask(pos, start_ok, follow_ok)
+        if budget is not None:
+            budget = max(budget, 1)  # this token at least: asking for a mask means one more comes
         if budget is None or budget - 1 >= mask.max_after:
             return mask, None
         return mask, within(grammar, pos, mask, budget, start_ok, follow_ok)

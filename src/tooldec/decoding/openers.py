@@ -63,7 +63,7 @@ class OpenerTables:
                 continue
             piece = nfa.literal(opener.tag.encode()) if opener.tag is not None else opener.text(nfa)  # type: ignore[misc]
             label = f"commit{len(self.commits)}"
-            self.commits.append(Commit(opener.form, opener.tag is not None))
+            self.commits.append(Commit(opener.form, opener.tag is not None or opener.head))
             end = nfa.state()
             nfa.epsilon(piece[1], end)
             nfa.mark(end, label)

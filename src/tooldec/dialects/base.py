@@ -96,8 +96,10 @@ class Opener:
         form: The call form that follows (the dialect's ``head_piece``/``call_tail`` index).
         tag: A special token's text: matched by id when the vocabulary has it as a special
             token, else as text; the form's head follows it.
-        text: Builds the bytes that commit to the call (a text opener); the name follows them.
+        text: Builds the bytes that commit to the call (a text opener).
         anchor: Where it may begin.
+        head: Whether the form's head follows a text opener (always after a tag): a JSON object
+            commits at its first key, ``{"name"``, and the head ``: "`` leads to the name.
     """
 
     name: str
@@ -105,6 +107,7 @@ class Opener:
     tag: str | None = None
     text: Callable[[NFA], Frag] | None = None
     anchor: Anchor = Anchor.ANYWHERE
+    head: bool = False
 
     def __post_init__(self) -> None:
         if (self.tag is None) == (self.text is None):
@@ -272,6 +275,11 @@ def _inside_call(text: str, at: int, calls: list[ToolCall], dialect: Dialect) ->
         return False
     args = data.get("arguments", data.get("parameters"))
     return any(c.name == data.get("name") and dict(c.arguments) == (args if isinstance(args, dict) else {}) for c in calls)
+
+
+def name_head(nfa: NFA) -> Frag:
+    """After a committed ``{"name"``: ``: "``, with any JSON whitespace."""
+    return nfa.seq(json_ws(nfa), nfa.literal(b":"), json_ws(nfa), nfa.literal(b'"'))
 
 
 def loose_style(style: Style) -> Style:

@@ -10,7 +10,7 @@ from typing import Any, ClassVar, Literal
 from ..automata.json_schema import Style, Whitespace
 from ..automata.nfa import NFA, Frag
 from ..tools import Tool
-from .base import Anchor, CallScan, Dialect, Opener, ToolCall, json_ws, loose_style
+from .base import Anchor, CallScan, Dialect, Opener, ToolCall, json_ws, loose_style, name_head
 from .scanning import JsonForm, scan_json_calls
 
 __all__ = ["Hermes", "json_object_opener"]
@@ -26,8 +26,9 @@ _FORMS = (
 
 
 def json_object_opener(nfa: NFA, *, fenced: bool, first_key: bytes = b'"name"') -> Frag:
-    """The bytes that commit to a JSON call object: ``{`` + its first key + ``: "`` (loose
-    whitespace); ``fenced``: after a ````` ```json ````` (or ``tool_call``, or bare) fence line."""
+    """The bytes that commit to a JSON call object: ``{`` and its first key (any whitespace);
+    ``fenced``: after a ````` ```json ````` (or ``tool_call``, or bare) fence line. The form's head
+    (``: "``) follows."""
     def ws() -> Frag:
         return nfa.star(nfa.byte_ranges([(0x20, 0x20), (0x09, 0x0A), (0x0D, 0x0D)]))
 
@@ -38,7 +39,7 @@ def json_object_opener(nfa: NFA, *, fenced: bool, first_key: bytes = b'"name"') 
                   ws()]
     else:  # indentation only: a line of whitespace is a line, and the next one starts afresh
         parts.append(nfa.star(nfa.byte_ranges([(0x20, 0x20), (0x09, 0x09)])))
-    parts += [nfa.literal(b"{"), ws(), nfa.literal(first_key), ws(), nfa.literal(b":"), ws(), nfa.literal(b'"')]
+    parts += [nfa.literal(b"{"), ws(), nfa.literal(first_key)]
     return nfa.seq(*parts)
 
 
@@ -87,8 +88,8 @@ class Hermes(Dialect):
     def declared_openers(self) -> tuple[Opener, ...]:
         return (
             Opener("tag", TAG, tag="<tool_call>"),
-            Opener("fenced", FENCED, text=lambda nfa: json_object_opener(nfa, fenced=True)),
-            Opener("bare", BARE, text=lambda nfa: json_object_opener(nfa, fenced=False), anchor=Anchor.LINE),
+            Opener("fenced", FENCED, text=lambda nfa: json_object_opener(nfa, fenced=True), head=True),
+            Opener("bare", BARE, text=lambda nfa: json_object_opener(nfa, fenced=False), anchor=Anchor.LINE, head=True),
         )
 
     @property
@@ -96,7 +97,7 @@ class Hermes(Dialect):
         return b"\n" if self.layout == "newlines" else b""
 
     def head_piece(self, nfa: NFA, form: int) -> Frag:
-        return nfa.literal(self._newline + b'{"name": "')
+        return nfa.literal(self._newline + b'{"name": "') if form == TAG else name_head(nfa)
 
     def form_tail_literal(self, form: int) -> bytes:
         return self.tail_literal if form == TAG else b'"'

@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 from ..automata.json_schema import Style, Whitespace
 from ..automata.nfa import NFA, Frag
 from ..tools import Tool
-from .base import CallScan, Dialect, Opener, ToolCall, json_ws, loose_style
+from .base import CallScan, Dialect, Opener, ToolCall, json_ws, loose_style, name_head
 from .hermes import json_object_opener
 from .scanning import JsonForm, scan_json_calls
 
@@ -56,12 +56,12 @@ class Llama3Json(Dialect):
     def declared_openers(self) -> tuple[Opener, ...]:
         return (
             Opener("python_tag", TAG, tag="<|python_tag|>"),
-            Opener("object", OBJECT, text=lambda nfa: json_object_opener(nfa, fenced=False)),
-            Opener("typed", TYPED, text=_typed_opener),
+            Opener("object", OBJECT, text=lambda nfa: json_object_opener(nfa, fenced=False), head=True),
+            Opener("typed", TYPED, text=_typed_opener, head=True),
         )
 
     def head_piece(self, nfa: NFA, form: int) -> Frag:
-        return nfa.literal(b'{"name": "')
+        return nfa.literal(b'{"name": "') if form == TAG else name_head(nfa)
 
     def form_tail_literal(self, form: int) -> bytes:
         return self.tail_literal if form == TAG else b'"'
@@ -98,13 +98,12 @@ class Llama3Json(Dialect):
 
 
 def _typed_opener(nfa: NFA) -> Frag:
-    """``{"type": "function", "name": "`` with any JSON whitespace."""
+    """``{"type": "function", "name"`` with any JSON whitespace (the head ``: "`` follows)."""
     def ws() -> Frag:
         return nfa.star(nfa.byte_ranges([(0x20, 0x20), (0x09, 0x0A), (0x0D, 0x0D)]))
 
     return nfa.seq(nfa.literal(b"{"), ws(), nfa.literal(b'"type"'), ws(), nfa.literal(b":"), ws(),
-                   nfa.literal(b'"function"'), ws(), nfa.literal(b","), ws(), nfa.literal(b'"name"'), ws(),
-                   nfa.literal(b":"), ws(), nfa.literal(b'"'))
+                   nfa.literal(b'"function"'), ws(), nfa.literal(b","), ws(), nfa.literal(b'"name"'))
 
 
 def _call(item: Any) -> ToolCall | None:

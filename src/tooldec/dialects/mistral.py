@@ -22,7 +22,7 @@ from ..automata.json_schema import Style, Whitespace
 from ..automata.nfa import NFA, Frag
 from ..errors import InvalidToolNameError
 from ..tools import Tool
-from .base import NEXT_CALL, Anchor, CallScan, Dialect, Opener, ToolCall, json_ws, loose_style
+from .base import NEXT_CALL, Anchor, CallScan, Dialect, Opener, ToolCall, json_ws, loose_style, name_head
 from .scanning import JsonForm, scan_json_calls
 
 __all__ = ["Mistral"]
@@ -39,12 +39,12 @@ _FORMS = (
 
 
 def _list_opener(nfa: NFA) -> Frag:
-    """``[{"name": "`` at the start of a line, any JSON whitespace: a bare list of calls."""
+    """``[{"name"`` at the start of a line, any JSON whitespace: a bare list of calls (``: "`` follows)."""
     def ws() -> Frag:
         return nfa.star(nfa.byte_ranges([(0x20, 0x20), (0x09, 0x0A), (0x0D, 0x0D)]))
 
     return nfa.seq(nfa.star(nfa.byte_ranges([(0x20, 0x20), (0x09, 0x09)])), nfa.literal(b"["), ws(),
-                   nfa.literal(b"{"), ws(), nfa.literal(b'"name"'), ws(), nfa.literal(b":"), ws(), nfa.literal(b'"'))
+                   nfa.literal(b"{"), ws(), nfa.literal(b'"name"'))
 
 
 def _new_id() -> str:
@@ -91,8 +91,11 @@ class Mistral(Dialect):
     def declared_openers(self) -> tuple[Opener, ...]:
         return (
             Opener("tag", TAG, tag=_TRIGGER),
-            Opener("list", LIST, text=_list_opener, anchor=Anchor.LINE),
+            Opener("list", LIST, text=_list_opener, anchor=Anchor.LINE, head=True),
         )
+
+    def head_piece(self, nfa: NFA, form: int) -> Frag:
+        return nfa.literal(self.head) if form == TAG else name_head(nfa)
 
     def form_tail_literal(self, form: int) -> bytes:
         return self.tail_literal if form == TAG else b'"'
