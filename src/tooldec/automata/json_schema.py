@@ -1,17 +1,28 @@
-"""JSON Schema (as normalised by ``tools.schema``) to a byte NFA of the values it allows.
+"""Normalized JSON Schema (``tools.schema``'s core form) to a byte NFA of the values it allows.
+
+The compiler does not interpret schemas: ``tools.schema`` has already decided what every keyword
+means, combined them, unrolled references and refused what cannot be written; the compiler maps
+each core keyword to NFA pieces and never raises on a schema the normalizer accepted. The core
+form is documented in ``tools.schema_algebra``.
 
 Choices that make the language regular and the output predictable, each documented:
 
 * Object properties are written in the order the schema declares them; optional ones may be
-  left out. Other keys are allowed only when ``additionalProperties`` is ``true`` or a schema,
-  or when an object declares no properties at all; such extra keys are plain ASCII names
-  (``[A-Za-z0-9_-]+``), never one of the declared names, written after the declared ones.
-* Recursion through ``$ref`` is unrolled ``MAX_REF_DEPTH`` times; ``{}`` (any JSON value)
-  nests arrays and objects ``ANY_DEPTH`` levels deep.
-* Strings may hold any Unicode character; escapes are ``\\" \\\\ \\/ \\b \\f \\n \\r \\t`` and
-  ``\\uXXXX`` outside the surrogate range (so every escape is one character, which keeps
-  ``minLength``/``maxLength`` exact).
+  left out. Other keys come after the declared ones, only when ``additionalProperties`` is given
+  (and not ``false``), when ``patternProperties`` are, or when an object declares no properties
+  at all. Keys for ``additionalProperties`` are ASCII names (``[A-Za-z0-9_-]+``); keys for a
+  pattern are printable ASCII; neither is a declared name or matches another pattern. An extra
+  key may repeat (JSON keeps the last), so ``minProperties`` counts at most one extra key.
+* ``{}`` (any JSON value) nests arrays and objects ``ANY_DEPTH`` levels deep.
+* Strings may hold any Unicode character; escapes are ``\\" \\\\ \\/ \\b \\f \\n \\r \\t``,
+  ``\\uXXXX`` outside the surrogate range, and surrogate pairs ``\\uD83D\\uDE00`` (one character,
+  as ``json.dumps`` writes an emoji), never a lone surrogate. Inside a ``pattern`` or ``format``
+  each character has one spelling, the one ``json.dumps(..., ensure_ascii=False)`` uses.
+* Numbers: see :mod:`.numbers` (bounded numbers have no exponent).
 * Whitespace between tokens follows a :class:`Whitespace` policy (compact by default).
+
+Counted lengths (``minLength``/``maxLength``, ``minItems``/``maxItems``, extra object members)
+all go through :meth:`SchemaCompiler.counted`, the one place that turns a count into NFA pieces.
 """
 
 from __future__ import annotations
@@ -19,21 +30,25 @@ from __future__ import annotations
 import enum
 import functools
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
-import jsonschema
+import interegular
 
-from ..tools.schema import MAX_REF_DEPTH
 from .nfa import NFA, Frag
 from .numbers import integer_fragment, number_fragment
-from .regex import FORMAT_PATTERNS, anchored, length_regex, regex_fragment
+from .regex import anchored, fsm_char_classes, fsm_fragment, fsm_of, literal_regex, string_regexes
 from .utf8 import normalize_ranges, utf8_sequences
 
-__all__ = ["ANY_DEPTH", "Syntax", "Whitespace", "Style", "SchemaCompiler", "dumps"]
+__all__ = ["ANY_DEPTH", "FLEXIBLE_MAX", "UNROLLED_COUNTS", "Syntax", "Whitespace", "Style", "SchemaCompiler", "dumps"]
 
 ANY_DEPTH = 3
+
+UNROLLED_COUNTS = True
+"""Whether :meth:`SchemaCompiler.counted` unrolls a count into states (until ``NFA.counted``
+carries counts in the cursor); ``tools.schema_size`` estimates sizes accordingly."""
 
 
 class Syntax(enum.Enum):
@@ -90,21 +105,30 @@ def dumps(value: Any, style: Style = Style()) -> str:
     return json.dumps(value, ensure_ascii=False, separators=seps)
 
 
-_TYPE_KEYWORDS = {
-    "object": ("properties", "required", "additionalProperties"),
-    "array": ("items", "prefixItems", "minItems", "maxItems"),
-    "string": ("minLength", "maxLength", "pattern", "format"),
-    "number": ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"),
-}
-_ALL_TYPES = ("string", "number", "integer", "boolean", "null", "array", "object")
+_ALL_KINDS = ("null", "boolean", "object", "array", "number", "string")
 _PLAIN = normalize_ranges([(0x20, 0x21), (0x23, 0x5B), (0x5D, 0x10FFFF)])
 _SHORT_ESCAPES = {0x22: b'\\"', 0x5C: b"\\\\", 0x08: b"\\b", 0x0C: b"\\f", 0x0A: b"\\n", 0x0D: b"\\r", 0x09: b"\\t"}
 _HEX = [(0x30, 0x39), (0x41, 0x46), (0x61, 0x66)]
 _KEY_CHARS = [(0x30, 0x39), (0x41, 0x5A), (0x5F, 0x5F), (0x61, 0x7A), (0x2D, 0x2D)]
+_PRINTABLE_KEYS = r"[\x20-\x7e]+"
+
+
+def _kinds(schema: Mapping[str, Any]) -> list[str]:
+    t = schema.get("type")
+    if t is None:
+        return list(_ALL_KINDS)
+    return [t] if isinstance(t, str) else list(t)
 
 
 class SchemaCompiler:
-    """Builds NFA pieces for the values of one tool's schema (``root`` resolves local refs)."""
+    """Builds NFA pieces for the values of one tool's normalized schema.
+
+    Args:
+        nfa: The NFA the pieces are added to.
+        root: The tool's normalized schema (kept for the dialects' calls; the core form has no
+            references left to resolve).
+        style: How values are written.
+    """
 
     def __init__(self, nfa: NFA, root: Mapping[str, Any], style: Style = Style()) -> None:
         self.nfa = nfa
@@ -114,111 +138,91 @@ class SchemaCompiler:
     # -- entry points -------------------------------------------------------------------------
 
     def value(self, schema: Any, refs: tuple[str, ...] = ()) -> Frag:
+        """The values of a core schema (``refs`` is ignored: references are already unrolled)."""
         nfa = self.nfa
-        if schema is True or schema == {}:
+        if schema is True:
             return self.any_value(ANY_DEPTH)
         if schema is False:
             return nfa.never()
-        if "$ref" in schema:
-            ref = schema["$ref"]
-            if refs.count(ref) >= MAX_REF_DEPTH:
-                return nfa.never()
-            rest = {k: v for k, v in schema.items() if k != "$ref"}
-            target = self._resolve(ref)
-            return self.value(_merge(target, rest) if rest else target, refs + (ref,))
-        if "allOf" in schema:
-            merged = {k: v for k, v in schema.items() if k != "allOf"}
-            for branch in schema["allOf"]:
-                while isinstance(branch, Mapping) and "$ref" in branch:  # counted like any reference
-                    ref = branch["$ref"]
-                    if refs.count(ref) >= MAX_REF_DEPTH:
-                        return nfa.never()
-                    refs += (ref,)
-                    rest = {k: v for k, v in branch.items() if k != "$ref"}
-                    target = self._resolve(ref)
-                    branch = _merge(target, rest) if rest else target
-                merged = _merge(merged, branch)
-            return self.value(merged, refs)
-        for key in ("anyOf", "oneOf"):
-            if key in schema:
-                rest = {k: v for k, v in schema.items() if k != key}
-                return nfa.alt(*(self.value(_merge(rest, self._deref(b)) if rest else b, refs) for b in schema[key]))
-        if "const" in schema or "enum" in schema:
+        if "anyOf" in schema:
+            return nfa.alt(*(self.value(b) for b in schema["anyOf"]))
+        if "enum" in schema:
             return self.literals(schema)
-        return nfa.alt(*(self.typed(t, schema, refs) for t in _types(schema)))
+        excluded = schema.get("not", {}).get("enum", [])
+        return nfa.alt(*(self.typed(kind, schema, excluded) for kind in _kinds(schema)))
 
     def object_members(self, schema: Mapping[str, Any], refs: tuple[str, ...] = (), *, kwargs: bool = False) -> Frag:
         """The members of an object without its braces; ``kwargs`` writes ``name=value`` pairs."""
-        nfa = self.nfa
-        props: dict[str, Any] = dict(schema.get("properties", {}))
-        required = set(schema.get("required", []))
-        extra = schema.get("additionalProperties", not props)
-        for name in required - props.keys():
-            props[name] = extra if isinstance(extra, Mapping) else {}
-        sep = self.style.item_sep
-        key_sep = b"=" if kwargs else self.style.key_sep
-        # node[i][s]: before property i, s = whether a member was already written
-        node = [[nfa.state(), nfa.state()] for _ in range(len(props) + 1)]
-        for i, (name, sub) in enumerate(props.items()):
-            key = name.encode() if kwargs else json.dumps(name, ensure_ascii=False).encode()
-            start, end = nfa.seq(nfa.literal(key), self._sep(key_sep), self.value(sub, refs))
-            nfa.epsilon(node[i][0], start)
-            s2, e2 = self._sep(sep)
-            nfa.epsilon(node[i][1], s2)
-            nfa.epsilon(e2, start)
-            nfa.epsilon(end, node[i + 1][1])
-            if name not in required:
-                nfa.epsilon(node[i][0], node[i + 1][0])
-                nfa.epsilon(node[i][1], node[i + 1][1])
-        last = node[-1]
-        if extra is not False and not kwargs:
-            start, end = nfa.seq(self._extra_key(set(props)), self._sep(key_sep), self.value(extra if isinstance(extra, Mapping) else {}, refs))
-            nfa.epsilon(last[0], start)
-            s2, e2 = self._sep(sep)
-            nfa.epsilon(last[1], s2)
-            nfa.epsilon(e2, start)
-            nfa.epsilon(end, last[1])
-        out = nfa.state()
-        nfa.epsilon(last[0], out)
-        nfa.epsilon(last[1], out)
-        return node[0][0], out
+        return _Members(self, schema, kwargs).build()
+
+    def counted(self, make: Callable[[], Frag], low: int, high: int | None,
+                sep: Callable[[], Frag] | None = None) -> Frag:
+        """``low``..``high`` repetitions of ``make()``, joined by ``sep()`` pieces if given.
+
+        The one place where a count becomes NFA pieces (``NFA.counted`` will carry it in the
+        cursor instead of unrolling it into states).
+        """
+        if sep is None:
+            return self.nfa.repeat(make, low, high)
+        return self.nfa.separated(make, sep, low, high)
 
     # -- values by type -----------------------------------------------------------------------
 
-    def typed(self, kind: str, schema: Mapping[str, Any], refs: tuple[str, ...]) -> Frag:
+    def typed(self, kind: str, schema: Mapping[str, Any], excluded: list[Any]) -> Frag:
         nfa = self.nfa
         true, false, null = self.style.words()
         if kind == "boolean":
-            return nfa.alt(nfa.literal(true), nfa.literal(false))
+            return nfa.alt(*(nfa.literal(word) for word, v in ((true, True), (false, False))
+                             if not any(x is v for x in excluded)))
         if kind == "null":
-            return nfa.literal(null)
-        if kind in ("integer", "number"):
-            low, low_open, high, high_open = _bounds(schema)
-            if kind == "number":
-                return number_fragment(nfa, low, high, low_open=low_open, high_open=high_open)
-            return integer_fragment(
-                nfa,
-                None if low is None else low + low_open,
-                None if high is None else high - high_open,
-            )
+            return nfa.never() if any(x is None for x in excluded) else nfa.literal(null)
+        if kind == "integer":
+            return self.integers(schema, excluded)
+        if kind == "number":
+            return self.numbers(schema, excluded)
         if kind == "string":
-            return self.string(schema)
+            return self.string(schema, [x for x in excluded if isinstance(x, str)])
         if kind == "array":
-            return self.array(schema, refs)
-        return nfa.seq(nfa.literal(b"{"), self._ws(), self.object_members(schema, refs), self._ws(), nfa.literal(b"}"))
+            return self.array(schema)
+        return nfa.seq(nfa.literal(b"{"), self._ws(), self.object_members(schema), self._ws(), nfa.literal(b"}"))
 
-    def string(self, schema: Mapping[str, Any]) -> Frag:
+    def integers(self, schema: Mapping[str, Any], excluded: list[Any]) -> Frag:
+        low, high = schema.get("minimum"), schema.get("maximum")
+        multiple = schema.get("multipleOf", 1)
+        holes = sorted({int(x) for x in excluded if isinstance(x, (int, float)) and not isinstance(x, bool)
+                        and float(x).is_integer() and (low is None or x >= low) and (high is None or x <= high)})
+        pieces, start = [], low
+        for hole in [*holes, None]:
+            end = high if hole is None else hole - 1
+            if start is None or end is None or start <= end:
+                pieces.append(integer_fragment(self.nfa, start, end, multiple_of=multiple))
+            start = None if hole is None else hole + 1
+        return self.nfa.alt(*pieces)
+
+    def numbers(self, schema: Mapping[str, Any], excluded: list[Any]) -> Frag:
+        low, low_open = (schema["exclusiveMinimum"], True) if "exclusiveMinimum" in schema else (schema.get("minimum"), False)
+        high, high_open = (schema["exclusiveMaximum"], True) if "exclusiveMaximum" in schema else (schema.get("maximum"), False)
+        holes = sorted({Fraction(x) for x in excluded if isinstance(x, (int, float)) and not isinstance(x, bool)})
+        holes = [h for h in holes if (low is None or h > low or (h == low and not low_open))
+                 and (high is None or h < high or (h == high and not high_open))]
+        pieces = []
+        for hole in [*holes, None]:  # the intervals between excluded values, each open at a hole
+            end, end_open = (high, high_open) if hole is None else (_number(hole), True)
+            pieces.append(number_fragment(self.nfa, low, end, low_open=low_open, high_open=end_open))
+            if hole is not None:
+                low, low_open = _number(hole), True
+        return self.nfa.alt(*pieces)
+
+    def string(self, schema: Mapping[str, Any], excluded: list[str] | None = None) -> Frag:
         nfa = self.nfa
-        regexes = []
-        if "format" in schema:
-            regexes.append(FORMAT_PATTERNS[schema["format"]])
-        if "pattern" in schema:
-            regexes.append(anchored(schema["pattern"]))
-        if regexes and ("minLength" in schema or "maxLength" in schema):
-            regexes.append(length_regex(int(schema.get("minLength", 0)), schema.get("maxLength")))
+        regexes = string_regexes(schema)
         low, high = int(schema.get("minLength", 0)), schema.get("maxLength")
-        if regexes:
-            body = regex_fragment(nfa, tuple(regexes), self.char_class)
+        if regexes or excluded:
+            fsm = fsm_of(regexes or (r"[\s\S]*",))
+            if excluded:
+                fsm = fsm - _literals_fsm(tuple(sorted(set(excluded))))
+            body = self._bounded_regex(fsm, low, high) if low or high is not None else \
+                fsm_fragment(nfa, fsm, self.char_class)
         elif high is None:  # any number of characters: a loop the engine recognises (string_loops)
             char = self.any_char()
             start, end = nfa.state(), nfa.state()
@@ -227,31 +231,67 @@ class SchemaCompiler:
             nfa.epsilon(char[1], end)
             nfa.epsilon(start, end)
             nfa.string_loops.update((start, char[1]))
-            body = nfa.seq(*(self.any_char() for _ in range(low)), (start, end))
+            body = nfa.seq(self.counted(self.any_char, low, low), (start, end)) if low else (start, end)
         else:
-            body = nfa.repeat(self.any_char, low, high)
+            body = self.counted(self.any_char, low, high)
         return nfa.seq(nfa.literal(b'"'), body, nfa.literal(b'"'))
 
-    def array(self, schema: Mapping[str, Any], refs: tuple[str, ...]) -> Frag:
+    def _bounded_regex(self, fsm: interegular.FSM, low: int, high: int | None) -> Frag:
+        """Strings of ``fsm`` with ``low``..``high`` characters: the automaton paired with a count
+        (saturating at ``low`` when unbounded). The place a counted region will replace."""
+        nfa = self.nfa
+        cap = high if high is not None else low
+        classes = fsm_char_classes(fsm)
+        node: dict[tuple[Any, int], int] = {}
+
+        def at(state: Any, count: int) -> int:
+            if (state, count) not in node:
+                node[(state, count)] = nfa.state()
+            return node[(state, count)]
+
+        start, end = at(fsm.initial, 0), nfa.state()
+        todo, seen = [(fsm.initial, 0)], {(fsm.initial, 0)}
+        while todo:
+            state, count = todo.pop()
+            if state in fsm.finals and count >= low:
+                nfa.epsilon(at(state, count), end)
+            if high is not None and count >= high:
+                continue
+            for symbol, target in fsm.map.get(state, {}).items():
+                if not classes[symbol]:
+                    continue
+                nxt = (target, min(count + 1, cap))
+                a, b = self.char_class(nfa, classes[symbol])
+                nfa.epsilon(at(state, count), a)
+                nfa.epsilon(b, at(*nxt))
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        return start, end
+
+    def array(self, schema: Mapping[str, Any]) -> Frag:
         nfa = self.nfa
         prefix = list(schema.get("prefixItems", []))
-        items = schema.get("items", True if prefix else {})
+        items = schema.get("items", True)
         low, high = int(schema.get("minItems", 0)), schema.get("maxItems")
-        sep = lambda: self._sep(self.style.item_sep)  # noqa: E731
+
+        def sep() -> Frag:
+            return self._sep(self.style.item_sep)
+
         if not prefix:
-            body = nfa.separated(lambda: self.value(items, refs), sep, low, high)
+            body = self.counted(lambda: self.value(items), sep=sep, low=low, high=high) if items is not False \
+                else (nfa.empty() if low == 0 else nfa.never())
         else:
             n = len(prefix)
             more_high = None if high is None else max(high - n, 0)
             if items is False or more_high == 0:
                 chain = nfa.empty() if low <= n else nfa.never()
             else:
-                extra = lambda: nfa.seq(sep(), self.value(items, refs))  # noqa: E731
-                chain = nfa.repeat(extra, max(low - n, 0), more_high)
+                chain = self.counted(lambda: nfa.seq(sep(), self.value(items)), max(low - n, 0), more_high)
             for j in range(n - 1, -1, -1):  # chain = what may follow once j prefix items are written
                 options = []
                 if high is None or j < high:
-                    item = self.value(prefix[j], refs)
+                    item = self.value(prefix[j])
                     options.append(nfa.seq(item if j == 0 else nfa.seq(sep(), item), chain))
                 if j >= low:
                     options.append(nfa.empty())
@@ -260,24 +300,14 @@ class SchemaCompiler:
         return nfa.seq(nfa.literal(b"["), self._ws(), body, self._ws(), nfa.literal(b"]"))
 
     def literals(self, schema: Mapping[str, Any]) -> Frag:
-        values = [schema["const"]] if "const" in schema else list(schema["enum"])
-        rest = {k: v for k, v in schema.items() if k not in ("const", "enum")}
-        if rest:  # keep only the values the rest of the schema accepts
-            check = jsonschema.Draft202012Validator({**rest, "$defs": self.root.get("$defs", {}), "definitions": self.root.get("definitions", {})})
-            values = [v for v in values if check.is_valid(v)]
-        texts = sorted({dumps(v, self.style).encode() for v in values})
+        """The enum's values, as the style writes them (the normalizer kept only valid ones)."""
+        texts = sorted({dumps(v, self.style).encode() for v in schema["enum"]})
         return self.nfa.alt(*(self.nfa.literal(t) for t in texts)) if texts else self.nfa.never()
 
     def any_value(self, depth: int) -> Frag:
         nfa = self.nfa
         true, false, null = self.style.words()
-        options = [
-            self.string({}),
-            number_fragment(nfa),
-            nfa.literal(true),
-            nfa.literal(false),
-            nfa.literal(null),
-        ]
+        options = [self.string({}), number_fragment(nfa), nfa.literal(true), nfa.literal(false), nfa.literal(null)]
         if depth > 0:
             options += [self._any_array(depth - 1), self._any_object(depth - 1)]
         return nfa.alt(*options)
@@ -293,14 +323,19 @@ class SchemaCompiler:
         raw = nfa.sequences(seq for lo, hi in _PLAIN for seq in utf8_sequences(lo, hi))
         shorts = [b'\\"', b"\\\\", b"\\b", b"\\f", b"\\n", b"\\r", b"\\t"] + ([] if self.style.syntax is Syntax.PYTHON else [b"\\/"])
         short = nfa.alt(*(nfa.literal(s) for s in shorts))
+        d = [(0x44, 0x44), (0x64, 0x64)]
         # \uXXXX outside D800-DFFF
         non_surrogate = nfa.alt(
             nfa.seq(nfa.byte_ranges([(0x30, 0x39), (0x41, 0x43), (0x61, 0x63)]), self._hex(3)),
-            nfa.seq(nfa.byte_ranges([(0x44, 0x44), (0x64, 0x64)]), nfa.byte_ranges([(0x30, 0x37)]), self._hex(2)),
+            nfa.seq(nfa.byte_ranges(d), nfa.byte_ranges([(0x30, 0x37)]), self._hex(2)),
             nfa.seq(nfa.byte_ranges([(0x45, 0x46), (0x65, 0x66)]), self._hex(3)),
         )
-        unicode = nfa.seq(nfa.literal(b"\\u"), non_surrogate)
-        return nfa.alt(raw, short, unicode)
+        options = [raw, short, nfa.seq(nfa.literal(b"\\u"), non_surrogate)]
+        if self.style.syntax is Syntax.JSON:  # a high surrogate escape, then a low one: one character
+            high = nfa.seq(nfa.literal(b"\\u"), nfa.byte_ranges(d), nfa.byte_ranges([(0x38, 0x39), (0x41, 0x42), (0x61, 0x62)]), self._hex(2))
+            low = nfa.seq(nfa.literal(b"\\u"), nfa.byte_ranges(d), nfa.byte_ranges([(0x43, 0x46), (0x63, 0x66)]), self._hex(2))
+            options.append(nfa.seq(high, low))
+        return nfa.alt(*options)
 
     def char_class(self, nfa: NFA, ranges: list[tuple[int, int]]) -> Frag:
         """The JSON-string encodings of one character out of ``ranges`` (for regex patterns)."""
@@ -320,18 +355,19 @@ class SchemaCompiler:
 
     def _any_array(self, depth: int) -> Frag:
         nfa = self.nfa
-        sep = lambda: self._sep(self.style.item_sep)  # noqa: E731
-        body = nfa.separated(lambda: self.any_value(depth), sep, 0, None)
+        body = self.counted(lambda: self.any_value(depth), 0, None, sep=lambda: self._sep(self.style.item_sep))
         return nfa.seq(nfa.literal(b"["), self._ws(), body, self._ws(), nfa.literal(b"]"))
 
     def _any_object(self, depth: int) -> Frag:
         nfa = self.nfa
-        sep = lambda: self._sep(self.style.item_sep)  # noqa: E731
-        member = lambda: nfa.seq(self.string({}), self._sep(self.style.key_sep), self.any_value(depth))  # noqa: E731
-        body = nfa.separated(member, sep, 0, None)
+
+        def member() -> Frag:
+            return nfa.seq(self.string({}), self._sep(self.style.key_sep), self.any_value(depth))
+
+        body = self.counted(member, 0, None, sep=lambda: self._sep(self.style.item_sep))
         return nfa.seq(nfa.literal(b"{"), self._ws(), body, self._ws(), nfa.literal(b"}"))
 
-    def _extra_key(self, declared: set[str]) -> Frag:
+    def extra_key(self, declared: set[str]) -> Frag:
         """A quoted ASCII name that is none of ``declared`` (so no declared key is written twice)."""
         nfa = self.nfa
         start, free, end = nfa.state(), nfa.state(), nfa.state()
@@ -353,6 +389,12 @@ class SchemaCompiler:
         nfa.edge(start, 0x22, 0x22, trie[b""])
         return start, end
 
+    def pattern_key(self, include: str | None, exclude: tuple[str, ...], declared: tuple[str, ...]) -> Frag:
+        """A quoted key from ``include``'s language (``None``: ASCII names) that matches none of
+        the ``exclude`` patterns and is no ``declared`` name."""
+        fsm = _key_fsm(include, exclude, declared)
+        return self.nfa.seq(self.nfa.literal(b'"'), fsm_fragment(self.nfa, fsm, self.char_class), self.nfa.literal(b'"'))
+
     def _hex(self, n: int) -> Frag:
         return self.nfa.repeat(lambda: self.nfa.byte_ranges(_HEX), n, n)
 
@@ -364,72 +406,131 @@ class SchemaCompiler:
     def _sep(self, sep: bytes) -> Frag:
         return self.nfa.seq(self._ws(), self.nfa.literal(sep), self._ws())
 
-    def _resolve(self, ref: str) -> Any:
-        node: Any = self.root
-        for part in ref.lstrip("#").split("/")[1:]:
-            node = node[part.replace("~1", "/").replace("~0", "~")]
-        return node
 
-    def _deref(self, schema: Any) -> Any:
-        if isinstance(schema, Mapping) and set(schema) == {"$ref"}:
-            return self._resolve(schema["$ref"])
-        return schema
+class _Members:
+    """The members of one object: declared properties in order, then extra keys.
+
+    With ``minProperties``/``maxProperties`` the states count the declared members written so far
+    (up to what the bounds need), so each optional property is built once per count.
+    """
+
+    def __init__(self, compiler: SchemaCompiler, schema: Mapping[str, Any], kwargs: bool) -> None:
+        self.c, self.nfa, self.kwargs = compiler, compiler.nfa, kwargs
+        props = schema.get("properties", {})
+        self.props = [(n, s) for n, s in props.items() if s is not False]
+        self.declared = tuple(props)
+        self.required = set(schema.get("required", []))
+        self.patterns = dict(schema.get("patternProperties", {})) if not kwargs else {}
+        extra = schema.get("additionalProperties", True)
+        allowed = extra is not False and ("additionalProperties" in schema or not props)
+        self.extra: Any = extra if allowed and not kwargs else False
+        self.low = int(schema.get("minProperties", 0))
+        self.high: int | None = schema.get("maxProperties")
+        self.cap = min(len(self.props), max(self.low, self.high or 0))
+        self.nodes: dict[tuple[int, int, bool], int] = {}
+
+    def node(self, i: int, count: int, written: bool) -> int:
+        key = (i, min(count, self.cap), written)
+        if key not in self.nodes:
+            self.nodes[key] = self.nfa.state()
+        return self.nodes[key]
+
+    def build(self) -> Frag:
+        nfa, c = self.nfa, self.c
+        sep = c.style.item_sep
+        key_sep = b"=" if self.kwargs else c.style.key_sep
+        start = self.node(0, 0, False)
+        frontier = {(0, False)}
+        for i, (name, sub) in enumerate(self.props):
+            key = name.encode() if self.kwargs else json.dumps(name, ensure_ascii=False).encode()
+            nxt: set[tuple[int, bool]] = set()
+            for count in sorted({k for k, _ in frontier}):
+                if self.high is not None and count >= self.high:
+                    continue
+                begin, end = nfa.seq(nfa.literal(key), c._sep(key_sep), c.value(sub))
+                for k, written in frontier:
+                    if k != count:
+                        continue
+                    if written:
+                        s2, e2 = c._sep(sep)
+                        nfa.epsilon(self.node(i, k, True), s2)
+                        nfa.epsilon(e2, begin)
+                    else:
+                        nfa.epsilon(self.node(i, k, False), begin)
+                nfa.epsilon(end, self.node(i + 1, count + 1, True))
+                nxt.add((min(count + 1, self.cap), True))
+            if name not in self.required:
+                for k, written in frontier:
+                    nfa.epsilon(self.node(i, k, written), self.node(i + 1, k, written))
+                    nxt.add((k, written))
+            frontier = nxt
+        out = nfa.state()
+        n = len(self.props)
+        for count, written in frontier:
+            self.finish(self.node(n, count, written), count, written, out)
+        return start, out
+
+    def finish(self, here: int, count: int, written: bool, out: int) -> None:
+        """From after the declared members: the extra members the counts allow, then the end."""
+        nfa, c = self.nfa, self.c
+        extras = self.extra is not False or bool(self.patterns)
+        need = self.low - count  # distinct keys still needed; extra keys count once (they may repeat)
+        if need <= 0:
+            nfa.epsilon(here, out)
+        if not extras or need > 1:
+            return
+        high = None if self.high is None else self.high - count
+        if high is not None and high < 1:
+            return
+        low = max(need, 1)
+        if written:
+            body = c.counted(lambda: nfa.seq(c._sep(c.style.item_sep), self.member()), low, high)
+        else:
+            body = c.counted(self.member, low, high, sep=lambda: c._sep(c.style.item_sep))
+        nfa.epsilon(here, body[0])
+        nfa.epsilon(body[1], out)
+
+    def member(self) -> Frag:
+        """One extra member: a pattern's key and value, or an additional key and value."""
+        nfa, c = self.nfa, self.c
+        key_sep = c._sep
+        options = []
+        patterns = tuple(self.patterns)
+        for pattern, sub in self.patterns.items():
+            if sub is False:
+                continue
+            others = tuple(p for p in patterns if p != pattern)
+            options.append(nfa.seq(c.pattern_key(pattern, others, self.declared), key_sep(c.style.key_sep), c.value(sub)))
+        if self.extra is not False:
+            key = c.pattern_key(None, patterns, self.declared) if patterns else c.extra_key(set(self.declared))
+            options.append(nfa.seq(key, key_sep(c.style.key_sep), c.value(self.extra if isinstance(self.extra, Mapping) else True)))
+        return nfa.alt(*options)
+
+
+def _number(value: Fraction) -> int | float:
+    return value.numerator if value.denominator == 1 else float(value)
+
+
+@functools.lru_cache(maxsize=256)
+def _literals_fsm(texts: tuple[str, ...]) -> interegular.FSM:
+    return fsm_of(("|".join(f"(?:{literal_regex(t)})" for t in texts),))
+
+
+@functools.lru_cache(maxsize=256)
+def _key_fsm(include: str | None, exclude: tuple[str, ...], declared: tuple[str, ...]) -> interegular.FSM:
+    """Printable ASCII keys of ``include`` (``None``: ``[A-Za-z0-9_-]+``), outside the
+    ``exclude`` patterns and the ``declared`` names."""
+    base = (r"[A-Za-z0-9_\-]+",) if include is None else (anchored(include), _PRINTABLE_KEYS)
+    fsm = fsm_of(base)
+    for pattern in exclude:
+        fsm = fsm - fsm_of((anchored(pattern),))
+    names = tuple(n for n in declared if n.isascii() and n.isprintable() and n)
+    if names:
+        fsm = fsm - _literals_fsm(names)
+    return fsm
 
 
 @functools.lru_cache(maxsize=None)
 def _any_char_template(syntax: Syntax) -> tuple[NFA, Frag]:
     nfa = NFA()
     return nfa, SchemaCompiler(nfa, {}, Style(syntax=syntax))._build_any_char()
-
-
-def _types(schema: Mapping[str, Any]) -> list[str]:
-    declared = schema.get("type")
-    if isinstance(declared, str):
-        return [declared]
-    if isinstance(declared, list):
-        return list(declared)
-    inferred = [t for t, words in _TYPE_KEYWORDS.items() if any(w in schema for w in words)]
-    if "number" in inferred:
-        inferred.append("integer")
-    return inferred or list(_ALL_TYPES)
-
-
-def _bounds(schema: Mapping[str, Any]) -> tuple[int | None, bool, int | None, bool]:
-    """(low, low is exclusive, high, high is exclusive) from the four bound keywords."""
-    low, low_open, high, high_open = None, False, None, False
-    if "minimum" in schema:
-        low = int(schema["minimum"])
-    if "exclusiveMinimum" in schema and (low is None or schema["exclusiveMinimum"] >= low):
-        low, low_open = int(schema["exclusiveMinimum"]), True
-    if "maximum" in schema:
-        high = int(schema["maximum"])
-    if "exclusiveMaximum" in schema and (high is None or schema["exclusiveMaximum"] <= high):
-        high, high_open = int(schema["exclusiveMaximum"]), True
-    return low, low_open, high, high_open
-
-
-def _merge(a: Any, b: Any) -> Any:
-    """Both schemas at once, for the cases tool schemas use (object branches, added keywords)."""
-    if not isinstance(a, Mapping) or not isinstance(b, Mapping):
-        return b if isinstance(a, Mapping) else a
-    out = dict(a)
-    for key, value in b.items():
-        if key == "properties" and key in out:
-            props = dict(out[key])
-            for name, sub in value.items():
-                props[name] = _merge(props[name], sub) if name in props else sub
-            out[key] = props
-        elif key == "required" and key in out:
-            out[key] = list(dict.fromkeys([*out[key], *value]))
-        elif key == "type" and key in out:
-            left = {out[key]} if isinstance(out[key], str) else set(out[key])
-            right = {value} if isinstance(value, str) else set(value)
-            if "number" in left:
-                left.add("integer")
-            if "number" in right:
-                right.add("integer")
-            both = sorted(left & right)
-            out[key] = both[0] if len(both) == 1 else both
-        else:
-            out[key] = value
-    return out
