@@ -162,9 +162,24 @@ class SchemaCompiler:
         The one place where a count becomes NFA pieces (``NFA.counted`` will carry it in the
         cursor instead of unrolling it into states).
         """
+        if high is None and low <= 1:  # a loop through one copy: nothing to count
+            return self._loop(make, sep, low)
         if sep is None:
             return self.nfa.repeat(make, low, high)
         return self.nfa.separated(make, sep, low, high)
+
+    def _loop(self, make: Callable[[], Frag], sep: Callable[[], Frag] | None, low: int) -> Frag:
+        nfa = self.nfa
+        item = make()
+        start, end = nfa.state(), nfa.state()
+        nfa.epsilon(start, item[0])
+        nfa.epsilon(item[1], end)
+        back = sep() if sep is not None else nfa.empty()
+        nfa.epsilon(item[1], back[0])
+        nfa.epsilon(back[1], item[0])
+        if low == 0:
+            nfa.epsilon(start, end)
+        return start, end
 
     # -- values by type -----------------------------------------------------------------------
 
@@ -305,6 +320,12 @@ class SchemaCompiler:
         return self.nfa.alt(*(self.nfa.literal(t) for t in texts)) if texts else self.nfa.never()
 
     def any_value(self, depth: int) -> Frag:
+        """Any JSON value nested up to ``depth`` levels (stamped from a piece built once)."""
+        if depth == ANY_DEPTH:
+            return self.nfa.stamp(_any_value_template(self.style))
+        return self._build_any_value(depth)
+
+    def _build_any_value(self, depth: int) -> Frag:
         nfa = self.nfa
         true, false, null = self.style.words()
         options = [self.string({}), number_fragment(nfa), nfa.literal(true), nfa.literal(false), nfa.literal(null)]
@@ -528,6 +549,12 @@ def _key_fsm(include: str | None, exclude: tuple[str, ...], declared: tuple[str,
     if names:
         fsm = fsm - _literals_fsm(names)
     return fsm
+
+
+@functools.lru_cache(maxsize=None)
+def _any_value_template(style: Style) -> tuple[NFA, Frag]:
+    nfa = NFA()
+    return nfa, SchemaCompiler(nfa, {}, style)._build_any_value(ANY_DEPTH)
 
 
 @functools.lru_cache(maxsize=None)

@@ -173,6 +173,23 @@ def lengths_meet(regexes: tuple[str, ...], low: int, high: int | None) -> bool:
     return False
 
 
+def _union_by_type(branches: list[Schema]) -> Schema:
+    """``anyOf`` branches of pairwise different types are one schema with a type list (each kept
+    keyword concerns only its own type), as ``{"type": ["string", "null"]}``; else the ``anyOf``."""
+    seen: list[str] = []
+    merged: dict[str, Any] = {}
+    for branch in branches:
+        if not isinstance(branch, dict) or "type" not in branch or "enum" in branch or "not" in branch \
+                or "anyOf" in branch:
+            return {"anyOf": branches}
+        ks = kinds(branch)
+        if any(k in seen or (k in ("number", "integer") and _has_number(seen)) for k in ks):
+            return {"anyOf": branches}
+        seen += ks
+        merged.update({k: v for k, v in branch.items() if k != "type"})
+    return {"type": seen, **merged}
+
+
 class Algebra:
     """Conjunction and canonical form of core schemas, with the errors and bounds of one schema.
 
@@ -217,7 +234,7 @@ class Algebra:
                 " simplify the anyOf/oneOf/allOf combination", ptr, keyword)
         if not flat:
             return self.empty(ptr, f"every {keyword} branch is unsatisfiable")
-        return flat[0] if len(flat) == 1 else {"anyOf": flat}
+        return flat[0] if len(flat) == 1 else _union_by_type(flat)
 
     def conj_all(self, schemas: Iterable[Schema], ptr: str) -> Schema:
         out: Schema = True

@@ -23,8 +23,8 @@ __all__ = ["MAX_STATES", "check_size", "estimate"]
 MAX_STATES = 150_000
 """The most NFA states a tool's arguments may take (about 30 MB and 0.2 s to prepare)."""
 
-_CHAR = 40  # one string character: raw UTF-8 or any escape
-_ANY = 600  # any JSON value, nested ANY_DEPTH levels
+_CHAR = 100  # one string character: raw UTF-8 or any escape
+_ANY = 3600  # any JSON value, nested ANY_DEPTH levels (stamped)
 _SCALAR = 8
 _DIGIT = 12
 
@@ -91,7 +91,7 @@ def _string(schema: dict[str, Any], ptr: str, shares: Counter[tuple[str, str]], 
         fsm = fsm_of(regexes or (r"[\s\S]*",))
         transitions = sum(len(moves) for moves in fsm.map.values()) + excluded * 8
         span = (high if high is not None else low) + 1 if UNROLLED_COUNTS and (low or high is not None) else 1
-        cost = transitions * _CHAR // 2 * span
+        cost = transitions * 5 * span
     if high is not None or low:
         shares[(ptr, "maxLength" if high is not None else "minLength")] += cost
     return cost
