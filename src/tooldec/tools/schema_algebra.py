@@ -126,15 +126,15 @@ def _set_regexes(out: dict[str, Any], items: list[tuple[str, str]]) -> None:
 
 
 def _lower(schema: Mapping[str, Any]) -> tuple[Any, bool] | None:
-    if "exclusiveMinimum" in schema:
-        return schema["exclusiveMinimum"], True
-    return (schema["minimum"], False) if "minimum" in schema else None
+    """The tightest lower bound (value, exclusive) of ``minimum`` and ``exclusiveMinimum``."""
+    return _tighter((schema["minimum"], False) if "minimum" in schema else None,
+                    (schema["exclusiveMinimum"], True) if "exclusiveMinimum" in schema else None, lower=True)
 
 
 def _upper(schema: Mapping[str, Any]) -> tuple[Any, bool] | None:
-    if "exclusiveMaximum" in schema:
-        return schema["exclusiveMaximum"], True
-    return (schema["maximum"], False) if "maximum" in schema else None
+    """The tightest upper bound (value, exclusive) of ``maximum`` and ``exclusiveMaximum``."""
+    return _tighter((schema["maximum"], False) if "maximum" in schema else None,
+                    (schema["exclusiveMaximum"], True) if "exclusiveMaximum" in schema else None, lower=False)
 
 
 def _tighter(a: tuple[Any, bool] | None, b: tuple[Any, bool] | None, lower: bool) -> tuple[Any, bool] | None:
@@ -410,6 +410,12 @@ class Algebra:
         if multiple == 1:
             out.pop("multipleOf", None)
         if "number" in ks:
+            for key in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
+                out.pop(key, None)
+            if low is not None:
+                out["exclusiveMinimum" if low[1] else "minimum"] = low[0]
+            if high is not None:
+                out["exclusiveMaximum" if high[1] else "maximum"] = high[0]
             if low is not None and high is not None and (
                     low[0] > high[0] or (low[0] == high[0] and (low[1] or high[1]))):
                 return self.empty(ptr, "the numeric range is empty")
