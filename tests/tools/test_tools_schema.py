@@ -328,3 +328,160 @@ def test_oneof_with_overlapping_branches_is_unsupported() -> None:
         "y": {"oneOf": [{"const": "a"}, {"enum": ["b", "c"]}]},
     }}  # fmt: skip
     normalize_schema(disjoint, tool="t")
+
+
+# -- issue 10: every case against the schema as written --------------------------------------
+
+FORMAT_CHECKER = Draft202012Validator.FORMAT_CHECKER
+
+
+def sampled(schema: dict[str, Any], count: int = 40, seed: int = 0) -> list[Any]:
+    """Instances drawn from the automaton of ``schema`` (normalized, then compiled)."""
+    import random
+
+    from tooldec.automata.json_schema import SchemaCompiler
+    from tooldec.automata.lazy import SINK, LazyDFA
+    from tooldec.automata.nfa import NFA
+
+    core = normalize_any_schema(schema)
+    nfa = NFA()
+    dfa = LazyDFA(nfa, SchemaCompiler(nfa, core if isinstance(core, dict) else {}).value(core))
+    rng, out = random.Random(seed), []
+    for _ in range(count):
+        state, text = dfa.start, bytearray()
+        while True:
+            row = dfa.row(state)
+            live = [b for b in range(256) if row[b] >= 0]
+            if dfa.accepting[state] and (not live or rng.random() < 0.2 or len(text) > 150):
+                break
+            if len(text) > 150:
+                live = [min(live, key=lambda b: dfa.dist[dfa.next(state, b)])]
+            text.append(rng.choice(live))
+            state = dfa.next(state, text[-1])
+            assert state != SINK
+        out.append(json.loads(text))
+    return out
+
+
+AS_WRITTEN = [
+    pytest.param({"$defs": {"s": {"type": "string", "maxLength": 2}}, "$ref": "#/$defs/s", "maxLength": 10},
+                 id="ref-sibling-maxLength"),
+    pytest.param({"type": "integer", "minimum": 100, "anyOf": [{"minimum": 0, "maximum": 1000}, {"maximum": 5}]},
+                 id="integer-minimum-beside-anyOf"),
+    pytest.param({"allOf": [{"type": "string", "maxLength": 3}, {"maxLength": 50}]}, id="allOf-looser-later-maxLength"),
+    pytest.param({"allOf": [{"type": "object", "properties": {"a": {"type": "integer"}}, "additionalProperties": False},
+                            {"properties": {"b": {"type": "integer"}}}]}, id="allOf-additionalProperties-applies-to-all"),
+    pytest.param({"type": "object", "properties": {"a": {"type": "integer"}}, "additionalProperties": False,
+                  "anyOf": [{"properties": {"b": {"type": "string"}}}, {"required": ["a"]}]},
+                 id="root-additionalProperties-beside-anyOf"),
+    pytest.param({"allOf": [{"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}, True]},
+                 id="allOf-object-and-true"),
+    pytest.param({"type": "object", "properties": {"x": {"type": "string", "nullable": True}}, "required": ["x"]},
+                 id="nullable-outside-openapi"),
+    pytest.param({"type": "integer", "minimum": -2**63, "maximum": 2**63 - 1}, id="int64"),
+    pytest.param({"type": "number", "maximum": 1e30, "exclusiveMinimum": -0.5}, id="float-bounds"),
+    pytest.param({"type": "number", "minimum": 10**300}, id="number-minimum-1e300"),
+    pytest.param({"type": "integer", "minimum": 0.5, "maximum": 7.5, "multipleOf": 3}, id="integer-bounds-non-integral"),
+    pytest.param({"type": "object", "patternProperties": {"^x-": {"type": "integer"}, "^y": {"type": "string"}},
+                  "properties": {"x-a": {"minimum": 5}}, "additionalProperties": False}, id="patternProperties"),
+    pytest.param({"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+                  "dependentRequired": {"a": ["b"]}}, id="dependentRequired"),
+    pytest.param({"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+                  "dependencies": {"b": {"properties": {"a": {"minimum": 3}}, "required": ["a"]}}}, id="dependencies-schema"),
+    pytest.param({"type": "object", "properties": {"a": {}, "b": {}, "c": {}}, "minProperties": 2, "maxProperties": 2},
+                 id="min-maxProperties"),
+    pytest.param({"type": "object", "additionalProperties": {"type": "integer"}, "minProperties": 1, "maxProperties": 3},
+                 id="minProperties-of-a-map"),
+    pytest.param({"not": {"enum": ["a", 1, None]}, "type": ["string", "integer", "null"], "maxLength": 1,
+                  "minimum": 0, "maximum": 2}, id="not-enum"),
+    pytest.param({"type": "object", "properties": {"a": {"type": "integer"}}, "not": {"required": ["a"]}}, id="not-required"),
+    pytest.param({"oneOf": [{"type": "object", "properties": {"kind": {"const": "a"}, "x": {"type": "integer"}},
+                             "required": ["kind"]},
+                            {"type": "object", "properties": {"kind": {"const": "b"}}, "required": ["kind"]}]},
+                 id="oneOf-required-key-discriminator"),
+    pytest.param({"type": "string", "pattern": "^[^:\\s]+$"}, id="negated-whitespace-class"),
+    pytest.param({"type": "array", "prefixItems": [{"type": "integer"}], "items": {"enum": [True]}, "minItems": 2,
+                  "maxItems": 3}, id="prefixItems"),
+    *[pytest.param({"type": "string", "format": f}, id=f"format-{f}") for f in
+      ("date", "time", "date-time", "duration", "email", "hostname", "ipv4", "ipv6", "uri", "uri-reference", "uuid")],
+]
+
+
+@pytest.mark.parametrize("schema", AS_WRITTEN)
+def test_instances_validate_against_the_schema_as_written(schema: dict[str, Any]) -> None:
+    checker = Draft202012Validator(schema, format_checker=FORMAT_CHECKER)
+    for value in sampled(schema):
+        assert checker.is_valid(value), (value, next(checker.iter_errors(value)).message)
+
+
+@pytest.mark.parametrize(("schema", "error", "where"), [
+    pytest.param({"type": "string", "const": 5}, InvalidSchemaError, "/properties/x", id="string-const-5"),
+    pytest.param({"type": "string", "enum": [1, 2]}, InvalidSchemaError, "/properties/x", id="string-enum-1-2"),
+    pytest.param({"type": "string", "format": "date", "maxLength": 5}, InvalidSchemaError, "/properties/x",
+                 id="date-maxLength-5"),
+    pytest.param({"type": "string", "maxLength": 10**6}, SchemaTooComplexError, "/properties/x", id="maxLength-1e6"),
+])
+def test_unsatisfiable_required_arguments_are_refused_at_registration(
+        schema: dict[str, Any], error: type[Exception], where: str) -> None:
+    with pytest.raises(error) as info:
+        Tool("t", "", {"type": "object", "properties": {"x": schema}, "required": ["x"]})
+    assert info.value.pointer == where  # type: ignore[attr-defined]
+
+
+def test_surrogates_references_and_nesting_give_typed_errors_or_work() -> None:
+    encoded = Tool("t", "", {"type": "object", "properties": {"x": {"$ref": "#/$defs/a%20b"}},
+                             "$defs": {"a b": {"type": "integer"}}})
+    assert encoded.parameters["properties"]["x"] == {"type": "integer"}
+    lone = Tool("t", "", {"type": "object", "properties": {"\ud800": {"type": "integer"}}})
+    assert len(lone.schema_hash) == 64 and lone.parameters["properties"]["\ud800"] is False
+    with pytest.raises(InvalidSchemaError, match="can have no value"):
+        Tool("t", "", {"type": "object", "properties": {"\ud800": {}}, "required": ["\ud800"]})
+    deep: dict[str, Any] = {"type": "string"}
+    for _ in range(1000):
+        deep = {"type": "object", "properties": {"a": deep}}
+    with pytest.raises(SchemaTooComplexError) as info:
+        Tool("t", "", deep)
+    assert info.value.keyword == "properties"
+
+
+def test_nullable_only_for_openapi() -> None:
+    schema = {"type": "object", "properties": {"x": {"type": "string", "nullable": True},
+                                               "n": {"type": "integer", "minimum": 0, "exclusiveMinimum": True}}}
+    assert Tool("t", "", schema, openapi=True).parameters["properties"] == {
+        "x": {"type": ["string", "null"]}, "n": {"type": "integer", "minimum": 1}}
+    with pytest.raises(UnsupportedSchemaError, match="draft-4"):
+        Tool("t", "", schema)
+
+
+ANY_JSON = st.recursive(st.none() | st.booleans() | st.integers(-5, 5) | st.floats(-1e3, 1e3) | st.text(max_size=4),
+                        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+                        max_leaves=8)
+ALL_KEYWORDS = st.sampled_from(sorted(SUPPORTED_KEYWORDS | ANNOTATION_KEYWORDS | set(UNSUPPORTED_KEYWORDS)
+                                      | {"nullable", "x-any"}))
+
+
+def _schemas(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    keyword_values = st.one_of(inner, ANY_JSON, st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=3), inner, max_size=3),
+                               st.sampled_from(["#", "#/$defs/a", "#/$defs/a%20b", "#/properties/x", "#/$defs/~0"]))
+    return st.dictionaries(ALL_KEYWORDS, keyword_values, max_size=4) | st.booleans()
+
+
+FUZZ_SCHEMAS = st.recursive(st.dictionaries(ALL_KEYWORDS, ANY_JSON, max_size=3) | st.booleans(), _schemas, max_leaves=12)
+
+
+@settings(max_examples=400, deadline=None)
+@given(FUZZ_SCHEMAS)
+def test_fuzzed_registration_succeeds_or_raises_a_tooldec_error(schema: Any) -> None:
+    """Random JSON-ish schemas: registration works or raises a ToolDecError subclass, nothing else;
+    what registers also compiles."""
+    from tooldec.automata.json_schema import SchemaCompiler
+    from tooldec.automata.nfa import NFA
+
+    params = {"type": "object", "properties": {"x": schema, "y": schema}, "$defs": {"a": schema, "a b": schema, "~": schema}}
+    try:
+        tool = Tool("t", "", params)
+    except ToolDecError:
+        return
+    nfa = NFA()
+    SchemaCompiler(nfa, tool.parameters).value(tool.parameters)
+    assert tool.schema_hash

@@ -124,8 +124,9 @@ class Tool:
         if self.fn is not None and not callable(self.fn):
             raise ToolRegistrationError(f"fn must be callable, got {type(self.fn).__name__}", tool=self.name)
         source = self.source_parameters if self.source_parameters is not None else self.parameters
+        normalized = normalize_schema(self.parameters, tool=self.name, openapi=self.openapi)  # checks the nesting first
         object.__setattr__(self, "source_parameters", copy.deepcopy(dict(source)) if isinstance(source, Mapping) else source)
-        object.__setattr__(self, "parameters", normalize_schema(self.parameters, tool=self.name, openapi=self.openapi))
+        object.__setattr__(self, "parameters", normalized)
 
     @functools.cached_property
     def schema_hash(self) -> str:
