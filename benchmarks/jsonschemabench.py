@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import argparse
 import collections
-import signal
 import json
 import random
+import signal
 import time
 import tracemalloc
 from pathlib import Path

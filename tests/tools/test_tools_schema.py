@@ -24,7 +24,12 @@ from tooldec.errors import (
     UnsupportedSchemaError,
 )
 from tooldec.tools import MAX_REF_DEPTH, Tool, normalize_schema
-from tooldec.tools.schema import ANNOTATION_KEYWORDS, SUPPORTED_KEYWORDS, UNSUPPORTED_KEYWORDS, normalize_any_schema
+from tooldec.tools.schema import (
+    ANNOTATION_KEYWORDS,
+    SUPPORTED_KEYWORDS,
+    UNSUPPORTED_KEYWORDS,
+    normalize_any_schema,
+)
 
 
 def obj(**properties: Any) -> dict[str, Any]:

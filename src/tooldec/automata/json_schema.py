@@ -39,10 +39,17 @@ import interegular
 
 from .nfa import NFA, Frag
 from .numbers import integer_fragment, number_fragment
-from .regex import anchored, fsm_char_classes, fsm_fragment, fsm_of, literal_regex, string_regexes
+from .regex import (
+    anchored,
+    fsm_char_classes,
+    fsm_fragment,
+    fsm_of,
+    literal_regex,
+    string_regexes,
+)
 from .utf8 import normalize_ranges, utf8_sequences
 
-__all__ = ["ANY_DEPTH", "FLEXIBLE_MAX", "UNROLLED_COUNTS", "Syntax", "Whitespace", "Style", "SchemaCompiler", "dumps"]
+__all__ = ["ANY_DEPTH", "FLEXIBLE_MAX", "UNROLLED_COUNTS", "SchemaCompiler", "Style", "Syntax", "Whitespace", "dumps"]
 
 ANY_DEPTH = 3
 
@@ -340,23 +347,43 @@ class SchemaCompiler:
         return self.nfa.stamp(_any_char_template(self.style.syntax))
 
     def _build_any_char(self) -> Frag:
+        """One character, with continuation bytes and hex digits shared (about 20 states)."""
         nfa = self.nfa
-        raw = nfa.sequences(seq for lo, hi in _PLAIN for seq in utf8_sequences(lo, hi))
-        shorts = [b'\\"', b"\\\\", b"\\b", b"\\f", b"\\n", b"\\r", b"\\t"] + ([] if self.style.syntax is Syntax.PYTHON else [b"\\/"])
-        short = nfa.alt(*(nfa.literal(s) for s in shorts))
-        d = [(0x44, 0x44), (0x64, 0x64)]
-        # \uXXXX outside D800-DFFF
-        non_surrogate = nfa.alt(
-            nfa.seq(nfa.byte_ranges([(0x30, 0x39), (0x41, 0x43), (0x61, 0x63)]), self._hex(3)),
-            nfa.seq(nfa.byte_ranges(d), nfa.byte_ranges([(0x30, 0x37)]), self._hex(2)),
-            nfa.seq(nfa.byte_ranges([(0x45, 0x46), (0x65, 0x66)]), self._hex(3)),
-        )
-        options = [raw, short, nfa.seq(nfa.literal(b"\\u"), non_surrogate)]
+        start, end = nfa.state(), nfa.state()
+        raw = _utf8_fragment(nfa, list(_PLAIN))
+        nfa.epsilon(start, raw[0])
+        nfa.epsilon(raw[1], end)
+        escape = nfa.state()
+        nfa.edge(start, 0x5C, 0x5C, escape)
+        for short in b'"\\bfnrt' + (b"" if self.style.syntax is Syntax.PYTHON else b"/"):
+            nfa.edge(escape, short, short, end)
+        hex1, hex2, hex3 = nfa.state(), nfa.state(), nfa.state()  # hex digits still to read: 1, 2, 3
+        for lo, hi in _HEX:
+            nfa.edge(hex3, lo, hi, hex2)
+            nfa.edge(hex2, lo, hi, hex1)
+            nfa.edge(hex1, lo, hi, end)
+        u, d = nfa.state(), nfa.state()
+        nfa.edge(escape, 0x75, 0x75, u)
+        for lo, hi in [(0x30, 0x39), (0x41, 0x43), (0x61, 0x63), (0x45, 0x46), (0x65, 0x66)]:
+            nfa.edge(u, lo, hi, hex3)  # \uXXXX outside D800-DFFF
+        for lo, hi in [(0x44, 0x44), (0x64, 0x64)]:
+            nfa.edge(u, lo, hi, d)
+        nfa.edge(d, 0x30, 0x37, hex2)
         if self.style.syntax is Syntax.JSON:  # a high surrogate escape, then a low one: one character
-            high = nfa.seq(nfa.literal(b"\\u"), nfa.byte_ranges(d), nfa.byte_ranges([(0x38, 0x39), (0x41, 0x42), (0x61, 0x62)]), self._hex(2))
-            low = nfa.seq(nfa.literal(b"\\u"), nfa.byte_ranges(d), nfa.byte_ranges([(0x43, 0x46), (0x63, 0x66)]), self._hex(2))
-            options.append(nfa.seq(high, low))
-        return nfa.alt(*options)
+            high1, high2 = nfa.state(), nfa.state()
+            for lo, hi in [(0x38, 0x39), (0x41, 0x42), (0x61, 0x62)]:
+                nfa.edge(d, lo, hi, high2)
+            for lo, hi in _HEX:
+                nfa.edge(high2, lo, hi, high1)
+            low = nfa.literal(b"\\u")
+            for lo, hi in _HEX:
+                nfa.edge(high1, lo, hi, low[0])
+            low_d = nfa.state()
+            nfa.edge(low[1], 0x44, 0x44, low_d)
+            nfa.edge(low[1], 0x64, 0x64, low_d)
+            for lo, hi in [(0x43, 0x46), (0x63, 0x66)]:
+                nfa.edge(low_d, lo, hi, hex2)
+        return start, end
 
     def char_class(self, nfa: NFA, ranges: list[tuple[int, int]]) -> Frag:
         """The JSON-string encodings of one character out of ``ranges`` (for regex patterns)."""
@@ -367,10 +394,21 @@ class SchemaCompiler:
                 if cp < 0x20 or cp in (0x22, 0x5C):
                     escaped.append(_SHORT_ESCAPES.get(cp, f"\\u{cp:04x}".encode()))
             plain += [(max(a, lo), min(b, hi)) for a, b in _PLAIN if max(a, lo) <= min(b, hi)]
-        pieces = [nfa.literal(e) for e in escaped]
+        if not escaped:
+            return _utf8_fragment(nfa, normalize_ranges(plain))
+        start, end = nfa.state(), nfa.state()
+        trie: dict[bytes, int] = {b"": start}
+        for text in escaped:  # escapes share their prefixes (``\u00`` once, not 27 times)
+            for i in range(1, len(text)):
+                if text[:i] not in trie:
+                    trie[text[:i]] = nfa.state()
+                    nfa.edge(trie[text[: i - 1]], text[i - 1], text[i - 1], trie[text[:i]])
+            nfa.edge(trie[text[:-1]], text[-1], text[-1], end)
         if plain:
-            pieces.append(nfa.sequences(seq for lo, hi in normalize_ranges(plain) for seq in utf8_sequences(lo, hi)))
-        return nfa.alt(*pieces)
+            a, b = _utf8_fragment(nfa, normalize_ranges(plain))
+            nfa.epsilon(start, a)
+            nfa.epsilon(b, end)
+        return start, end
 
     # -- helpers ------------------------------------------------------------------------------
 
@@ -528,6 +566,27 @@ class _Members:
         return nfa.alt(*options)
 
 
+def _utf8_fragment(nfa: NFA, ranges: list[tuple[int, int]]) -> Frag:
+    """The UTF-8 encodings of one code point out of ``ranges``, with shared suffixes: every
+    sequence ending in the same byte ranges goes through the same states (a class of all of
+    Unicode takes about 10 states instead of 40)."""
+    start, end = nfa.state(), nfa.state()
+    suffix: dict[tuple[tuple[int, int], ...], int] = {(): end}
+
+    def entry(rest: tuple[tuple[int, int], ...]) -> int:
+        if rest not in suffix:
+            state = nfa.state()
+            nfa.edge(state, rest[0][0], rest[0][1], entry(rest[1:]))
+            suffix[rest] = state
+        return suffix[rest]
+
+    for lo, hi in ranges:
+        for seq in utf8_sequences(lo, hi):
+            first, rest = seq[0], tuple(seq[1:])
+            nfa.edge(start, first[0], first[1], entry(rest))
+    return start, end
+
+
 def _number(value: Fraction) -> int | float:
     return value.numerator if value.denominator == 1 else float(value)
 
@@ -551,13 +610,13 @@ def _key_fsm(include: str | None, exclude: tuple[str, ...], declared: tuple[str,
     return fsm
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _any_value_template(style: Style) -> tuple[NFA, Frag]:
     nfa = NFA()
     return nfa, SchemaCompiler(nfa, {}, style)._build_any_value(ANY_DEPTH)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _any_char_template(syntax: Syntax) -> tuple[NFA, Frag]:
     nfa = NFA()
     return nfa, SchemaCompiler(nfa, {}, Style(syntax=syntax))._build_any_char()

@@ -22,6 +22,7 @@ remainder of the digits read so far.
 
 from __future__ import annotations
 
+import itertools
 import math
 import sys
 from collections.abc import Callable
@@ -31,7 +32,7 @@ from typing import Any
 
 from .nfa import NFA, Frag
 
-__all__ = ["integer_fragment", "number_fragment", "EXPONENT_DIGITS", "NEGATIVE_EXPONENT_DIGITS"]
+__all__ = ["EXPONENT_DIGITS", "NEGATIVE_EXPONENT_DIGITS", "integer_fragment", "number_fragment"]
 
 EXPONENT_DIGITS = 2
 """At most this many digits after ``e`` or ``e+``: ``1e99`` is fine, ``1e999`` is infinity."""
@@ -132,7 +133,7 @@ class _Magnitude:
         if th:
             marks |= {int(self.hi_int[i]), int(self.hi_int[i]) + 1}
         cuts = sorted(c for c in marks if a <= c <= b + 1)
-        for x, y in zip(cuts, cuts[1:]):
+        for x, y in itertools.pairwise(cuts):
             self.edges(src, x, y - 1, after)
 
     def expand(self, key: _Key) -> None:
@@ -187,7 +188,7 @@ class _Magnitude:
 
         cuts = sorted({a, a + 1, b, b + 1})
         cuts = [c for c in cuts if a <= c <= b + 1]
-        for x, y in zip(cuts, cuts[1:]):
+        for x, y in itertools.pairwise(cuts):
             self.nfa.edge(src, 0x30 + x, 0x30 + y - 1, self.state(key(x)))
 
 
@@ -276,7 +277,9 @@ def number_fragment(
 
 
 def _free_number(nfa: NFA) -> Frag:
-    digits = lambda: nfa.byte_ranges(_DIGIT)  # noqa: E731
+    def digits() -> Frag:
+        return nfa.byte_ranges(_DIGIT)
+
     sign = nfa.optional(nfa.literal(b"-"))
     whole = nfa.alt(nfa.literal(b"0"), nfa.seq(nfa.byte_ranges(_NONZERO), nfa.star(digits())))
     fraction = nfa.optional(nfa.seq(nfa.literal(b"."), digits(), nfa.star(digits())))

@@ -35,8 +35,8 @@ __all__ = [
     "anchored",
     "fsm_fragment",
     "fsm_of",
-    "literal_regex",
     "length_range",
+    "literal_regex",
     "python_classes",
     "regex_fragment",
     "split_pattern_anchors",
@@ -254,8 +254,8 @@ def _live_states(fsm: interegular.FSM) -> set[object]:
     for state, moves in fsm.map.items():
         for target in moves.values():
             reverse.setdefault(target, set()).add(state)
-    live = set(fsm.finals)
-    stack = list(live)
+    live: set[object] = set(fsm.finals)
+    stack: list[object] = list(live)
     while stack:
         for source in reverse.get(stack.pop(), ()):
             if source not in live:

@@ -49,9 +49,26 @@ import interegular
 from jsonschema import Draft202012Validator
 
 from tooldec.automata.pointers import MISSING, join, ref_tokens, resolve_ref
-from tooldec.automata.regex import CHECKED_FORMATS, FORMAT_PATTERNS, anchored, fsm_of, split_pattern_anchors
-from tooldec.errors import InvalidSchemaError, SchemaTooComplexError, UnsupportedSchemaError
-from tooldec.tools.schema_algebra import ALL_TYPES, KIND_KEYS, Algebra, Schema, kinds, value_key
+from tooldec.automata.regex import (
+    CHECKED_FORMATS,
+    FORMAT_PATTERNS,
+    anchored,
+    fsm_of,
+    split_pattern_anchors,
+)
+from tooldec.errors import (
+    InvalidSchemaError,
+    SchemaTooComplexError,
+    UnsupportedSchemaError,
+)
+from tooldec.tools.schema_algebra import (
+    ALL_TYPES,
+    KIND_KEYS,
+    Algebra,
+    Schema,
+    kinds,
+    value_key,
+)
 from tooldec.tools.schema_size import check_size
 
 __all__ = [
@@ -159,7 +176,7 @@ def _normalize(schema: Mapping[str, Any], tool: str | None, *, openapi: bool) ->
         pointer, reason = reader.algebra.reasons[0] if reader.algebra.reasons else ("", "the schema is false")
         raise InvalidSchemaError(f"no value satisfies this schema ({reason})", tool=tool, pointer=pointer)
     check_size(out, reader.algebra)
-    return _unshared(out)
+    return cast(Schema, _unshared(out))
 
 
 def _check_nesting(schema: Any, tool: str | None) -> None:
@@ -358,12 +375,6 @@ class _Reader:
             if lo > hi or (lo == hi and strict):
                 bounds = ", ".join(f"{k} {own[k]}" for k in _BOUNDS if k in own)
                 raise self.invalid(f"the numeric range is empty ({bounds})", ptr or "/")
-        if own.get("additionalProperties") is False and "patternProperties" not in own:
-            for name in own.get("required", []):
-                if name not in own.get("properties", {}):
-                    raise self.invalid(
-                        f"required property {name!r} is not in 'properties' and additionalProperties is false",
-                        join(ptr, "required"))
 
     def type(self, value: Any, kp: str) -> list[str] | None:
         """The listed types (BFCL names mapped), ``None`` for any type."""
@@ -371,7 +382,7 @@ class _Reader:
         if not isinstance(listed, list) or not listed or not all(isinstance(t, str) for t in listed):
             raise self.invalid("not a valid JSON Schema (draft 2020-12): type must be a type name or a non-empty"
                                " array of them", kp)
-        mapped = [_BFCL_TYPES.get(t, t) for t in listed]
+        mapped: list[str] = [_BFCL_TYPES.get(t) or t for t in listed]
         if "any" in mapped:
             return None
         bad = [t for t in mapped if t not in ALL_TYPES]
@@ -497,7 +508,7 @@ class _Reader:
         out: list[Schema] = []
         for name, need in value.items():
             np = join(kp, name)
-            absent: Schema = {"type": "object", "properties": {name: False}}
+            absent: dict[str, Any] = {"type": "object", "properties": {name: False}}
             others = ["null", "boolean", "number", "string", "array"]
             if isinstance(need, list) and key != "dependentSchemas":
                 if not all(isinstance(n, str) for n in need):

@@ -405,8 +405,8 @@ class Algebra:
     def canonical_numbers(self, out: dict[str, Any], ks: list[str], ptr: str) -> bool:
         low, high = _lower(out), _upper(out)
         multiple = out.get("multipleOf", 1)
-        if multiple != 1 and "number" in ks:
-            ks[ks.index("number")] = "integer"  # multiples are written as integers
+        if "multipleOf" in out and "number" in ks:
+            ks[ks.index("number")] = "integer"  # multiples (of 1 too) are written as integers
         if multiple == 1:
             out.pop("multipleOf", None)
         if "number" in ks:
@@ -490,8 +490,10 @@ class Algebra:
             if name not in props:
                 props[name] = self.key_schema(out, name, ptr)
             if props[name] is False:
-                where = f"{ptr}/properties/{name}" if name in out.get("properties", {}) else f"{ptr}/required"
-                return self.empty(where, f"required property {name!r} can have no value")
+                if name in out.get("properties", {}):
+                    return self.empty(f"{ptr}/properties/{name}", f"required property {name!r} can have no value")
+                return self.empty(f"{ptr}/required", f"required property {name!r} is not in 'properties' and"
+                                                     " additionalProperties is false")
         if props:
             out["properties"] = props
         low, high = out.get("minProperties", 0), out.get("maxProperties")

@@ -11,20 +11,22 @@ tool always compiles in bounded time and memory.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections import Counter
 from typing import Any
 
 from tooldec.automata.json_schema import UNROLLED_COUNTS
-from tooldec.automata.regex import fsm_of, string_regexes
+from tooldec.automata.regex import fsm_char_classes, fsm_of, string_regexes
 
 __all__ = ["MAX_STATES", "check_size", "estimate"]
 
-MAX_STATES = 150_000
-"""The most NFA states a tool's arguments may take (about 30 MB and 0.2 s to prepare)."""
+MAX_STATES = 60_000
+"""The most NFA states a tool's arguments may take (about 12 MB and 0.3 s to prepare)."""
 
-_CHAR = 100  # one string character: raw UTF-8 or any escape
-_ANY = 3600  # any JSON value, nested ANY_DEPTH levels (stamped)
+_CHAR = 26  # one string character: raw UTF-8 or any escape
+_ANY = 1900  # any JSON value, nested ANY_DEPTH levels (stamped)
+_NARROW, _WIDE = 2, 30  # one regex transition on a class of at most 128 code points, or a wider one
 _SCALAR = 8
 _DIGIT = 12
 
@@ -88,13 +90,20 @@ def _string(schema: dict[str, Any], ptr: str, shares: Counter[tuple[str, str]], 
     if not regexes and not excluded:
         cost = _repeat(_CHAR, low, high) if high is not None or low else _CHAR + 4
     else:
-        fsm = fsm_of(regexes or (r"[\s\S]*",))
-        transitions = sum(len(moves) for moves in fsm.map.values()) + excluded * 8
+        unit = _regex_cost(regexes or (r"[\s\S]*",)) + excluded * 8
         span = (high if high is not None else low) + 1 if UNROLLED_COUNTS and (low or high is not None) else 1
-        cost = transitions * 5 * span
+        cost = unit * span
     if high is not None or low:
         shares[(ptr, "maxLength" if high is not None else "minLength")] += cost
     return cost
+
+
+@functools.lru_cache(maxsize=256)
+def _regex_cost(regexes: tuple[str, ...]) -> int:
+    fsm = fsm_of(regexes)
+    classes = fsm_char_classes(fsm)
+    width = {symbol: sum(hi - lo + 1 for lo, hi in ranges) for symbol, ranges in classes.items()}
+    return sum(_NARROW if width[symbol] <= 128 else _WIDE for moves in fsm.map.values() for symbol in moves) + 4
 
 
 def _array(schema: dict[str, Any], ptr: str, shares: Counter[tuple[str, str]]) -> int:
