@@ -8,7 +8,8 @@ boolean subschemas). For each one:
 * completeness: instances ``hypothesis-jsonschema`` draws from the schema as written, that fit
   the documented restrictions (declared properties in declared order, no extra keys where the
   schema declares properties without ``additionalProperties``, any value nested at most
-  ``ANY_DEPTH`` levels, ``\\d`` in patterns read as ASCII digits), written the way the grammar
+  ``ANY_DEPTH`` levels, ``\\d`` in patterns read as ASCII digits; hostnames and durations, whose
+  grammars are documented subsets, are left out here), written the way the grammar
   writes values (compact JSON, numbers as plain decimals, enum values as the schema lists them),
   are accepted byte by byte.
 
@@ -195,6 +196,7 @@ def test_valid_instances_are_accepted(schema: Any, data: st.DataObject) -> None:
     except ToolDecError:
         assume(False)
         return
+    assume(not any(name in json.dumps(schema) for name in ('"hostname"', '"duration"')))
     try:
         value = data.draw(from_schema(_hoist_defs(schema)))
     except Exception:  # noqa: BLE001  # hypothesis-jsonschema cannot generate for every schema

@@ -11,9 +11,12 @@ the automaton writes is one ``re.search`` accepts (``\\S`` excludes U+2029, ``\\
 Arabic-Indic digits; ``\\w`` and ``\\W`` stay ASCII).
 
 Every format in :data:`FORMAT_PATTERNS` is written as a regex whose matches ``jsonschema``'s
-format checker accepts (the tests draw random strings from each and check them). A hostname
-has at most 4 labels of up to 62 characters or 12 of up to 20, so that it never exceeds the
-253 characters the checker allows without a length count.
+format checker accepts (the tests draw random strings from each and check them). Most are
+the checker's language exactly; the documented subsets: a hostname has at most 4 labels of up
+to 62 characters or 12 of up to 20 (so that it never exceeds the 253 characters the checker
+allows, without a length count); a duration has whole numbers; an IPv6 address embeds an IPv4
+one only after six groups, after ``::`` or after one group and ``::``; a URI's host is a
+registered name or IPv4 address (no ``[...]`` IP literal).
 """
 
 from __future__ import annotations
