@@ -240,7 +240,7 @@ class _Reader:
                                         " unrolled", tool=self.tool, pointer=ptr, keyword="$ref")
         own: dict[str, Any] = {}
         parts: list[Schema] = []
-        one_of: list[Schema] | None = None
+        one_of: tuple[list[Any], list[Schema]] | None = None
         for key, value in node.items():
             kp = join(ptr, key)
             if key in UNSUPPORTED_KEYWORDS:
@@ -253,7 +253,8 @@ class _Reader:
                 branches = [self.read(sub, join(kp, i), stack, depth + 1) for i, sub in enumerate(self.list_of(value, kp))]
                 parts.append(self.algebra.any_of(branches, kp))
             elif key == "oneOf":
-                one_of = [self.read(sub, join(kp, i), stack, depth + 1) for i, sub in enumerate(self.list_of(value, kp))]
+                raw = self.list_of(value, kp)
+                one_of = raw, [self.read(sub, join(kp, i), stack, depth + 1) for i, sub in enumerate(raw)]
             elif key == "not":
                 parts.append(self.negate(value, kp))
             elif key in ("dependentRequired", "dependencies", "dependentSchemas"):
@@ -271,7 +272,7 @@ class _Reader:
         for part in parts:
             result = self.algebra.conj(result, part, ptr)
         if one_of is not None:
-            result = self.one_of(result, one_of, join(ptr, "oneOf"))
+            result = self.one_of(result, *one_of, join(ptr, "oneOf"))
         return result
 
     def keyword(self, key: str, value: Any, kp: str, node: Mapping[str, Any], own: dict[str, Any],
@@ -446,19 +447,27 @@ class _Reader:
             self.cyclic = _cyclic_refs(self.root)
         return key in self.cyclic
 
-    def one_of(self, rest: Schema, branches: list[Schema], ptr: str) -> Schema:
-        """``oneOf`` as ``anyOf``, when no value can match two branches (with the rest applied)."""
+    def one_of(self, rest: Schema, raw: list[Any], branches: list[Schema], ptr: str) -> Schema:
+        """``oneOf`` as ``anyOf``: directly when no value can match two branches (with the rest
+        applied), else, when every branch can be negated (type, const/enum, required keys), as
+        the ``anyOf`` of each branch with the negation of all the others."""
         merged = [self.algebra.conj(rest, b, join(ptr, i)) for i, b in enumerate(branches)]
         live = [(i, m) for i, m in enumerate(merged) if m is not False]
-        for x in range(len(live)):
-            for y in range(x + 1, len(live)):
-                (i, a), (j, b) = live[x], live[y]
-                if not self.algebra.disjoint(a, b, ptr):
-                    raise self.unsupported(
-                        f"branches {i} and {j} may both match one value, and tooldec cannot promise that exactly one"
-                        " does: use anyOf if overlap is fine, or make the branches differ in type, constant values,"
-                        " ranges or a required property", ptr, "oneOf")
-        return self.algebra.any_of([m for _, m in live], ptr, "oneOf")
+        overlap = next(((i, j) for x, (i, a) in enumerate(live) for j, b in live[x + 1:]
+                        if not self.algebra.disjoint(a, b, ptr)), None)
+        if overlap is None:
+            return self.algebra.any_of([m for _, m in live], ptr, "oneOf")
+        try:
+            negations = [self.negate(b, join(ptr, i)) for i, b in enumerate(raw)]
+        except UnsupportedSchemaError:
+            i, j = overlap
+            raise self.unsupported(
+                f"branches {i} and {j} may both match one value, and tooldec cannot promise that exactly one"
+                " does: use anyOf if overlap is fine, or make the branches differ in type, constant values,"
+                " ranges or a required property", ptr, "oneOf") from None
+        exclusive = [self.algebra.conj_all([m, *(n for k, n in enumerate(negations) if k != i)], join(ptr, i))
+                     for i, m in live]
+        return self.algebra.any_of(exclusive, ptr, "oneOf")
 
     def negate(self, value: Any, kp: str) -> Schema:
         """``not`` of a type, const/enum, required keys, boolean, or anyOf of those."""
