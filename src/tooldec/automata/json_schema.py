@@ -53,9 +53,11 @@ __all__ = ["ANY_DEPTH", "FLEXIBLE_MAX", "UNROLLED_COUNTS", "SchemaCompiler", "St
 
 ANY_DEPTH = 3
 
-UNROLLED_COUNTS = True
-"""Whether :meth:`SchemaCompiler.counted` unrolls a count into states (until ``NFA.counted``
-carries counts in the cursor); ``tools.schema_size`` estimates sizes accordingly."""
+COUNTERS = hasattr(NFA, "counted")
+"""Whether the NFA carries counts in the cursor (``NFA.counted``, ``counted_string``,
+``counted_text``); without them :meth:`SchemaCompiler.counted` unrolls counts into states."""
+UNROLLED_COUNTS = not COUNTERS
+"""Counts unroll into states: ``tools.schema_size`` estimates sizes accordingly."""
 
 
 class Syntax(enum.Enum):
@@ -166,9 +168,13 @@ class SchemaCompiler:
                 sep: Callable[[], Frag] | None = None) -> Frag:
         """``low``..``high`` repetitions of ``make()``, joined by ``sep()`` pieces if given.
 
-        The one place where a count becomes NFA pieces (``NFA.counted`` will carry it in the
-        cursor instead of unrolling it into states).
+        The one place where a count becomes NFA pieces: with ``NFA.counted`` the cursor carries
+        it; without, it is unrolled into states. Every repetition starts with a byte of its own.
         """
+        if high == 0:
+            return self.nfa.empty()
+        if COUNTERS:
+            return self.nfa.counted(make, low, high, sep=sep)  # type: ignore[attr-defined, no-any-return]
         if high is None and low <= 1:  # a loop through one copy: nothing to count
             return self._loop(make, sep, low)
         if sep is None:
@@ -239,6 +245,8 @@ class SchemaCompiler:
         nfa = self.nfa
         regexes = string_regexes(schema)
         low, high = int(schema.get("minLength", 0)), schema.get("maxLength")
+        if COUNTERS and not regexes and not excluded:  # counted characters, the quotes included
+            return nfa.counted_string(self.any_char, low, high)  # type: ignore[attr-defined, no-any-return]
         if regexes or excluded:
             fsm = fsm_of(regexes or (r"[\s\S]*",))
             if excluded:
@@ -259,9 +267,17 @@ class SchemaCompiler:
         return nfa.seq(nfa.literal(b'"'), body, nfa.literal(b'"'))
 
     def _bounded_regex(self, fsm: interegular.FSM, low: int, high: int | None) -> Frag:
-        """Strings of ``fsm`` with ``low``..``high`` characters: the automaton paired with a count
-        (saturating at ``low`` when unbounded). The place a counted region will replace."""
+        """Strings of ``fsm`` with ``low``..``high`` characters. With counters: ``low`` is
+        intersected into the automaton and ``high`` counted; without: the automaton is paired
+        with a count (saturating at ``low`` when unbounded)."""
         nfa = self.nfa
+        if COUNTERS:
+            if low:
+                fsm = fsm & fsm_of((rf"[\s\S]{{{low},}}",))
+            if high is None:
+                return fsm_fragment(nfa, fsm, self.char_class)
+            return nfa.counted_text(  # type: ignore[attr-defined, no-any-return]
+                lambda unit: fsm_fragment(nfa, fsm, lambda n, ranges: unit(self.char_class(n, ranges))), int(high))
         cap = high if high is not None else low
         classes = fsm_char_classes(fsm)
         node: dict[tuple[Any, int], int] = {}
@@ -309,7 +325,10 @@ class SchemaCompiler:
             if items is False or more_high == 0:
                 chain = nfa.empty() if low <= n else nfa.never()
             else:
-                chain = self.counted(lambda: nfa.seq(sep(), self.value(items)), max(low - n, 0), more_high)
+                more = self.counted(lambda: self.value(items), max(low - n, 1), more_high, sep=sep)
+                chain = nfa.seq(sep(), more)
+                if low <= n:
+                    chain = nfa.optional(chain)
             for j in range(n - 1, -1, -1):  # chain = what may follow once j prefix items are written
                 options = []
                 if high is None or j < high:
