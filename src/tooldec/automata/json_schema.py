@@ -347,7 +347,7 @@ class SchemaCompiler:
 
     def any_value(self, depth: int) -> Frag:
         """Any JSON value nested up to ``depth`` levels (stamped from a piece built once)."""
-        if depth == ANY_DEPTH:
+        if depth == ANY_DEPTH and not COUNTERS:  # pieces with counted regions cannot be stamped
             return self.nfa.stamp(_any_value_template(self.style))
         return self._build_any_value(depth)
 

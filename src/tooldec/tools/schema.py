@@ -161,8 +161,10 @@ def normalize_schema(schema: Mapping[str, Any], *, tool: str, openapi: bool = Fa
 
 def normalize_any_schema(schema: Any, *, tool: str | None = None, openapi: bool = False) -> Schema:
     """Normalize any JSON Schema, not only an object one (for schema corpora and nested use)."""
-    if isinstance(schema, bool):
-        return schema
+    if schema is False:
+        raise InvalidSchemaError("no value satisfies this schema (the schema is false)", tool=tool)
+    if schema is True:
+        return True
     if not isinstance(schema, Mapping):
         raise InvalidSchemaError(f"a schema must be an object or a boolean, got {type(schema).__name__}", tool=tool)
     return _normalize(schema, tool, openapi=openapi)
