@@ -435,6 +435,11 @@ def test_instances_validate_against_the_schema_as_written(schema: dict[str, Any]
 ])
 def test_unsatisfiable_required_arguments_are_refused_at_registration(
         schema: dict[str, Any], error: type[Exception], where: str) -> None:
+    from tooldec.automata.json_schema import UNROLLED_COUNTS
+
+    if error is SchemaTooComplexError and not UNROLLED_COUNTS:  # counts carried by the cursor: fine
+        Tool("t", "", {"type": "object", "properties": {"x": schema}, "required": ["x"]})
+        return
     with pytest.raises(error) as info:
         Tool("t", "", {"type": "object", "properties": {"x": schema}, "required": ["x"]})
     assert info.value.pointer == where  # type: ignore[attr-defined]
