@@ -451,14 +451,19 @@ class _Reader:
 
     def one_of(self, rest: Schema, raw: list[Any], branches: list[Schema], ptr: str) -> Schema:
         """``oneOf`` as ``anyOf``: directly when no value can match two branches (with the rest
-        applied), else, when every branch can be negated (type, const/enum, required keys), as
-        the ``anyOf`` of each branch with the negation of all the others."""
+        applied); or when none can once each object branch is closed to the properties it
+        declares (the keys the grammar writes anyway, now made explicit so that no later
+        combination can add the others'); else, when every branch can be negated (type,
+        const/enum, required keys), as the ``anyOf`` of each branch with the negation of the others."""
         merged = [self.algebra.conj(rest, b, join(ptr, i)) for i, b in enumerate(branches)]
         live = [(i, m) for i, m in enumerate(merged) if m is not False]
         overlap = next(((i, j) for x, (i, a) in enumerate(live) for j, b in live[x + 1:]
                         if not self.algebra.disjoint(a, b, ptr)), None)
         if overlap is None:
             return self.algebra.any_of([m for _, m in live], ptr, "oneOf")
+        closed = [(i, self.algebra.closed(m, join(ptr, i))) for i, m in live]
+        if all(self.algebra.disjoint(c, m, ptr) for i, c in closed for j, m in live if i != j):
+            return self.algebra.any_of([c for _, c in closed], ptr, "oneOf")  # what each writes matches it alone
         try:
             negations = [self.negate(b, join(ptr, i)) for i, b in enumerate(raw)]
         except UnsupportedSchemaError:

@@ -508,6 +508,18 @@ class Algebra:
 
     # -- oneOf --------------------------------------------------------------------------------
 
+    def closed(self, schema: Schema, ptr: str) -> Schema:
+        """``schema`` with ``additionalProperties: false`` where objects declare properties and
+        leave it out: exactly the keys the grammar writes there (a subset of the values)."""
+        if not isinstance(schema, dict):
+            return schema
+        if "anyOf" in schema:
+            return self.any_of([self.closed(b, ptr) for b in schema["anyOf"]], ptr)
+        if "object" in kinds(schema) and "properties" in schema and "additionalProperties" not in schema \
+                and "patternProperties" not in schema:
+            return self.canonical({**schema, "additionalProperties": False}, ptr)
+        return schema
+
     def disjoint(self, a: Schema, b: Schema, ptr: str) -> bool:
         """Whether no value can satisfy both (a sound test: ``False`` when unsure)."""
         if a is False or b is False:
