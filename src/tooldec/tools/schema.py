@@ -451,9 +451,8 @@ class _Reader:
 
     def one_of(self, rest: Schema, raw: list[Any], branches: list[Schema], ptr: str) -> Schema:
         """``oneOf`` as ``anyOf``: directly when no value can match two branches (with the rest
-        applied); or when none can once each object branch is closed to the properties it
-        declares (the keys the grammar writes anyway, now made explicit so that no later
-        combination can add the others'); else, when every branch can be negated (type,
+        applied); or when none can once each object branch may not write the keys the other
+        branches require (made explicit, so that no later combination can add them); else, when every branch can be negated (type,
         const/enum, required keys), as the ``anyOf`` of each branch with the negation of the others."""
         merged = [self.algebra.conj(rest, b, join(ptr, i)) for i, b in enumerate(branches)]
         live = [(i, m) for i, m in enumerate(merged) if m is not False]
@@ -461,7 +460,9 @@ class _Reader:
                         if not self.algebra.disjoint(a, b, ptr)), None)
         if overlap is None:
             return self.algebra.any_of([m for _, m in live], ptr, "oneOf")
-        closed = [(i, self.algebra.closed(m, join(ptr, i))) for i, m in live]
+        needs = {i: self.algebra.required_keys(m) for i, m in live}
+        closed = [(i, self.algebra.without(m, set().union(*(needs[j] for j, _ in live if j != i)) - needs[i],
+                                           join(ptr, i))) for i, m in live]
         if all(self.algebra.disjoint(c, m, ptr) for i, c in closed for j, m in live if i != j):
             return self.algebra.any_of([c for _, c in closed], ptr, "oneOf")  # what each writes matches it alone
         try:

@@ -508,17 +508,26 @@ class Algebra:
 
     # -- oneOf --------------------------------------------------------------------------------
 
-    def closed(self, schema: Schema, ptr: str) -> Schema:
-        """``schema`` with ``additionalProperties: false`` where objects declare properties and
-        leave it out: exactly the keys the grammar writes there (a subset of the values)."""
-        if not isinstance(schema, dict):
+    def without(self, schema: Schema, keys: set[str], ptr: str) -> Schema:
+        """``schema`` whose objects may not have ``keys`` (a subset of its values)."""
+        if not isinstance(schema, dict) or not keys:
             return schema
         if "anyOf" in schema:
-            return self.any_of([self.closed(b, ptr) for b in schema["anyOf"]], ptr)
-        if "object" in kinds(schema) and "properties" in schema and "additionalProperties" not in schema \
-                and "patternProperties" not in schema:
-            return self.canonical({**schema, "additionalProperties": False}, ptr)
-        return schema
+            return self.any_of([self.without(b, keys, ptr) for b in schema["anyOf"]], ptr)
+        declared = schema.get("properties", {})
+        if "object" not in kinds(schema):
+            return schema
+        return self.canonical({**schema, "properties": {**declared, **dict.fromkeys(sorted(keys), False)}}, ptr)
+
+    @staticmethod
+    def required_keys(schema: Schema) -> set[str]:
+        """Keys every object of ``schema`` has."""
+        if not isinstance(schema, dict):
+            return set()
+        if "anyOf" in schema:
+            sets = [Algebra.required_keys(b) for b in schema["anyOf"]]
+            return set.intersection(*sets) if sets else set()
+        return set(schema.get("required", []))
 
     def disjoint(self, a: Schema, b: Schema, ptr: str) -> bool:
         """Whether no value can satisfy both (a sound test: ``False`` when unsure)."""
