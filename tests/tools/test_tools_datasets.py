@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
+from tooldec.automata.json_schema import UNROLLED_COUNTS
 from tooldec.errors import InvalidSchemaError, UnsupportedSchemaError
 from tooldec.tools import Tool, ToolSet
 from tooldec.tools.schema import normalize_any_schema
@@ -106,7 +107,9 @@ def test_funcqa_has_no_schemas(data_dir: Path) -> None:
 
 # category -> (normalized, unsupported, invalid); see the module docstring.
 FULL_META = Draft202012Validator(Draft202012Validator.META_SCHEMA)
-JSONSCHEMABENCH = {"Glaiveai2K": (1639, 68, 0), "Github_trivial": (367, 77, 0), "Github_easy": (1730, 213, 0)}
+# Counts differ while counted lengths still unroll into states (more maxLength refusals).
+JSONSCHEMABENCH = {"Glaiveai2K": (1689, 5, 13), "Github_trivial": (424, 20, 0), "Github_easy": (1855, 87, 1)} \
+    if UNROLLED_COUNTS else {"Glaiveai2K": (1689, 5, 13), "Github_trivial": (433, 11, 0), "Github_easy": (1904, 38, 1)}
 
 
 @pytest.mark.parametrize("category", sorted(JSONSCHEMABENCH))
