@@ -30,7 +30,7 @@ from __future__ import annotations
 import enum
 import functools
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -407,25 +407,19 @@ class SchemaCompiler:
 
     def char_class(self, nfa: NFA, ranges: list[tuple[int, int]]) -> Frag:
         """The JSON-string encodings of one character out of ``ranges`` (for regex patterns)."""
-        plain: list[tuple[int, int]] = []
-        escaped: list[bytes] = []
-        for lo, hi in ranges:
-            for cp in range(lo, min(hi, 0x5C) + 1):
-                if cp < 0x20 or cp in (0x22, 0x5C):
-                    escaped.append(_SHORT_ESCAPES.get(cp, f"\\u{cp:04x}".encode()))
-            plain += [(max(a, lo), min(b, hi)) for a, b in _PLAIN if max(a, lo) <= min(b, hi)]
+        escaped, plain = _class_plan(tuple(ranges))
         if not escaped:
-            return _utf8_fragment(nfa, normalize_ranges(plain))
+            return _utf8_fragment(nfa, plain)
         start, end = nfa.state(), nfa.state()
         trie: dict[bytes, int] = {b"": start}
-        for text in escaped:  # escapes share their prefixes (``\u00`` once, not 27 times)
+        for text in escaped:  # escapes share their prefixes (``\\u00`` once, not 27 times)
             for i in range(1, len(text)):
                 if text[:i] not in trie:
                     trie[text[:i]] = nfa.state()
                     nfa.edge(trie[text[: i - 1]], text[i - 1], text[i - 1], trie[text[:i]])
             nfa.edge(trie[text[:-1]], text[-1], text[-1], end)
         if plain:
-            a, b = _utf8_fragment(nfa, normalize_ranges(plain))
+            a, b = _utf8_fragment(nfa, plain)
             nfa.epsilon(start, a)
             nfa.epsilon(b, end)
         return start, end
@@ -486,7 +480,25 @@ class SchemaCompiler:
         return self.nfa.seq(self._ws(), self.nfa.literal(sep), self._ws())
 
 
-def _utf8_fragment(nfa: NFA, ranges: list[tuple[int, int]]) -> Frag:
+@functools.lru_cache(maxsize=4096)
+def _class_plan(ranges: tuple[tuple[int, int], ...]) -> tuple[list[bytes], tuple[tuple[int, int], ...]]:
+    """The escapes and the raw code point ranges that write one character out of ``ranges``."""
+    plain: list[tuple[int, int]] = []
+    escaped: list[bytes] = []
+    for lo, hi in ranges:
+        for cp in range(lo, min(hi, 0x5C) + 1):
+            if cp < 0x20 or cp in (0x22, 0x5C):
+                escaped.append(_SHORT_ESCAPES.get(cp, f"\\u{cp:04x}".encode()))
+        plain += [(max(a, lo), min(b, hi)) for a, b in _PLAIN if max(a, lo) <= min(b, hi)]
+    return escaped, tuple(normalize_ranges(plain))
+
+
+@functools.lru_cache(maxsize=4096)
+def _utf8_plan(ranges: tuple[tuple[int, int], ...]) -> list[list[tuple[int, int]]]:
+    return [seq for lo, hi in ranges for seq in utf8_sequences(lo, hi)]
+
+
+def _utf8_fragment(nfa: NFA, ranges: Iterable[tuple[int, int]]) -> Frag:
     """The UTF-8 encodings of one code point out of ``ranges``, with shared suffixes: every
     sequence ending in the same byte ranges goes through the same states (a class of all of
     Unicode takes about 10 states instead of 40)."""
@@ -500,10 +512,9 @@ def _utf8_fragment(nfa: NFA, ranges: list[tuple[int, int]]) -> Frag:
             suffix[rest] = state
         return suffix[rest]
 
-    for lo, hi in ranges:
-        for seq in utf8_sequences(lo, hi):
-            first, rest = seq[0], tuple(seq[1:])
-            nfa.edge(start, first[0], first[1], entry(rest))
+    for seq in _utf8_plan(tuple(ranges)):
+        first, rest = seq[0], tuple(seq[1:])
+        nfa.edge(start, first[0], first[1], entry(rest))
     return start, end
 
 

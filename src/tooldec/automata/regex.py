@@ -144,7 +144,8 @@ def anchored(pattern: str) -> str:
 def _unicode_class(kind: str) -> str:
     """Python's Unicode ``\\s`` or ``\\d`` as explicit class members (computed once)."""
     test = str.isspace if kind == "s" else str.isdecimal
-    points = [cp for cp in range(0x110000) if not 0xD800 <= cp <= 0xDFFF and test(chr(cp))]
+    top = 0x3001 if kind == "s" else 0x20000  # Unicode has no whitespace or decimal digit above
+    points = [cp for cp in range(top) if not 0xD800 <= cp <= 0xDFFF and test(chr(cp))]
     ranges = normalize_ranges((cp, cp) for cp in points)
     return "".join(chr(lo) if lo == hi else f"{chr(lo)}-{chr(hi)}" for lo, hi in ranges)
 
