@@ -9,6 +9,7 @@ never in the middle of generation. The hierarchy::
     │   ├── InvalidToolNameError
     │   ├── InvalidSchemaError
     │   └── UnsupportedSchemaError
+    │       └── SchemaTooComplexError
     ├── ToolNotFoundError (also KeyError)
     ├── ToolNotCallableError (also TypeError)
     ├── UnknownDialectError (also LookupError)
@@ -26,6 +27,7 @@ __all__ = [
     "DuplicateToolError",
     "InvalidSchemaError",
     "InvalidToolNameError",
+    "SchemaTooComplexError",
     "TokenizerError",
     "ToolDecError",
     "ToolNotCallableError",
@@ -74,6 +76,11 @@ class UnsupportedSchemaError(ToolRegistrationError):
         self.pointer = pointer
         self.keyword = keyword
         super().__init__(f"at {pointer or '/'}: keyword {keyword!r}: {message}", tool=tool)
+
+
+class SchemaTooComplexError(UnsupportedSchemaError):
+    """A schema tooldec could enforce in principle, but whose automaton would exceed its size
+    bounds (nesting depth, recursion, branches, states); ``keyword`` names what made it grow."""
 
 
 class ToolNotFoundError(ToolDecError, KeyError):

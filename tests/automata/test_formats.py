@@ -15,10 +15,10 @@ from tooldec.automata.regex import FORMAT_PATTERNS
 
 def test_date_grammar_is_exactly_the_calendar() -> None:
     date = re.compile(FORMAT_PATTERNS["date"] + r"\Z")
-    years = [*range(0, 30), *range(390, 410), *range(1890, 1910), *range(1995, 2005), 9999]
+    years = [*range(30), *range(390, 410), *range(1890, 1910), *range(1995, 2005), 9999]
     for year in years:
-        for month in range(0, 14):
-            for day in range(0, 33):
+        for month in range(14):
+            for day in range(33):
                 text = f"{year:04d}-{month:02d}-{day:02d}"
                 try:
                     datetime.date.fromisoformat(text)

@@ -76,7 +76,7 @@ def openapi_operations(spec: Mapping[str, Any], *, naming: Naming = "operation_i
         name = _unique(base or _method_path_name(method, path), used)
         parameters, locations = _arguments(spec, item, op, name)
         description = "\n\n".join(str(op[k]).strip() for k in ("summary", "description") if op.get(k))
-        tool = Tool(name, description, parameters)
+        tool = Tool(name, description, parameters, openapi=True)
         operations.append(Operation(tool, method.upper(), path, locations))
     return operations
 

@@ -23,7 +23,7 @@ from jsonschema import Draft202012Validator
 from tooldec.errors import InvalidToolNameError, ToolNotCallableError, ToolRegistrationError
 from tooldec.tools.callables import function_schema
 from tooldec.tools.dicts import dict_schema
-from tooldec.tools.schema import SUPPORTED_FORMATS, normalize_schema
+from tooldec.tools.schema import normalize_schema
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -48,18 +48,22 @@ def check_tool_name(name: object) -> str:
     return name
 
 
+_CHECKED_BY_PACKAGES = frozenset({"date-time", "time", "uri", "uri-reference", "hostname", "duration"})
+
+
 def _format_checker() -> Any:
     """The formats the compiler enforces, checked the way jsonschema's 2020-12 validator does.
 
-    ``date-time``, ``time`` and ``uri`` need jsonschema's optional ``rfc3339-validator`` and
-    ``rfc3986-validator``; without them jsonschema skips those formats silently, so say so here.
+    ``date-time``, ``time``, ``uri``, ``uri-reference``, ``hostname`` and ``duration`` need
+    jsonschema's optional ``rfc3339-validator``, ``rfc3986-validator``, ``fqdn`` and ``isoduration``
+    (tooldec's dependencies); without them jsonschema skips those formats silently, so say so here.
     """
     checker = Draft202012Validator.FORMAT_CHECKER
-    missing = SUPPORTED_FORMATS - set(checker.checkers)
+    missing = _CHECKED_BY_PACKAGES - set(checker.checkers)
     if missing:
         raise ImportError(
-            f"jsonschema cannot check the formats {sorted(missing)}; install 'rfc3339-validator' and"
-            " 'rfc3986-validator' (or jsonschema[format-nongpl])")
+            f"jsonschema cannot check the formats {sorted(missing)}; install 'rfc3339-validator',"
+            " 'rfc3986-validator', 'fqdn' and 'isoduration' (or jsonschema[format-nongpl])")
     return checker
 
 
@@ -74,6 +78,8 @@ class Tool:
         fn: Runs the tool; ``None`` for tools known only by their schema.
         source_parameters: The schema as given, with its descriptions, for prompts; defaults to
             a copy of ``parameters`` before normalization.
+        openapi: The schema comes from an OpenAPI 3.0 document, whose ``nullable`` and boolean
+            ``exclusiveMinimum``/``exclusiveMaximum`` are read (keyword only).
 
     Raises:
         InvalidToolNameError: A bad name.
@@ -108,6 +114,7 @@ class Tool:
     parameters: dict[str, Any]
     fn: Callable[..., Any] | None = None
     source_parameters: dict[str, Any] | None = field(default=None, repr=False)
+    openapi: bool = field(default=False, repr=False, kw_only=True)
 
     def __post_init__(self) -> None:
         check_tool_name(self.name)
@@ -117,13 +124,17 @@ class Tool:
         if self.fn is not None and not callable(self.fn):
             raise ToolRegistrationError(f"fn must be callable, got {type(self.fn).__name__}", tool=self.name)
         source = self.source_parameters if self.source_parameters is not None else self.parameters
+        normalized = normalize_schema(self.parameters, tool=self.name, openapi=self.openapi)  # checks the nesting first
         object.__setattr__(self, "source_parameters", copy.deepcopy(dict(source)) if isinstance(source, Mapping) else source)
-        object.__setattr__(self, "parameters", normalize_schema(self.parameters, tool=self.name))
+        object.__setattr__(self, "parameters", normalized)
 
     @functools.cached_property
     def schema_hash(self) -> str:
-        """SHA-256 of the normalized schema (key order kept: it is the order arguments are written in)."""
-        text = json.dumps(self.parameters, separators=(",", ":"), ensure_ascii=False)
+        """SHA-256 of the normalized schema (key order kept: it is the order arguments are written in).
+
+        ASCII escapes keep a name with a lone surrogate (``"\\ud800"``) hashable.
+        """
+        text = json.dumps(self.parameters, separators=(",", ":"), ensure_ascii=True)
         return hashlib.sha256(text.encode()).hexdigest()
 
     @functools.cached_property
