@@ -347,7 +347,7 @@ def sampled(schema: dict[str, Any], count: int = 40, seed: int = 0) -> list[Any]
     import random
 
     from tooldec.automata.json_schema import SchemaCompiler
-    from tooldec.automata.lazy import SINK, LazyDFA
+    from tooldec.automata.dfa import LazyDFA
     from tooldec.automata.nfa import NFA
 
     core = normalize_any_schema(schema)
@@ -355,17 +355,7 @@ def sampled(schema: dict[str, Any], count: int = 40, seed: int = 0) -> list[Any]
     dfa = LazyDFA(nfa, SchemaCompiler(nfa, core if isinstance(core, dict) else {}).value(core))
     rng, out = random.Random(seed), []
     for _ in range(count):
-        state, text = dfa.start, bytearray()
-        while True:
-            row = dfa.row(state)
-            live = [b for b in range(256) if row[b] >= 0]
-            if dfa.accepting[state] and (not live or rng.random() < 0.2 or len(text) > 150):
-                break
-            if len(text) > 150:
-                live = [min(live, key=lambda b: dfa.dist[dfa.next(state, b)])]
-            text.append(rng.choice(live))
-            state = dfa.next(state, text[-1])
-            assert state != SINK
+        text = dfa.sample(rng, 150)
         out.append(json.loads(text))
     return out
 
