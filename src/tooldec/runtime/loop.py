@@ -28,7 +28,8 @@ from ..dialects import Dialect, Hermes, ToolCall
 from ..errors import ContextLengthError
 from ..tools import Tool, ToolLike, ToolSet
 from .executor import Executor, clean_text
-from .limits import context_window as window_of, truncate_tokens
+from .limits import context_window as window_of
+from .limits import truncate_tokens
 from .trace import CallRecord, Event, EventKind, InvalidCall, InvalidKind, Result, Trace
 
 __all__ = ["Conversation", "ToolDecoder", "forced_start", "tool_instructions"]
@@ -228,7 +229,7 @@ class ToolDecoder:
     def _text(self, ids: Sequence[int]) -> str:
         """The generated text, special tokens spelled out, the final end-of-sequence token dropped."""
         kept = [t for t in ids if t not in self.generator.eos_ids]
-        return self.vocab.decode(kept).decode("utf-8", errors="replace")
+        return str(self.vocab.decode(kept).decode("utf-8", errors="replace"))
 
     def _count_unparseable(self, text: str, calls: list[ToolCall], trace: Trace) -> None:
         """Calls begun (the trigger is in the text) but not parsed: bad syntax, or cut off.

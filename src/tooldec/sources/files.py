@@ -142,7 +142,7 @@ def python_tools(file: Path) -> list[Tool]:
     sys.modules[name] = module  # dataclasses and typing.get_type_hints look the module up
     try:
         spec.loader.exec_module(module)
-    except BaseException as err:  # noqa: BLE001 - whatever the user's file does, one line about it
+    except BaseException as err:
         if isinstance(err, KeyboardInterrupt):
             raise
         line = next((frame.lineno for frame in reversed(traceback.extract_tb(err.__traceback__))

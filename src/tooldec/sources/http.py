@@ -59,9 +59,10 @@ class OpenAPISource:
         ToolRegistrationError: An operation cannot be made a tool.
         ToolSourceError: No usable base URL, an unknown credential, or an unreadable file.
 
-    Examples:
-        >>> with OpenAPISource("tmdb.yaml", credentials={"api_key": "..."}) as api:  # doctest: +SKIP
-        ...     decoder = ToolDecoder(model, tokenizer, api.tools)
+    Usage (tests/sources/test_http.py runs it against a local server)::
+
+        with OpenAPISource("tmdb.yaml", credentials={"api_key": "..."}) as api:
+            decoder = ToolDecoder(model, tokenizer, api.tools)
     """
 
     def __init__(self, spec: Mapping[str, Any] | str | Path, *, base_url: str | None = None,
@@ -70,18 +71,17 @@ class OpenAPISource:
                  max_response_bytes: int = 1_000_000, naming: Naming = "operation_id", transport: Any = None) -> None:
         import httpx
 
-        if not isinstance(spec, Mapping):
-            from .files import read_document
+        from .files import read_document
 
-            spec = read_document(Path(spec))
+        document: Mapping[str, Any] = spec if isinstance(spec, Mapping) else read_document(Path(spec))
         if not timeout > 0 or max_response_bytes < 1:
             raise ValueError(f"timeout and max_response_bytes must be positive, got {timeout!r}, {max_response_bytes!r}")
-        self.operations: list[Operation] = openapi_operations(spec, naming=naming)
+        self.operations: list[Operation] = openapi_operations(document, naming=naming)
         """The operations, with where each argument goes."""
         self.max_response_bytes = max_response_bytes
         self.timeout = timeout
         self._bases = {op.tool.name: _base_url(op, base_url) for op in self.operations}
-        self._schemes = _schemes(spec, credentials or {}, os.environ if environ is None else environ)
+        self._schemes = _schemes(document, credentials or {}, os.environ if environ is None else environ)
         for name, value in (headers or {}).items():
             _check_header(name, value)
         self._client = httpx.Client(headers=dict(headers or {}), timeout=timeout, follow_redirects=False,
@@ -126,7 +126,8 @@ class OpenAPISource:
             raise ToolCallError(f"{described}: {type(err).__name__}: {err}") from None
 
     def _request(self, op: Operation, arguments: Mapping[str, Any]) -> Any:
-        path, query, headers, cookies = op.path, [], {}, []
+        path, headers, cookies = op.path, {}, []
+        query: list[tuple[str, str | int | float | bool | None]] = []
         body: Any = None
         for key, value in arguments.items():
             if key not in op.arguments or value is None:
@@ -234,7 +235,7 @@ def _path_value(value: Any) -> str:
     return encoded.replace(".", "%2E") if set(encoded) <= {"."} else encoded
 
 
-def _query_pairs(name: str, value: Any, explode: bool) -> list[tuple[str, str]]:
+def _query_pairs(name: str, value: Any, explode: bool) -> list[tuple[str, str | int | float | bool | None]]:
     if isinstance(value, list) and explode:
         return [(name, _text(v, ",")) for v in value]
     if isinstance(value, dict) and explode:

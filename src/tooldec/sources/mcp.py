@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any
+from typing import Any, TextIO, cast
 
 from ..errors import ToolCallError, ToolRegistrationError, ToolSourceError
 from ..tools import Tool
@@ -60,21 +60,23 @@ class MCPSource:
     Raises:
         ToolSourceError: The server cannot be started or reached, or does not answer.
 
-    Examples:
-        >>> with MCPSource("python my_server.py") as source:  # doctest: +SKIP
-        ...     decoder = ToolDecoder(model, tokenizer, source.tools)
-        ...     result = decoder.run([{"role": "user", "content": "What is 2 + 3?"}])
+    Usage (tests/sources/test_mcp.py runs it against a real server)::
+
+        with MCPSource("python my_server.py") as source:
+            decoder = ToolDecoder(model, tokenizer, source.tools)
+            result = decoder.run([{"role": "user", "content": "What is 2 + 3?"}])
     """
 
     def __init__(self, server: str | Sequence[str], *, env: Mapping[str, str] | None = None,
                  cwd: str | Path | None = None, timeout: float = 30.0, connect_timeout: float = 30.0,
-                 errlog: IO[str] | None = None) -> None:
+                 errlog: TextIO | None = None) -> None:
         if not (timeout > 0 and connect_timeout > 0):
             raise ValueError(f"timeouts must be positive numbers of seconds, got {timeout!r}, {connect_timeout!r}")
         self.server = server if isinstance(server, str) else shlex.join(server)
         self.timeout = timeout
         target = self._transport(server, env, cwd)
-        self._errlog = errlog if errlog is not None else tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
+        self._errlog = errlog if errlog is not None else cast(
+            TextIO, tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace"))
         self._owns_errlog = errlog is None
         self._loop = BackgroundLoop("mcp")
         self._stop: Any = None  # the asyncio.Event that ends the session, made on the loop
@@ -89,9 +91,11 @@ class MCPSource:
             if not self._connected.done():
                 raise TimeoutError(f"no answer within {connect_timeout:g} s")
             listed = self._loop.run(self._list_tools(), connect_timeout)
-        except BaseException as err:
+        except BaseException as err:  # noqa: BLE001 - whatever stopped the start, one typed error
             message = f"MCP server {self.server!r}: {_reason(err)}{self._stderr_tail()}"
             self.close()
+            if isinstance(err, KeyboardInterrupt):
+                raise
             raise ToolSourceError(message) from None
         self.tools: list[Tool] = []
         """The usable tools, in the order the server lists them; each calls the server."""

@@ -131,24 +131,35 @@ def _converter(hint: Any) -> Converter | None:
     if hint in (list, Sequence, dict, Mapping, tuple) and not args:
         return tuple if hint is tuple else None
     if origin in (list, Sequence):
-        item = _converter(args[0])
-        return None if item is None else (lambda value: [item(v) for v in value])
+        return _each(_converter(args[0]), list)
     if hint in _SETS or origin in _SETS:
-        kind, item = _SETS[origin or hint], _converter(args[0]) if args else None
-        return lambda value: kind(value if item is None else map(item, value))
+        return _each(_converter(args[0]) if args else None, _SETS[origin or hint], always=True)
     if origin is tuple:
         if len(args) == 2 and args[1] is Ellipsis:
-            each = _converter(args[0]) or (lambda v: v)
-            return lambda value: tuple(each(v) for v in value)
-        parts = [_converter(a) or (lambda v: v) for a in args if a != ()]
+            return _each(_converter(args[0]), tuple, always=True)
+        parts = [_converter(a) or _same for a in args if a != ()]
         return lambda value: tuple(part(v) for part, v in zip(parts, value))
     if origin in (dict, Mapping):
-        item = _converter(args[1])
-        return None if item is None else (lambda value: {k: item(v) for k, v in value.items()})
+        value_converter = _converter(args[1])
+        if value_converter is None:
+            return None
+        return lambda value: {k: value_converter(v) for k, v in value.items()}
     import pydantic  # dataclasses, models, TypedDicts: their schema came from pydantic too
 
     adapter: pydantic.TypeAdapter[Any] = pydantic.TypeAdapter(hint)
     return adapter.validate_python
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def _each(item: Converter | None, kind: Callable[[Any], Any], *, always: bool = False) -> Converter | None:
+    """Convert every item of an array and collect them into ``kind`` (``None``: nothing to do)."""
+    if item is None and not always:
+        return None
+    convert = item or _same
+    return lambda value: kind(convert(v) for v in value)
 
 
 def _union_converter(hint: Any, args: tuple[Any, ...]) -> Converter | None:
