@@ -24,6 +24,8 @@ cd "$copy"
 
 unset TOOLDEC_DATA
 export PYTHONPATH="$copy/src" HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
+# The random walks of tests/decoding ran at full count in `make test`; here they only need to run.
+export TOOLDEC_WALKS="${TOOLDEC_WALKS:-30}"
 .venv/bin/python - "$copy" <<'PY'
 import sys
 import tooldec
