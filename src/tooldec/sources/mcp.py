@@ -132,7 +132,8 @@ class MCPSource:
         self._stop = asyncio.Event()
         self._task = asyncio.current_task()
         transport = stdio_client(target, errlog=self._errlog) if isinstance(target, StdioServerParameters) else target
-        async with Client(transport, read_timeout_seconds=self.timeout) as client:
+        # The SDK's own read timeout is a backstop; ``call`` gives up first, with one message.
+        async with Client(transport, read_timeout_seconds=self.timeout + _CLOSE_SECONDS) as client:
             self._client = client
             self._connected.set_result(None)
             await self._stop.wait()
