@@ -6,7 +6,7 @@ PYTHON := $(VENV)/bin/python
 export HF_HUB_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: setup test demo bench qwen
+.PHONY: setup test test-fresh demo bench qwen
 
 setup:
 	bash scripts/setup.sh
@@ -16,6 +16,10 @@ setup:
 test: setup
 	$(PYTHON) -m pytest -q tests
 	$(PYTHON) -m pytest -q --doctest-modules -o consider_namespace_packages=true src/tooldec
+
+# The suite from a copy of the checkout with no ../shared beside it, as a fresh clone runs it.
+test-fresh: setup
+	bash scripts/test_fresh_copy.sh
 
 demo: setup
 	$(VENV)/bin/tooldec demo

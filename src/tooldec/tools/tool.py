@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from jsonschema import Draft202012Validator
 
 from tooldec.errors import InvalidToolNameError, ToolNotCallableError, ToolRegistrationError
-from tooldec.tools.callables import function_schema
+from tooldec.tools.callables import Converter, argument_converters, function_schema
 from tooldec.tools.dicts import dict_schema
 from tooldec.tools.schema import normalize_schema
 
@@ -150,15 +150,25 @@ class Tool:
         errors = sorted(self._validator.iter_errors(arguments), key=lambda e: [str(p) for p in e.absolute_path])
         return [f"at /{'/'.join(str(p) for p in e.absolute_path)}: {e.message}" for e in errors]
 
+    @functools.cached_property
+    def _converters(self) -> dict[str, Converter]:
+        return argument_converters(self.fn) if self.fn is not None else {}
+
     def __call__(self, **arguments: Any) -> Any:
-        """Run the tool's function with the arguments by keyword.
+        """Run the tool's function with the arguments by keyword, each of the type its parameter
+        is annotated with (a JSON object becomes the dataclass or Pydantic model, a string the
+        Enum member, an array the set or tuple; see ``callables.argument_converters``).
 
         Raises:
             ToolNotCallableError: The tool has no function.
+            ValueError: A value does not convert to its parameter's type (a Pydantic
+                ``ValidationError`` is one).
         """
         if self.fn is None:
             raise ToolNotCallableError(f"tool {self.name!r} has no function to run (it was made from a schema)")
-        return self.fn(**arguments)
+        converters = self._converters
+        typed = {name: converters[name](value) if name in converters else value for name, value in arguments.items()}
+        return self.fn(**typed)
 
     @classmethod
     def from_function(cls, fn: Callable[..., Any], *, name: str | None = None,
