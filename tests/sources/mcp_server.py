@@ -4,7 +4,7 @@
     python tests/sources/mcp_server.py --http     # streamable HTTP on 127.0.0.1, port on stdout
 
 Its tools cover what a client must handle: text, structured results, a tool that fails
-(``isError``), a schema tooldec refuses (``not``) beside ones it accepts, and a slow tool.
+(``isError``), a schema tooldec refuses (``format: uri-template``) beside ones it accepts, and a slow tool.
 """
 
 from __future__ import annotations
@@ -56,9 +56,9 @@ def divide(a: float, b: float) -> float:
 
 
 @server.tool()
-def not_root(word: Annotated[str, Field(json_schema_extra={"not": {"const": "root"}})]) -> str:
-    """A tool whose schema says `not`, which tooldec cannot enforce while decoding."""
-    return word
+def expand(template: Annotated[str, Field(json_schema_extra={"format": "uri-template"})]) -> str:
+    """A tool whose schema asks for a URI template, a format tooldec cannot write exactly."""
+    return template
 
 
 @server.tool()
