@@ -103,3 +103,44 @@ def assert_no_call_text(content: str | None) -> None:
     """A call never comes back as content (issue 16)."""
     text = content or ""
     assert "<tool_call>" not in text and '{"name"' not in text, text
+
+
+REPO = Path(__file__).parents[2]
+VLLM_MODEL = REPO / ".cache" / "models" / "smollm2-135m-instruct-hf"
+"""SmolLM2-135M-Instruct as safetensors, written by ``make vllm`` (scripts/convert_gguf.py)."""
+
+
+def vllm_model() -> Path:
+    if not (VLLM_MODEL / "model.safetensors").is_file():
+        pytest.fail(f"{VLLM_MODEL} is missing: run `make vllm`")
+    return VLLM_MODEL
+
+
+def calls_in_text(text: str, tools: Sequence[Mapping[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+    """The Hermes calls written in ``text``, each checked: a tool of ``tools``, arguments valid."""
+    from tooldec.dialects import Hermes
+
+    known = schemas(tools)
+    out = []
+    for call in Hermes().parse_calls(text):
+        assert call.name in known, f"unknown tool {call.name!r} in {text!r}"
+        jsonschema.validate(dict(call.arguments), known[call.name])
+        out.append((call.name, dict(call.arguments)))
+    assert text.count("<tool_call>") == len(out), f"a call did not parse: {text!r}"
+    return out
+
+
+def distinct_tools(index: int) -> list[dict[str, Any]]:
+    """A tool list of its own for request ``index``: its names exist in no other list."""
+    return [
+        {"type": "function", "function": {"name": f"weather_{index}", "description": "Current weather in a city.",
+                                          "parameters": {"type": "object", "properties": {
+                                              "city": {"type": "string", "maxLength": 20}}, "required": ["city"]}}},
+        {"type": "function", "function": {"name": f"add_{index}", "description": "Add two integers.",
+                                          "parameters": {"type": "object", "properties": {
+                                              "a": {"type": "integer"}, "b": {"type": "integer"}},
+                                              "required": ["a", "b"]}}},
+        *({"type": "function", "function": {"name": f"extra_{index}_{k}", "description": f"Tool {k}.",
+                                            "parameters": {"type": "object", "properties": {
+                                                "flag": {"type": "boolean"}}}}} for k in range(index % 4)),
+    ]

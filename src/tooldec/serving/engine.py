@@ -29,7 +29,7 @@ from ..errors import ToolRegistrationError
 from ..tokens import Vocabulary
 from ..tools import ToolSet
 
-__all__ = ["Compiled", "Constraints", "tools_key"]
+__all__ = ["Compiled", "Constraints", "openers", "tools_key"]
 
 ToolSpecs = Sequence[Mapping[str, Any]]
 
@@ -166,5 +166,17 @@ class Constraints:
 
     def openers(self) -> tuple[str, ...]:
         """The texts with which this dialect's calls begin (what text mode watches for)."""
-        trigger = self.dialect.trigger
-        return (trigger,) if trigger else ()
+        return openers(self.dialect)
+
+
+def openers(dialect: Dialect) -> tuple[str, ...]:
+    """The texts with which ``dialect``'s calls begin: held back from streamed content until it
+    is clear whether a call starts.
+
+    Examples:
+        >>> from tooldec.dialects import Hermes
+        >>> openers(Hermes())
+        ('<tool_call>',)
+    """
+    trigger = dialect.trigger
+    return (trigger,) if trigger else ()
