@@ -60,7 +60,9 @@ class _Row:
     """One constrained request in the batch. The worker thread alone touches ``machine`` and
     ``consumed``; the main thread only moves rows between indices while no job runs."""
 
-    args: ToolDecArgs
+    raw: object
+    """The request's ``extra_args["tooldec"]``, parsed on the worker (a long tool list is not
+    decoded on the engine's own thread)."""
     output: list[int]
     max_tokens: int | None
     machine: Machine | None = None
@@ -165,7 +167,7 @@ class ToolDecLogitsProcessor(LogitsProcessor):
         value = (params.extra_args or {}).get(KEY)
         if value is None:
             return None
-        return _Row(ToolDecArgs.parse(value), output, params.max_tokens)
+        return _Row(value, output, params.max_tokens)
 
     def update_state(self, batch_update: BatchUpdate | None) -> None:
         """Apply the batch changes, then start computing this step's masks on the worker."""
@@ -182,9 +184,9 @@ class ToolDecLogitsProcessor(LogitsProcessor):
             return logits
         indices, allowed = self._join() or self._pool.submit(self._masks, sorted(self.rows.items())).result()
         late = [i for i, row in enumerate(indices) if self.rows[row].pending]
-        if late:  # async scheduling: the tokens are filled in now
-            again = self._pool.submit(self._masks, [(indices[i], self.rows[indices[i]]) for i in late]).result()
-            allowed[late] = again[1]
+        if late:  # async scheduling: vLLM has filled the sampled tokens in by now
+            again = [(indices[i], self.rows[indices[i]]) for i in late]
+            allowed[late] = self._pool.submit(self._masks, again, True).result()[1]
         width = min(logits.shape[-1], allowed.shape[-1])
         blocked = torch.from_numpy(~allowed[:, :width]).to(logits.device)
         rows = torch.tensor(indices, dtype=torch.long, device=logits.device)
@@ -211,11 +213,12 @@ class ToolDecLogitsProcessor(LogitsProcessor):
         if row.failed is not None:
             return
         if row.machine is None:
-            constraints = self._constraints_for(row.args.dialect)
             try:
-                compiled = constraints.compile(row.args.tools, row.args.key)
-                row.machine = constraints.machine(compiled, tool_choice=row.args.tool_choice,
-                                                  parallel_tool_calls=row.args.parallel_tool_calls)
+                args = ToolDecArgs.parse(row.raw)
+                constraints = self._constraints_for(args.dialect)
+                compiled = constraints.compile(args.tools, args.key)
+                row.machine = constraints.machine(compiled, tool_choice=args.tool_choice,
+                                                  parallel_tool_calls=args.parallel_tool_calls)
             except (ToolDecError, ValueError) as error:  # checked in validate_params; offline callers may skip it
                 row.failed = f"tools refused: {error}"
                 log.error("tooldec: %s", row.failed)
@@ -232,17 +235,25 @@ class ToolDecLogitsProcessor(LogitsProcessor):
                 return
             row.consumed += 1
 
-    def _masks(self, rows: list[tuple[int, _Row]]) -> tuple[list[int], np.ndarray]:
-        """Move every cursor, then fill one bitmask for all rows; returns the allowed flags."""
+    def _masks(self, rows: list[tuple[int, _Row]], final: bool = False) -> tuple[list[int], np.ndarray]:
+        """Move every cursor, then fill one bitmask for all rows; returns the allowed flags.
+
+        ``final``: this is the last chance before sampling; a row whose sampled token is still
+        a placeholder (vLLM hands processors loaded only by entry point no tokens under async
+        scheduling) is ended rather than left unconstrained.
+        """
         bitmask = np.zeros((len(rows), self._words), dtype=np.int32)
         cursors: list[tuple[int, Machine]] = []
         budgets: list[int | None] = []
         for i, (_, row) in enumerate(rows):
             self._advance(row)
+            if final and row.pending:
+                row.failed = ("vLLM gave no sampled tokens (async scheduling: name the processor with "
+                              "--logits-processors, or use --no-async-scheduling)")
+                log.error("tooldec: %s; the request is ended", row.failed)
             if row.failed is not None or row.machine is None or row.pending:
                 bitmask[i] = 0
-                if row.failed is not None:
-                    _set_bits(bitmask[i], self.eos)
+                _set_bits(bitmask[i], self.eos)  # a failed row ends; a pending one is redone in apply
                 continue
             cursors.append((i, row.machine))
             budgets.append(None if row.max_tokens is None else max(row.max_tokens - row.consumed, 1))
