@@ -109,6 +109,15 @@ def test_requests_without_tooldec_args_are_untouched() -> None:
     assert torch.equal(processor.apply(before.clone()), before)
 
 
+def test_a_row_in_free_text_is_not_touched() -> None:
+    """auto: while the model writes text every token is allowed, so the row's logits stay as they are."""
+    processor = ToolDecLogitsProcessor(engine_config(), torch.device("cpu"), False)
+    auto = SamplingParams(max_tokens=64, extra_args=extra_args([ADD], "auto"))
+    processor.update_state(BatchUpdate(batch_size=1, removed=[], moved=[], added=[(0, auto, None, [])]))
+    logits = torch.randn(1, processor.width)
+    assert torch.equal(processor.apply(logits.clone()), logits)
+
+
 def test_named_twice_in_one_engine_masks_once() -> None:
     config = engine_config()
     first = ToolDecLogitsProcessor(config, torch.device("cpu"), False)

@@ -154,10 +154,16 @@ class Constraints:
         return machine.advance(token_id)
 
     @staticmethod
-    def fill(machines: Sequence[tuple[int, Machine]], bitmask: np.ndarray, budgets: Sequence[int | None] | None = None) -> None:
-        """Write each ``(row, machine)``'s allowed tokens into ``bitmask[row]`` (int32 words)."""
-        for i, (row, machine) in enumerate(machines):
-            machine.fill_bitmask(bitmask, row, None if budgets is None else budgets[i])
+    def fill(machines: Sequence[tuple[int, Machine]], bitmask: np.ndarray,
+             budgets: Sequence[int | None] | None = None) -> list[bool]:
+        """Write each ``(row, machine)``'s allowed tokens into ``bitmask[row]`` (int32 words).
+
+        Returns:
+            Per machine, whether its row forbids any token (a row in free text often does not,
+            and then need not be applied).
+        """
+        return [machine.fill_bitmask(bitmask, row, None if budgets is None else budgets[i])
+                for i, (row, machine) in enumerate(machines)]
 
     @staticmethod
     def is_done(machine: Machine) -> bool:

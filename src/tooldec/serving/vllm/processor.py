@@ -51,6 +51,8 @@ if TYPE_CHECKING:
 __all__ = ["ToolDecLogitsProcessor"]
 
 log = logging.getLogger("tooldec.vllm")
+PARSED_CACHE = 64
+"""Most request argument texts kept parsed (the worker's own, unlocked: one thread uses it)."""
 PLACEHOLDER = -1
 """vLLM's stand-in for a sampled token not yet copied back (async scheduling)."""
 
@@ -153,6 +155,7 @@ class ToolDecLogitsProcessor(LogitsProcessor):
         self.vocab = from_hf_tokenizer(tokenizer, vocab_size=self.width)
         self.eos = np.array(sorted(i for i in self.vocab.eos_ids if i < self.width), dtype=np.int64)
         self._constraints: dict[str, Constraints] = {}
+        self._parsed: OrderedDict[str, ToolDecArgs] = OrderedDict()
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tooldec-masks")
         self._job: Future[tuple[list[int], np.ndarray]] | None = None
         self._words = (self.width + 31) // 32
@@ -183,6 +186,8 @@ class ToolDecLogitsProcessor(LogitsProcessor):
         if not self.rows:
             return logits
         indices, allowed = self._join() or self._pool.submit(self._masks, sorted(self.rows.items())).result()
+        if not indices:
+            return logits
         late = [i for i, row in enumerate(indices) if self.rows[row].pending]
         if late:  # async scheduling: vLLM has filled the sampled tokens in by now
             again = [(indices[i], self.rows[indices[i]]) for i in late]
@@ -207,6 +212,20 @@ class ToolDecLogitsProcessor(LogitsProcessor):
             constraints = self._constraints[dialect] = Constraints(self.vocab, get_dialect(dialect))
         return constraints
 
+    def _args(self, raw: object) -> ToolDecArgs:
+        """Parse a request's arguments; a list sent again (the same JSON text) is not parsed again."""
+        key = raw if isinstance(raw, str) else None
+        hit = self._parsed.get(key) if key is not None else None
+        if hit is None:
+            hit = ToolDecArgs.parse(raw)
+            if key is not None:
+                self._parsed[key] = hit
+                while len(self._parsed) > PARSED_CACHE:
+                    self._parsed.popitem(last=False)
+        elif key is not None:
+            self._parsed.move_to_end(key)
+        return hit
+
     def _advance(self, row: _Row) -> None:
         """Create the row's cursor if new, and move it by the tokens vLLM sampled since."""
         row.pending = False
@@ -214,7 +233,7 @@ class ToolDecLogitsProcessor(LogitsProcessor):
             return
         if row.machine is None:
             try:
-                args = ToolDecArgs.parse(row.raw)
+                args = self._args(row.raw)
                 constraints = self._constraints_for(args.dialect)
                 compiled = constraints.compile(args.tools, args.key)
                 row.machine = constraints.machine(compiled, tool_choice=args.tool_choice,
@@ -243,6 +262,7 @@ class ToolDecLogitsProcessor(LogitsProcessor):
         scheduling) is ended rather than left unconstrained.
         """
         bitmask = np.zeros((len(rows), self._words), dtype=np.int32)
+        masked = [True] * len(rows)
         cursors: list[tuple[int, Machine]] = []
         budgets: list[int | None] = []
         for i, (_, row) in enumerate(rows):
@@ -258,9 +278,11 @@ class ToolDecLogitsProcessor(LogitsProcessor):
             cursors.append((i, row.machine))
             budgets.append(None if row.max_tokens is None else max(row.max_tokens - row.consumed, 1))
         if cursors:
-            Constraints.fill(cursors, bitmask, budgets)
-        allowed = np.unpackbits(bitmask.view(np.uint8), axis=-1, bitorder="little").astype(bool)
-        return [index for index, _ in rows], allowed
+            for (i, _), forbids in zip(cursors, Constraints.fill(cursors, bitmask, budgets)):
+                masked[i] = forbids
+        keep = [i for i in range(len(rows)) if final or masked[i] or rows[i][1].pending]  # free text: nothing to apply
+        allowed = np.unpackbits(bitmask[keep].view(np.uint8), axis=-1, bitorder="little").astype(bool)
+        return [rows[i][0] for i in keep], allowed
 
 
 def _set_bits(row: np.ndarray, ids: np.ndarray) -> None:
