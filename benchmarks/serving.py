@@ -56,10 +56,10 @@ from typing import Any
 _ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(_ROOT / "src"))
 
-from tooldec.bench.datasets import data_dir  # noqa: E402
-from tooldec.bench.experiments.bfcl import bfcl_schema  # noqa: E402
-from tooldec.errors import ToolDecError  # noqa: E402
-from tooldec.tools import ToolSet  # noqa: E402
+from tooldec.bench.datasets import data_dir
+from tooldec.bench.experiments.bfcl import bfcl_schema
+from tooldec.errors import ToolDecError
+from tooldec.tools import ToolSet
 
 MODEL_DIR = _ROOT / ".cache" / "models" / "smollm2-135m-instruct-hf"
 SERVED = "smollm2"
@@ -297,8 +297,8 @@ def report(args: argparse.Namespace) -> None:
     cells: dict[tuple[str, int, str, int], list[dict[str, Any]]] = {}
     for r in rows:
         cells.setdefault((r["system"], r["size"], r["mode"], r["concurrency"]), []).append(r)
-    lines = ["| system | tools | list | concurrency | n | errors | TTFT median (s) | latency median (s) | "
-             "tokens/s median | calls | invalid |", "|" + " --- |" * 11]
+    lines = [("| system | tools | list | concurrency | n | errors | TTFT median (s) | latency median (s) | "
+              "tokens/s median | calls | invalid |"), "|" + " --- |" * 11]
     summary: dict[tuple[str, int, str, int], dict[str, Any]] = {}
     for key in sorted(cells, key=lambda k: (k[3], k[2], k[1], list(SYSTEMS).index(k[0]))):
         rs = cells[key]
@@ -309,13 +309,13 @@ def report(args: argparse.Namespace) -> None:
              "calls": sum(r["valid"] + r["invalid"] for r in ok), "invalid": sum(r["invalid"] for r in ok),
              "errors": len(rs) - len(ok)}
         summary[key] = s
-        fmt = lambda v: "-" if v is None else f"{v:.2f}"  # noqa: E731
+        fmt = lambda v: "-" if v is None else f"{v:.2f}"
         lines.append(f"| {key[0]} | {key[1]} | {key[2]} | {key[3]} | {len(rs)} | {s['errors']} | {fmt(s['ttft'])} | "
                      f"{fmt(s['latency'])} | {fmt(s['tps'])} | {s['calls']} | {s['invalid']} |")
-    lines += ["", "tooldec against unconstrained vLLM (both auto, same prompts): median output tokens/s and time to "
-              "first token; *overhead* = how much longer a token takes with tooldec, and how much later the first.",
-              "", "| tools | list | concurrency | unconstrained tok/s | tooldec tok/s | per-token overhead | "
-              "unconstrained TTFT (s) | tooldec TTFT (s) | xgrammar-auto TTFT (s) | xgrammar / tooldec TTFT |",
+    lines += ["", ("tooldec against unconstrained vLLM (both auto, same prompts): median output tokens/s and time to "
+                   "first token; *overhead* = how much longer a token takes with tooldec, and how much later the first."),
+              "", ("| tools | list | concurrency | unconstrained tok/s | tooldec tok/s | per-token overhead | "
+                   "unconstrained TTFT (s) | tooldec TTFT (s) | xgrammar-auto TTFT (s) | xgrammar / tooldec TTFT |"),
               "|" + " --- |" * 10]
     for (system, size, mode, conc), s in sorted(summary.items(), key=lambda kv: (kv[0][3], kv[0][2], kv[0][1])):
         base = summary.get(("unconstrained-auto", size, mode, conc))

@@ -33,7 +33,8 @@ from vllm.renderers.chat_utils import make_tool_call_id
 from vllm.tokenizers import TokenizerLike
 from vllm.tool_parsers.abstract_tool_parser import Tool, ToolParser, ToolParserManager
 
-from ...dialects import Dialect, Hermes, ToolCall as DialectCall, get_dialect
+from ...dialects import Dialect, Hermes, get_dialect
+from ...dialects import ToolCall as DialectCall
 from ..assemble import held_suffix
 from ..engine import openers
 from .args import KEY, ToolDecArgs
@@ -66,7 +67,6 @@ def _openai_call(call: DialectCall) -> ToolCall:
                     function=FunctionCall(name=call.name, arguments=json.dumps(dict(call.arguments), ensure_ascii=False)))
 
 
-@ToolParserManager.register_module("tooldec")
 class ToolDecToolParser(ToolParser):
     """Forwards a request's tools to the tooldec logits processor and parses the calls back."""
 
@@ -141,3 +141,5 @@ class ToolDecToolParser(ToolParser):
             return None
         return DeltaMessage(content=content, tool_calls=deltas)
 
+
+ToolParserManager.register_module(name="tooldec", module=ToolDecToolParser)
