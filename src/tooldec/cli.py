@@ -370,6 +370,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("question", help="the user's message")
     common(run, 512)
     commands.add_parser("bench", help="the paper's experiments: tooldec bench NAME --model ... (see tooldec bench --help)")
+    commands.add_parser("serve", help="an OpenAI-compatible server: tooldec serve [--model GGUF] (see tooldec serve --help)")
     return parser
 
 
@@ -385,6 +386,10 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         from .bench.cli import main as bench_main
 
         return int(bench_main(argv[1:]) or 0)
+    if argv[:1] == ["serve"]:  # the OpenAI-compatible server has its own options (tooldec.serving.cli)
+        from .serving.cli import main as serve_main
+
+        return serve_main(argv[1:])
     args = _parser().parse_args(argv)
     stream = out if out is not None else sys.stdout
     start = time.perf_counter()
