@@ -20,19 +20,12 @@ import numpy as np
 
 from ..automata.dfa import SINK, LazyDFA
 from ..automata.nfa import NFA
-from ..dialects.base import Anchor, Dialect
+from ..dialects.base import Dialect
+from ..dialects.watch import Commit, search_automaton
 from .token_index import TokenIndex
 from .vector_walk import narrow_rows, walk_rows
 
 __all__ = ["Commit", "Committer", "OpenerTables"]
-
-
-@dataclass(frozen=True)
-class Commit:
-    """What completing one text opener leads to: the form, and whether its head comes next."""
-
-    form: int
-    head: bool
 
 
 @dataclass(frozen=True)
@@ -50,49 +43,16 @@ class OpenerTables:
     def __init__(self, index: TokenIndex, dialect: Dialect) -> None:
         self.index = index
         specials = {text: tid for tid, text in sorted(index.special.items(), reverse=True)}
-        self.special_forms: dict[int, int] = {}
-        self.commits: list[Commit] = []
-        nfa = NFA()
-        self._nfa = nfa
-        starts: dict[Anchor, list[int]] = {a: [] for a in Anchor}
-        commit_bytes: set[int] = set()
-        done = nfa.state()  # every commit leads here: states that cannot reach it are dead in ``open``
-        for opener in dialect.openers():
-            if opener.tag is not None and opener.tag in specials:
-                self.special_forms[specials[opener.tag]] = opener.form
-                continue
-            piece = nfa.literal(opener.tag.encode()) if opener.tag is not None else opener.text(nfa)  # type: ignore[misc]
-            label = f"commit{len(self.commits)}"
-            self.commits.append(Commit(opener.form, opener.tag is not None or opener.head))
-            end = nfa.state()
-            nfa.epsilon(piece[1], end)
-            nfa.mark(end, label)
-            nfa.epsilon(end, done)
-            starts[opener.anchor].append(piece[0])
-            commit_bytes |= _bytes_into(nfa, end)
-        self.commit_bytes = sorted(commit_bytes)
-        # search: S0 -> loop (any byte), anchors as in the module docstring
-        first, loop, line = nfa.state(), nfa.state(), nfa.state()
-        nfa.edge(loop, 0, 255, loop)
-        nfa.edge(loop, 0x0A, 0x0A, line)
-        nfa.epsilon(line, loop)
-        nfa.epsilon(first, loop)
-        for s in starts[Anchor.ANYWHERE]:
-            nfa.epsilon(loop, s)
-        for s in starts[Anchor.LINE]:
-            nfa.epsilon(line, s)
-            nfa.epsilon(first, s)
-        for s in starts[Anchor.START]:
-            nfa.epsilon(first, s)
-        self.search = LazyDFA(nfa, (first, done), window=index.longest, prune=False)
-        self.search_start = self.search.start
-        self.after_call = self.search.state_of([loop])
+        auto = search_automaton(dialect, specials, window=index.longest)
+        self.automaton = auto
+        self.special_forms: dict[int, int] = {specials[tag]: form for tag, form in auto.special_tags.items()}
+        self.commits: list[Commit] = auto.commits
+        self.commit_bytes = auto.commit_bytes
+        self.search = auto.search
+        self.search_start = auto.search.start
+        self.after_call = auto.after_call
         """The search state after a call closes (mid-line: line openers need a newline first)."""
-        anchored = nfa.state()
-        for anchor in Anchor:
-            for s in starts[anchor]:
-                nfa.epsilon(anchored, s)
-        self.open = LazyDFA(nfa, (anchored, done), window=index.longest)
+        self.open = auto.open
         self.heads: list[LazyDFA] = []
         for form in range(dialect.forms):
             head_nfa = NFA()
@@ -108,7 +68,7 @@ class OpenerTables:
 
     def commit_of(self, dfa: LazyDFA, state: int) -> int:
         """The index into ``commits`` of the opener ``state`` (an exit of ``dfa``) completes."""
-        return int(dfa.marks[state][len("commit"):])
+        return self.automaton.commit_of(dfa, state)
 
     def committers(self, state: int) -> list[Committer]:
         """Tokens that complete an opener from search state ``state``, and what they have left.
@@ -170,13 +130,3 @@ class OpenerTables:
             if dfa.arrays.exits[state]:
                 return state, i + 1, self.commit_of(dfa, state)
         return state, len(data), -1
-
-
-def _bytes_into(nfa: NFA, target: int) -> set[int]:
-    """Bytes on the edges that lead (through epsilon moves) into ``target``."""
-    out: set[int] = set()
-    for src, edges in enumerate(nfa.edges):
-        for lo, hi, dst in edges:
-            if target in nfa.closure([dst]):
-                out.update(range(lo, hi + 1))
-    return out

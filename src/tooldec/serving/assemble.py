@@ -9,13 +9,12 @@ dialect's own ``parse_calls`` as each one closes and sent as ``tool_calls``.
 
 from __future__ import annotations
 
-import codecs
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..dialects import Dialect, ToolCall
+from ..dialects.watch import OpenerWatch
 
-__all__ = ["Assembler", "CallEvent", "ContentEvent", "Event", "held_suffix"]
+__all__ = ["Assembler", "CallEvent", "ContentEvent", "Event"]
 
 
 @dataclass(frozen=True)
@@ -36,32 +35,17 @@ class CallEvent:
 Event = ContentEvent | CallEvent
 
 
-def held_suffix(text: str, openers: Sequence[str]) -> int:
-    """Length of the longest end of ``text`` that is a proper prefix of an opener.
-
-    Examples:
-        >>> held_suffix("Let me check <tool", ["<tool_call>"]), held_suffix("Done.", ["<tool_call>"])
-        (5, 0)
-    """
-    best = 0
-    for opener in openers:
-        for size in range(min(len(opener) - 1, len(text)), best, -1):
-            if text.endswith(opener[:size]):
-                best = size
-                break
-    return best
-
-
 class Assembler:
     """Turns one generation, token by token, into content and call events.
 
     Args:
         dialect: Parses the calls (every opener form it declares).
-        openers: Texts a call can begin with (held back from content until decided).
+        watch: Hold back text that may still open a call (a request with tools); ``False``: all
+            text is content.
 
     Examples:
         >>> from tooldec.dialects import Hermes
-        >>> a = Assembler(Hermes(), ["<tool_call>"])
+        >>> a = Assembler(Hermes())
         >>> a.feed(b"Sure. <tool", in_call=False)
         [ContentEvent(text='Sure. ')]
         >>> a.feed(b'_call>\\n{"name": "f", "arguments": {}}\\n</tool_call>', in_call=True)
@@ -72,32 +56,39 @@ class Assembler:
         ('Sure. ', 1)
     """
 
-    def __init__(self, dialect: Dialect, openers: Sequence[str]) -> None:
+    def __init__(self, dialect: Dialect, watch: bool = True) -> None:
         self.dialect = dialect
-        self.openers = tuple(o for o in openers if o)
-        self.text = ""
+        self.watch = OpenerWatch(dialect) if watch else None
+        self.raw = b""
         self.content = ""
         self.calls: list[ToolCall] = []
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self._call_start: int | None = None
+        self._call_start: int | None = None  # byte offset of the call being written
+
+    @property
+    def text(self) -> str:
+        return self.raw.decode("utf-8", errors="replace")
 
     def feed(self, data: bytes, *, in_call: bool) -> list[Event]:
         """Take the bytes of one more token; ``in_call``: the grammar is now inside a call."""
-        self.text += self._decoder.decode(data)
+        self.raw += data
+        watch = self.watch
+        if watch is not None:
+            watch.feed(data)
         events: list[Event] = []
         if self._call_start is None:
             if in_call:
-                self._call_start = self._opener_start()
-                self._say(self.text[: self._call_start], events)
+                start = watch.call_start if watch is not None and watch.call_start is not None else None
+                self._call_start = start if start is not None else len(self.content.encode())
+                self._say(self._prefix(self._call_start), events)
             else:
-                self._say(self.text[: len(self.text) - held_suffix(self.text, self.openers)], events)
+                held = watch.held if watch is not None else 0
+                self._say(self._prefix(len(self.raw) - held), events)
         elif not in_call:
             self._collect(events)
         return events
 
     def finish(self) -> list[Event]:
         """The generation ended: flush held text (no call began) or the last calls."""
-        self.text += self._decoder.decode(b"", final=True)
         events: list[Event] = []
         if self._call_start is None:
             self._say(self.text, events)
@@ -105,21 +96,21 @@ class Assembler:
             self._collect(events)
         return events
 
-    def _opener_start(self) -> int:
-        """Where the call that just began starts: the last opener at or after the sent content,
-        else (an opener form not listed) right after the content already sent."""
-        starts = [self.text.rfind(o, len(self.content)) for o in self.openers]
-        found = [s for s in starts if s >= 0]
-        return max(found) if found else len(self.content)
+    def _prefix(self, end: int) -> str:
+        """The text of the first ``end`` bytes, without a character cut in two."""
+        return self.raw[:end].decode("utf-8", errors="ignore")
 
     def _say(self, upto: str, events: list[Event]) -> None:
         new = upto[len(self.content):]
-        if new:
+        if new and upto.startswith(self.content):
             self.content += new
             events.append(ContentEvent(new))
 
     def _collect(self, events: list[Event]) -> None:
-        calls = self.dialect.parse_calls(self.text[self._call_start or 0:])
-        for call in calls[len(self.calls):]:
+        text = self.raw[self._call_start or 0:].decode("utf-8", errors="replace")
+        for call in self.dialect.parse_calls(text):  # the span holds only the calls just written
             events.append(CallEvent(len(self.calls), call))
             self.calls.append(call)
+        self._call_start = None
+        if self.watch is not None:
+            self.watch.after_call()

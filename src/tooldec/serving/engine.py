@@ -6,9 +6,8 @@ per sequence, move it by the sampled tokens, and write many sequences' masks int
 Everything else in ``tooldec.serving`` goes through :class:`Constraints`, so a change of the
 core's API is a change of this module alone.
 
-Concurrency contract: ``Constraints.tools`` (validation) may run on any thread. Compiling,
-cursors and fills touch grammars whose caches fill in lazily, so they run on the one thread that
-owns the ``Constraints`` object (the serving worker); the compiled-grammar cache is locked anyway.
+Concurrency contract: everything here may run on any thread (the core's compiler and snapshots
+are shareable, their caches locked and bounded); a ``Machine`` belongs to one sequence.
 """
 
 from __future__ import annotations
@@ -23,13 +22,13 @@ from typing import Any
 
 import numpy as np
 
-from ..decoding import Grammar, Machine
+from ..decoding import Compiler, Grammar, Machine
 from ..dialects import Dialect
 from ..errors import ToolRegistrationError
 from ..tokens import Vocabulary
 from ..tools import ToolSet
 
-__all__ = ["Compiled", "Constraints", "openers", "tools_key"]
+__all__ = ["Compiled", "Constraints", "tools_key"]
 
 ToolSpecs = Sequence[Mapping[str, Any]]
 
@@ -83,6 +82,7 @@ class Constraints:
             raise ValueError(f"cache_size must be >= 1, got {cache_size}")
         self.vocab = vocab
         self.dialect = dialect
+        self.compiler = Compiler(vocab, dialect)  # the vocabulary prepared once; tools compiled once by schema
         self.cache_size = cache_size
         self._cache: OrderedDict[str, Compiled] = OrderedDict()
         self._lock = threading.Lock()
@@ -111,7 +111,7 @@ class Constraints:
                 raise ToolRegistrationError(f"a tool definition must be an object, got {type(spec).__name__}")
         toolset = ToolSet(specs)
         for tool in toolset:
-            self.dialect.check_tool(tool)
+            self.compiler.check(tool)
         return toolset
 
     def compile(self, specs: ToolSpecs, key: str | None = None) -> Compiled:
@@ -131,7 +131,7 @@ class Constraints:
                 self._cache.move_to_end(key)
                 return hit
         toolset = self.tools(specs)
-        compiled = Compiled(key, toolset, Grammar(toolset, self.vocab, self.dialect))
+        compiled = Compiled(key, toolset, self.compiler.compile(toolset))
         with self._lock:
             self._cache[key] = compiled
             while len(self._cache) > self.cache_size:
@@ -169,20 +169,3 @@ class Constraints:
     def is_done(machine: Machine) -> bool:
         """Whether the cursor accepted an end-of-sequence token."""
         return machine.is_done()
-
-    def openers(self) -> tuple[str, ...]:
-        """The texts with which this dialect's calls begin (what text mode watches for)."""
-        return openers(self.dialect)
-
-
-def openers(dialect: Dialect) -> tuple[str, ...]:
-    """The texts with which ``dialect``'s calls begin: held back from streamed content until it
-    is clear whether a call starts.
-
-    Examples:
-        >>> from tooldec.dialects import Hermes
-        >>> openers(Hermes())
-        ('<tool_call>',)
-    """
-    trigger = dialect.trigger
-    return (trigger,) if trigger else ()

@@ -133,7 +133,7 @@ class Worker:
     def _generate(self, job: Job) -> Done:
         generator, vocab = self.generator, self.constraints.vocab
         machine = self._machine(job)
-        assembler = Assembler(self.constraints.dialect, self.constraints.openers() if machine else ())
+        assembler = Assembler(self.constraints.dialect, watch=machine is not None)
         rng = np.random.default_rng(job.seed)
         budget = min(job.max_tokens, self.context - len(job.prompt_ids) - 1)
         if budget < 1:

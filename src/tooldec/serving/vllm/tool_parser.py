@@ -35,8 +35,7 @@ from vllm.tool_parsers.abstract_tool_parser import Tool, ToolParser, ToolParserM
 
 from ...dialects import Dialect, Hermes, get_dialect
 from ...dialects import ToolCall as DialectCall
-from ..assemble import held_suffix
-from ..engine import openers
+from ...dialects.watch import OpenerWatch
 from .args import KEY, ToolDecArgs
 
 __all__ = ["ToolDecToolParser"]
@@ -75,7 +74,8 @@ class ToolDecToolParser(ToolParser):
     def __init__(self, tokenizer: TokenizerLike, tools: list[Tool] | None = None) -> None:
         super().__init__(tokenizer, tools)
         self.dialect: Dialect = get_dialect(os.environ.get("TOOLDEC_DIALECT", Hermes.name))
-        self.openers = openers(self.dialect)
+        self.watch = OpenerWatch(self.dialect)  # every opener the dialect declares, byte-exactly
+        self._fed = 0
         self._sent_content = 0
         self._call_start: int | None = None
 
@@ -95,8 +95,11 @@ class ToolDecToolParser(ToolParser):
         return request
 
     def _call_offset(self, text: str) -> int | None:
-        found = [at for opener in self.openers if (at := text.find(opener)) >= 0]
-        return min(found) if found else None
+        """Where the first call's opener begins in ``text`` (characters), if one completed."""
+        watch = OpenerWatch(self.dialect)
+        raw = text.encode()
+        watch.feed(raw)
+        return None if watch.call_start is None else len(raw[:watch.call_start].decode("utf-8", errors="ignore"))
 
     def extract_tool_calls(self, model_output: str, request: ChatCompletionRequest) -> ExtractedToolCallInformation:
         """All calls of a finished answer; content is the text before the first call."""
@@ -122,8 +125,14 @@ class ToolDecToolParser(ToolParser):
         closes: its id, type and name, and its whole arguments."""
         content = None
         if self._call_start is None:
-            self._call_start = self._call_offset(current_text)
-            end = self._call_start if self._call_start is not None else len(current_text) - held_suffix(current_text, self.openers)
+            raw = current_text.encode()
+            self.watch.feed(raw[self._fed:])
+            self._fed = len(raw)
+            watch = self.watch
+            if watch.call_start is not None:
+                self._call_start = len(raw[:watch.call_start].decode("utf-8", errors="ignore"))
+            end = self._call_start if self._call_start is not None else \
+                len(raw[:len(raw) - watch.held].decode("utf-8", errors="ignore"))
             if end > self._sent_content:
                 content = current_text[self._sent_content:end]
                 self._sent_content = end
