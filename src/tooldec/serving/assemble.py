@@ -9,6 +9,7 @@ dialect's own ``parse_calls`` as each one closes and sent as ``tool_calls``.
 
 from __future__ import annotations
 
+import codecs
 from dataclasses import dataclass
 
 from ..dialects import Dialect, ToolCall
@@ -62,7 +63,9 @@ class Assembler:
         self.raw = b""
         self.content = ""
         self.calls: list[ToolCall] = []
+        self._sent = 0  # bytes of ``raw`` already given out, as content or as a call
         self._call_start: int | None = None  # byte offset of the call being written
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
 
     @property
     def text(self) -> str:
@@ -77,12 +80,11 @@ class Assembler:
         events: list[Event] = []
         if self._call_start is None:
             if in_call:
-                start = watch.call_start if watch is not None and watch.call_start is not None else None
-                self._call_start = start if start is not None else len(self.content.encode())
-                self._say(self._prefix(self._call_start), events)
+                start = watch.call_start if watch is not None and watch.call_start is not None else self._sent
+                self._call_start = max(start, self._sent)
+                self._say(self._call_start, events)
             else:
-                held = watch.held if watch is not None else 0
-                self._say(self._prefix(len(self.raw) - held), events)
+                self._say(len(self.raw) - (watch.held if watch is not None else 0), events)
         elif not in_call:
             self._collect(events)
         return events
@@ -91,20 +93,19 @@ class Assembler:
         """The generation ended: flush held text (no call began) or the last calls."""
         events: list[Event] = []
         if self._call_start is None:
-            self._say(self.text, events)
+            self._say(len(self.raw), events, final=True)
         else:
             self._collect(events)
         return events
 
-    def _prefix(self, end: int) -> str:
-        """The text of the first ``end`` bytes, without a character cut in two."""
-        return self.raw[:end].decode("utf-8", errors="ignore")
-
-    def _say(self, upto: str, events: list[Event]) -> None:
-        new = upto[len(self.content):]
-        if new and upto.startswith(self.content):
-            self.content += new
-            events.append(ContentEvent(new))
+    def _say(self, end: int, events: list[Event], final: bool = False) -> None:
+        """Give out the bytes up to ``end`` as content."""
+        if end > self._sent or final:
+            new = self._decoder.decode(self.raw[self._sent:end], final=final)
+            self._sent = max(end, self._sent)
+            if new:
+                self.content += new
+                events.append(ContentEvent(new))
 
     def _collect(self, events: list[Event]) -> None:
         text = self.raw[self._call_start or 0:].decode("utf-8", errors="replace")
@@ -112,5 +113,6 @@ class Assembler:
             events.append(CallEvent(len(self.calls), call))
             self.calls.append(call)
         self._call_start = None
+        self._sent = len(self.raw)
         if self.watch is not None:
             self.watch.after_call()
