@@ -14,6 +14,8 @@ setup:
 # Doctests: consider_namespace_packages names each module by its place in the package
 # (tooldec.automata.regex), so relative imports work even in folders without __init__.py.
 test: setup
+	$(PYTHON) -m mypy src/tooldec
+	$(PYTHON) -m ruff check src/tooldec
 	$(PYTHON) -m pytest -q tests
 	$(PYTHON) -m pytest -q --doctest-modules -o consider_namespace_packages=true src/tooldec
 

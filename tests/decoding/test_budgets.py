@@ -43,6 +43,8 @@ def grammars(any_vocab: Vocabulary) -> Grammar:
 @pytest.mark.parametrize("tool", [t["name"] for t in TOOLS])
 def test_the_minimum_budget_closes_and_one_less_is_refused(grammars: Grammar, tool: str) -> None:
     grammar = grammars
+    if tool in ("long_tool", "huge_tool") and grammar.vocab.size > 100_000:
+        pytest.skip("the long tools run on the two smaller vocabularies (the large ones add time, not cases)")
     probe = Machine(grammar, tool_choice=tool, parallel_tool_calls=False)
     need = probe.min_tokens()
     with pytest.raises(BudgetError, match=f"needs {need} tokens"):

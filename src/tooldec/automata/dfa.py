@@ -415,7 +415,8 @@ class LazyDFA:
 
     def sample(self, rng: random.Random, soft_limit: int = 120) -> bytes:
         """A random string of the language: random live bytes, then the shortest way to the end."""
-        state, counts, out = self.start, {}, bytearray()
+        state, out = self.start, bytearray()
+        counts: dict[int, int] = {}
         if state == SINK:
             raise ValueError("the language is empty")
         while True:
@@ -505,7 +506,7 @@ class _Costs:
     def _scope(self, rid: int, target: int | None = None) -> None:
         nfa = self.nfa
         region = nfa.regions[rid] if rid != TOP else None
-        goal = target if region is None else region.loop
+        goal = (target if target is not None else -1) if region is None else region.loop
         members = self._members.get(rid, [])
         reverse: dict[int, list[tuple[int, int]]] = {s: [] for s in members}
         children = [c for c, reg in enumerate(nfa.regions) if reg.parent == rid]

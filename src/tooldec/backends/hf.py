@@ -303,7 +303,8 @@ class HFGenerator:
         """The next-token logits after ``ids`` (float32), for backtracking baselines."""
         with torch.inference_mode():
             context = torch.tensor([list(ids)], dtype=torch.long, device=self.model.device)
-            return self.model(context).logits[0, -1].float().cpu().numpy().copy()
+            logits: np.ndarray = self.model(context).logits[0, -1].float().cpu().numpy().copy()
+            return logits
 
     def generate(
         self,

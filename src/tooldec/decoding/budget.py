@@ -50,7 +50,8 @@ def tokens_of(grammar: Grammar, data: bytes) -> int:
         except TokenizerError:
             return _Int(len(data))
 
-    return int(_cached(grammar, ("tokens", grammar.compiler.key, data), count))  # type: ignore[call-overload]
+    found: int = _cached(grammar, ("tokens", grammar.compiler.key, data), count)  # type: ignore[assignment]
+    return found
 
 
 class _Int(int):

@@ -90,7 +90,6 @@ def _text_base(grammar: Grammar, start_ok: bool) -> np.ndarray:
 
 def _text_mask(grammar: Grammar, pos: Text, start_ok: bool, follow_ok: bool) -> Mask:
     openers = grammar.compiler.openers
-    index = grammar.compiler.index
     packed = _text_base(grammar, start_ok).copy()
     bad = [c.token for c in openers.committers(pos.state)
            if not start_ok or grammar.walk(grammar._commit(c.commit, None), c.rest, follow_ok, follow_ok)[0] is None]

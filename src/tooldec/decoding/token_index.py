@@ -79,7 +79,7 @@ class TokenIndex:
             found = self.extras.get(key)
             if found is None:
                 found = self.extras[key] = make()
-            return found  # type: ignore[no-any-return]
+            return found
 
     def rows_containing(self, byte: int) -> np.ndarray:
         """Rows of the tokens that contain ``byte`` anywhere (sorted)."""

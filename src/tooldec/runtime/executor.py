@@ -61,7 +61,7 @@ def describe_exception(err: BaseException) -> str:
     name = type(err).__name__
     try:
         message = str(err)
-    except BaseException as inner:  # noqa: BLE001 - a hostile __str__ is the tool's problem, not ours
+    except BaseException as inner:
         return f"{name} (its message cannot be read: {type(inner).__name__})"
     if not isinstance(message, str):  # a str subclass with tricks, or worse
         return name
@@ -108,7 +108,7 @@ def serialize_result(name: str, value: Any) -> tuple[str | None, str | None]:
     except TypeError as err:
         match = _TYPE_IN_MESSAGE.search(str(err))
         return None, f"{what} ({f'object of type {match.group(1)}' if match else describe_exception(err)})"
-    except Exception as err:  # noqa: BLE001 - a mapping or sequence whose methods raise
+    except Exception as err:
         return None, f"{what} ({describe_exception(err)})"
 
 
@@ -159,7 +159,7 @@ class Executor:
             except ToolCallError as err:
                 outcome.append((None, describe_exception(err).partition(": ")[2] or type(err).__name__))
                 return
-            except BaseException as err:  # noqa: BLE001 - a tool's failure is an observation
+            except BaseException as err:
                 outcome.append((None, f"{tool.name} raised {describe_exception(err)}"))
                 return
             outcome.append(serialize_result(tool.name, value))

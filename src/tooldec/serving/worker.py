@@ -119,7 +119,7 @@ class Worker:
         while (job := self._jobs.get()) is not None:
             try:
                 job.emit(self._generate(job))
-            except Exception as error:  # noqa: BLE001 - a job's failure must not end the worker
+            except Exception as error:
                 job.emit(Done("error", len(job.prompt_ids), 0, f"{type(error).__name__}: {error}"))
             self.jobs_done += 1
 

@@ -91,7 +91,7 @@ class MCPSource:
             if not self._connected.done():
                 raise TimeoutError(f"no answer within {connect_timeout:g} s")
             listed = self._loop.run(self._list_tools(), connect_timeout)
-        except BaseException as err:  # noqa: BLE001 - whatever stopped the start, one typed error
+        except BaseException as err:
             message = f"MCP server {self.server!r}: {_reason(err)}{self._stderr_tail()}"
             self.close()
             if isinstance(err, KeyboardInterrupt):
@@ -164,7 +164,7 @@ class MCPSource:
             raise ToolCallError(f"the MCP server {self.server!r} is not connected{self._stderr_tail()}")
         try:
             result = self._loop.run(self._client.call_tool(name, dict(arguments)), self.timeout)
-        except Exception as err:  # noqa: BLE001 - a transport or protocol failure is the call's outcome
+        except Exception as err:
             raise ToolCallError(f"MCP call to {name} failed: {_reason(err)}") from None
         return observation(result)
 
@@ -197,7 +197,7 @@ class MCPSource:
         if not self._loop.loop.is_closed() and not self._session.done():
             try:
                 self._loop.run(self._end(), _CLOSE_SECONDS)
-            except BaseException:  # noqa: BLE001 - closing what already failed
+            except BaseException:
                 pass
         self._client = None
         self._loop.close()

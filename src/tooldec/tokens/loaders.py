@@ -12,10 +12,9 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterable, Mapping
 import threading
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 

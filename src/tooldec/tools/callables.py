@@ -83,7 +83,7 @@ def _target(fn: Callable[..., Any]) -> tuple[str, Any]:
     """The name of a callable and the object whose type hints describe its parameters."""
     inner = fn.func if isinstance(fn, functools.partial) else fn
     name = getattr(inner, "__name__", type(inner).__name__)
-    target = inner if inspect.isfunction(inner) or inspect.ismethod(inner) else getattr(inner, "__call__", inner)
+    target = inner if inspect.isfunction(inner) or inspect.ismethod(inner) else getattr(inner, "__call__", inner)  # noqa: B004 - the bound __call__ carries the hints
     return name, target
 
 
@@ -107,7 +107,7 @@ def argument_converters(fn: Callable[..., Any]) -> dict[str, Converter]:
     try:
         hints = typing.get_type_hints(target, include_extras=True)
         names = list(inspect.signature(fn).parameters)
-    except Exception:  # noqa: BLE001 - no readable hints: nothing to convert
+    except Exception:
         return {}
     out: dict[str, Converter] = {}
     for name in names:

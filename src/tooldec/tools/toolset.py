@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 __all__ = ["ToolLike", "ToolSet"]
 
 #: Anything ``Tool.coerce`` turns into a tool.
-ToolLike = Union[Tool, Callable[..., Any], Mapping[str, Any], "type[BaseModel]"]  # noqa: UP007
+ToolLike = Union[Tool, Callable[..., Any], Mapping[str, Any], "type[BaseModel]"]
 
 
 class ToolSet:

@@ -54,14 +54,14 @@ class ToolDecArgs:
             except json.JSONDecodeError as error:
                 raise ValueError(f"extra_args[{KEY!r}] is not valid JSON: {error}") from error
         if not isinstance(value, Mapping):
-            raise ValueError(f"extra_args[{KEY!r}] must be a JSON object, got {type(value).__name__}")  # noqa: TRY004 - vLLM answers ValueError with HTTP 400
+            raise ValueError(f"extra_args[{KEY!r}] must be a JSON object, got {type(value).__name__}")
         tools = value.get("tools") or []
         if not isinstance(tools, list) or not all(isinstance(t, Mapping) for t in tools):
             raise ValueError(f"extra_args[{KEY!r}]['tools'] must be a list of tool definitions")
         choice = _choice(value.get("tool_choice", "auto"))
         parallel = value.get("parallel_tool_calls", True)
         if not isinstance(parallel, bool):
-            raise ValueError(f"extra_args[{KEY!r}]['parallel_tool_calls'] must be a boolean")  # noqa: TRY004 - as above
+            raise ValueError(f"extra_args[{KEY!r}]['parallel_tool_calls'] must be a boolean")
         dialect = value.get("dialect", Hermes.name)
         if dialect not in DIALECTS:
             raise ValueError(f"extra_args[{KEY!r}]['dialect'] {dialect!r} is unknown; known: {', '.join(sorted(DIALECTS))}")
