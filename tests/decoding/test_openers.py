@@ -63,6 +63,10 @@ def test_after_the_committing_byte_the_mask_is_exact(smollm2_vocab: Vocabulary, 
     for tid in smollm2_vocab.longest_match(commit.encode()):
         assert machine.advance(tid)
     assert machine.mode is Mode.TOOL, machine.position
+    assert np.array_equal(machine.allowed_token_ids(), brute_force(machine))  # e.g. only "\n" after <tool_call>
+    name_at = answer.index('"name": "') + len('"name": "')  # the rest of the head, up to the name
+    for tid in smollm2_vocab.longest_match(answer[len(commit):name_at].encode()):
+        assert machine.advance(tid)
     expected = brute_force(machine)
     assert np.array_equal(machine.allowed_token_ids(), expected)
     names = {smollm2_vocab.token_bytes[i] for i in expected}

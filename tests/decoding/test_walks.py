@@ -24,7 +24,7 @@ from tooldec.tools import ToolSet
 
 from tooldec.bench.walks import check_walk, random_walk
 
-WALKS = int(os.environ.get("TOOLDEC_WALKS", "150"))  # per vocabulary and inventory; a benchmark runs more
+WALKS = int(os.environ.get("TOOLDEC_WALKS", "40"))  # per vocabulary and inventory; a benchmark runs more
 
 
 def greedy_ids(vocab: Vocabulary, text: str) -> list[int]:

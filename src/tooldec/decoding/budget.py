@@ -75,10 +75,11 @@ def shortest(grammar: Grammar, pos: Position, follow_ok: bool) -> Completion:
     if isinstance(pos, Text):
         return 0, b""
     if isinstance(pos, Tail):
-        dfa = grammar.tail(pos.tool, pos.form, pos.chained).dfa
-        key: tuple[object, ...] = ("short-tail", grammar.tail(pos.tool, pos.form, pos.chained).key, pos.state, pos.counts)
+        tail = grammar.tail(pos.tool, pos.form, pos.chained)
+        dfa = tail.dfa
+        key: tuple[object, ...] = ("short-tail", tail.serial, pos.state, pos.counts)
         return _cached(grammar, key, lambda: _Completion((0, dfa.shortest(pos.state, dict(pos.counts)))))  # type: ignore[return-value]
-    key = ("short", grammar.key, pos, follow_ok)
+    key = ("short", grammar.serial, pos, follow_ok)
     return _cached(grammar, key, lambda: _Completion(_shortest(grammar, pos, follow_ok)))  # type: ignore[return-value]
 
 
@@ -157,7 +158,7 @@ def token_needs(grammar: Grammar, pos: Position, mask: Mask, start_ok: bool, fol
     """Every allowed token of ``mask`` with the tokens it leaves to finish the call."""
     if isinstance(pos, Tail):
         return _tail_needs(grammar, pos, mask, follow_ok)
-    key = ("needs", grammar.key, pos, start_ok, follow_ok)
+    key = ("needs", grammar.serial, pos, start_ok, follow_ok)
     return _cached(grammar, key, lambda: _Needs(_per_token_needs(grammar, pos, mask, start_ok, follow_ok)))  # type: ignore[return-value]
 
 

@@ -17,6 +17,7 @@ decoding.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import threading
 import time
 import weakref
@@ -63,13 +64,26 @@ def string_table(index: TokenIndex, syntax: Syntax) -> StringTable:
     return index.extra(("strings", syntax), lambda: StringTable(index, syntax))
 
 
+_SERIALS = itertools.count(1)
+"""Identities of tails and snapshots for cache keys (``next`` on a count is atomic in CPython)."""
+
+
 @dataclass(eq=False)
 class CompiledTail:
-    """One schema's tail automaton in one form of the dialect (shared by every snapshot)."""
+    """One schema's tail automaton in one form of the dialect (shared by every snapshot).
+
+    Its lazy DFA numbers states in the order they are met, so a state number means something only
+    with this object: caches key on ``serial``, never on ``key`` (a tail evicted and built again
+    numbers its states differently).
+    """
 
     key: tuple[str, int, bool]
     dfa: LazyDFA
     nfa_states: int
+    serial: int = 0
+
+    def __post_init__(self) -> None:
+        self.serial = next(_SERIALS)
 
     @property
     def nbytes(self) -> int:
@@ -112,6 +126,9 @@ class Compiler:
         self.openers = OpenerTables(self.index, dialect)
         self.key = hashlib.sha256(f"{vocab.fingerprint}\0{dialect.key}".encode()).hexdigest()[:24]
         self.tails: BoundedCache[tuple[str, int, bool], CompiledTail] = BoundedCache(tail_cache_bytes)
+        # Tails still in use (pinned by a snapshot) after the bounded cache dropped them: one
+        # automaton per key while anything holds it, so cursors and caches agree on state numbers.
+        self._live_tails: weakref.WeakValueDictionary[tuple[str, int, bool], CompiledTail] = weakref.WeakValueDictionary()
         self.masks: BoundedCache[tuple[Any, ...], Mask] = BoundedCache(mask_cache_bytes)
         self.snapshots: BoundedCache[str, Grammar] = BoundedCache(snapshot_cache * 1024, sizer=lambda g: 1024)
         self._checked: BoundedCache[tuple[str, str], bool] = BoundedCache(8 * MB, sizer=lambda _: 200)
@@ -186,10 +203,15 @@ class Compiler:
         found = self.tails.get(key)
         if found is not None:
             return found
-        nfa = NFA()
-        frag = self.dialect.call_tail(nfa, tool, form=form, next_call=chained)
-        compiled = CompiledTail(key, LazyDFA(nfa, frag, window=self.index.longest), nfa.size)
-        return self.tails.put(key, compiled)
+        with self._lock:
+            found = self._live_tails.get(key)
+        if found is None:
+            nfa = NFA()
+            frag = self.dialect.call_tail(nfa, tool, form=form, next_call=chained)
+            built = CompiledTail(key, LazyDFA(nfa, frag, window=self.index.longest), nfa.size)
+            with self._lock:
+                found = self._live_tails.setdefault(key, built)
+        return self.tails.put(key, found)
 
     def string_table(self, style: Style) -> StringTable:
         return string_table(self.index, style.syntax)

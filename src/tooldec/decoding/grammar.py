@@ -12,6 +12,7 @@ Two flags from the cursor take part everywhere: ``start_ok`` (a call may begin i
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -21,7 +22,7 @@ from ..dialects.base import NEXT_CALL, Dialect
 from ..errors import DuplicateToolError, ToolNotFoundError
 from ..tokens import Vocabulary
 from ..tools import Tool, ToolLike, ToolSet
-from .compiler import CompiledTail, Compiler
+from .compiler import _SERIALS, CompiledTail, Compiler
 from .names import NameIndex
 from .positions import Head, Name, Open, Position, Tail, Text
 
@@ -38,16 +39,25 @@ class Grammar:
     tools and rebuilds its own compiler caches). ``Grammar(tools, vocab, dialect)`` is shorthand
     for ``Compiler.shared(vocab, dialect).compile(tools)``.
 
+    The tail automata a snapshot has used stay pinned to it (their state numbers are what its
+    cursors hold), so a snapshot's memory grows with the tools actually called, and is released
+    with it.
+
     Attributes:
         key: Stable identity: vocabulary fingerprint, dialect and options, every tool's schema hash.
+        serial: This snapshot object's identity in the compiler's caches (positions name states of
+            its pinned automata, so cached masks and budgets are per snapshot object, not per key).
         tools: Name -> Tool (read-only).
         names: The names, sorted.
     """
 
     compiler: Compiler
     key: str
+    serial: int
     tools: Mapping[str, Tool]
     _names: NameIndex
+    _pinned: dict[tuple[str, int, bool], CompiledTail]
+    _pin_lock: threading.Lock
 
     def __init__(self, tools: ToolSet | Iterable[ToolLike], vocab: Vocabulary, dialect: Dialect) -> None:
         made = Compiler.shared(vocab, dialect).compile(tools)
@@ -58,8 +68,11 @@ class Grammar:
         grammar = cls.__new__(cls)
         grammar.compiler = compiler
         grammar.key = key
+        grammar.serial = next(_SERIALS)
         grammar.tools = MappingProxyType(tools)
         grammar._names = names
+        grammar._pinned = {}
+        grammar._pin_lock = threading.Lock()
         return grammar
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -116,7 +129,14 @@ class Grammar:
         return self.compiler.snapshots.put(key, Grammar._snapshot(self.compiler, tools, names, key))
 
     def tail(self, name: str, form: int, chained: bool) -> CompiledTail:
-        return self.compiler.tail(self.tools[name], form, chained)
+        """The tool's tail automaton in ``form``: the same object for the snapshot's whole life."""
+        key = (name, form, chained)
+        found = self._pinned.get(key)
+        if found is None:
+            made = self.compiler.tail(self.tools[name], form, chained)
+            with self._pin_lock:
+                found = self._pinned.setdefault(key, made)
+        return found
 
     # -- positions --------------------------------------------------------------------------------
 

@@ -39,11 +39,11 @@ def mask_at(grammar: Grammar, pos: Position, start_ok: bool, follow_ok: bool) ->
     """The allowed tokens at ``pos`` (cached)."""
     compiler = grammar.compiler
     if isinstance(pos, Tail):
-        shared_key = ("tail", grammar.tail(pos.tool, pos.form, pos.chained).key, pos.state, follow_ok)
+        shared_key = ("tail", grammar.tail(pos.tool, pos.form, pos.chained).serial, pos.state, follow_ok)
         found = compiler.masks.get(shared_key)
         if found is not None:
             return found
-        own_key = (grammar.key, shared_key)
+        own_key = (grammar.serial, shared_key)
         found = compiler.masks.get(own_key)
         if found is not None:
             return found
@@ -52,7 +52,7 @@ def mask_at(grammar: Grammar, pos: Position, start_ok: bool, follow_ok: bool) ->
     if isinstance(pos, Text) and not start_ok:
         key: tuple[object, ...] = (compiler.key, "text-closed", pos.state)
     else:
-        key = (grammar.key, pos, start_ok, follow_ok)
+        key = (grammar.serial, pos, start_ok, follow_ok)
     return compiler.masks.get_or_make(key, lambda: _compute(grammar, pos, start_ok, follow_ok))
 
 
