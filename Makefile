@@ -16,7 +16,7 @@ setup:
 test: setup
 	$(PYTHON) -m mypy src/tooldec
 	$(PYTHON) -m ruff check src/tooldec
-	$(PYTHON) -m pytest -q tests
+	$(PYTHON) -m pytest -q -n auto tests
 	$(PYTHON) -m pytest -q --doctest-modules -o consider_namespace_packages=true src/tooldec
 
 # The suite from a copy of the checkout with no ../shared beside it, as a fresh clone runs it.

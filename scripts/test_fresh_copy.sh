@@ -25,7 +25,7 @@ cd "$copy"
 unset TOOLDEC_DATA
 export PYTHONPATH="$copy/src" HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 # The random walks of tests/decoding ran at full count in `make test`; here they only need to run.
-export TOOLDEC_WALKS="${TOOLDEC_WALKS:-30}"
+export TOOLDEC_WALKS="${TOOLDEC_WALKS:-15}"
 .venv/bin/python - "$copy" <<'PY'
 import sys
 import tooldec
@@ -39,7 +39,7 @@ if [[ $# -gt 0 ]]; then
   .venv/bin/python -m pytest -q -rs -p no:cacheprovider "$@"
   exit
 fi
-.venv/bin/python -m pytest -q -rs -p no:cacheprovider --junitxml="$work/report.xml" tests
+.venv/bin/python -m pytest -q -rs -n auto -p no:cacheprovider --junitxml="$work/report.xml" tests
 .venv/bin/python -m pytest -q -p no:cacheprovider --doctest-modules -o consider_namespace_packages=true src/tooldec
 .venv/bin/python - "$work/report.xml" <<'PY'
 import sys
