@@ -241,6 +241,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("question", help="the user's message")
     common(run, 512)
     commands.add_parser("bench", help="the paper's experiments: tooldec bench NAME --model ... (see tooldec bench --help)")
+    commands.add_parser("train-trigger", help="learn ToolDec's <T> (or toolkens) for your tools (see its --help)")
     return parser
 
 
@@ -256,6 +257,10 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         from .bench.cli import main as bench_main
 
         return int(bench_main(argv[1:]) or 0)
+    if argv[:1] == ["train-trigger"]:  # learned <T> / toolkens (tooldec.learned.cli)
+        from .learned.cli import main as train_main
+
+        return int(train_main(argv[1:]) or 0)
     args = _parser().parse_args(argv)
     stream = out if out is not None else sys.stdout
     start = time.perf_counter()

@@ -170,7 +170,7 @@ class RepairDecoder(ToolDecoder):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **{**kwargs, "constrained": False})
-        self.generator = BacktraceGenerator(self.generator, self.tools, self.dialect)  # type: ignore[assignment]
+        self.generator = BacktraceGenerator(self.generator, self.tools, self.dialect)
         self.repaired = 0
 
     def _check_and_run(self, call: ToolCall, trace: Trace, calls_left: int) -> CallRecord:

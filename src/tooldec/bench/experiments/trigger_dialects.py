@@ -1,0 +1,33 @@
+"""Call formats opened by ToolDec's learned ``<T>`` token (Experiment II).
+
+The learned token is a special id of the extended vocabulary (see
+``tooldec.learned.generator``), so a dialect whose ``trigger`` is ``"<T>"`` enters tool mode on it
+and the grammar writes the rest: the head, a name from *all* the tools, the arguments. The model
+reads the call as plain text (``<T>`` itself expands to nothing), the way the benchmark's prompts
+write calls.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from ...dialects import Pythonic, ToolkenGPT
+from ...learned import TRIGGER
+
+__all__ = ["TriggerPythonic", "TriggerToolken"]
+
+
+class TriggerToolken(ToolkenGPT):
+    """FuncQA: ``<T>`` then ``<add>(3, 4)=`` (ToolkenGPT's calls), the result written after ``=``."""
+
+    name: ClassVar[str] = "toolkengpt_trigger"
+    trigger: ClassVar[str | None] = TRIGGER
+    head: ClassVar[bytes] = b"<"
+
+
+class TriggerPythonic(Pythonic):
+    """KAMEL: ``<T>`` then `` [publisher(title="My Friend Pedro")]`` (one keyword call per answer)."""
+
+    name: ClassVar[str] = "pythonic_trigger"
+    trigger: ClassVar[str | None] = TRIGGER
+    head: ClassVar[bytes] = b" ["
