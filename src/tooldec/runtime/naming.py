@@ -3,8 +3,8 @@
 ToolDec picks a tool by its name alone, so a name must say what the tool does. REST operations
 are often named from their route (``get_movie_movie_id_credits`` for
 ``GET /movie/{movie_id}/credits``), which a model reads poorly. :func:`rewrite_names` asks a
-model, once per operation, for a short snake_case name from the operation's documentation (one
-worked example in the prompt, as the paper's); the names are cached in a JSON file so that a run
+model, once per operation, for a short snake_case name from the operation's documentation (worked
+examples as earlier chat turns, the paper's first); the names are cached in a JSON file so that a run
 is reproducible, and given to the OpenAPI loader:
 ``tools_from_openapi(spec, names=rewrite_names(openapi_operations(spec), generator, cache=path))``.
 
@@ -27,19 +27,31 @@ from typing import Any
 
 from ..tools.openapi import Operation
 
-__all__ = ["NAMING_PROMPT", "clean_name", "documentation", "name_distance", "rewrite_names"]
+__all__ = ["NAMING_EXAMPLES", "NAMING_INSTRUCTION", "clean_name", "documentation", "name_distance", "naming_messages",
+           "rewrite_names"]
 
-NAMING_PROMPT = """Write a short, meaningful function name for a REST API operation, from its documentation.
-Use lower-case English words joined by underscores; say what the operation does or returns; do not copy the URL path.
+NAMING_INSTRUCTION = ("Write a short, meaningful function name for a REST API operation, from its documentation. "
+                      "Use lower-case English words joined by underscores; say what the operation does or returns; "
+                      "do not copy the URL path. Answer with the name only.")
+"""The system message of the naming prompt."""
 
-Operation: GET /movie/{{movie_id}}/credits
-Documentation: Get the cast and crew for a movie.
-Name: get_movie_cast_and_crew
+NAMING_EXAMPLES: tuple[tuple[str, str, str], ...] = (
+    ("GET /movie/{movie_id}/credits", "Get the cast and crew for a movie.", "get_movie_cast_and_crew"),
+    ("GET /artists/{id}/albums", "Get Spotify catalog information about an artist's albums.", "get_artist_albums"),
+    ("POST /users/{user_id}/playlists", "Create a playlist for a Spotify user.", "create_user_playlist"),
+)
+"""Worked examples given as earlier turns: the paper's (RestBench's ``GET /movie/{movie_id}/credits``)
+and two from another API, so that a small model does not copy one answer for every operation."""
 
-Operation: {route}
-Documentation: {documentation}
-Name:"""
-"""The prompt, with one worked example (the paper's: RestBench's ``GET /movie/{movie_id}/credits``)."""
+
+def naming_messages(route: str, doc: str) -> list[dict[str, str]]:
+    """The chat messages that ask for one operation's name."""
+    messages = [{"role": "system", "content": NAMING_INSTRUCTION}]
+    for example_route, example_doc, name in NAMING_EXAMPLES:
+        messages.append({"role": "user", "content": f"Operation: {example_route}\nDocumentation: {example_doc}"})
+        messages.append({"role": "assistant", "content": name})
+    messages.append({"role": "user", "content": f"Operation: {route}\nDocumentation: {doc}"})
+    return messages
 
 
 def documentation(operation: Operation, limit: int = 300) -> str:
@@ -95,16 +107,15 @@ def rewrite_names(operations: Sequence[Operation], generator: Any, *, temperatur
     generator.seed(seed)
     names: dict[str, str] = {}
     for route, operation in zip(routes, operations):
-        prompt = NAMING_PROMPT.format(route=route, documentation=documentation(operation))
-        text = tokenizer.apply_chat_template([{"role": "user", "content": prompt}], add_generation_prompt=True,
-                                             tokenize=False)
+        text = tokenizer.apply_chat_template(naming_messages(route, documentation(operation)),
+                                             add_generation_prompt=True, tokenize=False)
         ids = list(tokenizer.encode(text, add_special_tokens=False))
         out = generator.generate(ids, max_new_tokens=max_new_tokens, temperature=temperature)
         answer = tokenizer.decode([t for t in out.ids if t not in generator.eos_ids], skip_special_tokens=True)
-        names[route] = clean_name(answer.split("Name:")[-1]) or operation.tool.name
+        names[route] = clean_name(answer) or operation.tool.name
     if cache is not None:
         cache.parent.mkdir(parents=True, exist_ok=True)
         record: Mapping[str, Any] = {"model": model, "temperature": temperature, "seed": seed,
-                                     "prompt": NAMING_PROMPT, "names": names}
+                                     "instruction": NAMING_INSTRUCTION, "examples": NAMING_EXAMPLES, "names": names}
         cache.write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n")
     return names

@@ -6,7 +6,7 @@ relations (of 234) and four FuncQA operators (of 13: ``add``, ``subtract``, ``mu
 ``divide``; the paper says four, not which). ``<T>`` is one row for every call; ToolkenGPT gets
 one row per seen tool. Caps that fit this 2-core machine (per seen tool, in file order):
 
-* KAMEL: 20 training texts per seen relation (of 50), 5 more held out per seen relation and 1
+* KAMEL: 30 training texts per seen relation (of 50), 5 more held out per seen relation and 2
   per unseen relation (for the mode-switching table), at most 96 tokens each.
 * FuncQA: 40 training texts per seen operator (of 50), the other 10 held out, and 10 per unseen
   operator, at most 128 tokens each.
@@ -54,7 +54,7 @@ class Protocol:
     max_tokens: int
 
 
-PROTOCOLS: dict[str, Protocol] = {"kamel": Protocol(20, 5, 1, 96), "funcqa": Protocol(40, 10, 10, 128)}
+PROTOCOLS: dict[str, Protocol] = {"kamel": Protocol(30, 5, 2, 96), "funcqa": Protocol(40, 10, 10, 128)}
 
 
 def all_tools(task: Task, data: Path) -> list[str]:
