@@ -105,7 +105,6 @@ class LearnedGenerator:
         the list was last cleared."""
         self._rng = np.random.default_rng()
         self._lib = llama_cpp
-        self._embeddings = False
         self._dim = int(llm.n_embd())
 
     def seed(self, seed: int) -> None:
@@ -121,9 +120,8 @@ class LearnedGenerator:
         return out
 
     def _switch(self, on: bool) -> None:
-        if on != self._embeddings:
-            self._lib.llama_set_embeddings(self.model.ctx, on)
-            self._embeddings = on
+        """Embeddings output on or off (set every time: other generators may share the context)."""
+        self._lib.llama_set_embeddings(self.model.ctx, on)
 
     def _eval(self, ids: Sequence[int], hidden: bool) -> None:
         """Evaluate ``ids``; the last one's hidden state is kept when ``hidden`` (only it is read)."""
@@ -154,7 +152,10 @@ class LearnedGenerator:
         logits = np.ctypeslib.as_array(self._lib.llama_get_logits_ith(self.model.ctx, -1), shape=(self.width,))
         if not learned:
             return logits
-        hidden = np.ctypeslib.as_array(self._lib.llama_get_embeddings_ith(self.model.ctx, -1), shape=(self._dim,))
+        pointer = self._lib.llama_get_embeddings_ith(self.model.ctx, -1)
+        if not pointer:
+            raise ToolDecError("llama.cpp returned no hidden state: the last token was evaluated without embeddings")
+        hidden = np.ctypeslib.as_array(pointer, shape=(self._dim,))
         return np.concatenate([logits, self.learned.logits(hidden)])
 
     def next_logits(self, ids: Sequence[int]) -> np.ndarray:
@@ -251,6 +252,7 @@ class LearnedGenerator:
                 break
             if written and len(ids) < max_new_tokens:
                 self._eval(written, learned_now())
+        self._switch(False)  # leave the shared context as plain generators expect it
         return Generation(ids, ended, closed, masking, steps)
 
 
