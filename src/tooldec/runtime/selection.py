@@ -142,9 +142,6 @@ class NameSelector:
                 stop_after_call=stop_after_call, prefix=prefix)
         machine = Machine(grammar, tool_choice=tool_choice, parallel_tool_calls=parallel_tool_calls,
                           max_calls=max_calls)
-        names, prefixes = self._trie(grammar)
-        opener = (grammar.dialect.trigger_bytes if grammar.trigger_is_text else b"") or b""
-        opener += grammar.dialect.head
         stops: tuple[bytes, ...] = tuple(getattr(self.generator, "stop", ()))  # the wrapped generator's stop strings
         prompt = list(prompt_ids)
         ids: list[int] = []
@@ -154,8 +151,8 @@ class NameSelector:
         masking, steps = 0.0, 0
         while len(ids) < max_new_tokens:
             budget = max_new_tokens - len(ids)
-            if machine.mode is Mode.TOOL and not chosen and _remaining(machine.text, opener) == b"":
-                tokens, machine = self._select(prompt + ids, machine, budget, names, prefixes)
+            if machine.mode is Mode.TOOL and not chosen:
+                tokens, machine = self.choose(prompt + ids, machine, budget)
                 ids.extend(tokens)
                 chosen = True
                 token = tokens[-1]
@@ -164,10 +161,6 @@ class NameSelector:
                 start = time.perf_counter()
                 steps += 1
                 allowed = machine.allowed_token_ids(budget)
-                if machine.mode is Mode.TOOL and not chosen:  # the opener: never run into the name greedily
-                    rest = _remaining(machine.text, opener)
-                    inside = [t for t in allowed.tolist() if _within(self.vocab.token_bytes[t], rest)]
-                    allowed = np.asarray(inside, dtype=allowed.dtype) if inside else allowed
                 token = int(allowed[int(np.argmax(logits[allowed]))])
                 machine.advance(token)
                 masking += time.perf_counter() - start
@@ -187,7 +180,40 @@ class NameSelector:
                     break
         return Generation(self._model_ids(ids), ended, closed, masking, steps)
 
-    def _select(self, context: list[int], machine: Machine, budget: int, names: frozenset[bytes],
+    def choose(self, context: Sequence[int], machine: Machine, budget: int) -> tuple[list[int], Machine]:
+        """Write the rest of the call's opener (trigger, head) greedily, then the best whole name.
+
+        Args:
+            context: The ids before ``machine``'s position (learned ids allowed with a generator
+                that maps them, such as ``LearnedGenerator``).
+            machine: At the start of a call (or inside its opener); not changed (forks are).
+            budget: Tokens that may still be generated.
+
+        Returns:
+            The tokens written (the last one may run past the name into the call's next bytes)
+            and the machine after them. The choice is appended to :attr:`selections`.
+        """
+        names, prefixes = self._trie(machine.grammar)
+        grammar = machine.grammar
+        opener = ((grammar.dialect.trigger_bytes if grammar.trigger_is_text else b"") or b"") + grammar.dialect.head
+        machine = machine.fork()
+        tokens: list[int] = []
+        while len(tokens) < budget:  # the opener, never running into the name greedily
+            allowed = machine.allowed_token_ids(budget - len(tokens))
+            rest = _remaining(machine.text, opener)
+            trigger_due = allowed.size <= 8 and all(self.vocab.token_bytes[t] is None for t in allowed.tolist())
+            if not rest and not trigger_due:
+                break
+            logits = self.next_logits(self._model_ids([*context, *tokens]))
+            inside = [t for t in allowed.tolist() if _within(self.vocab.token_bytes[t], rest)]
+            pool = np.asarray(inside, dtype=allowed.dtype) if inside else allowed
+            token = int(pool[int(np.argmax(logits[pool]))])
+            machine.advance(token)
+            tokens.append(token)
+        chosen, machine = self._select([*context, *tokens], machine, budget - len(tokens), names, prefixes)
+        return tokens + chosen, machine
+
+    def _select(self, context: Sequence[int], machine: Machine, budget: int, names: frozenset[bytes],
                 prefixes: frozenset[bytes]) -> tuple[list[int], Machine]:
         """The tokens of the most probable complete name (its last token may run past it)."""
         start_time = time.perf_counter()
@@ -198,7 +224,7 @@ class NameSelector:
         while beam:
             found: dict[bytes, _Hyp] = {}
             for hyp in beam:
-                logits = self.next_logits(self._model_ids(context + hyp.tokens)).astype(np.float64)
+                logits = self.next_logits(self._model_ids([*context, *hyp.tokens])).astype(np.float64)
                 evaluations += 1
                 top = logits.max()
                 logp = logits - (top + np.log(np.exp(logits - top).sum()))

@@ -11,6 +11,10 @@ Raw completion prompts, as ToolkenGPT's (no chat template), and five systems on 
   finite-state machine over *all* the tools, then its arguments.
 * ``tooldec_beam``: ``tooldec`` with the name chosen by a beam over whole names.
 
+FuncQA's learned systems run ToolkenGPT's two contexts (``toolmode.py``): the tool is chosen in
+the reasoning context (toolken, or ``<T>`` and the name under the grammar), the arguments are
+written with that operator's demonstrations, so only the choice of tool differs.
+
 KAMEL with 30, 60, 100 and 234 relations as tools (30 seen; ``test_first_N.json`` asks about
 the first N): correct if the call names the gold relation. FuncQA one-hop and multi-hop problems
 split by whether their operators are all seen (``add``, ``subtract``, ``multiply``, ``divide``):
@@ -30,13 +34,14 @@ from ...decoding import Grammar
 from ...dialects import Pythonic, ToolCall, ToolkenGPT
 from ...learned import LearnedTokens
 from ...learned.generator import LearnedGenerator, learned_decoder
-from ...runtime.selection import NameSelector
+from ...runtime.selection import NameSelector, Selection
 from ..datasets import FUNCQA_OPS
 from .common import Session, System, call_errors, mean, wilson
 from .funcqa import extract_answer, funcqa_toolset, is_correct
 from .generalization import _kamel
 from .learn import FUNCQA_SEEN, KAMEL_SEEN, learned_tokens, switching_rows
-from .trigger_dialects import TriggerPythonic, TriggerToolken
+from .toolmode import ToolMode
+from .trigger_dialects import TriggerPythonic
 
 __all__ = ["COLUMNS", "SUBSETS", "SYSTEMS", "items", "score", "summarize"]
 
@@ -81,6 +86,17 @@ def _generator(session: Session, data: Path, task: str, kind: str, **options: An
         return LearnedGenerator(session.model, session.tokenizer, session.vocab, learned, **options)
 
     return session.cached(("figure5", task, kind, tuple(sorted(options.items()))), make)  # type: ignore[no-any-return]
+
+
+def _tool_context(session: Session) -> LearnedGenerator:
+    """A generator on a second llama.cpp context of the same model file (weights shared by mmap),
+    for one tool's arguments: its demonstrations stay in this context's KV cache."""
+    from llama_cpp import Llama
+
+    threads = int(session.model.context_params.n_threads)
+    llm = Llama(model_path=str(session.path), n_ctx=2048, n_threads=threads, n_threads_batch=threads, verbose=False)
+    empty = LearnedTokens((), (), _empty(session), session.path.name, _dim(session), session.vocab.fingerprint)
+    return LearnedGenerator(llm, session.tokenizer, session.vocab, empty)
 
 
 def _dim(session: Session) -> int:
@@ -186,6 +202,10 @@ def _selection(selector: NameSelector | None) -> dict[str, Any]:
         return {}
     made = list(selector.selections)
     selector.selections.clear()
+    return _selections(made)
+
+
+def _selections(made: Sequence[Selection]) -> dict[str, Any]:
     return {"beam": [{"name": s.name, "logprob": round(s.logprob, 4), "candidates": s.candidates,
                       "evaluations": s.evaluations, "seconds": round(s.seconds, 4)} for s in made]}
 
@@ -226,33 +246,37 @@ def _score_funcqa(session: Session, system: System, subset: str, item: dict[str,
     one_hop = subset.startswith("funcqa_oh")
     budget = 128 if one_hop else 192
     tools = session.cached("funcqa_tools", funcqa_toolset)
-    kind = {"toolkengpt": "toolkens", "tooldec": "trigger", "tooldec_beam": "trigger"}.get(system, _NO_ROWS)
-
-    def make() -> Any:
-        generator = _generator(session, data, "funcqa", kind, stop=FUNCQA_STOP)
-        dialect = TriggerToolken(tools) if system.startswith("tooldec") else ToolkenGPT(tools)
-        decoder = learned_decoder(generator, tools, dialect=dialect, constrained=system.startswith("tooldec"),
-                                  max_new_tokens=budget, max_calls_per_turn=8, temperature=0.0)
-        if system == "tooldec_beam":
-            decoder.generator = NameSelector(generator, width=session.beam_width)
-        return decoder
-
-    decoder = session.cached(("figure5_funcqa", system, one_hop), make)
-    generator = decoder.generator.generator if system == "tooldec_beam" else decoder.generator
     prompt = funcqa_prompt(system, item["question"], one_hop, data)
-    generator.events.clear()
-    result = decoder.run(prompt)
-    answer = _cut(result.text)
-    pred = extract_answer(answer)
+    if system in ("zeroshot", "fewshot"):  # one context, calls written as the prompt shows
+        decoder = session.cached(("figure5_funcqa", system, one_hop), lambda: learned_decoder(
+            _generator(session, data, "funcqa", _NO_ROWS, stop=FUNCQA_STOP), tools, dialect=ToolkenGPT(tools),
+            constrained=False, max_new_tokens=budget, max_calls_per_turn=8, temperature=0.0))
+        result, seconds = _timed(lambda: decoder.run(prompt))
+        text, records = result.text, result.calls
+        kinds = [entry.kind.value for entry in result.trace.invalid]
+        fired, tokens, beam = 0, result.trace.tokens_generated, {}
+    else:  # ToolkenGPT's two contexts: reasoning, then tool mode for the arguments
+        def make() -> ToolMode:
+            kind = "toolkens" if system == "toolkengpt" else "trigger"
+            reasoning = _generator(session, data, "funcqa", kind, stop=FUNCQA_STOP, stop_after_learned=True)
+
+            def plain(tool: str) -> LearnedGenerator:
+                return session.cached(("tool_context", tool), lambda: _tool_context(session))  # type: ignore[no-any-return]
+
+            width = None if system == "toolkengpt" else (session.beam_width if system == "tooldec_beam" else 1)
+            folder = data / "funcqa" / ("template_oh" if one_hop else "template_mh")
+            return ToolMode(reasoning, plain, tools, folder, width=width)
+
+        mode = session.cached(("figure5_toolmode", system, one_hop), make)
+        outcome, seconds = _timed(lambda: mode.solve(prompt, item["question"], budget))
+        text, records, kinds, fired, tokens = outcome.text, outcome.calls, outcome.errors, outcome.fired, outcome.tokens
+        beam = _selections(outcome.selections) if system == "tooldec_beam" else {}
+    pred = extract_answer(_cut(text))
     gold = float(item["answer"])
-    kinds = [entry.kind.value for entry in result.trace.invalid]
-    beam = _selection(decoder.generator if system == "tooldec_beam" else None)
-    fired = len(beam["beam"]) if beam else len(generator.events)
     return {"question": item["question"], "seen": subset.endswith("_seen"), "gold": gold, "pred": pred,
-            "correct": is_correct(pred, gold), "calls": len(result.calls), "called": [r.call.name for r in result.calls],
-            "no_call": not result.calls, "fired": fired, "invalid_calls": len(kinds),
-            "invalid_kinds": kinds, "tokens": result.trace.tokens_generated, "seconds": result.trace.seconds,
-            "prompt_tokens": session.count_tokens(prompt), **beam, "text": result.text}
+            "correct": is_correct(pred, gold), "calls": len(records), "called": [r.call.name for r in records],
+            "no_call": not records, "fired": fired, "invalid_calls": len(kinds), "invalid_kinds": kinds,
+            "tokens": tokens, "seconds": seconds, "prompt_tokens": session.count_tokens(prompt), **beam, "text": text}
 
 
 def _cut(text: str) -> str:
