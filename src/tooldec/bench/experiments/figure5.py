@@ -16,7 +16,10 @@ the reasoning context (toolken, or ``<T>`` and the name under the grammar), the 
 written with that operator's demonstrations, so only the choice of tool differs.
 
 KAMEL with 30, 60, 100 and 234 relations as tools (30 seen; ``test_first_N.json`` asks about
-the first N): correct if the call names the gold relation. FuncQA one-hop and multi-hop problems
+the first N): correct if the call names the gold relation. Calls are written in Qwen's Hermes
+format (``<tool_call>\n{"name": ...}``) by every system: after ``<T>`` the grammar writes that
+opener, so the name is chosen where a tool-calling model expects one (after the bare ``[`` of
+a Python-style call, Qwen2.5-Coder-0.5B chose far worse in a trial). FuncQA one-hop and multi-hop problems
 split by whether their operators are all seen (``add``, ``subtract``, ``multiply``, ``divide``):
 FuncQA's accuracy rule on the final text. The learned rows come from ``learn.learned_tokens``.
 """
@@ -31,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ...decoding import Grammar
-from ...dialects import Pythonic, ToolCall, ToolkenGPT
+from ...dialects import Hermes, ToolCall, ToolkenGPT
 from ...learned import LearnedTokens
 from ...learned.generator import LearnedGenerator, learned_decoder
 from ...runtime.selection import NameSelector, Selection
@@ -41,7 +44,7 @@ from .funcqa import extract_answer, funcqa_toolset, is_correct
 from .generalization import _kamel
 from .learn import FUNCQA_SEEN, KAMEL_SEEN, learned_tokens, switching_rows
 from .toolmode import ToolMode
-from .trigger_dialects import TriggerPythonic
+from .trigger_dialects import TriggerHermes
 
 __all__ = ["COLUMNS", "SUBSETS", "SYSTEMS", "items", "score", "summarize"]
 
@@ -51,7 +54,9 @@ SUBSETS = (*(f"kamel_{n}" for n in KAMEL_SIZES), "funcqa_oh_seen", "funcqa_oh_un
 SYSTEMS = ("zeroshot", "fewshot", "toolkengpt", "tooldec", "tooldec_beam")
 COLUMNS = ("accuracy", "ci_low", "ci_high", "accuracy_seen", "accuracy_unseen", "tool_errors", "no_call", "fired",
            "prompt_tokens", "seconds", "n")
-KAMEL_TASK = "Your task is to call an API to answer a question. Write the call as [api_name(argument=\"value\")]."
+KAMEL_TASK = ("Your task is to call an API to answer a question. Return the call as a json object with the API's "
+              'name and arguments within <tool_call></tool_call> XML tags: <tool_call>\n{"name": <api-name>, '
+              '"arguments": <args-json-object>}\n</tool_call>')
 FUNCQA_TASK = ("Answer the following questions with the operators below. Write a calculation as "
                "<operator>(number, number)= and its result will follow.")
 FUNCQA_STOP = ("\n\n", "\nQ:", "\nQuestion:")
@@ -118,8 +123,8 @@ def _kamel_shots(data: Path, names: dict[str, str], specs: dict[str, list[str]])
     shots = []
     for question, rel, arg in re.findall(r"Question: (.*)\nAnswer: The answer is <(P\d+)>\((.*?)\)=", text):
         name = names[rel]
-        call = Pythonic().format_call(ToolCall(name, {specs[name][0]: arg}))
-        shots.append(f"Question: {question}\nAnswer: The answer is {call}")
+        call = Hermes().format_call(ToolCall(name, {specs[name][0]: arg}))
+        shots.append(f"Question: {question}\nAnswer: The answer is{call}")
     return "\n".join(shots)
 
 
@@ -146,12 +151,10 @@ def _score_kamel(session: Session, system: System, subset: str, item: dict[str, 
     runner: Any = None
     if system in ("zeroshot", "fewshot"):
         generator = _generator(session, data, "kamel", _NO_ROWS, stop=("\n",))
-        generation, seconds = _timed(lambda: generator.generate(ids, max_new_tokens=48, stop_after_call=Pythonic()))
+        generation, seconds = _timed(lambda: generator.generate(ids, max_new_tokens=64, stop_after_call=Hermes()))
         text = _decode(generator, generation.ids)
-        calls = Pythonic().parse_calls(text)[:1]
-        errors = call_errors(text, calls, tools, Pythonic())
-        if not calls and re.search(r"\[\s*[\w.]+\s*\(", text):
-            errors.append("unparseable")
+        calls = Hermes().parse_calls(text)[:1]
+        errors = call_errors(text[: text.find("</tool_call>") + 12] if calls else text, calls, tools, Hermes())
         chosen = calls[0].name if calls else None
         fired = 0
     elif system == "toolkengpt":
@@ -163,14 +166,14 @@ def _score_kamel(session: Session, system: System, subset: str, item: dict[str, 
         fired = len(generator.events)
     else:
         generator = _generator(session, data, "kamel", "trigger", stop=("\n",))
-        dialect = TriggerPythonic()
+        dialect = TriggerHermes()
         grammar = session.cached(("figure5_grammar", n), lambda: Grammar(tools, generator.vocab, dialect))
         runner = generator
         if system == "tooldec_beam":
             runner = session.cached(("figure5_beam", "kamel"), lambda: NameSelector(generator, width=session.beam_width))
         generator.events.clear()
         generation, seconds = _timed(lambda: runner.generate(
-            ids, max_new_tokens=64, grammar=grammar, tool_choice="auto", parallel_tool_calls=False, max_calls=1,
+            ids, max_new_tokens=96, grammar=grammar, tool_choice="auto", parallel_tool_calls=False, max_calls=1,
             stop_after_call=dialect))
         text = _decode(generator, generation.ids)
         calls = dialect.parse_calls(text)[:1]

@@ -122,7 +122,7 @@ def learned_tokens(session: Session, task: Task, kind: Kind, data: Path, folder:
         relabel = _as_trigger
     else:
         names = tuple(f"<{tool}>" for tool in seen)
-        expansions = tuple(f"<{tool}>(" if task == "funcqa" else f"[{tool}(" for tool in seen)
+        expansions = tuple(f"<{tool}>(" if task == "funcqa" else f'<tool_call>\n{{"name": "{tool}"' for tool in seen)
         rows_of = {i: i for i in range(len(seen))}
         relabel = _identity
     weight, record = fit_rows(relabel(train), len(names))

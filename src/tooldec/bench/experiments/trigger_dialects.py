@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from ...dialects import Pythonic, ToolkenGPT
+from ...dialects import Hermes, Pythonic, ToolkenGPT
 from ...learned import TRIGGER
 
-__all__ = ["TriggerPythonic", "TriggerToolken"]
+__all__ = ["TriggerHermes", "TriggerPythonic", "TriggerToolken"]
 
 
 class TriggerToolken(ToolkenGPT):
@@ -31,3 +31,12 @@ class TriggerPythonic(Pythonic):
     name: ClassVar[str] = "pythonic_trigger"
     trigger: ClassVar[str | None] = TRIGGER
     head: ClassVar[bytes] = b" ["
+
+
+class TriggerHermes(Hermes):
+    """KAMEL: ``<T>`` then ``<tool_call>\\n{"name": "...", "arguments": {...}}\\n</tool_call>``: the
+    format Qwen2.5 is trained to call tools in, so the name is chosen where the model expects one."""
+
+    name: ClassVar[str] = "hermes_trigger"
+    trigger: ClassVar[str | None] = TRIGGER
+    head: ClassVar[bytes] = b'<tool_call>\n{"name": "'
