@@ -9,9 +9,12 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from .common import SYSTEMS, Session, System, markdown_table, run_subset
+from .common import SYSTEMS, Session, System, constrained, markdown_table, run_subset
 
 __all__ = ["EXPERIMENTS", "experiment", "report", "run", "systems_of"]
+
+_ERROR_COUNTS = ("name_errors", "argument_errors", "format_errors")
+"""Per-row error counts of ToolEval (the other tables list the errors in ``invalid_kinds``)."""
 
 EXPERIMENTS = ("funcqa", "generalization", "tooleval", "restbench", "bfcl", "figure5", "naming")
 
@@ -59,6 +62,11 @@ def run(name: str, session: Session, system: System, *, data: Path, out: Path, l
         rows = run_subset(subset, items, score, folder / f"{subset}.jsonl", desc=f"{name}/{subset} [{system}]",
                           resume=resume)
         summaries[subset] = module.summarize(rows)
+        if constrained(system):
+            errors = sum(len(r.get("invalid_kinds", [])) + sum(r.get(k, 0) for k in _ERROR_COUNTS) for r in rows)
+            if errors:  # the claim every ToolDec row makes: never a tool error
+                raise RuntimeError(f"{name}/{subset}: {system} wrote {errors} tool errors (see "
+                                   f"{folder / f'{subset}.jsonl'}): a bug in the grammar or the experiment")
     order = list(module.SUBSETS)
     summaries = dict(sorted(summaries.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else 99))
     summary = {"setup": {**session.describe(), "system": system, "limit": limit, "decoding": "greedy",
