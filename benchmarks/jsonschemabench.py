@@ -1,22 +1,27 @@
-"""JSONSchemaBench coverage: every schema compiles or is refused with a typed error, and the
-instances tooldec generates validate.
+"""JSONSchemaBench coverage: every schema compiles or is refused with a typed error, the
+instances tooldec generates validate, and compile time and memory stay bounded.
 
-For each schema file: normalise it (or record the typed error: unsupported keyword or invalid
-schema), build its automaton, sample instances by random walks over bytes (steering to the end
-after a soft length limit), and validate each with jsonschema (draft 2020-12, format checks on)
-against the schema as written. Writes JSON Lines per schema and prints a summary per set.
+For each schema file: normalise it (or record the typed error and its keyword), build its
+automaton (NFA, then the lazy DFA's start: what a tool costs before its first mask), timing
+that, then sample instances by random walks over
+bytes (steering to the end after a soft length limit) and validate each with jsonschema (draft
+2020-12, format checks on) against the schema as written; the time limit covers compile and
+samples. Then it compiles the schema again under tracemalloc for its peak memory (outside the
+time limit; regex automata are cached by then). Writes JSON Lines per schema, prints
+a summary per set, the refusals by keyword and the ten slowest compiles.
 
-    .venv/bin/python benchmarks/jsonschemabench.py [--data DIR] [--samples 5] [--limit N]
+    .venv/bin/python benchmarks/jsonschemabench.py [--data DIR] [--samples 5] [--limit N] [--timeout 5]
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
-import signal
 import json
 import random
+import signal
 import time
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +29,7 @@ import jsonschema
 from tqdm import tqdm
 
 from tooldec.automata.json_schema import SchemaCompiler
-from tooldec.automata.lazy import SINK, LazyDFA
+from tooldec.automata.dfa import SINK, LazyDFA
 from tooldec.automata.nfa import NFA
 from tooldec.bench.datasets import data_dir
 from tooldec.errors import InvalidSchemaError, UnsupportedSchemaError
@@ -50,17 +55,24 @@ def sample(dfa: LazyDFA, rng: random.Random, soft_limit: int = 200) -> bytes:
             raise AssertionError("walked into the sink")
 
 
-def check(schema: Any, samples: int, rng: random.Random) -> dict[str, Any]:
-    try:
-        normalized = normalize_any_schema(schema)
-    except UnsupportedSchemaError as err:
-        return {"status": "unsupported", "keyword": err.keyword, "error": str(err)[:200]}
-    except InvalidSchemaError as err:
-        return {"status": "invalid", "error": str(err)[:200]}
-    started = time.perf_counter()
+def compile_schema(schema: Any) -> tuple[LazyDFA, NFA]:
+    """What registering and first using a tool costs: normalise, build the NFA, start the DFA."""
+    normalized = normalize_any_schema(schema)
     nfa = NFA()
     root = normalized if isinstance(normalized, dict) else {}
-    dfa = LazyDFA(nfa, SchemaCompiler(nfa, root).value(normalized))
+    return LazyDFA(nfa, SchemaCompiler(nfa, root).value(normalized)), nfa
+
+
+def check(schema: Any, samples: int, rng: random.Random) -> dict[str, Any]:
+    started = time.perf_counter()
+    try:
+        dfa, nfa = compile_schema(schema)
+    except UnsupportedSchemaError as err:
+        return {"status": "unsupported", "keyword": err.keyword, "error": str(err)[:200],
+                "kind": type(err).__name__}
+    except InvalidSchemaError as err:
+        return {"status": "invalid", "error": str(err)[:200]}
+    seconds = time.perf_counter() - started
     if dfa.is_empty:
         return {"status": "empty"}
     checker = jsonschema.Draft202012Validator(schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
@@ -77,10 +89,21 @@ def check(schema: Any, samples: int, rng: random.Random) -> dict[str, Any]:
             bad.append(f"{errors[0].message[:120]}: {text[:80]!r}")
     return {
         "status": "compiled" if not bad else "wrong",
-        "seconds": round(time.perf_counter() - started, 4),
-        "states": dfa.n_states,
+        "seconds": round(seconds, 4),
+        "nfa_states": len(nfa.edges),
         "bad": bad[:2],
     }
+
+
+def peak_memory(schema: Any) -> float:
+    """Peak MB allocated by a second compile, under tracemalloc (which slows it down: it runs
+    outside the time limit; regex automata are cached by then)."""
+    tracemalloc.start()
+    try:
+        compile_schema(schema)
+        return tracemalloc.get_traced_memory()[1] / 2**20
+    finally:
+        tracemalloc.stop()
 
 
 def _raise_timeout(signum: int, frame: object) -> None:
@@ -93,13 +116,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--samples", type=int, default=5)
     parser.add_argument("--limit", type=int, default=None, help="schemas per set")
     parser.add_argument("--out", default="runs/jsonschemabench.jsonl")
-    parser.add_argument("--timeout", type=int, default=30, help="seconds per schema")
+    parser.add_argument("--timeout", type=int, default=5, help="seconds per schema (compile and samples)")
     args = parser.parse_args(argv)
     signal.signal(signal.SIGALRM, _raise_timeout)
     root = data_dir(args.data) / "jsonschemabench"
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     totals: dict[str, collections.Counter[str]] = {}
+    keywords: collections.Counter[str] = collections.Counter()
+    compiled: list[tuple[float, float, str]] = []
     rng = random.Random(0)
     with out.open("w") as sink:
         for name in SETS:
@@ -117,8 +142,14 @@ def main(argv: list[str] | None = None) -> int:
                     row = {"status": "timeout"}
                 except Exception as err:  # a crash is a finding, recorded and counted
                     row = {"status": "crash", "error": f"{type(err).__name__}: {err}"[:200]}
+                if "seconds" in row:
+                    row["peak_mb"] = round(peak_memory(schema), 2)
                 row["file"] = f"{name}/{path.name}"
                 counts[row["status"]] += 1
+                if row["status"] == "unsupported":
+                    keywords[row["keyword"]] += 1
+                if "seconds" in row:
+                    compiled.append((row["seconds"], row["peak_mb"], row["file"]))
                 sink.write(json.dumps(row) + "\n")
             totals[name] = counts
     print(f"{'set':15} {'schemas':>7} {'compiled':>8} {'unsupported':>11} {'invalid':>7} {'empty':>5} {'wrong':>5} {'crash':>5} {'timeout':>7}")
@@ -127,6 +158,17 @@ def main(argv: list[str] | None = None) -> int:
             f"{name:15} {sum(c.values()):>7} {c['compiled']:>8} {c['unsupported']:>11} {c['invalid']:>7} {c['empty']:>5}"
             f" {c['wrong']:>5} {c['crash']:>5} {c['timeout']:>7}"
         )
+    print("\nrefusals (UnsupportedSchemaError, SchemaTooComplexError) by keyword:")
+    for keyword, n in keywords.most_common():
+        print(f"  {keyword:25} {n}")
+    if compiled:
+        times = sorted(t for t, _, _ in compiled)
+        mems = sorted(m for _, m, _ in compiled)
+        print(f"\ncompile (normalise + NFA + lazy DFA start), {len(compiled)} schemas: median {times[len(times) // 2] * 1000:.1f} ms,"
+              f" max {times[-1] * 1000:.0f} ms; peak memory median {mems[len(mems) // 2]:.2f} MB, max {mems[-1]:.1f} MB")
+        print("slowest ten:")
+        for seconds, mb, file in sorted(compiled, reverse=True)[:10]:
+            print(f"  {file:60} {seconds * 1000:8.1f} ms {mb:8.2f} MB")
     return 1 if any(c["wrong"] or c["crash"] for c in totals.values()) else 0
 
 

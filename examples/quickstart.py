@@ -5,7 +5,8 @@ Run: .venv/bin/python examples/quickstart.py   (tests/test_examples.py runs it t
 
 from typing import Literal
 
-from tooldec import Grammar, Machine, ToolSet, load_vocabulary
+from tooldec import Compiler, Machine, load_vocabulary
+from tooldec.decoding import allocate_token_bitmask, unpack_bitmask
 from tooldec.dialects import Hermes
 from tooldec.models import smollm2_gguf_path
 
@@ -20,15 +21,16 @@ def get_weather(city: str, unit: Literal["celsius", "fahrenheit"] = "celsius") -
     return {"city": city, "temperature": 21, "unit": unit}
 
 
-tools = ToolSet([get_weather])  # also OpenAI / MCP / Anthropic dicts, Pydantic models, OpenAPI
 vocab = load_vocabulary(smollm2_gguf_path())  # exact bytes of every token id
-machine = Machine(Grammar(tools, vocab, Hermes()), tool_choice="required")
+compiler = Compiler(vocab, Hermes())  # prepared once per vocabulary; shareable by threads
+grammar = compiler.compile([get_weather])  # also OpenAI / MCP / Anthropic dicts, Pydantic models, OpenAPI
+machine = Machine(grammar, tool_choice="required")  # one cursor per sequence
 
 # the model may only start the call; after the name, only valid arguments
-text = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris", "unit": "'
-for byte_token in text.encode():  # one byte at a time here; any tokenization works
-    assert machine.advance(vocab.token_bytes.index(bytes([byte_token])))
-allowed = [vocab.token_bytes[i] for i in machine.allowed_token_ids()]
+assert machine.accept_string('<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris", "unit": "')
+bitmask = allocate_token_bitmask(1, vocab.size)
+machine.fill_bitmask(bitmask)
+allowed = [vocab.token_bytes[i] for i in unpack_bitmask(bitmask[0], vocab.size).nonzero()[0]]
 print(f"{len(allowed)} tokens allowed, e.g. {sorted(allowed)[:4]}")
 assert all(b"celsius".startswith(t) or b"fahrenheit".startswith(t) for t in allowed)
-print("shortest completion:", machine.shortest_completion(), "bytes")
+print("tokens to close the call:", machine.min_tokens())

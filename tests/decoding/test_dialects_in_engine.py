@@ -7,7 +7,7 @@ import random
 import numpy as np
 import pytest
 
-from tooldec.automata.lazy import SINK, LazyDFA
+from tooldec.automata.dfa import SINK, LazyDFA
 from tooldec.automata.nfa import NFA
 from tooldec.bench.datasets import funcqa_tools
 from tooldec.bench.walks import check_walk, random_walk

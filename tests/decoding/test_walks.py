@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import random
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -44,10 +45,10 @@ def test_random_walks_produce_valid_calls(any_vocab: Vocabulary, inventories: di
         assert check_walk(result, dialect, tools) is None, (check_walk(result, dialect, tools), budget)
 
 
-def gold_calls(limit: int) -> list[tuple[dict[str, Any], str]]:
+def gold_calls(data: Path, limit: int) -> list[tuple[dict[str, Any], str]]:
     """(tool definition, Hermes call text) for BFCL simple_python gold answers, arguments in schema order."""
     out = []
-    for item in bfcl_items("simple_python"):
+    for item in bfcl_items("simple_python", data):
         fn = item["function"][0]
         ((name, params),) = item["ground_truth"][0].items()
         order = list(fn["parameters"].get("properties", {}))
@@ -59,9 +60,9 @@ def gold_calls(limit: int) -> list[tuple[dict[str, Any], str]]:
     return out
 
 
-def test_gold_calls_are_accepted_token_by_token(any_vocab: Vocabulary) -> None:
+def test_gold_calls_are_accepted_token_by_token(any_vocab: Vocabulary, data_dir: Path, full_data: bool) -> None:
     first: dict[str, dict[str, Any]] = {}
-    calls = [(fn, text) for fn, text in gold_calls(130) if first.setdefault(fn["name"], fn) is fn]  # BFCL reuses names
+    calls = [(fn, text) for fn, text in gold_calls(data_dir, 130) if first.setdefault(fn["name"], fn) is fn]  # BFCL reuses names
     tools = ToolSet(first.values())
     grammar = Grammar(tools, any_vocab, Hermes())
     accepted = 0
@@ -74,7 +75,7 @@ def test_gold_calls_are_accepted_token_by_token(any_vocab: Vocabulary) -> None:
             assert machine.advance(tid), f"{fn['name']}: refused {any_vocab.token_bytes[tid]!r} after {machine.text!r}"
         assert machine.calls_completed == 1 and machine.is_accepting()
         accepted += 1
-    assert accepted >= 100
+    assert accepted >= (100 if full_data else len(calls) - 1)  # the fixtures hold one gold value outside its schema
 
 
 def test_budget_counts_tokens_not_bytes(qwen_vocab: Vocabulary) -> None:
@@ -90,11 +91,12 @@ def test_budget_counts_tokens_not_bytes(qwen_vocab: Vocabulary) -> None:
         },
     }
     tools = ToolSet([fact])
-    dialect = Hermes()
+    dialect = Hermes(openers=["tag"])  # the tag alone: then the trigger is the cheapest way in
     grammar = Grammar(tools, qwen_vocab, dialect)
     probe = Machine(grammar)
-    need = grammar.completions.tokens(("start", ""), True)
-    assert need < probe.grammar.distance(("start", ""), True) // 2  # far fewer tokens than bytes
+    required = Machine(grammar, tool_choice="required")
+    need = required.min_tokens()
+    assert need < required.shortest_completion() // 2  # far fewer tokens than bytes
     trigger = qwen_vocab.token_bytes.index(b"<tool_call>")
     assert trigger in set(probe.allowed_token_ids(budget=need + 1).tolist())
     assert trigger not in set(probe.allowed_token_ids(budget=need - 1).tolist())

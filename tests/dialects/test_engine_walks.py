@@ -8,6 +8,7 @@ where a tail that ends ambiguously, or a parser that disagrees with the grammar,
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import pytest
 
@@ -31,10 +32,10 @@ WALKS = 25
     ],
 )
 def test_random_walks_parse_back_as_valid_calls(
-    make: type[Dialect], inventory: str, smollm2_vocab: Vocabulary, data_dir: object
+    make: type[Dialect], inventory: str, smollm2_vocab: Vocabulary, data_dir: Path
 ) -> None:
-    load = {"funcqa": funcqa_tools, "tooleval": toolbench_tools, "bfcl": bfcl_tools}[inventory]
-    tools = ToolSet(load())
+    specs = {"funcqa": funcqa_tools, "tooleval": lambda: toolbench_tools(data_dir), "bfcl": lambda: bfcl_tools(data_dir)}
+    tools = ToolSet(specs[inventory]())
     dialect = ToolkenGPT(tools) if make is ToolkenGPT else make()
     grammar = Grammar(tools, smollm2_vocab, dialect)
     rng = random.Random(f"dialect-walk-{dialect.name}")

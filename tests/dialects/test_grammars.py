@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from tooldec.automata.nfa import DEAD
+from tooldec.automata.dfa import SINK
 from tooldec.dialects import NEXT_CALL, Dialect, Llama3Json, Mistral, Pythonic, ReAct, ToolkenGPT
 from tooldec.tools import Tool
 
@@ -128,8 +128,8 @@ def test_call_grammar(cls: type[Dialect], tool: str, text: str, accepted: bool, 
 def test_next_call_branch_is_marked(cls: type[Dialect], tool: str, text: str, tools: dict[str, Tool]) -> None:
     """With ``next_call`` the grammar reaches the ``NEXT_CALL`` mark where the next name begins."""
     dfa = call_dfa(cls(), tools[tool], next_call=True)
-    state = dfa.step(0, text.encode())
-    assert state != DEAD and dfa.marks.get(state) == NEXT_CALL and dfa.accepting[state]
+    state, _ = dfa.walk(text.encode())
+    assert state != SINK and dfa.marks.get(state) == NEXT_CALL and dfa.accepting[state]
     closed = text[: text.rindex("}") + 1] + "]" if cls is Mistral else text[:-2] + "]"
     assert dfa.accepts(closed.encode())  # the list may also close there
 

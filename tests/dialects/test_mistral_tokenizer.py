@@ -17,7 +17,7 @@ from mistral_common.protocol.instruct.tool_calls import Tool as MistralTool
 from mistral_common.protocol.instruct.tool_calls import ToolCall as MistralToolCall
 from mistral_common.tokens.tokenizers.mistral import MistralTokenizer
 
-from tooldec.automata.nfa import DEAD
+from tooldec.automata.dfa import SINK
 from tooldec.dialects import Mistral
 from tooldec.models import mistral_tokenizer_path
 from tooldec.tokens import Vocabulary, from_sentencepiece
@@ -38,10 +38,10 @@ def _walk(dialect: Mistral, tools: dict[str, Tool], data: bytes) -> list[str]:
         name = next(n for n in tools if data.startswith(n.encode()))
         names.append(name)
         dfa = call_dfa(dialect, tools[name], next_call=True)
-        state = 0
+        state, counts = dfa.start, {}
         for i, byte in enumerate(data):
-            state = int(dfa.trans[state, byte])
-            assert state != DEAD, data[: i + 1]
+            state, counts = dfa.advance_exact(state, byte, counts)
+            assert state != SINK, data[: i + 1]
             if state in dfa.marks:
                 data = data[i + 1:]
                 break

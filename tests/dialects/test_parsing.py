@@ -50,7 +50,8 @@ TABLE: list[tuple[Dialect, str, Calls]] = [
      [("f", {"a": 1}), ("g", {})]),
     (Mistral(), '[TOOL_CALLS][{"name": "f", "arguments": {"a": 1}, "id": "abcdefghi"}]', [("f", {"a": 1})]),
     (Mistral(), '[TOOL_CALLS] [{"name": "f", "arguments": {"a": 1}}', []),  # unclosed list
-    (Mistral(), '[{"name": "f", "arguments": {"a": 1}}]', []),  # no trigger
+    (Mistral(openers=["tag"]), '[{"name": "f", "arguments": {"a": 1}}]', []),  # no trigger
+    (Mistral(), '[{"name": "f", "arguments": {"a": 1}}]', [("f", {"a": 1})]),  # a bare list of calls
     (Mistral(), '[TOOL_CALLS] [{"name": "f", "arguments": "x"}, {"arguments": {}}, {"name": "g"}]', [("g", {})]),
     # pythonic
     (Pythonic(), '[get_weather(city="San Francisco", metric="celsius"), get_time()]',

@@ -35,7 +35,7 @@ def _gold(item: dict[str, Any]) -> tuple[Tool, ToolCall] | None:
 
 
 @pytest.mark.parametrize("name", sorted(DIALECTS))
-def test_bfcl_gold_calls_round_trip(name: str, bfcl_items: list[dict[str, Any]]) -> None:
+def test_bfcl_gold_calls_round_trip(name: str, bfcl_items: list[dict[str, Any]], full_data: bool) -> None:
     checked = 0
     for item in bfcl_items[::SAMPLE_EVERY]:
         gold = _gold(item)
@@ -53,7 +53,7 @@ def test_bfcl_gold_calls_round_trip(name: str, bfcl_items: list[dict[str, Any]])
         assert (parsed.name, dict(parsed.arguments)) == (call.name, dict(call.arguments)), item["id"]
         assert dialect.format_call(parsed) == text  # type: ignore[attr-defined]
         checked += 1
-    assert checked >= 10
+    assert checked >= (10 if full_data else 5)  # the fixtures hold 43 of the 400 items
 
 
 def test_mistral_writes_a_valid_id_and_the_grammar_takes_it(bfcl_tools: dict[str, Tool]) -> None:

@@ -25,7 +25,7 @@ def _funcqa_texts(data_dir: Path) -> list[str]:
     return texts
 
 
-def test_funcqa_calls_grammar_and_schema_agree(data_dir: Path, funcqa: dict[str, Tool]) -> None:
+def test_funcqa_calls_grammar_and_schema_agree(data_dir: Path, full_data: bool, funcqa: dict[str, Tool]) -> None:
     """Every call FuncQA writes is accepted by the grammar exactly when its arguments fit the tool."""
     dialect = ToolkenGPT(funcqa.values())
     seen = accepted = 0
@@ -38,7 +38,7 @@ def test_funcqa_calls_grammar_and_schema_agree(data_dir: Path, funcqa: dict[str,
             assert ok == valid, match.group(0)
             seen += 1
             accepted += ok
-    assert seen > 300 and accepted > 0
+    assert seen > (300 if full_data else 100) and accepted > 0  # the fixtures hold 8 items of each set
 
 
 @pytest.mark.parametrize("op", ["add", "subtract", "multiply", "divide", "power", "choose", "permutate", "remainder"])

@@ -7,6 +7,7 @@ import enum
 import functools
 from typing import Any, Literal, Optional, Union
 
+import pydantic
 import pytest
 
 from tooldec.errors import ToolRegistrationError
@@ -50,7 +51,7 @@ def f_union_complex(x: int | list[str]) -> None: ...
 
 HINTS = [
     (f_int, {"type": "integer"}), (f_float, {"type": "number"}), (f_str, {"type": "string"}),
-    (f_bool, {"type": "boolean"}), (f_none, {"type": "null"}), (f_any, {}),
+    (f_bool, {"type": "boolean"}), (f_none, {"type": "null"}), (f_any, True),
     (f_list, {"type": "array"}), (f_list_int, {"type": "array", "items": {"type": "integer"}}),
     (f_nested, {"type": "array", "items": {"type": "array", "items": {"type": "string"}}}),
     (f_tuple, {"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string"}], "minItems": 2, "maxItems": 2}),
@@ -61,7 +62,7 @@ HINTS = [
     (f_optional_list, {"type": ["array", "null"], "items": {"type": "integer"}}),
     (f_optional_literal, {"enum": ["a", "b", None]}),
     (f_union, {"type": ["integer", "string"]}),
-    (f_union_complex, {"anyOf": [{"type": "integer"}, {"type": "array", "items": {"type": "string"}}]}),
+    (f_union_complex, {"type": ["integer", "array"], "items": {"type": "string"}}),
 ]
 
 
@@ -133,7 +134,6 @@ class Opaque:
 
 
 def bad_type(x: Opaque) -> None: ...
-def set_type(x: set[int]) -> None: ...
 def unresolvable(x: NoSuchType) -> None: ...  # type: ignore[name-defined]  # noqa: F821
 
 
@@ -144,7 +144,6 @@ def unresolvable(x: NoSuchType) -> None: ...  # type: ignore[name-defined]  # no
     (positional_only, "parameter 'x' is positional-only"),
     (int_keys, "parameter 'x': JSON object keys are strings"),
     (bad_type, "parameter 'x': type <class 'test_tools_callables.Opaque'> has no JSON Schema mapping"),
-    (set_type, "at /properties/x/uniqueItems: keyword 'uniqueItems'"),
     (unresolvable, "cannot resolve the type hints"),
 ])
 def test_refused_parameters(fn: Any, words: str) -> None:
@@ -177,10 +176,8 @@ def test_dataclass_parameters_through_pydantic() -> None:
     props = tool.parameters["properties"]
     assert props["to"] == point
     assert props["via"] == {"type": ["array", "null"], "items": point}
-    segment = {"type": "object", "properties": {"start": {"$ref": "#/$defs/Point"}, "end": {"$ref": "#/$defs/Point"}},
-               "required": ["start", "end"]}
-    assert props["along"] == {**segment, "type": ["object", "null"]}
-    assert tool.parameters["$defs"] == {"Point": point}, "nested models' $defs are hoisted to the top"
+    segment = {"type": "object", "properties": {"start": point, "end": point}, "required": ["start", "end"]}
+    assert props["along"] == {**segment, "type": ["object", "null"]}, "nested models' references are resolved"
     assert tool.validate_arguments({"to": {"x": 1, "y": 2}, "via": [{"x": 1, "y": "no"}]}) == [
         "at /via/0/y: 'no' is not of type 'integer'"]
     assert tool.validate_arguments({"to": {"x": 1, "y": 2}, "along": {"start": {"x": 1, "y": 2}, "end": {}}}) == [
@@ -223,3 +220,56 @@ def test_lambda_name_is_refused() -> None:
 
     with pytest.raises(InvalidToolNameError, match="'<lambda>' is not a valid tool name"):
         Tool.from_function(lambda: None)
+
+
+# --- The way back: the JSON the model wrote, converted to each parameter's annotated type. ---
+
+class Box(pydantic.BaseModel):
+    width: float
+    labels: set[str] = set()
+
+
+def typed_tool(color: Color, where: Point, tags: set[str], pair: tuple[int, Color], level: Optional[Level] = None,
+               path: list[Point] = [], frozen: frozenset[int] = frozenset(), plain: list[int] = []) -> Any:  # noqa: B006
+    """Returns what it was given, to see the types."""
+    return {"color": color, "where": where, "tags": tags, "pair": pair, "level": level, "path": path,
+            "frozen": frozen, "plain": plain}
+
+
+def test_arguments_are_given_the_annotated_types() -> None:
+    tool = Tool.from_function(typed_tool)
+    got = tool(color="red", where={"x": 1, "y": 2}, tags=["a", "b", "a"], pair=[3, "green"], level=2,
+               path=[{"x": 0, "y": 0}], frozen=[1, 1], plain=[5])
+    assert got == {"color": Color.RED, "where": Point(1, 2), "tags": {"a", "b"}, "pair": (3, Color.GREEN),
+                   "level": Level.HIGH, "path": [Point(0, 0)], "frozen": frozenset({1}), "plain": [5]}
+    assert tool(color="green", where={"x": 0, "y": 0}, tags=[], pair=[0, "red"], level=None)["level"] is None
+
+
+def test_a_pydantic_model_parameter_gets_the_model() -> None:
+    def pack(box: Box, boxes: dict[str, Box]) -> Any:
+        """Packs boxes."""
+        return box, boxes
+
+    tool = Tool.from_function(pack)
+    labels = tool.parameters["properties"]["box"]
+    assert "uniqueItems" not in str(tool.parameters), labels  # the set is a plain array: decoding can write it
+    box, boxes = tool(box={"width": 2, "labels": ["x", "x"]}, boxes={"a": {"width": 1}})
+    assert box == Box(width=2.0, labels={"x"}) and boxes == {"a": Box(width=1.0)}
+    with pytest.raises(pydantic.ValidationError):
+        tool(box={"width": "wide"}, boxes={})
+
+
+def test_set_parameters_need_no_unique_items() -> None:
+    def tag(items: set[int]) -> int:
+        """Counts distinct items."""
+        return len(items)
+
+    tool = Tool.from_function(tag)
+    assert tool.parameters["properties"]["items"] == {"type": "array", "items": {"type": "integer"}}
+    assert tool(items=[1, 2, 2]) == 2
+
+
+def test_functions_without_hints_get_the_json_values() -> None:
+    tool = Tool.from_dict({"name": "echo", "parameters": {"type": "object", "properties": {"x": {}}}})
+    tool = Tool(tool.name, tool.description, tool.parameters, lambda **kw: kw)
+    assert tool(x={"a": [1]}) == {"x": {"a": [1]}}

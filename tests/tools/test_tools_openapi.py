@@ -11,7 +11,7 @@ import pytest
 
 from tooldec.errors import ToolRegistrationError, UnsupportedSchemaError
 from tooldec.tools import ToolSet, tools_from_openapi
-from tooldec.tools.openapi import openapi_operations
+from tooldec.tools.openapi import Argument, openapi_operations
 
 
 def load(data_dir: Path, name: str) -> dict[str, Any]:
@@ -19,16 +19,17 @@ def load(data_dir: Path, name: str) -> dict[str, Any]:
     return spec
 
 
-@pytest.mark.parametrize(("file", "count"), [("tmdb_oas.json", 54), ("spotify_oas.json", 40)])
+@pytest.mark.parametrize(("file", "count", "fixture_count"), [("tmdb_oas.json", 54, 7), ("spotify_oas.json", 40, 11)])
 @pytest.mark.parametrize("naming", ["operation_id", "method_path"])
-def test_restbench_documents(data_dir: Path, file: str, count: int, naming: Any) -> None:
+def test_restbench_documents(data_dir: Path, full_data: bool, file: str, count: int, fixture_count: int,
+                             naming: Any) -> None:
     spec = load(data_dir, file)
     before = copy.deepcopy(spec)
     operations = openapi_operations(spec, naming=naming)
     assert spec == before, "the document must not be modified"
-    assert len(operations) == count
+    assert len(operations) == (count if full_data else fixture_count)
     tools = ToolSet(op.tool for op in operations)  # unique, valid names
-    assert len(tools) == count
+    assert len(tools) == len(operations)
     for op in operations:
         params = op.tool.parameters
         assert set(op.locations) == set(params["properties"])
@@ -62,10 +63,17 @@ def test_spotify_string_booleans_and_numbers(data_dir: Path) -> None:
     assert tracks.tool.parameters["properties"]["limit"] == {"type": "integer", "minimum": 0, "maximum": 50}
     queue = ops["add-to-queue"]
     assert queue.tool.parameters["required"] == ["uri"], "'required': 'true' is read as true, 'false' as false"
-    assert ops["remove-albums-user"].locations == {"ids": "query"}, "a body field named like a query parameter is dropped"
+    remove = ops["remove-albums-user"]
+    assert remove.locations == {"ids": "query", "ids_body": "body"}, "a body field named like a query parameter is kept"
+    assert remove.arguments["ids_body"] == Argument("body", "ids")
+    assert remove.tool.source_parameters is not None
+    assert remove.tool.source_parameters["properties"]["ids_body"]["description"].startswith("(request body property 'ids') ")
     play = ops["start-a-users-playback"]
     assert {play.locations[k] for k in ("context_uri", "uris", "position_ms")} == {"body"}
     assert play.tool.parameters["properties"]["offset"] == {"additionalProperties": True, "type": "object"}
+
+
+OWNER = {"type": "object", "properties": {"email": {"type": ["string", "null"], "format": "email"}}}
 
 
 def spec_with(**operation: Any) -> dict[str, Any]:
@@ -80,7 +88,7 @@ def spec_with(**operation: Any) -> dict[str, Any]:
     }}
 
 
-def test_refs_become_defs() -> None:
+def test_refs_are_resolved() -> None:
     spec = spec_with(operationId="update pet!", parameters=[
         {"$ref": "#/components/parameters/PetId"}, {"name": "X-Trace", "in": "header", "schema": {"type": "string"}},
         {"name": "sid", "in": "cookie", "schema": {"type": "string"}}],
@@ -90,10 +98,9 @@ def test_refs_become_defs() -> None:
     assert op.locations == {"pet_id": "path", "X-Trace": "header", "name": "body", "owner": "body"}
     assert op.tool.parameters == {
         "type": "object",
-        "properties": {"pet_id": {"type": "integer", "exclusiveMinimum": 0}, "X-Trace": {"type": "string"},
-                       "name": {"type": "string"}, "owner": {"$ref": "#/$defs/Owner"}},
+        "properties": {"pet_id": {"type": "integer", "minimum": 1}, "X-Trace": {"type": "string"},
+                       "name": {"type": "string"}, "owner": OWNER},
         "required": ["pet_id", "name"],
-        "$defs": {"Owner": {"type": "object", "properties": {"email": {"type": ["string", "null"], "format": "email"}}}},
     }
 
 
@@ -104,8 +111,8 @@ def test_non_object_body_and_name_collisions() -> None:
     first, second = openapi_operations(spec, naming="method_path")
     assert (first.tool.name, second.tool.name) == ("post_pets_pet_id", "post_pets")
     assert first.locations == {"pet_id": "path", "body": "body"}
-    assert first.tool.parameters["properties"]["body"] == {"type": "array", "items": {"$ref": "#/$defs/Pet"}}
-    assert set(first.tool.parameters["$defs"]) == {"Pet", "Owner"}
+    pet = {"type": "object", "properties": {"name": {"type": "string"}, "owner": OWNER}, "required": ["name"]}
+    assert first.tool.parameters["properties"]["body"] == {"type": "array", "items": pet}
     assert first.tool.parameters["required"] == ["pet_id"]
     by_id = openapi_operations(spec)
     assert [op.tool.name for op in by_id] == ["post_pets_pet_id", "post_pets_pet_id_2"]
@@ -114,9 +121,67 @@ def test_non_object_body_and_name_collisions() -> None:
 def test_errors_name_the_operation() -> None:
     with pytest.raises(ToolRegistrationError, match="tool 'bad_ref': the reference '#/components/parameters/Nope' has no target"):
         openapi_operations(spec_with(operationId="bad_ref", parameters=[{"$ref": "#/components/parameters/Nope"}]))
-    spec = spec_with(operationId="bad_format", parameters=[{"name": "d", "in": "query", "schema": {"type": "string", "format": "byte"}}])
+    spec = spec_with(operationId="bad_format", parameters=[{"$ref": "#/components/parameters/PetId"},
+                                                           {"name": "d", "in": "query", "schema": {"type": "string", "format": "uri-template"}}])
     with pytest.raises(UnsupportedSchemaError) as info:
         tools_from_openapi(spec)
     assert (info.value.tool, info.value.pointer, info.value.keyword) == ("bad_format", "/properties/d/format", "format")
     with pytest.raises(ValueError, match="naming must be"):
         tools_from_openapi(spec, naming="path")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("spec", "message"), [
+    ({"openapi": "3.0.0", "paths": ["/pets"]}, "the document's 'paths' must be an object of path -> path item, got list"),
+    ({"openapi": "3.0.0", "paths": {"/pets": "GET"}}, "path '/pets': a path item must be an object, got str"),
+    ({"openapi": "3.0.0", "paths": {"/pets": {"get": None}}}, "GET /pets: an operation must be an object, got NoneType"),
+    ({"openapi": "3.0.0", "paths": {"/pets": {"get": {"operationId": "list", "parameters": [
+        {"in": "query", "schema": {"type": "integer"}}]}}}}, "tool 'list': parameter 0 of the operation has no name"),
+    ({"openapi": "3.0.0", "paths": {"/pets": {"parameters": [{"name": "", "in": "query"}], "get": {"operationId": "list"}}}},
+     "tool 'list': parameter 0 of the path item has no name"),
+    ({"openapi": "3.0.0", "paths": {"/pets": {"get": {"operationId": "list", "parameters": [{"name": "q"}]}}}},
+     "tool 'list': parameter 'q': 'in' must be path, query, header or cookie, got None"),
+    ({"openapi": "3.0.0", "paths": {"/pets": {"get": {"operationId": "list", "parameters": {"name": "q"}}}}},
+     "tool 'list': the operation's 'parameters' must be a list, got dict"),
+    ({"openapi": "3.0.0", "paths": {"/pets/{id}": {"get": {"operationId": "get"}}}},
+     "tool 'get': the path '/pets/{id}' has {id}, which no path parameter declares"),
+    (["openapi"], "an OpenAPI document is a JSON object, got list"),
+])
+def test_malformed_documents_give_typed_errors(spec: Any, message: str) -> None:
+    with pytest.raises(ToolRegistrationError) as info:
+        openapi_operations(spec)
+    assert str(info.value) == message
+
+
+def test_the_same_name_in_two_places_is_kept_twice() -> None:
+    """A query parameter and a required body property both called ``id``; a path and a header
+    parameter both called ``version``: each keeps its place, the later one a suffixed name."""
+    spec = {"openapi": "3.0.0", "paths": {"/things/{version}": {"put": {
+        "operationId": "put_thing",
+        "parameters": [{"name": "version", "in": "path", "schema": {"type": "integer"}},
+                       {"name": "id", "in": "query", "schema": {"type": "string"}},
+                       {"name": "version", "in": "header", "schema": {"type": "string"}}],
+        "requestBody": {"required": True, "content": {"application/json": {"schema": {
+            "type": "object", "required": ["id"],
+            "properties": {"id": {"type": "integer", "description": "The body's id."}, "body": {"type": "string"}}}}}},
+    }}}}
+    (op,) = openapi_operations(spec)
+    assert op.arguments == {
+        "version": Argument("path", "version"), "id": Argument("query", "id"),
+        "version_header": Argument("header", "version"), "id_body": Argument("body", "id"), "body": Argument("body", "body"),
+    }
+    assert op.tool.parameters["required"] == ["version", "id_body"], "the body's required property is not lost"
+    assert op.tool.parameters["properties"]["id_body"] == {"type": "integer"}
+    assert op.tool.source_parameters is not None
+    assert op.tool.source_parameters["properties"]["id_body"]["description"] == "(request body property 'id') The body's id."
+    assert op.tool.validate_arguments({"version": 2, "id_body": 7}) == []
+
+
+def test_servers_security_and_explode_are_kept() -> None:
+    spec = {"openapi": "3.0.0", "servers": [{"url": "https://{env}.example.com", "variables": {"env": {"default": "api"}}}],
+            "security": [{"key": []}],
+            "paths": {"/a": {"get": {"operationId": "a", "parameters": [
+                {"name": "ids", "in": "query", "explode": False, "schema": {"type": "array", "items": {"type": "integer"}}}]}},
+                      "/b": {"servers": [{"url": "https://b.example.com"}], "get": {"operationId": "b", "security": []}}}}
+    a, b = openapi_operations(spec)
+    assert (a.servers, a.security, a.arguments["ids"].explode) == (("https://api.example.com",), ("key",), False)
+    assert (b.servers, b.security) == (("https://b.example.com",), ())

@@ -73,7 +73,7 @@ def test_dict_description_must_be_text() -> None:
 
 def test_dict_schema_errors_name_the_tool() -> None:
     with pytest.raises(UnsupportedSchemaError) as info:
-        Tool.from_dict({"name": "book", "parameters": {"type": "object", "properties": {"when": {"type": "string", "format": "duration"}}}})
+        Tool.from_dict({"name": "book", "parameters": {"type": "object", "properties": {"when": {"type": "string", "format": "uri-template"}}}})
     assert (info.value.tool, info.value.pointer, info.value.keyword) == ("book", "/properties/when/format", "format")
     with pytest.raises(InvalidSchemaError, match="tool 'book': at /: parameters must be an object schema"):
         Tool.from_dict({"name": "book", "parameters": {"type": "array"}})
@@ -191,13 +191,12 @@ def test_from_pydantic_with_nested_model() -> None:
         "properties": {
             "name": {"type": "string", "minLength": 1},
             "age": {"type": "integer", "minimum": 0, "maximum": 150},
-            "role": {"type": "string", "enum": ["admin", "user"]},
-            "address": {"$ref": "#/$defs/Address"},
-            "previous": {"type": "array", "items": {"$ref": "#/$defs/Address"}},
-            "nickname": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+            "role": {"enum": ["admin", "user"]},
+            "address": address,
+            "previous": {"type": "array", "items": address},
+            "nickname": {"type": ["string", "null"]},
         },
         "required": ["name", "age", "address"],
-        "$defs": {"Address": address},
     }
     good = {"name": "Ada", "age": 36, "address": {"street": "Main", "zip_code": "12345"}}
     assert tool.validate_arguments(good) == []

@@ -1,17 +1,28 @@
-"""JSON Schema (as normalised by ``tools.schema``) to a byte NFA of the values it allows.
+"""Normalized JSON Schema (``tools.schema``'s core form) to a byte NFA of the values it allows.
+
+The compiler does not interpret schemas: ``tools.schema`` has already decided what every keyword
+means, combined them, unrolled references and refused what cannot be written; the compiler maps
+each core keyword to NFA pieces and never raises on a schema the normalizer accepted. The core
+form is documented in ``tools.schema_algebra``.
 
 Choices that make the language regular and the output predictable, each documented:
 
 * Object properties are written in the order the schema declares them; optional ones may be
-  left out. Other keys are allowed only when ``additionalProperties`` is ``true`` or a schema,
-  or when an object declares no properties at all; such extra keys are plain ASCII names
-  (``[A-Za-z0-9_-]+``), never one of the declared names, written after the declared ones.
-* Recursion through ``$ref`` is unrolled ``MAX_REF_DEPTH`` times; ``{}`` (any JSON value)
-  nests arrays and objects ``ANY_DEPTH`` levels deep.
-* Strings may hold any Unicode character; escapes are ``\\" \\\\ \\/ \\b \\f \\n \\r \\t`` and
-  ``\\uXXXX`` outside the surrogate range (so every escape is one character, which keeps
-  ``minLength``/``maxLength`` exact).
+  left out. Other keys come after the declared ones, only when ``additionalProperties`` is given
+  (and not ``false``), when ``patternProperties`` are, or when an object declares no properties
+  at all. Keys for ``additionalProperties`` are ASCII names (``[A-Za-z0-9_-]+``); keys for a
+  pattern are printable ASCII; neither is a declared name or matches another pattern. An extra
+  key may repeat (JSON keeps the last), so ``minProperties`` counts at most one extra key.
+* ``{}`` (any JSON value) nests arrays and objects ``ANY_DEPTH`` levels deep.
+* Strings may hold any Unicode character; escapes are ``\\" \\\\ \\/ \\b \\f \\n \\r \\t``,
+  ``\\uXXXX`` outside the surrogate range, and surrogate pairs ``\\uD83D\\uDE00`` (one character,
+  as ``json.dumps`` writes an emoji), never a lone surrogate. Inside a ``pattern`` or ``format``
+  each character has one spelling, the one ``json.dumps(..., ensure_ascii=False)`` uses.
+* Numbers: see :mod:`.numbers` (bounded numbers have no exponent).
 * Whitespace between tokens follows a :class:`Whitespace` policy (compact by default).
+
+Counted lengths (``minLength``/``maxLength``, ``minItems``/``maxItems``, extra object members)
+all go through :meth:`SchemaCompiler.counted`, the one place that turns a count into NFA pieces.
 """
 
 from __future__ import annotations
@@ -19,19 +30,26 @@ from __future__ import annotations
 import enum
 import functools
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
-import jsonschema
+import interegular
 
-from ..tools.schema import MAX_REF_DEPTH
+from .json_members import Members
 from .nfa import NFA, Frag
 from .numbers import integer_fragment, number_fragment
-from .regex import FORMAT_PATTERNS, anchored, length_regex, regex_fragment
+from .regex import (
+    anchored,
+    fsm_fragment,
+    fsm_of,
+    literal_regex,
+    string_regexes,
+)
 from .utf8 import normalize_ranges, utf8_sequences
 
-__all__ = ["ANY_DEPTH", "Syntax", "Whitespace", "Style", "SchemaCompiler", "dumps"]
+__all__ = ["ANY_DEPTH", "FLEXIBLE_MAX", "SchemaCompiler", "Style", "Syntax", "Whitespace", "dumps"]
 
 ANY_DEPTH = 3
 
@@ -53,7 +71,7 @@ class Whitespace(enum.Enum):
     SPACED = "spaced"
     """One space after ``,`` and ``:``, as ``json.dumps`` writes: ``{"a": 1, "b": [1, 2]}``."""
     FLEXIBLE = "flexible"
-    """Up to ``FLEXIBLE_MAX`` spaces, tabs or newlines around every ``{ } [ ] , :``."""
+    """Up to ``Style.max_whitespace`` spaces, tabs or newlines around every ``{ } [ ] , :``."""
 
 
 FLEXIBLE_MAX = 2
@@ -63,6 +81,8 @@ FLEXIBLE_MAX = 2
 class Style:
     syntax: Syntax = Syntax.JSON
     whitespace: Whitespace = Whitespace.COMPACT
+    max_whitespace: int = FLEXIBLE_MAX
+    """Longest whitespace run with ``Whitespace.FLEXIBLE`` (counted, not unrolled)."""
 
     @property
     def item_sep(self) -> bytes:
@@ -90,21 +110,30 @@ def dumps(value: Any, style: Style = Style()) -> str:
     return json.dumps(value, ensure_ascii=False, separators=seps)
 
 
-_TYPE_KEYWORDS = {
-    "object": ("properties", "required", "additionalProperties"),
-    "array": ("items", "prefixItems", "minItems", "maxItems"),
-    "string": ("minLength", "maxLength", "pattern", "format"),
-    "number": ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"),
-}
-_ALL_TYPES = ("string", "number", "integer", "boolean", "null", "array", "object")
+_ALL_KINDS = ("null", "boolean", "object", "array", "number", "string")
 _PLAIN = normalize_ranges([(0x20, 0x21), (0x23, 0x5B), (0x5D, 0x10FFFF)])
 _SHORT_ESCAPES = {0x22: b'\\"', 0x5C: b"\\\\", 0x08: b"\\b", 0x0C: b"\\f", 0x0A: b"\\n", 0x0D: b"\\r", 0x09: b"\\t"}
 _HEX = [(0x30, 0x39), (0x41, 0x46), (0x61, 0x66)]
 _KEY_CHARS = [(0x30, 0x39), (0x41, 0x5A), (0x5F, 0x5F), (0x61, 0x7A), (0x2D, 0x2D)]
+_PRINTABLE_KEYS = r"[\x20-\x7e]+"
+
+
+def _kinds(schema: Mapping[str, Any]) -> list[str]:
+    t = schema.get("type")
+    if t is None:
+        return list(_ALL_KINDS)
+    return [t] if isinstance(t, str) else list(t)
 
 
 class SchemaCompiler:
-    """Builds NFA pieces for the values of one tool's schema (``root`` resolves local refs)."""
+    """Builds NFA pieces for the values of one tool's normalized schema.
+
+    Args:
+        nfa: The NFA the pieces are added to.
+        root: The tool's normalized schema (kept for the dialects' calls; the core form has no
+            references left to resolve).
+        style: How values are written.
+    """
 
     def __init__(self, nfa: NFA, root: Mapping[str, Any], style: Style = Style()) -> None:
         self.nfa = nfa
@@ -114,144 +143,130 @@ class SchemaCompiler:
     # -- entry points -------------------------------------------------------------------------
 
     def value(self, schema: Any, refs: tuple[str, ...] = ()) -> Frag:
+        """The values of a core schema (``refs`` is ignored: references are already unrolled)."""
         nfa = self.nfa
-        if schema is True or schema == {}:
+        if schema is True:
             return self.any_value(ANY_DEPTH)
         if schema is False:
             return nfa.never()
-        if "$ref" in schema:
-            ref = schema["$ref"]
-            if refs.count(ref) >= MAX_REF_DEPTH:
-                return nfa.never()
-            rest = {k: v for k, v in schema.items() if k != "$ref"}
-            target = self._resolve(ref)
-            return self.value(_merge(target, rest) if rest else target, refs + (ref,))
-        if "allOf" in schema:
-            merged = {k: v for k, v in schema.items() if k != "allOf"}
-            for branch in schema["allOf"]:
-                while isinstance(branch, Mapping) and "$ref" in branch:  # counted like any reference
-                    ref = branch["$ref"]
-                    if refs.count(ref) >= MAX_REF_DEPTH:
-                        return nfa.never()
-                    refs += (ref,)
-                    rest = {k: v for k, v in branch.items() if k != "$ref"}
-                    target = self._resolve(ref)
-                    branch = _merge(target, rest) if rest else target
-                merged = _merge(merged, branch)
-            return self.value(merged, refs)
-        for key in ("anyOf", "oneOf"):
-            if key in schema:
-                rest = {k: v for k, v in schema.items() if k != key}
-                return nfa.alt(*(self.value(_merge(rest, self._deref(b)) if rest else b, refs) for b in schema[key]))
-        if "const" in schema or "enum" in schema:
+        if "anyOf" in schema:
+            return nfa.alt(*(self.value(b) for b in schema["anyOf"]))
+        if "enum" in schema:
             return self.literals(schema)
-        return nfa.alt(*(self.typed(t, schema, refs) for t in _types(schema)))
+        excluded = schema.get("not", {}).get("enum", [])
+        return nfa.alt(*(self.typed(kind, schema, excluded) for kind in _kinds(schema)))
 
     def object_members(self, schema: Mapping[str, Any], refs: tuple[str, ...] = (), *, kwargs: bool = False) -> Frag:
         """The members of an object without its braces; ``kwargs`` writes ``name=value`` pairs."""
-        nfa = self.nfa
-        props: dict[str, Any] = dict(schema.get("properties", {}))
-        required = set(schema.get("required", []))
-        extra = schema.get("additionalProperties", not props)
-        for name in required - props.keys():
-            props[name] = extra if isinstance(extra, Mapping) else {}
-        sep = self.style.item_sep
-        key_sep = b"=" if kwargs else self.style.key_sep
-        # node[i][s]: before property i, s = whether a member was already written
-        node = [[nfa.state(), nfa.state()] for _ in range(len(props) + 1)]
-        for i, (name, sub) in enumerate(props.items()):
-            key = name.encode() if kwargs else json.dumps(name, ensure_ascii=False).encode()
-            start, end = nfa.seq(nfa.literal(key), self._sep(key_sep), self.value(sub, refs))
-            nfa.epsilon(node[i][0], start)
-            s2, e2 = self._sep(sep)
-            nfa.epsilon(node[i][1], s2)
-            nfa.epsilon(e2, start)
-            nfa.epsilon(end, node[i + 1][1])
-            if name not in required:
-                nfa.epsilon(node[i][0], node[i + 1][0])
-                nfa.epsilon(node[i][1], node[i + 1][1])
-        last = node[-1]
-        if extra is not False and not kwargs:
-            start, end = nfa.seq(self._extra_key(set(props)), self._sep(key_sep), self.value(extra if isinstance(extra, Mapping) else {}, refs))
-            nfa.epsilon(last[0], start)
-            s2, e2 = self._sep(sep)
-            nfa.epsilon(last[1], s2)
-            nfa.epsilon(e2, start)
-            nfa.epsilon(end, last[1])
-        out = nfa.state()
-        nfa.epsilon(last[0], out)
-        nfa.epsilon(last[1], out)
-        return node[0][0], out
+        return Members(self, schema, kwargs).build()
+
+    def counted(self, make: Callable[[], Frag], low: int, high: int | None,
+                sep: Callable[[], Frag] | None = None) -> Frag:
+        """``low``..``high`` repetitions of ``make()``, joined by ``sep()`` pieces if given.
+
+        The one place where a count becomes NFA pieces: the cursor carries it (``NFA.counted``),
+        never unrolled into states. Every repetition starts with a byte of its own.
+        """
+        if high == 0:
+            return self.nfa.empty()
+        return self.nfa.counted(make, low, high, sep=sep)
 
     # -- values by type -----------------------------------------------------------------------
 
-    def typed(self, kind: str, schema: Mapping[str, Any], refs: tuple[str, ...]) -> Frag:
+    def typed(self, kind: str, schema: Mapping[str, Any], excluded: list[Any]) -> Frag:
         nfa = self.nfa
         true, false, null = self.style.words()
         if kind == "boolean":
-            return nfa.alt(nfa.literal(true), nfa.literal(false))
+            return nfa.alt(*(nfa.literal(word) for word, v in ((true, True), (false, False))
+                             if not any(x is v for x in excluded)))
         if kind == "null":
-            return nfa.literal(null)
-        if kind in ("integer", "number"):
-            low, low_open, high, high_open = _bounds(schema)
-            if kind == "number":
-                return number_fragment(nfa, low, high, low_open=low_open, high_open=high_open)
-            return integer_fragment(
-                nfa,
-                None if low is None else low + low_open,
-                None if high is None else high - high_open,
-            )
+            return nfa.never() if any(x is None for x in excluded) else nfa.literal(null)
+        if kind == "integer":
+            return self.integers(schema, excluded)
+        if kind == "number":
+            return self.numbers(schema, excluded)
         if kind == "string":
-            return self.string(schema)
+            return self.string(schema, [x for x in excluded if isinstance(x, str)])
         if kind == "array":
-            return self.array(schema, refs)
-        return nfa.seq(nfa.literal(b"{"), self._ws(), self.object_members(schema, refs), self._ws(), nfa.literal(b"}"))
+            return self.array(schema)
+        return nfa.seq(nfa.literal(b"{"), self._ws(), self.object_members(schema), self._ws(), nfa.literal(b"}"))
 
-    def string(self, schema: Mapping[str, Any]) -> Frag:
+    def integers(self, schema: Mapping[str, Any], excluded: list[Any]) -> Frag:
+        low, high = schema.get("minimum"), schema.get("maximum")
+        multiple = schema.get("multipleOf", 1)
+        holes = sorted({int(x) for x in excluded if isinstance(x, (int, float)) and not isinstance(x, bool)
+                        and float(x).is_integer() and (low is None or x >= low) and (high is None or x <= high)})
+        pieces, start = [], low
+        for hole in [*holes, None]:
+            end = high if hole is None else hole - 1
+            if start is None or end is None or start <= end:
+                pieces.append(integer_fragment(self.nfa, start, end, multiple_of=multiple))
+            start = None if hole is None else hole + 1
+        return self.nfa.alt(*pieces)
+
+    def numbers(self, schema: Mapping[str, Any], excluded: list[Any]) -> Frag:
+        low, low_open = (schema["exclusiveMinimum"], True) if "exclusiveMinimum" in schema else (schema.get("minimum"), False)
+        high, high_open = (schema["exclusiveMaximum"], True) if "exclusiveMaximum" in schema else (schema.get("maximum"), False)
+        holes = sorted({Fraction(x) for x in excluded if isinstance(x, (int, float)) and not isinstance(x, bool)})
+        holes = [h for h in holes if (low is None or h > low or (h == low and not low_open))
+                 and (high is None or h < high or (h == high and not high_open))]
+        pieces = []
+        for hole in [*holes, None]:  # the intervals between excluded values, each open at a hole
+            end, end_open = (high, high_open) if hole is None else (_number(hole), True)
+            pieces.append(number_fragment(self.nfa, low, end, low_open=low_open, high_open=end_open))
+            if hole is not None:
+                low, low_open = _number(hole), True
+        return self.nfa.alt(*pieces)
+
+    def string(self, schema: Mapping[str, Any], excluded: list[str] | None = None) -> Frag:
         nfa = self.nfa
-        regexes = []
-        if "format" in schema:
-            regexes.append(FORMAT_PATTERNS[schema["format"]])
-        if "pattern" in schema:
-            regexes.append(anchored(schema["pattern"]))
-        if regexes and ("minLength" in schema or "maxLength" in schema):
-            regexes.append(length_regex(int(schema.get("minLength", 0)), schema.get("maxLength")))
+        regexes = string_regexes(schema)
         low, high = int(schema.get("minLength", 0)), schema.get("maxLength")
-        if regexes:
-            body = regex_fragment(nfa, tuple(regexes), self.char_class)
-        elif high is None:  # any number of characters: a loop the engine recognises (string_loops)
-            char = self.any_char()
-            start, end = nfa.state(), nfa.state()
-            nfa.epsilon(start, char[0])
-            nfa.epsilon(char[1], char[0])
-            nfa.epsilon(char[1], end)
-            nfa.epsilon(start, end)
-            nfa.string_loops.update((start, char[1]))
-            body = nfa.seq(*(self.any_char() for _ in range(low)), (start, end))
-        else:
-            body = nfa.repeat(self.any_char, low, high)
+        if not regexes and not excluded:  # counted characters, the quotes included
+            return nfa.counted_string(self.any_char, low, high)
+        fsm = fsm_of(regexes or (r"[\s\S]*",))
+        if excluded:
+            fsm = fsm - _literals_fsm(tuple(sorted(set(excluded))))
+        body = self._bounded_regex(fsm, low, high) if low or high is not None else fsm_fragment(nfa, fsm, self.char_class)
         return nfa.seq(nfa.literal(b'"'), body, nfa.literal(b'"'))
 
-    def array(self, schema: Mapping[str, Any], refs: tuple[str, ...]) -> Frag:
+    def _bounded_regex(self, fsm: interegular.FSM, low: int, high: int | None) -> Frag:
+        """Strings of ``fsm`` with ``low``..``high`` characters: ``low`` is intersected into the
+        automaton, ``high`` counted by the cursor."""
+        nfa = self.nfa
+        if low:
+            fsm = fsm & fsm_of((rf"[\s\S]{{{low},}}",))
+        if high is None:
+            return fsm_fragment(nfa, fsm, self.char_class)
+        return nfa.counted_text(
+            lambda unit: fsm_fragment(nfa, fsm, lambda n, ranges: unit(self.char_class(n, ranges))), int(high))
+
+    def array(self, schema: Mapping[str, Any]) -> Frag:
         nfa = self.nfa
         prefix = list(schema.get("prefixItems", []))
-        items = schema.get("items", True if prefix else {})
+        items = schema.get("items", True)
         low, high = int(schema.get("minItems", 0)), schema.get("maxItems")
-        sep = lambda: self._sep(self.style.item_sep)  # noqa: E731
+
+        def sep() -> Frag:
+            return self._sep(self.style.item_sep)
+
         if not prefix:
-            body = nfa.separated(lambda: self.value(items, refs), sep, low, high)
+            body = self.counted(lambda: self.value(items), sep=sep, low=low, high=high) if items is not False \
+                else (nfa.empty() if low == 0 else nfa.never())
         else:
             n = len(prefix)
             more_high = None if high is None else max(high - n, 0)
             if items is False or more_high == 0:
                 chain = nfa.empty() if low <= n else nfa.never()
             else:
-                extra = lambda: nfa.seq(sep(), self.value(items, refs))  # noqa: E731
-                chain = nfa.repeat(extra, max(low - n, 0), more_high)
+                more = self.counted(lambda: self.value(items), max(low - n, 1), more_high, sep=sep)
+                chain = nfa.seq(sep(), more)
+                if low <= n:
+                    chain = nfa.optional(chain)
             for j in range(n - 1, -1, -1):  # chain = what may follow once j prefix items are written
                 options = []
                 if high is None or j < high:
-                    item = self.value(prefix[j], refs)
+                    item = self.value(prefix[j])
                     options.append(nfa.seq(item if j == 0 else nfa.seq(sep(), item), chain))
                 if j >= low:
                     options.append(nfa.empty())
@@ -260,24 +275,18 @@ class SchemaCompiler:
         return nfa.seq(nfa.literal(b"["), self._ws(), body, self._ws(), nfa.literal(b"]"))
 
     def literals(self, schema: Mapping[str, Any]) -> Frag:
-        values = [schema["const"]] if "const" in schema else list(schema["enum"])
-        rest = {k: v for k, v in schema.items() if k not in ("const", "enum")}
-        if rest:  # keep only the values the rest of the schema accepts
-            check = jsonschema.Draft202012Validator({**rest, "$defs": self.root.get("$defs", {}), "definitions": self.root.get("definitions", {})})
-            values = [v for v in values if check.is_valid(v)]
-        texts = sorted({dumps(v, self.style).encode() for v in values})
+        """The enum's values, as the style writes them (the normalizer kept only valid ones)."""
+        texts = sorted({dumps(v, self.style).encode() for v in schema["enum"]})
         return self.nfa.alt(*(self.nfa.literal(t) for t in texts)) if texts else self.nfa.never()
 
     def any_value(self, depth: int) -> Frag:
+        """Any JSON value nested up to ``depth`` levels (stamped from a piece built once)."""
+        return self._build_any_value(depth)
+
+    def _build_any_value(self, depth: int) -> Frag:
         nfa = self.nfa
         true, false, null = self.style.words()
-        options = [
-            self.string({}),
-            number_fragment(nfa),
-            nfa.literal(true),
-            nfa.literal(false),
-            nfa.literal(null),
-        ]
+        options = [self.string({}), number_fragment(nfa), nfa.literal(true), nfa.literal(false), nfa.literal(null)]
         if depth > 0:
             options += [self._any_array(depth - 1), self._any_object(depth - 1)]
         return nfa.alt(*options)
@@ -289,49 +298,80 @@ class SchemaCompiler:
         return self.nfa.stamp(_any_char_template(self.style.syntax))
 
     def _build_any_char(self) -> Frag:
+        """One character, with continuation bytes and hex digits shared (about 20 states)."""
         nfa = self.nfa
-        raw = nfa.sequences(seq for lo, hi in _PLAIN for seq in utf8_sequences(lo, hi))
-        shorts = [b'\\"', b"\\\\", b"\\b", b"\\f", b"\\n", b"\\r", b"\\t"] + ([] if self.style.syntax is Syntax.PYTHON else [b"\\/"])
-        short = nfa.alt(*(nfa.literal(s) for s in shorts))
-        # \uXXXX outside D800-DFFF
-        non_surrogate = nfa.alt(
-            nfa.seq(nfa.byte_ranges([(0x30, 0x39), (0x41, 0x43), (0x61, 0x63)]), self._hex(3)),
-            nfa.seq(nfa.byte_ranges([(0x44, 0x44), (0x64, 0x64)]), nfa.byte_ranges([(0x30, 0x37)]), self._hex(2)),
-            nfa.seq(nfa.byte_ranges([(0x45, 0x46), (0x65, 0x66)]), self._hex(3)),
-        )
-        unicode = nfa.seq(nfa.literal(b"\\u"), non_surrogate)
-        return nfa.alt(raw, short, unicode)
+        start, end = nfa.state(), nfa.state()
+        raw = _utf8_fragment(nfa, list(_PLAIN))
+        nfa.epsilon(start, raw[0])
+        nfa.epsilon(raw[1], end)
+        escape = nfa.state()
+        nfa.edge(start, 0x5C, 0x5C, escape)
+        for short in b'"\\bfnrt' + (b"" if self.style.syntax is Syntax.PYTHON else b"/"):
+            nfa.edge(escape, short, short, end)
+        hex1, hex2, hex3 = nfa.state(), nfa.state(), nfa.state()  # hex digits still to read: 1, 2, 3
+        for lo, hi in _HEX:
+            nfa.edge(hex3, lo, hi, hex2)
+            nfa.edge(hex2, lo, hi, hex1)
+            nfa.edge(hex1, lo, hi, end)
+        u, d = nfa.state(), nfa.state()
+        nfa.edge(escape, 0x75, 0x75, u)
+        for lo, hi in [(0x30, 0x39), (0x41, 0x43), (0x61, 0x63), (0x45, 0x46), (0x65, 0x66)]:
+            nfa.edge(u, lo, hi, hex3)  # \uXXXX outside D800-DFFF
+        for lo, hi in [(0x44, 0x44), (0x64, 0x64)]:
+            nfa.edge(u, lo, hi, d)
+        nfa.edge(d, 0x30, 0x37, hex2)
+        if self.style.syntax is Syntax.JSON:  # a high surrogate escape, then a low one: one character
+            high1, high2 = nfa.state(), nfa.state()
+            for lo, hi in [(0x38, 0x39), (0x41, 0x42), (0x61, 0x62)]:
+                nfa.edge(d, lo, hi, high2)
+            for lo, hi in _HEX:
+                nfa.edge(high2, lo, hi, high1)
+            low = nfa.literal(b"\\u")
+            for lo, hi in _HEX:
+                nfa.edge(high1, lo, hi, low[0])
+            low_d = nfa.state()
+            nfa.edge(low[1], 0x44, 0x44, low_d)
+            nfa.edge(low[1], 0x64, 0x64, low_d)
+            for lo, hi in [(0x43, 0x46), (0x63, 0x66)]:
+                nfa.edge(low_d, lo, hi, hex2)
+        return start, end
 
     def char_class(self, nfa: NFA, ranges: list[tuple[int, int]]) -> Frag:
         """The JSON-string encodings of one character out of ``ranges`` (for regex patterns)."""
-        plain: list[tuple[int, int]] = []
-        escaped: list[bytes] = []
-        for lo, hi in ranges:
-            for cp in range(lo, min(hi, 0x5C) + 1):
-                if cp < 0x20 or cp in (0x22, 0x5C):
-                    escaped.append(_SHORT_ESCAPES.get(cp, f"\\u{cp:04x}".encode()))
-            plain += [(max(a, lo), min(b, hi)) for a, b in _PLAIN if max(a, lo) <= min(b, hi)]
-        pieces = [nfa.literal(e) for e in escaped]
+        escaped, plain = _class_plan(tuple(ranges))
+        if not escaped:
+            return _utf8_fragment(nfa, plain)
+        start, end = nfa.state(), nfa.state()
+        trie: dict[bytes, int] = {b"": start}
+        for text in escaped:  # escapes share their prefixes (``\\u00`` once, not 27 times)
+            for i in range(1, len(text)):
+                if text[:i] not in trie:
+                    trie[text[:i]] = nfa.state()
+                    nfa.edge(trie[text[: i - 1]], text[i - 1], text[i - 1], trie[text[:i]])
+            nfa.edge(trie[text[:-1]], text[-1], text[-1], end)
         if plain:
-            pieces.append(nfa.sequences(seq for lo, hi in normalize_ranges(plain) for seq in utf8_sequences(lo, hi)))
-        return nfa.alt(*pieces)
+            a, b = _utf8_fragment(nfa, plain)
+            nfa.epsilon(start, a)
+            nfa.epsilon(b, end)
+        return start, end
 
     # -- helpers ------------------------------------------------------------------------------
 
     def _any_array(self, depth: int) -> Frag:
         nfa = self.nfa
-        sep = lambda: self._sep(self.style.item_sep)  # noqa: E731
-        body = nfa.separated(lambda: self.any_value(depth), sep, 0, None)
+        body = self.counted(lambda: self.any_value(depth), 0, None, sep=lambda: self._sep(self.style.item_sep))
         return nfa.seq(nfa.literal(b"["), self._ws(), body, self._ws(), nfa.literal(b"]"))
 
     def _any_object(self, depth: int) -> Frag:
         nfa = self.nfa
-        sep = lambda: self._sep(self.style.item_sep)  # noqa: E731
-        member = lambda: nfa.seq(self.string({}), self._sep(self.style.key_sep), self.any_value(depth))  # noqa: E731
-        body = nfa.separated(member, sep, 0, None)
+
+        def member() -> Frag:
+            return nfa.seq(self.string({}), self._sep(self.style.key_sep), self.any_value(depth))
+
+        body = self.counted(member, 0, None, sep=lambda: self._sep(self.style.item_sep))
         return nfa.seq(nfa.literal(b"{"), self._ws(), body, self._ws(), nfa.literal(b"}"))
 
-    def _extra_key(self, declared: set[str]) -> Frag:
+    def extra_key(self, declared: set[str]) -> Frag:
         """A quoted ASCII name that is none of ``declared`` (so no declared key is written twice)."""
         nfa = self.nfa
         start, free, end = nfa.state(), nfa.state(), nfa.state()
@@ -353,83 +393,87 @@ class SchemaCompiler:
         nfa.edge(start, 0x22, 0x22, trie[b""])
         return start, end
 
+    def pattern_key(self, include: str | None, exclude: tuple[str, ...], declared: tuple[str, ...]) -> Frag:
+        """A quoted key from ``include``'s language (``None``: ASCII names) that matches none of
+        the ``exclude`` patterns and is no ``declared`` name."""
+        fsm = _key_fsm(include, exclude, declared)
+        return self.nfa.seq(self.nfa.literal(b'"'), fsm_fragment(self.nfa, fsm, self.char_class), self.nfa.literal(b'"'))
+
     def _hex(self, n: int) -> Frag:
         return self.nfa.repeat(lambda: self.nfa.byte_ranges(_HEX), n, n)
 
     def _ws(self) -> Frag:
         if self.style.whitespace is not Whitespace.FLEXIBLE:
             return self.nfa.empty()
-        return self.nfa.repeat(lambda: self.nfa.byte_ranges([(0x20, 0x20), (0x0A, 0x0A), (0x09, 0x09)]), 0, FLEXIBLE_MAX)
+        return self.nfa.counted(lambda: self.nfa.byte_ranges([(0x20, 0x20), (0x0A, 0x0A), (0x09, 0x09), (0x0D, 0x0D)]),
+                                0, self.style.max_whitespace)
 
     def _sep(self, sep: bytes) -> Frag:
         return self.nfa.seq(self._ws(), self.nfa.literal(sep), self._ws())
 
-    def _resolve(self, ref: str) -> Any:
-        node: Any = self.root
-        for part in ref.lstrip("#").split("/")[1:]:
-            node = node[part.replace("~1", "/").replace("~0", "~")]
-        return node
 
-    def _deref(self, schema: Any) -> Any:
-        if isinstance(schema, Mapping) and set(schema) == {"$ref"}:
-            return self._resolve(schema["$ref"])
-        return schema
+@functools.lru_cache(maxsize=4096)
+def _class_plan(ranges: tuple[tuple[int, int], ...]) -> tuple[list[bytes], tuple[tuple[int, int], ...]]:
+    """The escapes and the raw code point ranges that write one character out of ``ranges``."""
+    plain: list[tuple[int, int]] = []
+    escaped: list[bytes] = []
+    for lo, hi in ranges:
+        for cp in range(lo, min(hi, 0x5C) + 1):
+            if cp < 0x20 or cp in (0x22, 0x5C):
+                escaped.append(_SHORT_ESCAPES.get(cp, f"\\u{cp:04x}".encode()))
+        plain += [(max(a, lo), min(b, hi)) for a, b in _PLAIN if max(a, lo) <= min(b, hi)]
+    return escaped, tuple(normalize_ranges(plain))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=4096)
+def _utf8_plan(ranges: tuple[tuple[int, int], ...]) -> list[list[tuple[int, int]]]:
+    return [seq for lo, hi in ranges for seq in utf8_sequences(lo, hi)]
+
+
+def _utf8_fragment(nfa: NFA, ranges: Iterable[tuple[int, int]]) -> Frag:
+    """The UTF-8 encodings of one code point out of ``ranges``, with shared suffixes: every
+    sequence ending in the same byte ranges goes through the same states (a class of all of
+    Unicode takes about 10 states instead of 40)."""
+    start, end = nfa.state(), nfa.state()
+    suffix: dict[tuple[tuple[int, int], ...], int] = {(): end}
+
+    def entry(rest: tuple[tuple[int, int], ...]) -> int:
+        if rest not in suffix:
+            state = nfa.state()
+            nfa.edge(state, rest[0][0], rest[0][1], entry(rest[1:]))
+            suffix[rest] = state
+        return suffix[rest]
+
+    for seq in _utf8_plan(tuple(ranges)):
+        first, rest = seq[0], tuple(seq[1:])
+        nfa.edge(start, first[0], first[1], entry(rest))
+    return start, end
+
+
+def _number(value: Fraction) -> int | float:
+    return value.numerator if value.denominator == 1 else float(value)
+
+
+@functools.lru_cache(maxsize=256)
+def _literals_fsm(texts: tuple[str, ...]) -> interegular.FSM:
+    return fsm_of(("|".join(f"(?:{literal_regex(t)})" for t in texts),))
+
+
+@functools.lru_cache(maxsize=256)
+def _key_fsm(include: str | None, exclude: tuple[str, ...], declared: tuple[str, ...]) -> interegular.FSM:
+    """Printable ASCII keys of ``include`` (``None``: ``[A-Za-z0-9_-]+``), outside the
+    ``exclude`` patterns and the ``declared`` names."""
+    base = (r"[A-Za-z0-9_\-]+",) if include is None else (anchored(include), _PRINTABLE_KEYS)
+    fsm = fsm_of(base)
+    for pattern in exclude:
+        fsm = fsm - fsm_of((anchored(pattern),))
+    names = tuple(n for n in declared if n.isascii() and n.isprintable() and n)
+    if names:
+        fsm = fsm - _literals_fsm(names)
+    return fsm
+
+
+@functools.cache
 def _any_char_template(syntax: Syntax) -> tuple[NFA, Frag]:
     nfa = NFA()
     return nfa, SchemaCompiler(nfa, {}, Style(syntax=syntax))._build_any_char()
-
-
-def _types(schema: Mapping[str, Any]) -> list[str]:
-    declared = schema.get("type")
-    if isinstance(declared, str):
-        return [declared]
-    if isinstance(declared, list):
-        return list(declared)
-    inferred = [t for t, words in _TYPE_KEYWORDS.items() if any(w in schema for w in words)]
-    if "number" in inferred:
-        inferred.append("integer")
-    return inferred or list(_ALL_TYPES)
-
-
-def _bounds(schema: Mapping[str, Any]) -> tuple[int | None, bool, int | None, bool]:
-    """(low, low is exclusive, high, high is exclusive) from the four bound keywords."""
-    low, low_open, high, high_open = None, False, None, False
-    if "minimum" in schema:
-        low = int(schema["minimum"])
-    if "exclusiveMinimum" in schema and (low is None or schema["exclusiveMinimum"] >= low):
-        low, low_open = int(schema["exclusiveMinimum"]), True
-    if "maximum" in schema:
-        high = int(schema["maximum"])
-    if "exclusiveMaximum" in schema and (high is None or schema["exclusiveMaximum"] <= high):
-        high, high_open = int(schema["exclusiveMaximum"]), True
-    return low, low_open, high, high_open
-
-
-def _merge(a: Any, b: Any) -> Any:
-    """Both schemas at once, for the cases tool schemas use (object branches, added keywords)."""
-    if not isinstance(a, Mapping) or not isinstance(b, Mapping):
-        return b if isinstance(a, Mapping) else a
-    out = dict(a)
-    for key, value in b.items():
-        if key == "properties" and key in out:
-            props = dict(out[key])
-            for name, sub in value.items():
-                props[name] = _merge(props[name], sub) if name in props else sub
-            out[key] = props
-        elif key == "required" and key in out:
-            out[key] = list(dict.fromkeys([*out[key], *value]))
-        elif key == "type" and key in out:
-            left = {out[key]} if isinstance(out[key], str) else set(out[key])
-            right = {value} if isinstance(value, str) else set(value)
-            if "number" in left:
-                left.add("integer")
-            if "number" in right:
-                right.add("integer")
-            both = sorted(left & right)
-            out[key] = both[0] if len(both) == 1 else both
-        else:
-            out[key] = value
-    return out

@@ -1,56 +1,113 @@
-"""Byte-level NFAs built from small pieces, and their determinisation into dense DFAs.
+"""Byte-level NFAs built from small pieces, with counted regions instead of unrolled repetitions.
 
-Every grammar in tooldec (JSON Schema arguments, call formats, regex patterns) is assembled
-here as a Thompson-style NFA over bytes and turned into a :class:`ByteDFA`: a NumPy table
-``trans[state, byte] -> state`` (``-1`` is dead). Masks are computed by pushing the whole
-vocabulary through that table at once, which is why the table is dense.
+Every grammar in tooldec (JSON Schema arguments, call formats, regex patterns) is assembled here
+as a Thompson-style NFA over bytes; :mod:`tooldec.automata.dfa` determinises it lazily.
 
-After determinisation every live state can still reach an accepting state, so "not dead"
-means "viable prefix": the exactness invariant rests on that pruning.
+A *counted region* stands for ``low..high`` repetitions of one piece (string characters, array
+items) without copying the piece ``high`` times: the piece is built once and a counter, carried
+by the cursor, says how many units were started. The region's structure is fixed:
+
+* ``entry`` --(reset the counter)--> ``decide``;
+* ``decide`` --[count < high]--> ``unit`` (a fresh state holding the first-byte edges of the
+  piece: taking one of them starts a unit and increments the counter);
+* the piece's end --> ``loop``; ``loop`` --[count < high]--> separator --> ``unit``;
+* ``decide`` and ``loop`` --[count >= low]--> ``exit``.
+
+A *character region* (:meth:`NFA.counted_text`) is the same with any piece marked as a unit
+(a regex automaton whose every character is one unit) and only the exit guarded.
+
+Each NFA state belongs to one *scope*: the innermost region it is inside of, or ``TOP``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+import enum
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:
+    from .dfa import LazyDFA
 
-__all__ = ["NFA", "Frag", "ByteDFA", "DEAD", "TooManyStatesError", "MAX_DFA_STATES"]
-
-DEAD = -1
-MAX_DFA_STATES = 200_000
+__all__ = ["NFA", "Frag", "Guard", "Region", "TOP"]
 
 Frag = tuple[int, int]
 """A piece of NFA: (entry state, exit state). Pieces are used once; build a new one to repeat."""
 
+TOP = -1
+"""The scope of states outside every counted region."""
 
-class TooManyStatesError(ValueError):
-    """The determinised automaton would be too large to hold as a dense table."""
+
+class Guard(enum.IntEnum):
+    """What a guarded epsilon edge does with its region's counter."""
+
+    RESET = 0
+    """Entering the region: the counter starts at 0."""
+    BELOW_HIGH = 1
+    """Passable only while count < high (another unit may start)."""
+    AT_LEAST_LOW = 2
+    """Passable only when count >= low (the region may end)."""
+
+
+@dataclass
+class Region:
+    """One counted region (see the module docstring). ``high`` is ``None`` for no upper bound."""
+
+    low: int
+    high: int | None
+    parent: int
+    entry: int = -1
+    decide: int = -1
+    loop: int = -1
+    exit: int = -1
+    units: set[int] = field(default_factory=set)
+    """States whose byte edges start a unit (increment the counter; allowed while count < high)."""
+    separator: Frag | None = None
+    separator_states: frozenset[int] = frozenset()
+    text: bool = False
+    """A character region (:meth:`NFA.counted_text`): units anywhere, only the exit guarded."""
+    string_quote: int = -1
+    """For a plain JSON string's content: the state whose only edge is the closing quote."""
 
 
 class NFA:
-    """A growing NFA over bytes: edges carry inclusive byte ranges, plus epsilon edges."""
+    """A growing NFA over bytes: byte-range edges, plain and guarded epsilon edges, regions."""
 
     def __init__(self) -> None:
         self.edges: list[list[tuple[int, int, int]]] = []
         self.eps: list[list[int]] = []
+        self.guarded: list[list[tuple[int, Guard, int]]] = []
+        """Per state: (target, guard, region) epsilon edges."""
+        self.scope: list[int] = []
         self.marks: dict[int, str] = {}
-        self.string_loops: set[int] = set()
-        """States where an unbounded JSON string's content loops (any character, or the closing
-        quote next): a DFA state made of exactly such a loop is canonical string content."""
+        self.regions: list[Region] = []
+        self._scope_stack: list[int] = [TOP]
         self._closures: dict[int, frozenset[int]] = {}
 
     def state(self) -> int:
         self.edges.append([])
         self.eps.append([])
+        self.guarded.append([])
+        self.scope.append(self._scope_stack[-1])
         return len(self.edges) - 1
+
+    @property
+    def size(self) -> int:
+        return len(self.edges)
 
     def edge(self, src: int, lo: int, hi: int, dst: int) -> None:
         self.edges[src].append((lo, hi, dst))
 
     def epsilon(self, src: int, dst: int) -> None:
         self.eps[src].append(dst)
+
+    def guard(self, src: int, dst: int, kind: Guard, region: int) -> None:
+        self.guarded[src].append((dst, kind, region))
+
+    def mark(self, state: int, label: str) -> None:
+        """Label a state; DFA states containing it report the label (used for jumps between parts)."""
+        self.marks[state] = label
 
     # -- pieces -----------------------------------------------------------------------------
 
@@ -118,7 +175,11 @@ class NFA:
         return start, end
 
     def repeat(self, make: Callable[[], Frag], low: int, high: int | None) -> Frag:
-        """``low`` to ``high`` (``None``: unbounded) copies of the piece ``make()`` builds."""
+        """``low`` to ``high`` (``None``: unbounded) copies of the piece ``make()`` builds.
+
+        Unrolled: for short fixed counts (``\\uXXXX`` hex digits). Bounds that come from a
+        schema use :meth:`counted`.
+        """
         parts = [make() for _ in range(low)]
         if high is None:
             parts.append(self.star(make()))
@@ -132,7 +193,7 @@ class NFA:
         return self.seq(*parts) if parts else self.empty()
 
     def separated(self, make: Callable[[], Frag], sep: Callable[[], Frag], low: int, high: int | None) -> Frag:
-        """``low``..``high`` items joined by separators: ``item (sep item)*``, or nothing if low is 0."""
+        """``low``..``high`` items joined by separators, unrolled (see :meth:`counted_separated`)."""
         if high == 0:
             return self.empty()
         rest = self.repeat(lambda: self.seq(sep(), make()), max(low - 1, 0), None if high is None else high - 1)
@@ -140,24 +201,111 @@ class NFA:
         return some if low > 0 else self.optional(some)
 
     def stamp(self, template: tuple[NFA, Frag]) -> Frag:
-        """A fresh copy of a piece built once in another NFA (much faster than building it again)."""
+        """A fresh copy of a piece built once in another (region-free) NFA."""
         other, (start, end) = template
+        if other.regions:
+            raise ValueError("only region-free pieces can be stamped")
         base = len(self.edges)
+        scope = self._scope_stack[-1]
         self.edges.extend([(lo, hi, dst + base) for lo, hi, dst in edges] for edges in other.edges)
         self.eps.extend([dst + base for dst in eps] for eps in other.eps)
+        self.guarded.extend([] for _ in other.edges)
+        self.scope.extend(scope for _ in other.edges)
         for state, label in other.marks.items():
             self.marks[state + base] = label
-        self.string_loops.update(state + base for state in other.string_loops)
         return start + base, end + base
 
-    def mark(self, state: int, label: str) -> None:
-        """Label a state; DFA states containing it report the label (used for jumps between parts)."""
-        self.marks[state] = label
+    # -- counted regions ------------------------------------------------------------------------
 
-    # -- determinisation ----------------------------------------------------------------------
+    @contextmanager
+    def _inside(self, region: int) -> Iterator[None]:
+        self._scope_stack.append(region)
+        try:
+            yield
+        finally:
+            self._scope_stack.pop()
+
+    def _unit(self, region: int, frag: Frag) -> Frag:
+        """A copy of ``frag``'s entry holding its first-byte edges, marked as a unit start."""
+        first = self.state()
+        for state in self.closure([frag[0]]):
+            if self.guarded[state]:
+                raise ValueError("a counted unit must begin with a byte, not with another counted region")
+            for lo, hi, dst in self.edges[state]:
+                self.edge(first, lo, hi, dst)
+        if frag[1] in self.closure([frag[0]]):
+            raise ValueError("a counted unit must consume at least one byte")
+        self.regions[region].units.add(first)
+        return first, frag[1]
+
+    def counted(self, make: Callable[[], Frag], low: int, high: int | None, *,
+                sep: Callable[[], Frag] | None = None) -> Frag:
+        """``low``..``high`` repetitions of ``make()`` (joined by ``sep()``), counted, not unrolled.
+
+        Every repetition must consume at least one byte and begin with a byte of its own.
+        """
+        if low < 0 or (high is not None and high < low):
+            raise ValueError(f"bad repetition bounds {low}..{high}")
+        rid = len(self.regions)
+        region = Region(low, high, self._scope_stack[-1])
+        self.regions.append(region)
+        region.entry, region.exit = self.state(), self.state()
+        with self._inside(rid):
+            region.decide, region.loop = self.state(), self.state()
+            unit_start, unit_end = self._unit(rid, make())
+            first = self.size
+            region.separator = sep() if sep is not None else None
+            region.separator_states = frozenset(range(first, self.size))
+        self.guard(region.entry, region.decide, Guard.RESET, rid)
+        self.guard(region.decide, unit_start, Guard.BELOW_HIGH, rid)
+        self.guard(region.decide, region.exit, Guard.AT_LEAST_LOW, rid)
+        self.epsilon(unit_end, region.loop)
+        if region.separator is None:
+            self.guard(region.loop, unit_start, Guard.BELOW_HIGH, rid)
+        else:
+            self.guard(region.loop, region.separator[0], Guard.BELOW_HIGH, rid)
+            self.epsilon(region.separator[1], unit_start)
+        self.guard(region.loop, region.exit, Guard.AT_LEAST_LOW, rid)
+        return region.entry, region.exit
+
+    def counted_string(self, make_char: Callable[[], Frag], low: int, high: int | None) -> Frag:
+        """A JSON string ``"..."`` of ``low``..``high`` characters, each built by ``make_char``.
+
+        The region is flagged as canonical string content, which lets masks reuse one
+        per-vocabulary table of what every token does inside a string.
+        """
+        opening = self.literal(b'"')
+        rid = len(self.regions)
+        body = self.counted(make_char, low, high)
+        quote = self.state()
+        closed = self.state()
+        self.edge(quote, 0x22, 0x22, closed)
+        self.regions[rid].string_quote = quote
+        return self.seq(opening, body, (quote, closed))
+
+    def counted_text(self, build: Callable[[Callable[[Frag], Frag]], Frag], high: int) -> Frag:
+        """A piece whose every character counts: ``build(unit)`` builds it, wrapping each
+        one-character piece ``p`` as ``unit(p)``; at most ``high`` characters are written (a regex
+        string with ``maxLength``; a lower bound is intersected into the regex itself)."""
+        if high < 0:
+            raise ValueError(f"bad character bound {high}")
+        rid = len(self.regions)
+        region = Region(0, high, self._scope_stack[-1], text=True)
+        self.regions.append(region)
+        region.entry, region.exit = self.state(), self.state()
+        with self._inside(rid):
+            region.decide = self.state()
+            start, end = build(lambda piece: self._unit(rid, piece))
+            region.loop = end
+        self.guard(region.entry, region.decide, Guard.RESET, rid)
+        self.epsilon(region.decide, start)
+        self.guard(end, region.exit, Guard.AT_LEAST_LOW, rid)
+        return region.entry, region.exit
+
+    # -- determinisation support ---------------------------------------------------------------
 
     def closure(self, states: Iterable[int]) -> frozenset[int]:
-        """The states reachable through epsilon edges (memoised per single state)."""
+        """The states reachable through plain epsilon edges (memoised per single state)."""
         memo = self._closures
         out: set[int] = set()
         for state in states:
@@ -174,105 +322,22 @@ class NFA:
             out |= one
         return frozenset(out)
 
-    def to_dfa(self, frag: Frag, *, max_states: int = MAX_DFA_STATES) -> ByteDFA:
-        """The whole DFA at once: the lazy construction (``LazyDFA``) with every state expanded,
-        as a dense table with state 0 the start."""
-        from .lazy import SINK, LazyDFA  # lazy.py builds on this module
+    def region_chain(self, state: int) -> list[int]:
+        """The regions ``state`` is inside of, innermost first."""
+        chain = []
+        region = self.scope[state]
+        while region != TOP:
+            chain.append(region)
+            region = self.regions[region].parent
+        return chain
 
-        lazy = LazyDFA(self, frag, max_states=max_states)
-        if lazy.start == SINK:
-            return ByteDFA(np.full((1, 256), DEAD, dtype=np.int32), np.zeros(1, dtype=bool), np.full(1, -1, dtype=np.int64))
-        sid = lazy.start
-        while sid < lazy.n_states:  # expanding may add states; walk until none is left
-            lazy.expand(sid)
-            sid += 1
-        n = lazy.n_states
-        return ByteDFA(
-            lazy.table[1:n].astype(np.int32) - 1,  # lazy state i is state i - 1; the sink becomes DEAD
-            lazy.accepting[1:n].copy(),
-            lazy.dist[1:n].copy(),
-            {s - 1: label for s, label in lazy.marks.items()},
-        )
+    def to_dfa(self, frag: Frag, *, window: int = 256) -> LazyDFA:
+        """The DFA of ``frag`` (built lazily; see :mod:`tooldec.automata.dfa`)."""
+        from .dfa import LazyDFA  # dfa.py builds on this module
 
-
-@dataclass(eq=False)
-class ByteDFA:
-    """A dense DFA over bytes. State 0 is the start; every live state can reach acceptance.
-
-    Attributes:
-        trans: ``(n_states, 256)`` int32; ``DEAD`` (-1) where a byte leaves the language.
-        accepting: which states accept.
-        dist: fewest bytes from each state to acceptance (the shortest completion).
-        marks: labels of states that stand for a jump elsewhere (see ``NFA.mark``).
-    """
-
-    trans: np.ndarray
-    accepting: np.ndarray
-    dist: np.ndarray
-    marks: dict[int, str] = field(default_factory=dict)
+        return LazyDFA(self, frag, window=window)
 
     @property
-    def n_states(self) -> int:
-        return int(self.trans.shape[0])
-
-    @property
-    def is_empty(self) -> bool:
-        return bool(self.dist[0] < 0)
-
-    # The interface vectorised walks use, shared with ``LazyDFA`` (there the sink is state 0).
-
-    start = 0
-
-    @property
-    def sink(self) -> int:
-        return self.n_states
-
-    @property
-    def table(self) -> np.ndarray:
-        """``trans`` with a sink row appended and dead entries pointing to it."""
-        table = self.__dict__.get("_table")
-        if table is None:
-            table = np.vstack([self.trans, np.full((1, 256), DEAD, dtype=np.int32)])
-            table[table < 0] = self.sink
-            self.__dict__["_table"] = table
-        return table
-
-    @property
-    def exits(self) -> np.ndarray:
-        """States where a walk hands over (accepting or marked), with the sink appended."""
-        exits = self.__dict__.get("_exits")
-        if exits is None:
-            exits = self.__dict__["_exits"] = np.append(self.accepting, False)
-            exits[list(self.marks)] = True
-        return exits
-
-    @property
-    def expanded(self) -> np.ndarray:
-        """Every row is built (read once per pass of a walk, so it is made once)."""
-        expanded = self.__dict__.get("_expanded")
-        if expanded is None:
-            expanded = self.__dict__["_expanded"] = np.ones(self.n_states + 1, dtype=bool)
-        return expanded
-
-    def ensure(self, states: np.ndarray) -> None:
-        """Nothing to do: every row is built."""
-
-    def row(self, state: int) -> np.ndarray:
-        return self.trans[state]
-
-    def next(self, state: int, byte: int) -> int:
-        """One step in the sink convention of ``table`` (the sink is ``n_states``)."""
-        return int(self.table[state, byte])
-
-    def step(self, state: int, data: bytes) -> int:
-        """The state after ``data``, or ``DEAD``."""
-        trans = self.trans
-        for byte in data:
-            state = int(trans[state, byte])
-            if state < 0:
-                return DEAD
-        return state
-
-    def accepts(self, data: bytes) -> bool:
-        state = self.step(0, data)
-        return state >= 0 and bool(self.accepting[state])
+    def unit_of(self) -> dict[int, int]:
+        """Unit-start state -> its region."""
+        return {state: rid for rid, region in enumerate(self.regions) for state in region.units}

@@ -2,73 +2,274 @@
 
 The regex is parsed by ``interegular`` into a character automaton; each character class on its
 edges becomes the JSON-string encodings of those characters (raw UTF-8, or an escape for the
-quote, the backslash and control characters). JSON Schema patterns are unanchored, so a pattern
-without ``^``/``$`` may be surrounded by any text.
+quote, the backslash and control characters, as ``json.dumps`` writes them). JSON Schema
+patterns are unanchored, so a pattern without ``^``/``$`` may be surrounded by any text.
+
+``jsonschema`` checks ``pattern`` with Python's ``re``, whose ``\\d \\w \\s`` are Unicode classes
+where ``interegular`` reads ASCII ones: :func:`python_classes` rewrites them so that every string
+the automaton writes is one ``re.search`` accepts (``\\S`` excludes U+2029, ``\\D`` excludes
+Arabic-Indic digits; ``\\w`` and ``\\W`` stay ASCII).
+
+Every format in :data:`FORMAT_PATTERNS` is written as a regex whose matches ``jsonschema``'s
+format checker accepts (the tests draw random strings from each and check them). Most are
+the checker's language exactly; the documented subsets: a hostname has at most 4 labels of up
+to 62 characters or 12 of up to 20 (so that it never exceeds the 253 characters the checker
+allows, without a length count); a duration has whole numbers; an IPv6 address embeds an IPv4
+one only after six groups, after ``::`` or after one group and ``::``; a URI's host is a
+registered name or IPv4 address (no ``[...]`` IP literal).
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import interegular
 from interegular.fsm import anything_else
 
-from ..tools.schema import split_pattern_anchors
 from .nfa import NFA, Frag
 from .utf8 import complement, normalize_ranges
 
-__all__ = ["FORMAT_PATTERNS", "CharClassBuilder", "anchored", "length_regex", "regex_fragment"]
+__all__ = [
+    "CHECKED_FORMATS",
+    "FORMAT_PATTERNS",
+    "CharClassBuilder",
+    "anchored",
+    "fsm_fragment",
+    "fsm_of",
+    "length_range",
+    "literal_regex",
+    "python_classes",
+    "regex_fragment",
+    "split_pattern_anchors",
+    "string_regexes",
+]
 
 CharClassBuilder = Callable[[NFA, list[tuple[int, int]]], Frag]
 """Builds the piece for one character out of code point ranges (the string syntax decides escapes)."""
 
-_DAY31 = r"(0[1-9]|[12]\d|3[01])"
-_DAY30 = r"(0[1-9]|[12]\d|30)"
-_DAY28 = r"(0[1-9]|1\d|2[0-8])"
-_YEAR = r"(000[1-9]|00[1-9]\d|0[1-9]\d\d|[1-9]\d\d\d)"  # Python's dates start at year 1
-_LEAP = r"(\d\d(0[48]|[2468][048]|[13579][26])|(0[48]|[2468][048]|[13579][26])00)"
+_DAY31 = r"(0[1-9]|[12][0-9]|3[01])"
+_DAY30 = r"(0[1-9]|[12][0-9]|30)"
+_DAY28 = r"(0[1-9]|1[0-9]|2[0-8])"
+_YEAR = r"(000[1-9]|00[1-9][0-9]|0[1-9][0-9][0-9]|[1-9][0-9][0-9][0-9])"  # Python's dates start at year 1
+_LEAP = r"([0-9][0-9](0[48]|[2468][048]|[13579][26])|(0[48]|[2468][048]|[13579][26])00)"
 _DATE = rf"({_YEAR}-((0[13578]|1[02])-{_DAY31}|(0[469]|11)-{_DAY30}|02-{_DAY28})|{_LEAP}-02-29)"
-_TIME = r"([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d+)?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)"
+_TIME = r"([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]+)?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9])"
 _UNRESERVED = r"[A-Za-z0-9._~-]"
 _PCT = r"%[0-9A-Fa-f]{2}"
 _SUB = r"[!$&'()*+,;=]"
 _PCHAR = rf"({_UNRESERVED}|{_PCT}|{_SUB}|[:@])"  # RFC 3986 path character
+_AUTHORITY = rf"(({_UNRESERVED}|{_PCT}|{_SUB}|:)*@)?({_UNRESERVED}|{_PCT}|{_SUB})*(:[0-9]*)?"
+_TAIL = rf"(\?({_PCHAR}|[/?])*)?(#({_PCHAR}|[/?])*)?"
+_URI = (rf"[A-Za-z][A-Za-z0-9+.-]*:(//{_AUTHORITY}(/{_PCHAR}*)*|/({_PCHAR}+(/{_PCHAR}*)*)?|{_PCHAR}+(/{_PCHAR}*)*)?"
+        + _TAIL)
+_RELATIVE = (rf"(//{_AUTHORITY}(/{_PCHAR}*)*|/({_PCHAR}+(/{_PCHAR}*)*)?|({_UNRESERVED}|{_PCT}|{_SUB}|@)+(/{_PCHAR}*)*)?"
+             + _TAIL)
+_OCTET = r"(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
+_IPV4 = rf"{_OCTET}(\.{_OCTET}){{3}}"
+_H = r"[0-9A-Fa-f]{1,4}"
+_IPV6 = (rf"(({_H}:){{7}}{_H}|({_H}:){{1,7}}:|({_H}:){{1,6}}:{_H}|({_H}:){{1,5}}(:{_H}){{1,2}}|({_H}:){{1,4}}(:{_H}){{1,3}}"
+         rf"|({_H}:){{1,3}}(:{_H}){{1,4}}|({_H}:){{1,2}}(:{_H}){{1,5}}|{_H}:(:{_H}){{1,6}}|:((:{_H}){{1,7}}|:)"
+         rf"|({_H}:){{6}}{_IPV4}|::({_H}:){{0,5}}{_IPV4}|{_H}::({_H}:){{0,4}}{_IPV4})")
+
+
+def _label(n: int) -> str:
+    return rf"[A-Za-z0-9]([A-Za-z0-9-]{{0,{n - 2}}}[A-Za-z0-9])?"
+
+
+_HOSTNAME = rf"({_label(62)}(\.{_label(62)}){{0,3}}|{_label(20)}(\.{_label(20)}){{0,11}})\.?"
+_DATE_PART = r"([0-9]+Y([0-9]+M)?([0-9]+D)?|[0-9]+M([0-9]+D)?|[0-9]+D)"
+_TIME_PART = r"T([0-9]+H([0-9]+M)?([0-9]+S)?|[0-9]+M([0-9]+S)?|[0-9]+S)"
+_POINTER = r"(/([^~/]|~[01])*)*"
+
 FORMAT_PATTERNS: dict[str, str] = {
     "date": _DATE,
     "time": _TIME,
-    "date-time": f"{_DATE}T{_TIME}",
+    "date-time": f"{_DATE}[Tt]{_TIME}",
+    "duration": rf"P({_DATE_PART}({_TIME_PART})?|{_TIME_PART}|[0-9]+W)",
+    "email": r"[\s\S]*@[\s\S]*",
+    "idn-email": r"[\s\S]*@[\s\S]*",
+    "hostname": _HOSTNAME,
+    "ipv4": _IPV4,
+    "ipv6": _IPV6,
+    "uri": _URI,
+    "uri-reference": f"({_URI}|{_RELATIVE})",
+    "iri": _URI,  # every URI is an IRI
+    "iri-reference": f"({_URI}|{_RELATIVE})",
     "uuid": r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}",
-    "email": r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+",
-    "uri": rf"[a-zA-Z][a-zA-Z0-9+.-]*://({_UNRESERVED}|{_PCT}|{_SUB})*(:[0-9]*)?(/{_PCHAR}*)*(\?({_PCHAR}|[/?])*)?(#({_PCHAR}|[/?])*)?",
+    "json-pointer": _POINTER,
+    "relative-json-pointer": rf"(0|[1-9][0-9]*)(#|{_POINTER})",
 }
-"""Every format is written as a regex whose matches the format checker accepts (a subset of it)."""
+"""Every format tooldec writes, as a regex whose matches the format checker accepts."""
+
+CHECKED_FORMATS = frozenset({
+    *FORMAT_PATTERNS, "idn-hostname", "regex", "uri-template",
+})
+"""The formats ``jsonschema``'s draft 2020-12 checker can check (some only when an optional
+package is installed). A format outside this set constrains nothing and is dropped; one inside
+it but not in :data:`FORMAT_PATTERNS` is refused."""
 
 
-def length_regex(low: int, high: int | None) -> str:
-    """Any string of ``low`` to ``high`` characters."""
-    return rf"[\s\S]{{{low},{'' if high is None else high}}}"
+def split_pattern_anchors(pattern: str) -> tuple[str, bool, bool]:
+    """Split a leading ``^`` and a trailing unescaped ``$`` off a JSON Schema pattern.
+
+    JSON Schema patterns match anywhere in the string and ``interegular`` parses no anchors, so
+    the body is parsed alone and :func:`anchored` puts "any text" where an anchor is missing.
+
+    Returns:
+        ``(body, anchored_at_start, anchored_at_end)``.
+
+    Examples:
+        >>> split_pattern_anchors("^a+$")
+        ('a+', True, True)
+        >>> split_pattern_anchors("a\\\\$")
+        ('a\\\\$', False, False)
+    """
+    start = pattern.startswith("^")
+    body = pattern[1:] if start else pattern
+    backslashes = len(body[:-1]) - len(body[:-1].rstrip("\\"))
+    end = body.endswith("$") and backslashes % 2 == 0
+    return (body[:-1] if end else body), start, end
 
 
 def anchored(pattern: str) -> str:
     """The fully anchored equivalent of a JSON Schema (search-semantics) pattern."""
     body, at_start, at_end = split_pattern_anchors(pattern)
     anything = r"[\s\S]*"
-    return f"{'' if at_start else anything}(?:{body}){'' if at_end else anything}"
+    return f"{'' if at_start else anything}(?:{python_classes(body)}){'' if at_end else anything}"
+
+
+@functools.cache
+def _unicode_class(kind: str) -> str:
+    """Python's Unicode ``\\s`` or ``\\d`` as explicit class members (computed once)."""
+    test = str.isspace if kind == "s" else str.isdecimal
+    top = 0x3001 if kind == "s" else 0x20000  # Unicode has no whitespace or decimal digit above
+    points = [cp for cp in range(top) if not 0xD800 <= cp <= 0xDFFF and test(chr(cp))]
+    ranges = normalize_ranges((cp, cp) for cp in points)
+    return "".join(chr(lo) if lo == hi else f"{chr(lo)}-{chr(hi)}" for lo, hi in ranges)
+
+
+_ASCII_WORD = "A-Za-z0-9_"
+_ASCII_NON_WORD = r"\x00-\x2f\x3a-\x40\x5b-\x5e\x60\x7b-\x7f"
+
+
+def python_classes(pattern: str) -> str:
+    """``pattern`` with ``\\d \\s \\w`` and their negations made a subset of Python's (Unicode) ``re``.
+
+    Outside brackets and in positive brackets ``\\d`` is ASCII digits and ``\\w`` ASCII word
+    characters (subsets of Python's); ``\\s``, ``\\S`` and ``\\D`` are exact; ``\\W`` is the
+    ASCII non-word characters. In a negated bracket ``[^...]`` the excluded class is exact for
+    ``\\d`` and ``\\s``; ``\\w``, ``\\W``, ``\\D`` and ``\\S`` there raise ``ValueError``.
+    """
+    out: list[str] = []
+    i, in_class, negated = 0, False, False
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\" and i + 1 < len(pattern):
+            e = pattern[i + 1]
+            i += 2
+            if e in "dswDSW":
+                out.append(_rewrite(e, in_class, negated))
+            else:
+                out.append("\\" + e)
+            continue
+        if not in_class and c == "[":
+            in_class = True
+            negated = pattern.startswith("^", i + 1)
+            out.append("[^" if negated else "[")
+            i += 2 if negated else 1
+            if pattern.startswith("]", i):  # a leading ']' is a literal
+                out.append("\\]")
+                i += 1
+            continue
+        if in_class and c == "]":
+            in_class = False
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def _rewrite(escape: str, in_class: bool, negated: bool) -> str:
+    if in_class and negated:
+        if escape == "d":
+            return _unicode_class("d")
+        if escape == "s":
+            return _unicode_class("s")
+        raise ValueError(f"\\{escape} inside a negated class cannot be matched exactly")
+    inner = {
+        "d": "0-9", "w": _ASCII_WORD, "s": _unicode_class("s"), "W": _ASCII_NON_WORD,
+    }.get(escape)
+    if inner is not None:
+        return inner if in_class else f"[{inner}]"
+    if in_class:  # \D or \S inside a positive class: ASCII members only (a subset)
+        return {"D": r"\x00-\x2f\x3a-\x7f", "S": r"\x21-\x7f"}[escape]
+    return f"[^{_unicode_class(escape.lower())}]"
 
 
 @functools.lru_cache(maxsize=256)
-def _fsm(regexes: tuple[str, ...]) -> interegular.FSM:
+def fsm_of(regexes: tuple[str, ...]) -> interegular.FSM:
+    """The character automaton of strings fully matching every one of ``regexes`` (cached)."""
     fsm = interegular.parse_pattern(regexes[0]).to_fsm()
     for regex in regexes[1:]:
         fsm = fsm & interegular.parse_pattern(regex).to_fsm()
     return fsm
 
 
-def regex_fragment(nfa: NFA, regexes: tuple[str, ...], char_class: CharClassBuilder) -> Frag:
-    """A piece accepting exactly the strings (encoded by ``char_class``) that fully match every
-    one of ``regexes`` (several constraints on one string are intersected)."""
-    fsm = _fsm(regexes)
+def length_range(fsm: interegular.FSM) -> tuple[int, int | None] | None:
+    """Fewest and most characters of the strings ``fsm`` accepts (``None`` most: unbounded);
+    ``None`` if it accepts nothing."""
+    live = _live_states(fsm)
+    if fsm.initial not in live:
+        return None
+    shortest = {fsm.initial: 0}
+    frontier = [fsm.initial]
+    while frontier:  # breadth first: the first time a state is seen is its shortest distance
+        nxt = []
+        for state in frontier:
+            for target in fsm.map.get(state, {}).values():
+                if target in live and target not in shortest:
+                    shortest[target] = shortest[state] + 1
+                    nxt.append(target)
+        frontier = nxt
+    fewest = min(shortest[s] for s in fsm.finals if s in shortest)
+    # longest path over the live states reachable from the start: Kahn's order, or a loop
+    edges = {s: [t for t in fsm.map.get(s, {}).values() if t in live] for s in shortest}
+    indegree = dict.fromkeys(shortest, 0)
+    for targets in edges.values():
+        for t in targets:
+            indegree[t] += 1
+    order = [s for s, n in indegree.items() if n == 0]
+    longest = dict.fromkeys(shortest, 0)
+    for state in order:
+        for t in edges[state]:
+            longest[t] = max(longest[t], longest[state] + 1)
+            indegree[t] -= 1
+            if indegree[t] == 0:
+                order.append(t)
+    if len(order) < len(shortest):
+        return fewest, None
+    return fewest, max(longest[s] for s in fsm.finals if s in longest)
+
+
+def _live_states(fsm: interegular.FSM) -> set[object]:
+    """States from which a final state can be reached."""
+    reverse: dict[object, set[object]] = {}
+    for state, moves in fsm.map.items():
+        for target in moves.values():
+            reverse.setdefault(target, set()).add(state)
+    live: set[object] = set(fsm.finals)
+    stack: list[object] = list(live)
+    while stack:
+        for source in reverse.get(stack.pop(), ()):
+            if source not in live:
+                live.add(source)
+                stack.append(source)
+    return live
+
+
+def fsm_char_classes(fsm: interegular.FSM) -> dict[object, list[tuple[int, int]]]:
+    """The code point ranges of each transition symbol of ``fsm`` (``anything_else`` expanded)."""
     explicit: list[tuple[int, int]] = []
     classes: dict[object, list[tuple[int, int]]] = {}
     for symbol, chars in fsm.alphabet.by_transition.items():
@@ -78,16 +279,44 @@ def regex_fragment(nfa: NFA, regexes: tuple[str, ...], char_class: CharClassBuil
     for symbol, chars in fsm.alphabet.by_transition.items():
         if anything_else in chars:
             classes[symbol] = classes[symbol] + complement(explicit)
+    return {symbol: normalize_ranges(ranges) for symbol, ranges in classes.items()}
+
+
+def regex_fragment(nfa: NFA, regexes: tuple[str, ...], char_class: CharClassBuilder) -> Frag:
+    """A piece accepting exactly the strings (encoded by ``char_class``) that fully match every
+    one of ``regexes`` (several constraints on one string are intersected)."""
+    return fsm_fragment(nfa, fsm_of(regexes), char_class)
+
+
+def fsm_fragment(nfa: NFA, fsm: interegular.FSM, char_class: CharClassBuilder) -> Frag:
+    """A piece accepting exactly the strings of a character automaton, encoded by ``char_class``."""
+    classes = fsm_char_classes(fsm)
+    live = _live_states(fsm)
     node = {state: nfa.state() for state in fsm.states}
     end = nfa.state()
     for state, moves in fsm.map.items():
+        if state not in live:
+            continue
         for symbol, target in moves.items():
-            ranges = normalize_ranges(classes[symbol])
-            if not ranges:
-                continue
-            a, b = char_class(nfa, ranges)
-            nfa.epsilon(node[state], a)
-            nfa.epsilon(b, node[target])
+            if classes[symbol] and target in live:
+                a, b = char_class(nfa, classes[symbol])
+                nfa.epsilon(node[state], a)
+                nfa.epsilon(b, node[target])
     for state in fsm.finals:
         nfa.epsilon(node[state], end)
     return node[fsm.initial], end
+
+
+def literal_regex(text: str) -> str:
+    """A regex matching exactly ``text`` (each character in brackets, so nothing is special)."""
+    return "".join(f"[\\{c}]" if c in "\\]^-[" else f"[{c}]" for c in text) if text else "(?:)"
+
+
+def string_regexes(schema: Mapping[str, Any]) -> tuple[str, ...]:
+    """The anchored regexes every string of a core schema fully matches: its ``pattern``, its
+    ``format`` and the further ones in its ``allOf`` (the one reading of these keywords)."""
+    items = [(k, schema[k]) for k in ("pattern", "format") if k in schema]
+    items += [next(iter(extra.items())) for extra in schema.get("allOf", [])]
+    return tuple(dict.fromkeys(FORMAT_PATTERNS[v] if k == "format" else anchored(v) for k, v in items))
+
+

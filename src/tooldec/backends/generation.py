@@ -63,7 +63,7 @@ def pick_backend(path: Path, backend: Backend = "auto") -> Literal["llamacpp", "
 
 
 def load(path: str | Path, backend: Backend = "auto", *, threads: int | None = None,
-         progress: Callable[[str], None] | None = None) -> tuple[Any, Any, Any, str]:
+         progress: Callable[[str], None] | None = None, context: int | None = None) -> tuple[Any, Any, Any, str]:
     """Load a model and its tokenizer with the backend ``backend`` (see :func:`pick_backend`).
 
     Args:
@@ -71,15 +71,17 @@ def load(path: str | Path, backend: Backend = "auto", *, threads: int | None = N
         backend: ``llamacpp``, ``transformers`` or ``auto``.
         threads: CPU threads (default: the backend's choice).
         progress: Told what is loading.
+        context: llama.cpp's context window in tokens (default: ``llamacpp.DEFAULT_CONTEXT``);
+            a transformers model's window is fixed by the model.
 
     Returns:
         ``(model, tokenizer, vocabulary padded to the logits, backend name)``.
     """
     path = Path(path)
     if pick_backend(path, backend) == "llamacpp":
-        from .llamacpp import load_llama, vocabulary_for_llama
+        from .llamacpp import DEFAULT_CONTEXT, load_llama, vocabulary_for_llama
 
-        llm, tokenizer = load_llama(path, threads=threads, progress=progress)
+        llm, tokenizer = load_llama(path, threads=threads, progress=progress, n_ctx=context or DEFAULT_CONTEXT)
         return llm, tokenizer, vocabulary_for_llama(llm, tokenizer), "llamacpp"
     from .hf import load_model, set_torch_threads, vocabulary_for
 

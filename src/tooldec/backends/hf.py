@@ -303,7 +303,8 @@ class HFGenerator:
         """The next-token logits after ``ids`` (float32), for backtracking baselines."""
         with torch.inference_mode():
             context = torch.tensor([list(ids)], dtype=torch.long, device=self.model.device)
-            return self.model(context).logits[0, -1].float().cpu().numpy().copy()
+            logits: np.ndarray = self.model(context).logits[0, -1].float().cpu().numpy().copy()
+            return logits
 
     def generate(
         self,
@@ -343,6 +344,8 @@ class HFGenerator:
             processor = ToolDecLogitsProcessor(
                 grammar, tool_choice=tool_choice, parallel_tool_calls=parallel_tool_calls,
                 max_calls=max_calls, max_new_tokens=max_new_tokens)
+            Machine(grammar, tool_choice=tool_choice, parallel_tool_calls=parallel_tool_calls,
+                    max_calls=max_calls).check_budget(max_new_tokens)  # refused before any decoding
             processors.append(processor)
             if stop_after_call is not None:
                 criteria.append(StopOnCallClose(processor))

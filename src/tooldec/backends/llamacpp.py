@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -101,6 +102,7 @@ class LlamaCppGenerator:
             eos.add(int(llm.token_eos()))
         self.eos_ids = sorted(eos)
         self._rng = np.random.default_rng()
+        self._pool: ThreadPoolExecutor | None = None
         self.prompt_tokens_evaluated = 0
         """Prompt tokens actually evaluated, all calls (the rest came from the KV cache)."""
 
@@ -155,9 +157,12 @@ class LlamaCppGenerator:
         """
         max_new_tokens = min(max_new_tokens, self.model.n_ctx() - len(prompt_ids))
         machine = None
+        pending: Future[np.ndarray] | None = None
         if grammar is not None:
             machine = Machine(grammar, tool_choice=tool_choice, parallel_tool_calls=parallel_tool_calls,
                               max_calls=max_calls)
+            machine.check_budget(max_new_tokens)
+            pending = self._masker().submit(machine.allowed_token_ids, max_new_tokens)  # overlaps the prompt
         width = self.width
         eos = set(self.eos_ids)
         self._feed(prompt_ids)
@@ -171,7 +176,8 @@ class LlamaCppGenerator:
             if machine is not None:
                 start = time.perf_counter()
                 steps += 1
-                allowed = machine.allowed_token_ids(max_new_tokens - len(ids))  # cached with the mask
+                allowed = pending.result() if pending is not None else machine.allowed_token_ids(max_new_tokens - len(ids))
+                pending = None
                 if not allowed.size:
                     raise ToolDecError(f"no token is allowed at step {len(ids)} (text so far: "
                                        f"{machine.text[-80:]!r}); the constraint is unsatisfiable")
@@ -197,8 +203,18 @@ class LlamaCppGenerator:
                     closed = True
                     break
             if len(ids) < max_new_tokens:
+                if machine is not None:  # the next mask is computed while llama.cpp evaluates the token
+                    pending = self._masker().submit(machine.allowed_token_ids, max_new_tokens - len(ids))
                 self.model.eval([token])
+        if pending is not None:
+            pending.result()
         return Generation(ids, ended, closed, masking, steps)
+
+    def _masker(self) -> ThreadPoolExecutor:
+        """One worker thread for this generator's masks (llama.cpp's eval releases the GIL)."""
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tooldec-mask")
+        return self._pool
 
 
 def vocabulary_for_llama(llm: Any, tokenizer: Any) -> Vocabulary:

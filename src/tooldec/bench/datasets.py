@@ -1,7 +1,8 @@
 """The benchmark sets in ``../shared/data`` (or ``$TOOLDEC_DATA``) as tool inventories and items.
 
-Only readers live here; the files are never copied into the repository. See the data folder's
-README for where each set comes from and how it is scored.
+Only readers live here. The full sets are never copied into the repository; the tests carry a
+few items of each, in the same layout, under ``tests/fixtures/data``. See DEVELOPERS.md for
+where each set comes from and how it is scored.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ __all__ = [
     "bfcl_items",
     "bfcl_tools",
     "data_dir",
+    "find_data_dir",
     "funcqa_demonstrations",
     "funcqa_tools",
     "kamel_demonstrations",
@@ -47,16 +49,27 @@ templates' ``<add>(277, 209, 72)``; -2: one or two, as ``<log>(100)`` and ``<log
 
 
 def data_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
-    """``explicit``, else ``$TOOLDEC_DATA``, else ``../shared/data`` beside the repository."""
+    """``explicit``, else ``$TOOLDEC_DATA``, else ``../shared/data`` beside the repository.
+
+    Returns a path even when nothing is there (``../shared/data``), for the error message of
+    whoever reads it; :func:`find_data_dir` says whether the data was found.
+    """
     if explicit:
         return Path(explicit)
+    return find_data_dir() or Path("../shared/data")
+
+
+def find_data_dir() -> Path | None:
+    """Where the full benchmark data is: ``$TOOLDEC_DATA`` when set (whether or not it exists),
+    else the ``shared/data`` folder beside the current directory or beside one of this file's
+    parents (a checkout next to ``shared/``); ``None`` when there is none."""
     if os.environ.get("TOOLDEC_DATA"):
         return Path(os.environ["TOOLDEC_DATA"])
     for base in (Path.cwd(), *Path(__file__).resolve().parents):
         candidate = base.parent / "shared" / "data"
         if candidate.is_dir():
             return candidate
-    return Path("../shared/data")
+    return None
 
 
 def funcqa_tools() -> list[dict[str, Any]]:

@@ -1,7 +1,37 @@
-"""Text mode, tool mode and the token masks between them."""
+"""Text and tool mode and the token masks between them: compile, then cursor.
 
-from .grammar import Grammar, Mask, Position, prepare
-from .machine import Machine, Mode, ToolChoice
+``Compiler(vocab, dialect)`` prepares a vocabulary and owns the bounded caches;
+``compiler.compile(tools)`` returns a ``Grammar``, an immutable snapshot of an inventory;
+``Machine(grammar, ...)`` is the per-sequence cursor. Compilers and grammars may be shared by
+any number of threads; a machine belongs to one sequence.
+"""
+
+from .compiler import CompiledTail, Compiler, prepare_vocabulary
+from .grammar import Grammar
+from .machine import Machine, Mode, ToolChoice, fill_bitmasks
+from .masks import Mask, allocate_token_bitmask, apply_token_bitmask_inplace, bitmask_words, unpack_bitmask
+from .positions import Head, Name, Open, Position, Tail, Text
 from .token_index import TokenIndex
 
-__all__ = ["Grammar", "Machine", "Mask", "Mode", "Position", "TokenIndex", "ToolChoice", "prepare"]
+__all__ = [
+    "CompiledTail",
+    "Compiler",
+    "Grammar",
+    "Head",
+    "Machine",
+    "Mask",
+    "Mode",
+    "Name",
+    "Open",
+    "Position",
+    "Tail",
+    "Text",
+    "TokenIndex",
+    "ToolChoice",
+    "allocate_token_bitmask",
+    "apply_token_bitmask_inplace",
+    "bitmask_words",
+    "fill_bitmasks",
+    "prepare_vocabulary",
+    "unpack_bitmask",
+]

@@ -1,115 +1,274 @@
-"""Token budgets: which tokens still let the call close in time (invariant 4, "always closes").
+"""Token budgets: which tokens still let the call close in time (DESIGN invariant 4, "always closes").
 
-The shortest way to finish a call from a position is a concrete byte string (follow the
-automaton's shortest path). Cutting it into the longest vocabulary tokens gives a number of
-tokens that is achievable, since every piece is a prefix of a valid continuation, so it is a safe
-bound on the tokens still needed: a token is allowed when the call can close after it within the
-budget left. Bytes would be safe too, but far too cautious (a 60-byte call is ~20 tokens).
+From any position the *canonical completion* is the lexicographically smallest among the
+shortest byte strings that finish the call (through a special-token opener when that needs fewer
+tokens). Cutting it into the longest vocabulary tokens gives ``need``, a number of tokens that is
+achievable. It is consistent along the way: after the first token of that cut, the canonical
+completion is the rest, so ``need`` drops by one. A token is allowed under a budget of ``b``
+tokens iff the position after it needs at most ``b - 1``: exactly, at every position, tool names
+included (a name's need is the least over the tools below it).
+
+Needs are memoised in the compiler's bounded mask cache (per snapshot where names matter).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 import numpy as np
 
+from ..automata.dfa import MID, SINK
 from ..errors import TokenizerError
-from ..tools.trie import ROOT
+from .grammar import Grammar
+from .masking import FAR
+from .masks import Mask
+from .positions import Head, Name, Open, Position, Tail, Text
+from .vector_walk import narrow_rows, walk_rows
 
-if TYPE_CHECKING:
-    from .grammar import Grammar, Mask, Position
+__all__ = ["Completion", "need", "shortest", "within"]
 
-__all__ = ["Completions"]
+Completion = tuple[int, bytes]
+"""A canonical completion: special tokens it starts with, then bytes."""
 
 
-class Completions:
-    """Shortest completions of a grammar's positions, in bytes and in tokens (memoised)."""
+def _cached(grammar: Grammar, key: tuple[object, ...], make: Callable[[], object]) -> object:
+    cache = grammar.compiler.masks
+    found = cache.get(key)
+    if found is None:
+        found = cache.put(key, make())  # type: ignore[arg-type]
+    return found
 
-    def __init__(self, grammar: Grammar) -> None:
-        self.grammar = grammar
-        self._text: dict[tuple[object, ...], bytes] = {}
-        self._tokens: dict[bytes, int] = {}
 
-    def text(self, pos: Position, follow_ok: bool) -> bytes:
-        """The shortest bytes that finish the call from ``pos`` (empty outside a call)."""
-        key = (pos, follow_ok)
-        found = self._text.get(key)
-        if found is None:
-            found = self._text[key] = self._build(pos, follow_ok)
-        return found
+def tokens_of(grammar: Grammar, data: bytes) -> int:
+    """Tokens in the longest-match cut of ``data`` (bytes, if some byte has no token)."""
+    if not data:
+        return 0
 
-    def _build(self, pos: Position, follow_ok: bool) -> bytes:
-        g = self.grammar
-        kind = pos[0]
-        if kind == "text":
-            return b""
-        if kind == "start":  # a trigger that is a special token is counted by the caller
-            literal = g._start_literal()
-            return (g.dialect.head if literal is None else literal) + self.text(("name", pos[1], b"", ROOT), follow_ok)
-        if kind == "name":
-            _, key, lit, node = pos
-            _, name = g.best_name(pos, follow_ok)
-            rest = name.encode()[g.trie(key).depth(node) :]
-            dfa = g.tail(name, follow_ok)
-            return lit + rest + self.text(("tail", key, name, follow_ok, dfa.start), follow_ok)
-        _, key, name, nxt, state = pos
-        dfa = g.tail(name, nxt)
-        out = bytearray()
-        while not dfa.accepting[state]:
-            row = dfa.row(state)
-            want = dfa.dist[state] - 1
-            byte = next(b for b in np.flatnonzero(row >= 0).tolist() if dfa.dist[row[b]] == want)
-            out.append(byte)
-            state = int(row[byte])
-        return bytes(out)
+    def count() -> object:
+        try:
+            return _Int(len(grammar.vocab.longest_match(data)))
+        except TokenizerError:
+            return _Int(len(data))
 
-    def count_tokens(self, data: bytes) -> int:
-        """Tokens in a longest-match cut of ``data`` (bytes, if some byte has no token)."""
-        found = self._tokens.get(data)
-        if found is None:
-            try:
-                found = len(self.grammar.vocab.longest_match(data))
-            except TokenizerError:
-                found = len(data)
-            self._tokens[data] = found
-        return found
+    found: int = _cached(grammar, ("tokens", grammar.compiler.key, data), count)  # type: ignore[assignment]
+    return found
 
-    def tokens(self, pos: Position, follow_ok: bool) -> int:
-        """Tokens enough to finish the call from ``pos``."""
-        return self.count_tokens(self.text(pos, follow_ok))
 
-    def within(self, pos: Position, mask: Mask, budget: int, start_ok: bool, follow_ok: bool) -> np.ndarray:
-        """The ids of ``mask`` after which the call can still close within ``budget - 1`` tokens.
+class _Int(int):
+    """An int the bounded cache can size."""
 
-        When none can (the budget was already too small), the ids that leave the fewest tokens
-        are returned, so the mask is never empty.
-        """
-        g = self.grammar
-        found: list[tuple[int, int]] = []
-        if pos[0] == "tail":  # vectorised: the tokens left depend only on the state each token ends in
-            base, ids, left = g._tail_outcomes(pos, follow_ok, tokens=True)
-            if base is not None:
-                string, exit_state = base
-                after_quote = self.text(("tail", pos[1], pos[2], pos[3], exit_state), follow_ok)
-                table = g._string_table()
-                per_state = {
-                    int(q): self.count_tokens(table.shortest(int(q)) + after_quote) for q in string.final_set.tolist()
-                }
-                lookup = np.zeros(table.dfa.n_states, dtype=np.int64)
-                for q, n in per_state.items():
-                    lookup[q] = n
-                ids = np.concatenate([ids, g.index.ids[string.inside_rows]])
-                left = np.concatenate([left, lookup[string.inside_finals]])
-            if not ids.size:
-                return np.empty(0, dtype=np.int32)
-            return np.sort(ids[left <= max(budget - 1, int(left.min()))]).astype(np.int32)
-        for tid in mask.ids.tolist():
-            data = g.vocab.token_bytes[tid]
-            after = g._after_special(pos, tid) if data is None else g.walk(pos, data, start_ok, follow_ok)
-            if after is not None:
-                found.append((tid, self.tokens(after, follow_ok)))
-        if not found:
-            return np.empty(0, dtype=np.int32)
-        ids = np.array([t for t, _ in found], dtype=np.int32)
-        left = np.array([n for _, n in found], dtype=np.int64)
-        return np.sort(ids[left <= max(budget - 1, int(left.min()))])
+    nbytes = 64
+
+
+class _Completion(tuple):  # type: ignore[type-arg]
+    nbytes = 128
+
+
+def need(grammar: Grammar, pos: Position, follow_ok: bool) -> int:
+    """Tokens enough to finish the call from ``pos`` (0 in text)."""
+    specials, data = shortest(grammar, pos, follow_ok)
+    return specials + tokens_of(grammar, data)
+
+
+def shortest(grammar: Grammar, pos: Position, follow_ok: bool) -> Completion:
+    """The canonical completion from ``pos`` (see the module docstring)."""
+    if isinstance(pos, Text):
+        return 0, b""
+    if isinstance(pos, Tail):
+        dfa = grammar.tail(pos.tool, pos.form, pos.chained).dfa
+        key: tuple[object, ...] = ("short-tail", grammar.tail(pos.tool, pos.form, pos.chained).key, pos.state, pos.counts)
+        return _cached(grammar, key, lambda: _Completion((0, dfa.shortest(pos.state, dict(pos.counts)))))  # type: ignore[return-value]
+    key = ("short", grammar.key, pos, follow_ok)
+    return _cached(grammar, key, lambda: _Completion(_shortest(grammar, pos, follow_ok)))  # type: ignore[return-value]
+
+
+def _best(options: list[Completion], grammar: Grammar) -> Completion:
+    """Fewest tokens; among text routes the shortest, then smallest, bytes."""
+    return min(options, key=lambda c: (c[0] + tokens_of(grammar, c[1]), c[0], len(c[1]), c[1]))
+
+
+def _shortest(grammar: Grammar, pos: Position, follow_ok: bool) -> Completion:
+    openers = grammar.compiler.openers
+    if isinstance(pos, Name):
+        candidates = [pos.only] if pos.only is not None else grammar.name_index.below(pos.prefix)
+        texts = []
+        for name in candidates:
+            rest = name.encode()[len(pos.prefix):]
+            tail = grammar.tail(name, pos.form, follow_ok).dfa
+            texts.append(rest + tail.shortest(tail.start, {}))
+        if not texts:
+            raise ValueError(f"no tool below {pos.prefix!r}")
+        return 0, min(texts, key=lambda t: (len(t), t))
+    if isinstance(pos, Head):
+        head = openers.heads[pos.form]
+        return 0, head.shortest(pos.state) + shortest(grammar, Name(pos.form, b"", pos.only), follow_ok)[1]
+    assert isinstance(pos, Open)
+    options: list[Completion] = []
+    if pos.state == openers.open.start:
+        for form in sorted(set(openers.special_forms.values())):
+            options.append((1, shortest(grammar, grammar._head(form, pos.only), follow_ok)[1]))
+    text: list[bytes] = []
+    for commit, path in _open_paths(grammar, pos.state).items():
+        after = grammar._commit(commit, pos.only)
+        specials, data = shortest(grammar, after, follow_ok)
+        text.append(path + data)
+    if text:
+        options.append((0, min(text, key=lambda t: (len(t), t))))
+    if not options:
+        raise ValueError("no opener can be completed from here")
+    return _best(options, grammar)
+
+
+def _open_paths(grammar: Grammar, state: int) -> dict[int, bytes]:
+    """For each commit reachable in the ``open`` automaton: the shortest, smallest path to it."""
+    openers = grammar.compiler.openers
+    dfa = openers.open
+    paths: dict[int, bytes] = {}
+    frontier = {state: b""}
+    seen = {state}
+    while frontier:
+        nxt: dict[int, bytes] = {}
+        for s, path in sorted(frontier.items(), key=lambda kv: kv[1]):
+            row = dfa.row(s)
+            for byte in np.flatnonzero(row >= 0).tolist():
+                t = int(row[byte])
+                if dfa.arrays.exits[t]:
+                    commit = openers.commit_of(dfa, t)
+                    paths.setdefault(commit, path + bytes([byte]))
+                elif t not in seen:
+                    seen.add(t)
+                    nxt.setdefault(t, path + bytes([byte]))
+        frontier = nxt
+    return paths
+
+
+# -- budgets -------------------------------------------------------------------------------------------
+
+
+def within(grammar: Grammar, pos: Position, mask: Mask, budget: int, start_ok: bool, follow_ok: bool) -> np.ndarray:
+    """The ids of ``mask`` after which the call can still close within ``budget - 1`` tokens."""
+    if budget - 1 >= mask.max_after:
+        return mask.ids
+    ids, needs = token_needs(grammar, pos, mask, start_ok, follow_ok)
+    return np.sort(ids[needs <= budget - 1]).astype(np.int32)
+
+
+def token_needs(grammar: Grammar, pos: Position, mask: Mask, start_ok: bool, follow_ok: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Every allowed token of ``mask`` with the tokens it leaves to finish the call."""
+    if isinstance(pos, Tail):
+        return _tail_needs(grammar, pos, mask, follow_ok)
+    key = ("needs", grammar.key, pos, start_ok, follow_ok)
+    return _cached(grammar, key, lambda: _Needs(_per_token_needs(grammar, pos, mask, start_ok, follow_ok)))  # type: ignore[return-value]
+
+
+class _Needs(tuple):  # type: ignore[type-arg]
+    @property
+    def nbytes(self) -> int:
+        return int(sum(a.nbytes for a in self)) + 64
+
+
+def _per_token_needs(grammar: Grammar, pos: Position, mask: Mask, start_ok: bool, follow_ok: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Walk each allowed token (only the committing ones in text: the rest leave nothing)."""
+    vocab = grammar.vocab
+    ids = mask.ids
+    needs = np.zeros(ids.size, dtype=np.int64)
+    if isinstance(pos, Text):  # only tokens that complete an opener leave something to finish
+        risky = np.array(sorted({c.token for c in grammar.compiler.openers.committers(pos.state)}
+                                | set(grammar.compiler.openers.special_forms)), dtype=np.int64)
+        where = np.searchsorted(ids, risky)
+        where = where[(where < ids.size)]
+        todo = [int(i) for i in where if int(ids[i]) in set(risky.tolist())]
+    else:
+        todo = list(range(ids.size))
+    for i in todo:
+        tid = int(ids[i])
+        data = vocab.token_bytes[tid]
+        if data is None:
+            after: Position | None = grammar.after_special(pos, tid, start_ok)
+        else:
+            after = grammar.walk(pos, data, start_ok, follow_ok)[0]
+        needs[i] = FAR if after is None else need(grammar, after, follow_ok)
+    return ids, needs
+
+
+def _tail_needs(grammar: Grammar, pos: Tail, mask: Mask, follow_ok: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Vectorised for tails: the need of each token depends only on where it ends."""
+    compiler = grammar.compiler
+    index = compiler.index
+    compiled = grammar.tail(pos.tool, pos.form, pos.chained)
+    dfa = compiled.dfa
+    counts = dict(pos.counts)
+
+    def state_need(state: int) -> int:
+        end_counts = {r: c for r, c in dfa.classes(state) if c != MID}
+        return tokens_of(grammar, dfa.shortest(state, end_counts))
+
+    ids_out: list[np.ndarray] = []
+    needs_out: list[np.ndarray] = []
+    spot = dfa.string_spot(pos.state)
+    if spot is not None:
+        table = compiler.string_table(grammar.dialect.form_style(pos.form))
+        string = table.walk(table.start_state)
+        count = spot.count_class
+        after_quote = dfa.shortest(spot.after_quote, {r: c for r, c in dfa.classes(spot.after_quote) if c != MID}) \
+            if spot.after_quote != SINK else b""
+        low = spot.low
+        finals = string.inside_finals.astype(np.int64)
+        owed = np.zeros(finals.size, dtype=np.int64) if count == MID else np.maximum(0, low - count - string.inside_chars)
+        pairs, inverse = np.unique(np.stack([finals, owed]), axis=1, return_inverse=True)
+        per_pair = np.empty(pairs.shape[1], dtype=np.int64)
+        for j, (q, k) in enumerate(zip(pairs[0].tolist(), pairs[1].tolist())):
+            finish = table.shortest(q)
+            text = finish[:-1] + b" " * k + b'"' + after_quote if k else finish + after_quote
+            per_pair[j] = tokens_of(grammar, text)
+        inside_needs = per_pair[inverse.reshape(-1)]
+        ids_out.append(index.ids[string.inside_rows].astype(np.int64))
+        needs_out.append(inside_needs)
+        allowed = np.zeros(index.size, dtype=bool)
+        allowed[mask.ids] = True
+        closing = string.closing_rows
+        rest_needs: dict[int, int] = {}
+        closing_needs = np.full(closing.size, FAR, dtype=np.int64)
+        for i, (row, rest_id) in enumerate(zip(closing.tolist(), string.rest_of.tolist())):
+            if not allowed[index.ids[row]]:
+                continue
+            found = rest_needs.get(rest_id)
+            if found is None:
+                rep = int(string.closing_rows[string.rest_first[rest_id]])
+                off = int(string.closing_offsets[string.rest_first[rest_id]])
+                rest = bytes(index.flat[index.offsets[rep] + off : index.offsets[rep] + index.lengths[rep]])
+                at = Tail(pos.form, pos.tool, pos.chained, spot.after_quote,
+                          tuple(sorted((r, c) for r, c in dfa.classes(spot.after_quote) if c != MID)))
+                after, _ = grammar.walk(at, rest, follow_ok, follow_ok)
+                found = rest_needs[rest_id] = FAR if after is None else need(grammar, after, follow_ok)
+            closing_needs[i] = found
+        ids_out.append(index.ids[closing].astype(np.int64))
+        needs_out.append(closing_needs)
+    else:
+        ended_ids, ended_states, rows, states, offsets = narrow_rows(index, dfa, pos.state)
+        walk = walk_rows(index, dfa, rows, states, offsets)
+        per_state: dict[int, int] = {}
+        for tid_list, state_list in ((ended_ids, ended_states), (index.ids[walk.rows].tolist(), walk.finals.tolist())):
+            arr = np.empty(len(state_list), dtype=np.int64)
+            for i, s in enumerate(state_list):
+                found = per_state.get(s)
+                if found is None:
+                    found = per_state[s] = state_need(s)
+                arr[i] = found
+            ids_out.append(np.asarray(tid_list, dtype=np.int64))
+            needs_out.append(arr)
+        crossing_ids = index.ids[walk.exit_rows].tolist()
+        arr = np.empty(len(crossing_ids), dtype=np.int64)
+        for i, tid in enumerate(crossing_ids):
+            after, _ = grammar.walk(Tail(pos.form, pos.tool, pos.chained, pos.state, tuple(sorted(counts.items()))),
+                                    grammar.vocab.token_bytes[tid] or b"", follow_ok, follow_ok)
+            arr[i] = FAR if after is None else need(grammar, after, follow_ok)
+        ids_out.append(np.asarray(crossing_ids, dtype=np.int64))
+        needs_out.append(arr)
+    ids = np.concatenate(ids_out) if ids_out else np.empty(0, np.int64)
+    needs = np.concatenate(needs_out) if needs_out else np.empty(0, np.int64)
+    keep = np.zeros(ids.size, dtype=bool)
+    allowed_set = np.zeros(index.size, dtype=bool)
+    allowed_set[mask.ids] = True
+    keep = allowed_set[ids]
+    return ids[keep], needs[keep]

@@ -1,22 +1,26 @@
-"""The cursor one sequence moves through the grammar: the matcher a backend talks to."""
+"""The cursor one sequence moves through a snapshot: the matcher a backend talks to.
+
+A :class:`Machine` belongs to one sequence (one thread at a time); the :class:`Grammar` it reads
+is immutable and may be shared by any number of machines and threads.
+"""
 
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
 from typing import Literal
 
 import numpy as np
 
-from ..errors import ToolNotFoundError
-from .grammar import MAIN, Grammar, Mask, Position
+from ..errors import BudgetError, ToolNotFoundError
+from .budget import need, shortest, within
+from .grammar import Grammar
+from .masks import Mask
+from .positions import Open, Position, Tail, Text
 
-__all__ = ["Machine", "Mode", "ToolChoice"]
+__all__ = ["Machine", "Mode", "ToolChoice", "fill_bitmasks"]
 
 ToolChoice = Literal["auto", "required", "none"] | str
-NAME_SLACK = 256
-"""Tokens of headroom past a name position's own shortest completion before budgets are checked
-token by token there (a token can commit to a longer name whose arguments need more). With 24,
-one random walk in 8,000 committed to a tool it could not finish in time."""
 
 
 class Mode(enum.Enum):
@@ -29,14 +33,19 @@ class Mode(enum.Enum):
 
 
 class Machine:
-    """One sequence's position in a :class:`Grammar`.
+    """One sequence's position in a :class:`Grammar` (advance, masks, rollback, fork, reset).
 
     Args:
-        grammar: the tool set, dialect and vocabulary, shared by all machines.
+        grammar: The compiled inventory (shared by all machines).
         tool_choice: ``"auto"`` (text or calls), ``"required"`` (a call comes first),
-            ``"none"`` (the trigger is masked) or a tool name (that tool is called first).
-        parallel_tool_calls: whether more than one call may be made in one turn.
-        max_calls: most calls in one turn (``None``: no limit).
+            ``"none"`` (no call may open) or a tool name (that tool is called first).
+        parallel_tool_calls: Whether more than one call may be made in one turn.
+        max_calls: Most calls in one turn (``None``: no limit).
+
+    Raises:
+        ToolNotFoundError: ``tool_choice`` names no tool.
+        ValueError: ``auto`` with a dialect whose calls can only open the output, or a negative
+            ``max_calls``.
 
     Examples:
         >>> from tooldec.tokens import Vocabulary
@@ -46,9 +55,9 @@ class Machine:
         >>> def add(a: int, b: int) -> int:
         ...     '''Add two numbers.'''
         ...     return a + b
-        >>> m = Machine(Grammar(ToolSet([add]), vocab, Hermes()), tool_choice="required")
-        >>> for byte in b'<tool_call>\\n{"name": "':
-        ...     assert m.advance(byte)
+        >>> m = Machine(Grammar(ToolSet([add]), vocab, Hermes(openers=["tag"])), tool_choice="required")
+        >>> m.accept_string(b'<tool_call>\\n{"name": "')
+        True
         >>> [vocab.token_bytes[i] for i in m.allowed_token_ids()]
         [b'a', b'add']
         >>> m.advance(257), m.mode
@@ -65,19 +74,22 @@ class Machine:
     ) -> None:
         if tool_choice not in ("auto", "required", "none") and tool_choice not in grammar.tools:
             raise ToolNotFoundError(f"tool_choice {tool_choice!r} is neither auto/required/none nor a tool name")
-        if grammar.dialect.trigger is None and tool_choice == "auto":
+        if tool_choice == "auto" and grammar.dialect.trigger is None:
             raise ValueError(
                 f"dialect {grammar.dialect.name!r} has no trigger, so a call can only open the output: "
-                "use tool_choice='required' or a tool name"
-            )
+                "use tool_choice='required' or a tool name")
         if max_calls is not None and max_calls < 0:
             raise ValueError(f"max_calls must be >= 0, got {max_calls}")
         self.grammar = grammar
         self.tool_choice = tool_choice
         self.parallel_tool_calls = parallel_tool_calls
         self.max_calls = max_calls
-        named = tool_choice not in ("auto", "required", "none")
-        self._pos: Position = ("start", tool_choice if named else MAIN) if tool_choice == "required" or named else ("text", 0)
+        self._eos = grammar.vocab.eos_ids
+        self.reset()
+
+    def reset(self) -> None:
+        """Back to the start, as if just made."""
+        self._pos: Position = self.grammar.start(self.tool_choice)
         self._done = False
         self.calls_completed = 0
         self.call_just_closed = False
@@ -90,7 +102,7 @@ class Machine:
     def mode(self) -> Mode:
         if self._done:
             return Mode.DONE
-        return Mode.TEXT if self._pos[0] == "text" else Mode.TOOL
+        return Mode.TEXT if isinstance(self._pos, Text) else Mode.TOOL
 
     @property
     def position(self) -> Position:
@@ -102,15 +114,15 @@ class Machine:
         return bytes(self._text)
 
     def is_accepting(self) -> bool:
-        """Whether the output could end here (an end-of-sequence token is allowed)."""
-        return not self._done and self.grammar.is_accepting(self._pos)
+        """Whether the output may end here (no call is open), or has ended."""
+        return self._done or self.grammar.is_accepting(self._pos)
+
+    def is_terminated(self) -> bool:
+        """Whether an end-of-sequence token was accepted."""
+        return self._done
 
     def is_done(self) -> bool:
         return self._done
-
-    def shortest_completion(self) -> int:
-        """Fewest bytes (so at most that many tokens) that finish the current call; 0 outside one."""
-        return self.grammar.distance(self._pos, self._flags()[1])
 
     def _flags(self) -> tuple[bool, bool]:
         """(a call may start now, another may follow the current one)."""
@@ -122,36 +134,46 @@ class Machine:
         follow_ok = self.parallel_tool_calls and calls + 1 < limit
         return start_ok, follow_ok
 
+    def shortest_completion(self) -> int:
+        """Fewest bytes that finish the current call; 0 outside one."""
+        return len(shortest(self.grammar, self._pos, self._flags()[1])[1])
+
+    def min_tokens(self) -> int:
+        """Tokens enough to finish the current call (its canonical completion cut into real
+        tokens); 0 outside one. A budget of this many tokens is always enough."""
+        return need(self.grammar, self._pos, self._flags()[1])
+
+    def check_budget(self, budget: int) -> None:
+        """Refuse, before decoding starts, a budget in which the required call cannot close.
+
+        Raises:
+            BudgetError: A call must come first and needs more than ``budget`` tokens.
+        """
+        if isinstance(self._pos, Open):
+            needed = self.min_tokens()
+            if needed > budget:
+                raise BudgetError(
+                    f"the shortest call needs {needed} tokens but the budget is {budget}: raise max_new_tokens "
+                    f"to at least {needed}, or let the model answer without a call (tool_choice='auto')")
+
     # -- masks --------------------------------------------------------------------------------
 
     def _mask(self, budget: int | None) -> tuple[Mask, np.ndarray | None]:
         grammar, pos = self.grammar, self._pos
         start_ok, follow_ok = self._flags()
-        if budget is not None and pos[0] == "text" and start_ok:
-            # never open a call that cannot be finished within the budget (bytes bound tokens,
-            # so the token count is only needed when the bytes do not fit)
-            start = ("start", MAIN)
-            if budget - 1 < grammar.distance(start, follow_ok):
-                need = grammar.completions.tokens(start, follow_ok) + (0 if grammar.trigger_is_text else 1)
-                if budget < need:
-                    start_ok = False
         mask = grammar.mask(pos, start_ok, follow_ok)
-        if budget is None or pos[0] == "text":
+        if budget is not None:
+            budget = max(budget, 1)  # this token at least: asking for a mask means one more comes
+        if budget is None or budget - 1 >= mask.max_after:
             return mask, None
-        if pos[0] == "tail":
-            tight = budget - 1 < mask.max_after
-        else:
-            tight = budget - 1 < grammar.completions.tokens(pos, follow_ok) + NAME_SLACK
-        if not tight:
-            return mask, None
-        return mask, grammar.completions.within(pos, mask, budget, start_ok, follow_ok)
+        return mask, within(grammar, pos, mask, budget, start_ok, follow_ok)
 
     def allowed_token_ids(self, budget: int | None = None) -> np.ndarray:
         """Sorted ids of the tokens allowed next.
 
         Args:
-            budget: tokens the caller may still generate, this one included. When it is tight,
-                only tokens after which the call can still close in time are allowed.
+            budget: Tokens the caller may still generate, this one included. Only tokens after
+                which the call can still close within the rest are allowed.
         """
         if self._done:
             return np.empty(0, dtype=np.int32)
@@ -159,23 +181,21 @@ class Machine:
         return mask.ids if filtered is None else filtered
 
     def fill_bitmask(self, bitmask: np.ndarray, row: int = 0, budget: int | None = None) -> bool:
-        """Write the allowed set into ``bitmask[row]`` (int32 words, bit i = token 32*w+i).
+        """Write the allowed set into ``bitmask[row]`` (int32 words, bit i = token 32*w+i), or into
+        ``bitmask`` itself when it is one row.
 
         Returns:
             Whether any token of the vocabulary is masked out.
         """
         words = bitmask.shape[-1]
+        target = bitmask if bitmask.ndim == 1 else bitmask[row]
         if self._done:
-            bitmask[row] = 0
+            target[:] = 0
             return True
-        if budget is None:  # the hot path: one cached mask, one copy
-            start_ok, follow_ok = self._flags()
-            mask = self.grammar.mask(self._pos, start_ok, follow_ok)
-        else:
-            mask, filtered = self._mask(budget)
-            if filtered is not None:
-                mask = Mask.from_ids(filtered, words)
-        bitmask[row] = mask.words(words)
+        mask, filtered = self._mask(budget)
+        if filtered is not None:
+            mask = Mask.from_ids(filtered, words)
+        target[:] = mask.words(words)
         return mask.count < self.grammar.vocab.size
 
     # -- moving -------------------------------------------------------------------------------
@@ -187,34 +207,47 @@ class Machine:
         grammar, pos = self.grammar, self._pos
         start_ok, follow_ok = self._flags()
         tid = int(token_id)
-        if tid in grammar.vocab.eos_ids and not (0 <= tid < grammar.vocab.size and grammar.vocab.token_bytes[tid]):
-            if not grammar.is_accepting(pos):
-                return False
-            self._push()
-            self._done = True
-            self.call_just_closed = False
-            return True
-        data = grammar.vocab.token_bytes[tid] if 0 <= tid < grammar.vocab.size else None
-        closed = 0
+        vocab = grammar.vocab
+        data = vocab.token_bytes[tid] if 0 <= tid < vocab.size else None
         if data is None:
-            if tid not in grammar.vocab.special:
+            if tid in self._eos:
+                if not grammar.is_accepting(pos):
+                    return False
+                self._push()
+                self._done = True
+                self.call_just_closed = False
+                return True
+            if tid not in vocab.special:
                 return False
-            is_trigger = tid in grammar.trigger_ids
-            if pos[0] == "text" and is_trigger and start_ok:
-                new: Position | None = grammar.call_start(MAIN)
-            elif pos[0] == "start" and is_trigger:
-                new = grammar.call_start(pos[1])
-            elif pos[0] == "text" and not is_trigger:
-                new = pos
-            else:
-                return False
-        else:
-            new, closed = grammar.walk_counting(pos, data, start_ok, follow_ok)
+            new = grammar.after_special(pos, tid, start_ok)
             if new is None:
                 return False
+            closed = 0
+        else:
+            found, closed = grammar.walk(pos, data, start_ok, follow_ok)
+            if found is None:
+                return False
+            new = found
         self._push()
         self._pos = new
         self._text += data or b""
+        self.calls_completed += closed
+        self.call_just_closed = closed > 0
+        return True
+
+    def accept_string(self, data: str | bytes) -> bool:
+        """Consume text without token ids (a forced prefix). ``False`` (and nothing changes) if it
+        leaves the language; one :meth:`rollback` undoes it."""
+        raw = data.encode() if isinstance(data, str) else bytes(data)
+        if self._done:
+            return False
+        start_ok, follow_ok = self._flags()
+        found, closed = self.grammar.walk(self._pos, raw, start_ok, follow_ok)
+        if found is None:
+            return False
+        self._push()
+        self._pos = found
+        self._text += raw
         self.calls_completed += closed
         self.call_just_closed = closed > 0
         return True
@@ -223,7 +256,7 @@ class Machine:
         self._history.append((self._pos, self._done, self.calls_completed, self.call_just_closed, len(self._text)))
 
     def rollback(self, n: int = 1) -> None:
-        """Undo the last ``n`` accepted tokens."""
+        """Undo the last ``n`` accepted tokens (or strings)."""
         if n > len(self._history):
             raise ValueError(f"cannot roll back {n} tokens, only {len(self._history)} were accepted")
         for _ in range(n):
@@ -231,9 +264,35 @@ class Machine:
             del self._text[length:]
 
     def fork(self) -> Machine:
-        """An independent copy at the same position (for beam search or speculation)."""
+        """An independent copy at the same position (beam search, speculation)."""
         twin = Machine.__new__(Machine)
         twin.__dict__.update(self.__dict__)
         twin._history = list(self._history)
         twin._text = bytearray(self._text)
         return twin
+
+    @property
+    def in_call(self) -> str | None:
+        """The tool whose arguments are being written, if any."""
+        return self._pos.tool if isinstance(self._pos, Tail) else None
+
+
+def fill_bitmasks(machines: Sequence[Machine | None], bitmask: np.ndarray,
+                  budgets: Sequence[int | None] | None = None) -> np.ndarray:
+    """Fill one bitmask row per machine (``None`` rows are left allowing everything).
+
+    Args:
+        machines: One per row of ``bitmask`` (``(len(machines), words)`` int32).
+        bitmask: Written in place.
+        budgets: Tokens left per row (``None``: no budget).
+
+    Returns:
+        Per row, whether anything is masked (bool array).
+    """
+    masked = np.zeros(len(machines), dtype=bool)
+    for row, machine in enumerate(machines):
+        if machine is None:
+            bitmask[row] = -1
+            continue
+        masked[row] = machine.fill_bitmask(bitmask, row, None if budgets is None else budgets[row])
+    return masked

@@ -1,4 +1,4 @@
-"""Pushing many tokens through a dense byte DFA at once, and the JSON-string shortcut.
+"""Pushing many tokens through a byte DFA at once, and the JSON-string shortcut.
 
 Every token of the vocabulary is a row of one flat byte array (``TokenIndex``). A walk keeps
 three arrays (row, DFA state, byte offset) and advances all rows one byte per pass, dropping the
@@ -6,9 +6,12 @@ rows that died or ended. Rows are bucketed by first byte, so a narrow state (a l
 only ever touches the tokens that start right.
 
 Most of the vocabulary is valid inside a JSON string, which makes string states the expensive
-ones. Their behaviour does not depend on the tool: a state that is exactly an unbounded string's
-content loop (``LazyDFA.string_exit``) reuses one per-vocabulary table of which tokens stay inside
-the string, and only the few tokens that close the string are walked further.
+ones. Their behaviour does not depend on the tool: a state that is exactly a plain string's
+content (``LazyDFA.string_spot``) reuses one per-vocabulary table of which tokens stay inside
+the string and how many characters they write, and only the few tokens that close the string
+are walked further.
+
+Walks hold the DFA's lock (it may grow while they run).
 """
 
 from __future__ import annotations
@@ -17,9 +20,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..automata.dfa import LazyDFA
 from ..automata.json_schema import SchemaCompiler, Style, Syntax
-from ..automata.lazy import LazyDFA
-from ..automata.nfa import NFA, ByteDFA
+from ..automata.nfa import NFA
 from .token_index import TokenIndex
 
 __all__ = ["StringTable", "StringWalk", "Walk", "narrow_rows", "start_rows", "walk_rows"]
@@ -34,16 +37,16 @@ class Walk:
     exit_rows: np.ndarray
     exit_states: np.ndarray
     exit_offsets: np.ndarray  # bytes of the token consumed when the exit was reached
-
-
-DFA = ByteDFA | LazyDFA
+    counts: np.ndarray | None = None  # per row of ``rows``: increments seen (when counting)
+    exit_counts: np.ndarray | None = None
 
 
 WIDE = 48
 """A state with more live bytes than this is walked vectorised; fewer are split by bisection."""
+FEW_ROWS = 24
 
 
-def narrow_rows(index: TokenIndex, dfa: DFA, start: int) -> tuple[list[int], list[int], np.ndarray, np.ndarray, np.ndarray]:
+def narrow_rows(index: TokenIndex, dfa: LazyDFA, start: int) -> tuple[list[int], list[int], np.ndarray, np.ndarray, np.ndarray]:
     """Split the sorted vocabulary along the DFA while it is narrow (a literal, a digit).
 
     Tokens sharing a prefix are one range of ``sorted_bytes``, so following the few live bytes
@@ -62,28 +65,29 @@ def narrow_rows(index: TokenIndex, dfa: DFA, start: int) -> tuple[list[int], lis
     offsets: list[int] = []
     sizes: list[int] = []
     stack = [(start, b"", 0, len(tokens))]
-    while stack:
-        state, prefix, lo, hi = stack.pop()
-        depth = len(prefix)
-        exit_here = depth > 0 and bool(dfa.exits[state])
-        while depth and not exit_here and lo < hi and len(tokens[lo]) == depth:
-            ended_ids.append(sorted_ids[lo])
-            ended_states.append(state)
-            lo += 1
-        if lo >= hi:
-            continue
-        live = None if exit_here else np.flatnonzero(dfa.row(state) >= 0)
-        if live is None or live.size > WIDE:
-            rows.append(sorted_rows[lo:hi])
-            states.append(state)
-            offsets.append(depth)
-            sizes.append(hi - lo)
-            continue
-        for byte in live.tolist():
-            nxt = prefix + bytes([byte])
-            a, z = index.prefix_range(nxt, lo, hi)
-            if a < z:
-                stack.append((dfa.next(state, byte), nxt, a, z))
+    with dfa.lock:
+        while stack:
+            state, prefix, lo, hi = stack.pop()
+            depth = len(prefix)
+            exit_here = depth > 0 and bool(dfa.arrays.exits[state])
+            while depth and not exit_here and lo < hi and len(tokens[lo]) == depth:
+                ended_ids.append(sorted_ids[lo])
+                ended_states.append(state)
+                lo += 1
+            if lo >= hi:
+                continue
+            live = None if exit_here else np.flatnonzero(dfa.row(state) >= 0)
+            if live is None or live.size > WIDE:
+                rows.append(sorted_rows[lo:hi])
+                states.append(state)
+                offsets.append(depth)
+                sizes.append(hi - lo)
+                continue
+            for byte in live.tolist():
+                nxt = prefix + bytes([byte])
+                a, z = index.prefix_range(nxt, lo, hi)
+                if a < z:
+                    stack.append((dfa.next(state, byte), nxt, a, z))
     if not rows:
         return ended_ids, ended_states, np.empty(0, np.int64), np.empty(0, np.int32), np.empty(0, np.int64)
     return (
@@ -95,7 +99,7 @@ def narrow_rows(index: TokenIndex, dfa: DFA, start: int) -> tuple[list[int], lis
     )
 
 
-def start_rows(index: TokenIndex, dfa: DFA, state: int) -> tuple[np.ndarray, np.ndarray]:
+def start_rows(index: TokenIndex, dfa: LazyDFA, state: int) -> tuple[np.ndarray, np.ndarray]:
     """Rows whose first byte is live from ``state``, with the state after that byte."""
     row = dfa.row(state)
     live = np.nonzero(row >= 0)[0]
@@ -107,73 +111,73 @@ def start_rows(index: TokenIndex, dfa: DFA, state: int) -> tuple[np.ndarray, np.
     return rows, states
 
 
-def walk_rows(index: TokenIndex, dfa: DFA, rows: np.ndarray, states: np.ndarray, offsets: np.ndarray) -> Walk:
+def walk_rows(index: TokenIndex, dfa: LazyDFA, rows: np.ndarray, states: np.ndarray, offsets: np.ndarray,
+              *, counter: np.ndarray | None = None, start_counts: np.ndarray | None = None) -> Walk:
     """Advance ``rows`` (each at ``offsets`` bytes, in ``states``) to their ends or an exit state.
 
     ``dfa.exits`` flags states where the walk hands over to another part of the grammar; a row
-    that reaches one stops there, whatever bytes it has left.
+    that reaches one stops there, whatever bytes it has left. With ``counter`` (an
+    ``(n_states, 256)`` table of 0/1), the increments along each row are summed too.
     """
+    with dfa.lock:
+        return _walk(index, dfa, rows, states, offsets, counter, start_counts)
+
+
+def _walk(index: TokenIndex, dfa: LazyDFA, rows: np.ndarray, states: np.ndarray, offsets: np.ndarray,
+          counter: np.ndarray | None, start_counts: np.ndarray | None) -> Walk:
     sink = dfa.sink
     flat = index.flat
     cursor = index.offsets[rows] + offsets  # absolute position of each row's next byte in ``flat``
     end = index.offsets[rows] + index.lengths[rows]
-    done_rows: list[np.ndarray] = []
-    done_states: list[np.ndarray] = []
-    out_rows: list[np.ndarray] = []
-    out_states: list[np.ndarray] = []
-    out_offsets: list[np.ndarray] = []
+    counts = None if counter is None else (np.zeros(rows.size, np.int64) if start_counts is None else start_counts.copy())
+    done: list[tuple[np.ndarray, ...]] = []
+    out: list[tuple[np.ndarray, ...]] = []
     while rows.size:
+        exits = dfa.arrays.exits
         dead = states == sink
-        hit = dfa.exits[states]
+        hit = exits[states]
         ended = cursor >= end
         stop = dead | hit | ended
         if stop.any():
             if hit.any():
-                out_rows.append(rows[hit])
-                out_states.append(states[hit])
-                out_offsets.append(cursor[hit] - index.offsets[rows[hit]])
+                out.append((rows[hit], states[hit], cursor[hit] - index.offsets[rows[hit]],
+                            np.zeros(0) if counts is None else counts[hit]))
             fin = ended & ~(dead | hit)
             if fin.any():
-                done_rows.append(rows[fin])
-                done_states.append(states[fin])
+                done.append((rows[fin], states[fin], np.zeros(0) if counts is None else counts[fin]))
             keep = ~stop
             rows, states, cursor, end = rows[keep], states[keep], cursor[keep], end[keep]
+            if counts is not None:
+                counts = counts[keep]
             if not rows.size:
                 break
-        if rows.size <= FEW_ROWS:  # a handful left: per-token Python beats a numpy pass per byte
-            _finish_few(index, dfa, rows, states, cursor - index.offsets[rows], done_rows, done_states, out_rows, out_states, out_offsets)
+        if rows.size <= FEW_ROWS and counter is None:  # a handful left: per-token Python beats a pass per byte
+            _finish_few(index, dfa, rows, states, cursor - index.offsets[rows], done, out)
             break
-        if not dfa.expanded[states].all():
+        if not dfa.arrays.expanded[states].all():
             dfa.ensure(states)
-        states = dfa.table[states, flat[cursor]]
+        byte = flat[cursor]
+        if counts is not None and counter is not None:
+            counts += counter[states, byte]
+        states = dfa.arrays.table[states, byte]
         cursor += 1
-    cat = lambda parts, dtype: np.concatenate(parts) if parts else np.empty(0, dtype)  # noqa: E731
+
+    def cat(k: int, dtype: type) -> np.ndarray:
+        return np.concatenate([p[k] for p in done]).astype(dtype) if done else np.empty(0, dtype)
+
+    def cat_out(k: int, dtype: type) -> np.ndarray:
+        return np.concatenate([p[k] for p in out]).astype(dtype) if out else np.empty(0, dtype)
+
     return Walk(
-        cat(done_rows, np.int64),
-        cat(done_states, np.int32),
-        cat(out_rows, np.int64),
-        cat(out_states, np.int32),
-        cat(out_offsets, np.int64),
+        cat(0, np.int64), cat(1, np.int32), cat_out(0, np.int64), cat_out(1, np.int32), cat_out(2, np.int64),
+        None if counter is None else cat(2, np.int64), None if counter is None else cat_out(3, np.int64),
     )
 
 
-FEW_ROWS = 24
-
-
-def _finish_few(
-    index: TokenIndex,
-    dfa: DFA,
-    rows: np.ndarray,
-    states: np.ndarray,
-    offsets: np.ndarray,
-    done_rows: list[np.ndarray],
-    done_states: list[np.ndarray],
-    out_rows: list[np.ndarray],
-    out_states: list[np.ndarray],
-    out_offsets: list[np.ndarray],
-) -> None:
+def _finish_few(index: TokenIndex, dfa: LazyDFA, rows: np.ndarray, states: np.ndarray, offsets: np.ndarray,
+                done: list[tuple[np.ndarray, ...]], out: list[tuple[np.ndarray, ...]]) -> None:
     """The tail of ``walk_rows`` for a few rows, byte by byte, with the same outcomes."""
-    token_bytes, ids, sink = index.vocab.token_bytes, index.ids, dfa.sink
+    token_bytes, ids, sink = index.token_bytes, index.ids, dfa.sink
     ended_r, ended_s, exit_r, exit_s, exit_o = [], [], [], [], []
     for r, s, off in zip(rows.tolist(), states.tolist(), offsets.tolist()):
         data = token_bytes[ids[r]] or b""
@@ -182,7 +186,7 @@ def _finish_few(
             off += 1
             if s == sink:
                 break
-            if dfa.exits[s]:  # read each time: a lazy DFA grows its arrays as it expands
+            if dfa.arrays.exits[s]:
                 exit_r.append(r)
                 exit_s.append(s)
                 exit_o.append(off)
@@ -191,11 +195,9 @@ def _finish_few(
         else:
             ended_r.append(r)
             ended_s.append(s)
-    done_rows.append(np.array(ended_r, dtype=np.int64))
-    done_states.append(np.array(ended_s, dtype=np.int32))
-    out_rows.append(np.array(exit_r, dtype=np.int64))
-    out_states.append(np.array(exit_s, dtype=np.int32))
-    out_offsets.append(np.array(exit_o, dtype=np.int64))
+    done.append((np.array(ended_r, dtype=np.int64), np.array(ended_s, dtype=np.int32), np.zeros(0)))
+    out.append((np.array(exit_r, dtype=np.int64), np.array(exit_s, dtype=np.int32), np.array(exit_o, dtype=np.int64),
+                np.zeros(0)))
 
 
 @dataclass
@@ -205,11 +207,27 @@ class StringWalk:
     packed: np.ndarray  # bits of the tokens that stay inside
     inside_rows: np.ndarray
     inside_finals: np.ndarray  # canonical state each of them ends in
+    inside_chars: np.ndarray  # characters each of them starts
     final_set: np.ndarray  # the distinct values of inside_finals
     closing_rows: np.ndarray
     closing_offsets: np.ndarray  # bytes consumed up to and including the closing quote
+    closing_chars: np.ndarray  # characters before the quote
     rest_first: np.ndarray  # for each distinct remainder after the quote, one closing token
     rest_of: np.ndarray  # for each closing token, which distinct remainder it has
+    max_inside_chars: int
+    index_ids: np.ndarray  # token id of each inside row
+
+    def inside_packed(self, limit: int | None, words: int) -> np.ndarray:
+        """The inside tokens starting at most ``limit`` characters (``None``: all), packed."""
+        if limit is None or limit >= self.max_inside_chars:
+            return self.packed
+        return _pack(self.index_ids[self.inside_chars <= limit], words)
+
+
+def _pack(ids: np.ndarray, words: int) -> np.ndarray:
+    flags = np.zeros(words * 32, dtype=bool)
+    flags[ids] = True
+    return np.packbits(flags, bitorder="little")
 
 
 class StringTable:
@@ -217,48 +235,63 @@ class StringTable:
 
     The canonical automaton is ``char* "`` (string content, then the closing quote). For each of
     its content states the table keeps the tokens that stay inside (as packed bits, with the
-    state they end in) and the tokens that reach the closing quote (with the offset after it).
+    state they end in and the characters they start) and the tokens that reach the closing quote
+    (with the offset after it and the characters before it). Thread-safe: walks are computed
+    outside any lock and stored once.
     """
 
     def __init__(self, index: TokenIndex, syntax: Syntax) -> None:
         nfa = NFA()
-        compiler = SchemaCompiler(nfa, {}, Style(syntax=syntax))
-        self.dfa = nfa.to_dfa(nfa.seq(nfa.star(compiler.any_char()), nfa.literal(b'"')))
-        self.start_state = 0  # content, right after an opening quote
+        chars = SchemaCompiler(nfa, {}, Style(syntax=syntax))
+        frag = nfa.seq(nfa.counted(chars.any_char, 0, None), nfa.literal(b'"'))
+        self.dfa = LazyDFA(nfa, frag, window=index.longest).expand_all()
+        self.start_state = self.dfa.start
         self.index = index
+        counter = np.zeros((self.dfa.n_states + 1, 256), dtype=np.int8)
+        for sid in range(1, self.dfa.n_states):
+            for byte in range(256):
+                step = self.dfa.actions(sid, byte)
+                if step is not None and step.incs:
+                    counter[sid, byte] = 1
+        self.counter = counter
         self._walks: dict[int, StringWalk] = {}
+        self._shortest: dict[int, bytes] = {}
+
+    @property
+    def nbytes(self) -> int:
+        return sum(int(w.packed.nbytes + w.inside_rows.nbytes * 3) for w in self._walks.values()) + int(self.counter.nbytes)
 
     def walk(self, q: int) -> StringWalk:
         """What the vocabulary does from canonical content state ``q`` (computed once)."""
         got = self._walks.get(q)
-        if got is None:
-            rows, states = start_rows(self.index, self.dfa, q)
-            walk = walk_rows(self.index, self.dfa, rows, states, np.ones(rows.size, np.int64))
-            flags = np.zeros(self.index.words * 32, dtype=bool)
-            flags[self.index.ids[walk.rows]] = True
-            packed = np.packbits(flags, bitorder="little")
-            index = self.index
-            rests: dict[bytes, int] = {}
-            first: list[int] = []
-            rest_of = np.empty(walk.exit_rows.size, dtype=np.int64)
-            for i, (r, off) in enumerate(zip(walk.exit_rows.tolist(), walk.exit_offsets.tolist())):
-                rest = bytes(index.flat[index.offsets[r] + off : index.offsets[r] + index.lengths[r]])
-                k = rests.setdefault(rest, len(rests))
-                if k == len(first):
-                    first.append(i)
-                rest_of[i] = k
-            got = self._walks[q] = StringWalk(
-                packed, walk.rows, walk.finals, np.unique(walk.finals), walk.exit_rows, walk.exit_offsets,
-                np.array(first, dtype=np.int64), rest_of,
-            )
-        return got
+        if got is not None:
+            return got
+        index = self.index
+        rows, states = start_rows(index, self.dfa, q)
+        first = self.counter[q][index.flat[index.offsets[rows]]].astype(np.int64)
+        walk = walk_rows(index, self.dfa, rows, states, np.ones(rows.size, np.int64), counter=self.counter,
+                         start_counts=first)
+        assert walk.counts is not None and walk.exit_counts is not None
+        packed = _pack(index.ids[walk.rows], index.words)
+        rests: dict[bytes, int] = {}
+        firsts: list[int] = []
+        rest_of = np.empty(walk.exit_rows.size, dtype=np.int64)
+        for i, (r, off) in enumerate(zip(walk.exit_rows.tolist(), walk.exit_offsets.tolist())):
+            rest = bytes(index.flat[index.offsets[r] + off : index.offsets[r] + index.lengths[r]])
+            k = rests.setdefault(rest, len(rests))
+            if k == len(firsts):
+                firsts.append(i)
+            rest_of[i] = k
+        got = StringWalk(
+            packed, walk.rows, walk.finals, walk.counts, np.unique(walk.finals), walk.exit_rows, walk.exit_offsets,
+            walk.exit_counts, np.array(firsts, dtype=np.int64), rest_of,
+            int(walk.counts.max()) if walk.counts.size else 0, index.ids[walk.rows],
+        )
+        return self._walks.setdefault(q, got)
 
     def shortest(self, q: int) -> bytes:
         """The shortest bytes that close the string from canonical state ``q`` (quote included)."""
-        dfa, out = self.dfa, bytearray()
-        while not dfa.accepting[q]:
-            row = dfa.trans[q]
-            byte = next(b for b in np.flatnonzero(row >= 0).tolist() if dfa.dist[row[b]] == dfa.dist[q] - 1)
-            out.append(byte)
-            q = int(row[byte])
-        return bytes(out)
+        found = self._shortest.get(q)
+        if found is None:
+            found = self._shortest[q] = self.dfa.shortest(q)
+        return found

@@ -1,32 +1,44 @@
-"""What a call format must provide: its grammar pieces, a parser and a result renderer.
+"""What a call format must provide: how calls open, their grammar pieces, a parser, a renderer.
 
-A call is written as ``trigger`` (a special token or text that enters tool mode), ``head`` (bytes
-before the tool name), the name, then the tool's ``tail`` (the bytes after the name up to the
-end of the call, arguments included). The engine joins the pieces: the names come from the
-tool set's trie, the tail's automaton is compiled the first time its tool is chosen.
+A dialect declares every way its model family begins a call (:class:`Opener`), not only the
+official one: a special token or tag (``<tool_call>``, ``[TOOL_CALLS]``), a fenced
+````` ```json ````` block, a bare ``{"name": "`` object at the start of a line. Each opener leads
+to a *form*: after a tag comes the form's head (``\\n{"name": "``), after a text opener directly
+the name; then the tool's *tail*, the bytes after its name up to the end of the call, arguments
+included. The engine joins the pieces: the names come from the tool set, the tail's automaton is
+compiled the first time its tool is chosen.
+
+Text mode watches for every opener byte-exactly, across any token split; from the last byte of a
+text opener (the first byte that commits to a call) the rest is constrained exactly. Which texts
+count as a call in auto mode is therefore exactly the list of :meth:`Dialect.openers`.
 """
 
 from __future__ import annotations
 
 import abc
+import enum
 import json
+import re
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from ..automata.json_schema import SchemaCompiler, Style
+from ..automata.json_schema import SchemaCompiler, Style, Whitespace
 from ..automata.nfa import NFA, Frag
 from ..errors import UnsupportedSchemaError
 from ..tools import Tool
 
-__all__ = ["Dialect", "ToolCall", "NEXT_CALL", "require_plain_properties"]
+__all__ = ["Anchor", "CallScan", "Dialect", "NEXT_CALL", "Opener", "ToolCall", "json_ws", "require_plain_properties"]
 
 NEXT_CALL = "next_call"
 """Mark on the tail state where another name begins (list formats: ``[a(...), b(...)]``)."""
 
-
 _COMBINATORS = ("$ref", "allOf", "anyOf", "oneOf")
+_DECODER = json.JSONDecoder()
+_OBJECT_NAME = re.compile(r'\{\s*"name"\s*:')
+MAX_WHITESPACE = 24
+"""Longest whitespace run between JSON tokens in the loose forms (fenced and bare objects)."""
 
 
 def require_plain_properties(tool: Tool, why: str) -> None:
@@ -41,6 +53,12 @@ def require_plain_properties(tool: Tool, why: str) -> None:
             raise UnsupportedSchemaError(
                 f"{why}; write the parameters as plain 'properties'", tool=tool.name, pointer="", keyword=word
             )
+
+
+def json_ws(nfa: NFA) -> Frag:
+    """Optional JSON whitespace between tokens of a loosely written object (pretty printing)."""
+    return nfa.counted(lambda: nfa.byte_ranges([(0x20, 0x20), (0x0A, 0x0A), (0x09, 0x09), (0x0D, 0x0D)]),
+                       0, MAX_WHITESPACE)
 
 
 @dataclass(frozen=True)
@@ -59,16 +77,67 @@ class ToolCall:
         }
 
 
+class Anchor(enum.Enum):
+    """Where in free text an opener may begin."""
+
+    ANYWHERE = "anywhere"
+    LINE = "line"
+    """At the start of the answer or right after a newline."""
+    START = "start"
+    """Only at the very start of the answer."""
+
+
+@dataclass(frozen=True)
+class Opener:
+    """One way a call begins.
+
+    Attributes:
+        name: What to call it in options and reports (``"tag"``, ``"fenced"``, ``"bare"``).
+        form: The call form that follows (the dialect's ``head_piece``/``call_tail`` index).
+        tag: A special token's text: matched by id when the vocabulary has it as a special
+            token, else as text; the form's head follows it.
+        text: Builds the bytes that commit to the call (a text opener).
+        anchor: Where it may begin.
+        head: Whether the form's head follows a text opener (always after a tag): a JSON object
+            commits at its first key, ``{"name"``, and the head ``: "`` leads to the name.
+    """
+
+    name: str
+    form: int
+    tag: str | None = None
+    text: Callable[[NFA], Frag] | None = None
+    anchor: Anchor = Anchor.ANYWHERE
+    head: bool = False
+
+    def __post_init__(self) -> None:
+        if (self.tag is None) == (self.text is None):
+            raise ValueError(f"opener {self.name!r}: give exactly one of tag and text")
+
+
+@dataclass(frozen=True)
+class CallScan:
+    """What :meth:`Dialect.scan` finds in a text: the calls, and the call-like text that did not parse."""
+
+    calls: list[ToolCall]
+    broken: list[str]
+    """Each opener occurrence that did not become a call, and each JSON object with a ``"name"``
+    key outside a call: the text from where it starts (at most 200 characters)."""
+
+
 class Dialect(abc.ABC):
     """One call format. Subclasses set the class attributes and build the tail.
 
     Attributes:
-        trigger: text that switches to tool mode (a special token's text or plain text), or
-            ``None`` when calls start at the beginning of the output only.
-        head: bytes written after the trigger and before the name.
-        style: how argument values are spelled (syntax and whitespace).
+        trigger: the official opener (a special token's text or plain text), or ``None`` when
+            calls start at the beginning of the output only.
+        head: bytes written after the official trigger and before the name.
+        style: how argument values are spelled (syntax and whitespace) in the official form.
         stop_after_call: the runtime runs the tool as soon as a call closes and writes the result
             into the text (ToolkenGPT, ReAct); otherwise calls run when the model stops (Hermes).
+
+    Args:
+        openers: Names of the declared openers to keep (``("tag",)`` keeps only the official
+            one); ``None`` keeps them all.
     """
 
     name: ClassVar[str]
@@ -77,21 +146,115 @@ class Dialect(abc.ABC):
     style: ClassVar[Style] = Style()
     stop_after_call: ClassVar[bool] = False
     tail_literal: ClassVar[bytes] = b""
-    """Bytes every tail of this dialect starts with: a token that runs from a name into them is
-    checked against these without building the tool's automaton (a test keeps them honest)."""
+    """Bytes every form-0 tail of this dialect starts with: a token that runs from a name into
+    them is checked against these without building the tool's automaton (a test keeps them honest)."""
+
+    def __init__(self, *, openers: Sequence[str] | None = None) -> None:
+        declared = [o.name for o in self.declared_openers()]
+        if openers is not None:
+            unknown = sorted(set(openers) - set(declared))
+            if unknown:
+                raise ValueError(f"{self.name}: unknown opener(s) {unknown}; declared: {declared}")
+        self._keep = None if openers is None else tuple(o for o in declared if o in set(openers))
+
+    # -- identity ---------------------------------------------------------------------------------
+
+    def options(self) -> dict[str, Any]:
+        """Everything that changes the grammar, for the compile key and ``repr``."""
+        return {} if self._keep is None else {"openers": self._keep}
+
+    @property
+    def key(self) -> str:
+        """Stable text naming the dialect class and its options (part of every compile key)."""
+        return f"{type(self).__module__}.{type(self).__qualname__}{json.dumps(self.options(), sort_keys=True, default=str)}"
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.options().items())
+        return f"{type(self).__name__}({args})"
+
+    # -- how calls open -----------------------------------------------------------------------------
+
+    def declared_openers(self) -> tuple[Opener, ...]:
+        """Every opener the dialect knows (default: the official trigger; without one, the head
+        at the very start of the output)."""
+        if self.trigger is None:
+            head = self.head
+            return (Opener("start", 0, text=lambda nfa: nfa.literal(head), anchor=Anchor.START),)
+        return (Opener("tag", 0, tag=self.trigger),)
+
+    def openers(self) -> tuple[Opener, ...]:
+        """The openers in use (the declared ones, filtered by the ``openers`` option)."""
+        declared = self.declared_openers()
+        return declared if self._keep is None else tuple(o for o in declared if o.name in self._keep)
+
+    @property
+    def forms(self) -> int:
+        """How many call forms the dialect has."""
+        return 1 + max((o.form for o in self.declared_openers()), default=0)
+
+    def head_piece(self, nfa: NFA, form: int) -> Frag:
+        """The bytes between a tag opener and the name."""
+        return nfa.literal(self.head)
+
+    def call_tail(self, nfa: NFA, tool: Tool, *, form: int, next_call: bool) -> Frag:
+        """The bytes after the name up to the end of the call, in ``form``."""
+        return self.tail(nfa, tool, next_call=next_call)
+
+    def form_tail_literal(self, form: int) -> bytes:
+        """Bytes every tail of ``form`` starts with (see ``tail_literal``)."""
+        return self.tail_literal if form == 0 else b""
+
+    def form_style(self, form: int) -> Style:
+        """How argument values are spelled in ``form``."""
+        return self.style
+
+    @property
+    def trigger_bytes(self) -> bytes | None:
+        return None if self.trigger is None else self.trigger.encode()
+
+    # -- grammar pieces -----------------------------------------------------------------------------
 
     @abc.abstractmethod
     def tail(self, nfa: NFA, tool: Tool, *, next_call: bool) -> Frag:
-        """The bytes after the tool name up to the end of the call.
+        """The official form's tail: the bytes after the tool name up to the end of the call.
 
         The first byte must not be a name character. ``next_call`` asks for a branch to another
         call (marked with ``NEXT_CALL`` right where the next name starts), for formats that list
         several calls in one block.
         """
 
+    def arguments(self, nfa: NFA, tool: Tool, style: Style | None = None) -> Frag:
+        """The arguments object of ``tool`` as ``style`` (default: the dialect's) writes it."""
+        return SchemaCompiler(nfa, tool.parameters, style or self.style).value(tool.parameters)
+
+    def check_tool(self, tool: Tool) -> None:
+        """Raise a ``ToolRegistrationError`` if this format cannot write calls to ``tool``.
+
+        Called for every tool when an inventory is compiled, so that no error waits for decode time.
+        """
+
+    # -- text -------------------------------------------------------------------------------------
+
     @abc.abstractmethod
     def parse_calls(self, text: str) -> list[ToolCall]:
-        """The complete calls in generated text, in order."""
+        """The complete calls in generated text, in order, written in any declared form."""
+
+    def scan(self, text: str) -> CallScan:
+        """The calls in ``text`` and the call-like text that did not become one (honest counting).
+
+        Call-like: an official trigger beyond the calls parsed, and a JSON object whose first key
+        is ``"name"`` outside every parsed call. Dialects with more forms refine this.
+        """
+        calls = self.parse_calls(text)
+        broken: list[str] = []
+        trigger = self.trigger
+        if trigger:
+            extra = text.count(trigger) - len(calls)
+            starts = [m.start() for m in re.finditer(re.escape(trigger), text)]
+            broken += [text[s:s + 200] for s in starts[len(starts) - extra:]] if extra > 0 else []
+        broken += [text[m.start():m.start() + 200] for m in _OBJECT_NAME.finditer(text)
+                   if not _inside_call(text, m.start(), calls, self)]
+        return CallScan(calls, broken)
 
     @abc.abstractmethod
     def render_result(self, call: ToolCall, result: str) -> str:
@@ -101,19 +264,24 @@ class Dialect(abc.ABC):
     def format_call(self, call: ToolCall) -> str:
         """The call written as this format writes it (few-shot prompts, history, round trips)."""
 
-    def check_tool(self, tool: Tool) -> None:
-        """Raise a ``ToolRegistrationError`` if this format cannot write calls to ``tool``.
 
-        Called for every tool when a grammar is made, so that no error waits for decode time.
-        """
+def _inside_call(text: str, at: int, calls: list[ToolCall], dialect: Dialect) -> bool:
+    """Whether the object at ``at`` decodes to one of ``calls`` (it was parsed as a call)."""
+    try:
+        data, _ = _DECODER.raw_decode(text, at)
+    except json.JSONDecodeError:
+        return False
+    if not isinstance(data, dict):
+        return False
+    args = data.get("arguments", data.get("parameters"))
+    return any(c.name == data.get("name") and dict(c.arguments) == (args if isinstance(args, dict) else {}) for c in calls)
 
-    def arguments(self, nfa: NFA, tool: Tool) -> Frag:
-        """The arguments object of ``tool`` as this dialect's style writes it."""
-        return SchemaCompiler(nfa, tool.parameters, self.style).value(tool.parameters)
 
-    @property
-    def trigger_bytes(self) -> bytes | None:
-        return None if self.trigger is None else self.trigger.encode()
+def name_head(nfa: NFA) -> Frag:
+    """After a committed ``{"name"``: ``: "``, with any JSON whitespace."""
+    return nfa.seq(json_ws(nfa), nfa.literal(b":"), json_ws(nfa), nfa.literal(b'"'))
 
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}()"
+
+def loose_style(style: Style) -> Style:
+    """``style`` with whitespace allowed as models write JSON by hand (pretty printed or not)."""
+    return Style(syntax=style.syntax, whitespace=Whitespace.FLEXIBLE, max_whitespace=MAX_WHITESPACE)

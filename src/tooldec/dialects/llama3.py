@@ -11,26 +11,33 @@ from __future__ import annotations
 
 import json
 import re
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from ..automata.json_schema import Style, Whitespace
 from ..automata.nfa import NFA, Frag
 from ..tools import Tool
-from .base import Dialect, ToolCall
+from .base import CallScan, Dialect, Opener, ToolCall, json_ws, loose_style, name_head
+from .hermes import json_object_opener
+from .scanning import JsonForm, scan_json_calls
 
 __all__ = ["Llama3Json"]
 
-_START = re.compile(r'\{\s*"name"\s*:')
-_DECODER = json.JSONDecoder()
+TAG, OBJECT, TYPED = 0, 1, 2
+_WS = r"[ \t\r\n]*"
+_FORMS = (
+    JsonForm(re.compile(r"<\|python_tag\|>" + _WS + r'(?=\{\s*"name"\s*:)')),
+    JsonForm(re.compile(r'(?=\{\s*"name"\s*:)')),
+    JsonForm(re.compile(r'(?=\{\s*"type"\s*:\s*"function"\s*,\s*"name"\s*:)')),
+)
 
 
 class Llama3Json(Dialect):
     """``{"name": "f", "parameters": {"a": 1}}`` anywhere in the output; results as ``ipython`` turns.
 
-    The trigger is the text ``{"name": "`` itself: it is matched in the byte stream, so the call
-    may open the reply, follow ``<|python_tag|>``, or follow some words. After the name the
-    grammar is ``", "parameters": `` + the arguments (``json.dumps`` spacing) + ``}``.
-    ``parse_calls`` also accepts ``"arguments"`` for ``"parameters"``, which fine-tunes write.
+    Openers: ``python_tag`` (``<|python_tag|>`` then ``{"name": "``), ``object`` (``{"name": "``,
+    any JSON whitespace, anywhere) and ``typed`` (``{"type": "function", "name": "``). After the
+    name: ``", "parameters": `` (or ``"arguments"``) + the arguments + ``}``; after the tag, with
+    ``json.dumps`` spacing, as the template writes it. ``parse_calls`` reads every form.
 
     Examples:
         >>> text = '<|python_tag|>{"name": "get_weather", "parameters": {"city": "Paris"}}'
@@ -46,24 +53,41 @@ class Llama3Json(Dialect):
     tail_literal: ClassVar[bytes] = b'", "parameters": '
     style: ClassVar[Style] = Style(whitespace=Whitespace.SPACED)
 
+    def declared_openers(self) -> tuple[Opener, ...]:
+        return (
+            Opener("python_tag", TAG, tag="<|python_tag|>"),
+            Opener("object", OBJECT, text=lambda nfa: json_object_opener(nfa, fenced=False), head=True),
+            Opener("typed", TYPED, text=_typed_opener, head=True),
+        )
+
+    def head_piece(self, nfa: NFA, form: int) -> Frag:
+        return nfa.literal(b'{"name": "') if form == TAG else name_head(nfa)
+
+    def form_tail_literal(self, form: int) -> bytes:
+        return self.tail_literal if form == TAG else b'"'
+
+    def form_style(self, form: int) -> Style:
+        return self.style if form == TAG else loose_style(self.style)
+
     def tail(self, nfa: NFA, tool: Tool, *, next_call: bool) -> Frag:
         """``", "parameters": {...}}``; ``next_call`` is ignored (one call per object)."""
         return nfa.seq(nfa.literal(b'", "parameters": '), self.arguments(nfa, tool), nfa.literal(b"}"))
 
+    def call_tail(self, nfa: NFA, tool: Tool, *, form: int, next_call: bool) -> Frag:
+        if form == TAG:
+            return self.tail(nfa, tool, next_call=next_call)
+        key = nfa.alt(nfa.literal(b'"parameters"'), nfa.literal(b'"arguments"'))
+        return nfa.seq(nfa.literal(b'"'), json_ws(nfa), nfa.literal(b","), json_ws(nfa), key, json_ws(nfa),
+                       nfa.literal(b":"), json_ws(nfa), self.arguments(nfa, tool, self.form_style(form)),
+                       json_ws(nfa), nfa.literal(b"}"))
+
     def parse_calls(self, text: str) -> list[ToolCall]:
-        calls = []
-        position = 0
-        while (match := _START.search(text, position)) is not None:
-            try:
-                data, end = _DECODER.raw_decode(text, match.start())
-            except json.JSONDecodeError:
-                position = match.end()
-                continue
-            position = end
-            arguments = data.get("parameters", data.get("arguments")) if isinstance(data, dict) else None
-            if isinstance(data, dict) and isinstance(data["name"], str) and isinstance(arguments, dict):
-                calls.append(ToolCall(data["name"], arguments))
-        return calls
+        return self.scan(text).calls
+
+    def scan(self, text: str) -> CallScan:
+        keep = {o.form for o in self.openers()}
+        calls, broken = scan_json_calls(text, [f for i, f in enumerate(_FORMS) if i in keep], _call)
+        return CallScan(calls, broken)
 
     def render_result(self, call: ToolCall, result: str) -> str:
         """The result text as the ``ipython`` message content (the template adds the header)."""
@@ -71,3 +95,21 @@ class Llama3Json(Dialect):
 
     def format_call(self, call: ToolCall) -> str:
         return json.dumps({"name": call.name, "parameters": dict(call.arguments)}, ensure_ascii=False)
+
+
+def _typed_opener(nfa: NFA) -> Frag:
+    """``{"type": "function", "name"`` with any JSON whitespace (the head ``: "`` follows)."""
+    def ws() -> Frag:
+        return nfa.star(nfa.byte_ranges([(0x20, 0x20), (0x09, 0x0A), (0x0D, 0x0D)]))
+
+    return nfa.seq(nfa.literal(b"{"), ws(), nfa.literal(b'"type"'), ws(), nfa.literal(b":"), ws(),
+                   nfa.literal(b'"function"'), ws(), nfa.literal(b","), ws(), nfa.literal(b'"name"'))
+
+
+def _call(item: Any) -> ToolCall | None:
+    if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+        return None
+    arguments = item.get("parameters", item.get("arguments"))
+    if not isinstance(arguments, dict):
+        return None
+    return ToolCall(item["name"], arguments)

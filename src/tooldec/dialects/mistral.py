@@ -22,7 +22,8 @@ from ..automata.json_schema import Style, Whitespace
 from ..automata.nfa import NFA, Frag
 from ..errors import InvalidToolNameError
 from ..tools import Tool
-from .base import NEXT_CALL, Dialect, ToolCall
+from .base import NEXT_CALL, Anchor, CallScan, Dialect, Opener, ToolCall, json_ws, loose_style, name_head
+from .scanning import JsonForm, scan_json_calls
 
 __all__ = ["Mistral"]
 
@@ -30,8 +31,20 @@ _ID = re.compile(r"[A-Za-z0-9]{9}")
 _NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 _ID_CHARS = [(0x30, 0x39), (0x41, 0x5A), (0x61, 0x7A)]
 _TRIGGER = "[TOOL_CALLS]"
-_BLOCK = re.compile(re.escape(_TRIGGER) + r"\s*")
-_DECODER = json.JSONDecoder()
+TAG, LIST = 0, 1
+_FORMS = (
+    JsonForm(re.compile(re.escape(_TRIGGER) + r"\s*(?=\[)"), list_of_calls=True),
+    JsonForm(re.compile(r'(?:^|(?<=\n))[ \t]*(?=\[\s*\{\s*"name"\s*:)'), list_of_calls=True),
+)
+
+
+def _list_opener(nfa: NFA) -> Frag:
+    """``[{"name"`` at the start of a line, any JSON whitespace: a bare list of calls (``: "`` follows)."""
+    def ws() -> Frag:
+        return nfa.star(nfa.byte_ranges([(0x20, 0x20), (0x09, 0x0A), (0x0D, 0x0D)]))
+
+    return nfa.seq(nfa.star(nfa.byte_ranges([(0x20, 0x20), (0x09, 0x09)])), nfa.literal(b"["), ws(),
+                   nfa.literal(b"{"), ws(), nfa.literal(b'"name"'))
 
 
 def _new_id() -> str:
@@ -75,6 +88,21 @@ class Mistral(Dialect):
             raise InvalidToolNameError(
                 "Mistral tool names must match ^[a-zA-Z0-9_-]{1,64}$ (mistral-common refuses others)", tool=tool.name)
 
+    def declared_openers(self) -> tuple[Opener, ...]:
+        return (
+            Opener("tag", TAG, tag=_TRIGGER),
+            Opener("list", LIST, text=_list_opener, anchor=Anchor.LINE, head=True),
+        )
+
+    def head_piece(self, nfa: NFA, form: int) -> Frag:
+        return nfa.literal(self.head) if form == TAG else name_head(nfa)
+
+    def form_tail_literal(self, form: int) -> bytes:
+        return self.tail_literal if form == TAG else b'"'
+
+    def form_style(self, form: int) -> Style:
+        return self.style if form == TAG else loose_style(self.style)
+
     def tail(self, nfa: NFA, tool: Tool, *, next_call: bool) -> Frag:
         call_id = nfa.seq(
             nfa.literal(b', "id": "'), nfa.repeat(lambda: nfa.byte_ranges(_ID_CHARS), 9, 9), nfa.literal(b'"'))
@@ -86,18 +114,32 @@ class Mistral(Dialect):
         return nfa.seq(
             nfa.literal(b'", "arguments": '), self.arguments(nfa, tool), nfa.optional(call_id), nfa.literal(b"}"), end)
 
+    def call_tail(self, nfa: NFA, tool: Tool, *, form: int, next_call: bool) -> Frag:
+        if form == TAG:
+            return self.tail(nfa, tool, next_call=next_call)
+
+        def ws() -> Frag:
+            return json_ws(nfa)
+
+        call_id = nfa.seq(ws(), nfa.literal(b","), ws(), nfa.literal(b'"id"'), ws(), nfa.literal(b":"), ws(),
+                          nfa.literal(b'"'), nfa.repeat(lambda: nfa.byte_ranges(_ID_CHARS), 9, 9), nfa.literal(b'"'))
+        end = nfa.seq(ws(), nfa.literal(b"]"))
+        if next_call:
+            more = nfa.seq(ws(), nfa.literal(b","), ws(), nfa.literal(b"{"), ws(), nfa.literal(b'"name"'), ws(),
+                           nfa.literal(b":"), ws(), nfa.literal(b'"'))
+            nfa.mark(more[1], NEXT_CALL)
+            end = nfa.alt(end, more)
+        return nfa.seq(nfa.literal(b'"'), ws(), nfa.literal(b","), ws(), nfa.literal(b'"arguments"'), ws(),
+                       nfa.literal(b":"), ws(), self.arguments(nfa, tool, self.form_style(form)), nfa.optional(call_id),
+                       ws(), nfa.literal(b"}"), end)
+
     def parse_calls(self, text: str) -> list[ToolCall]:
-        calls = []
-        for match in _BLOCK.finditer(text):
-            try:
-                items, _ = _DECODER.raw_decode(text, match.end())
-            except json.JSONDecodeError:
-                continue
-            for item in items if isinstance(items, list) else []:
-                call = _call(item)
-                if call is not None:
-                    calls.append(call)
-        return calls
+        return self.scan(text).calls
+
+    def scan(self, text: str) -> CallScan:
+        keep = {o.form for o in self.openers()}
+        calls, broken = scan_json_calls(text, [f for i, f in enumerate(_FORMS) if i in keep], _call)
+        return CallScan(calls, broken)
 
     def render_result(self, call: ToolCall, result: str) -> str:
         """The v3 result block; JSON results are embedded as values, as ``mistral-common`` does."""

@@ -66,7 +66,8 @@ class ToolkenGPT(Dialect):
     tail_literal: ClassVar[bytes] = b">("
     stop_after_call: ClassVar[bool] = True
 
-    def __init__(self, tools: ToolSet | Iterable[Tool] = ()) -> None:
+    def __init__(self, tools: ToolSet | Iterable[Tool] = (), **options: Any) -> None:
+        super().__init__(**options)
         self._tools: ToolSet | dict[str, Tool] = tools if isinstance(tools, ToolSet) else {t.name: t for t in tools}
 
     def check_tool(self, tool: Tool) -> None:

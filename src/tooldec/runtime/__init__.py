@@ -3,7 +3,8 @@
 ``ToolDecoder`` needs a transformers model (torch is imported when one is made, not here).
 """
 
-from .executor import Executor, serialize_result
+from .executor import Executor, clean_text, describe_exception, serialize_result
+from .limits import context_window, truncate_tokens
 from .loop import Conversation, ToolDecoder, forced_start, tool_instructions
 from .trace import CallRecord, Event, EventKind, InvalidCall, InvalidKind, Result, Trace
 
@@ -18,7 +19,11 @@ __all__ = [
     "Result",
     "ToolDecoder",
     "Trace",
+    "clean_text",
+    "context_window",
+    "describe_exception",
     "forced_start",
     "serialize_result",
     "tool_instructions",
+    "truncate_tokens",
 ]

@@ -5,6 +5,12 @@ A thread is used rather than a process because tools are arbitrary Python callab
 lambdas, bound methods) that a process pool would have to pickle; the price is that a tool that
 overruns cannot be killed, only abandoned: it keeps running in the background, and, being a
 daemon thread, never keeps the interpreter from exiting.
+
+Everything that touches what the tool made happens in that thread, under the same timeout:
+writing the result as JSON (a result can be circular, 200,000 lists deep, or a mapping whose
+``items`` never returns) and reading an exception's message (its ``__str__`` can raise, or
+hang). The text that comes out is valid Unicode: lone surrogates, which no tokenizer encodes,
+become U+FFFD.
 """
 
 from __future__ import annotations
@@ -17,12 +23,49 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..dialects.base import ToolCall
+from ..errors import ToolCallError
 from ..tools import Tool
 from .trace import CallRecord
 
-__all__ = ["Executor", "serialize_result"]
+__all__ = ["Executor", "clean_text", "describe_exception", "serialize_result"]
 
 _TYPE_IN_MESSAGE = re.compile(r"Object of type (\S+) is not JSON serializable")
+
+
+def clean_text(text: str) -> str:
+    """``text`` with every lone surrogate replaced by U+FFFD (pairs of surrogates are joined).
+
+    Examples:
+        >>> clean_text("bad \\udc80 but fine \\ud83d\\ude00")
+        'bad \\ufffd but fine 😀'
+    """
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def describe_exception(err: BaseException) -> str:
+    """``Type: message`` of an exception, even one whose ``__str__`` raises.
+
+    Examples:
+        >>> describe_exception(ZeroDivisionError("division by zero"))
+        'ZeroDivisionError: division by zero'
+        >>> class Broken(Exception):
+        ...     def __str__(self) -> str:
+        ...         raise RuntimeError("no message")
+        >>> describe_exception(Broken())
+        'Broken (its message cannot be read: RuntimeError)'
+    """
+    name = type(err).__name__
+    try:
+        message = str(err)
+    except BaseException as inner:
+        return f"{name} (its message cannot be read: {type(inner).__name__})"
+    if not isinstance(message, str):  # a str subclass with tricks, or worse
+        return name
+    return clean_text(f"{name}: {message}" if message else name)
 
 
 def serialize_result(name: str, value: Any) -> tuple[str | None, str | None]:
@@ -43,17 +86,30 @@ def serialize_result(name: str, value: Any) -> tuple[str | None, str | None]:
         ('5', None)
         >>> serialize_result("add", {1, 2})
         (None, 'result of add is not JSON-serialisable (object of type set)')
+        >>> loop: list[object] = []
+        >>> loop.append(loop)
+        >>> serialize_result("f", loop)
+        (None, 'result of f is not JSON-serialisable (it contains itself)')
     """
     if isinstance(value, str):
-        return value, None
+        return clean_text(str.__str__(value)), None
+    what = f"result of {name} is not JSON-serialisable"
     try:
-        return json.dumps(value, ensure_ascii=False, allow_nan=False), None
-    except ValueError:  # allow_nan=False: JSON has no NaN or infinity
-        return None, f"result of {name} is not JSON-serialisable (NaN or infinity)"
+        return clean_text(json.dumps(value, ensure_ascii=False, allow_nan=False)), None
+    except RecursionError:
+        return None, f"{what} (nested too deeply)"
+    except ValueError as err:
+        message = str(err)
+        if "Circular reference" in message:
+            return None, f"{what} (it contains itself)"
+        if "Out of range float" in message:  # allow_nan=False: JSON has no NaN or infinity
+            return None, f"{what} (NaN or infinity)"
+        return None, f"{what} ({describe_exception(err)})"
     except TypeError as err:
         match = _TYPE_IN_MESSAGE.search(str(err))
-        what = f"object of type {match.group(1)}" if match else str(err)
-        return None, f"result of {name} is not JSON-serialisable ({what})"
+        return None, f"{what} ({f'object of type {match.group(1)}' if match else describe_exception(err)})"
+    except Exception as err:
+        return None, f"{what} ({describe_exception(err)})"
 
 
 class Executor:
@@ -90,16 +146,23 @@ class Executor:
 
         Returns:
             The record: the serialised result, or the error (exception, timeout, a result that
-            is not JSON-serialisable, a tool without a function).
+            is not JSON-serialisable, a tool without a function). A :class:`ToolCallError`
+            (a tool reporting its own failure: an MCP ``isError`` result, an HTTP error status)
+            gives its message as the error, without the "raised" prefix.
         """
-        outcome: dict[str, Any] = {}
+        outcome: list[tuple[str | None, str | None]] = []
         arguments: Mapping[str, Any] = call.arguments
 
         def work() -> None:
             try:
-                outcome["value"] = tool(**arguments)
-            except BaseException as err:  # noqa: BLE001 - a tool's failure is an observation
-                outcome["error"] = err
+                value = tool(**arguments)
+            except ToolCallError as err:
+                outcome.append((None, describe_exception(err).partition(": ")[2] or type(err).__name__))
+                return
+            except BaseException as err:
+                outcome.append((None, f"{tool.name} raised {describe_exception(err)}"))
+                return
+            outcome.append(serialize_result(tool.name, value))
 
         start = time.perf_counter()
         worker = threading.Thread(target=work, name=f"tooldec-tool-{tool.name}", daemon=True)
@@ -108,8 +171,7 @@ class Executor:
         seconds = time.perf_counter() - start
         if worker.is_alive():
             return CallRecord(call, None, f"{tool.name} timed out after {self.timeout:g} s", seconds)
-        if "error" in outcome:
-            err = outcome["error"]
-            return CallRecord(call, None, f"{tool.name} raised {type(err).__name__}: {err}", seconds)
-        text, error = serialize_result(tool.name, outcome.get("value"))
+        if not outcome:  # the thread died on the way out (out of memory, say)
+            return CallRecord(call, None, f"{tool.name} ended without a result", seconds)
+        text, error = outcome[0]
         return CallRecord(call, text, error, seconds)

@@ -9,10 +9,15 @@ goes on, until it stops without calling a tool or a budget runs out.
 
 With ``constrained=False`` the same loop runs without the grammar: the baseline, in which calls
 can be unparseable, name unknown tools or break their schema; those are counted, not run.
+
+The turn stays inside the context window: each generation's budget is what the window has left,
+tool results are cut to a share of that room (``limits.truncate_tokens``), and when the window is
+full the turn ends with a notice in its trace rather than an error.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -20,8 +25,11 @@ from typing import Any
 
 from ..decoding import Grammar, ToolChoice
 from ..dialects import Dialect, Hermes, ToolCall
+from ..errors import ContextLengthError
 from ..tools import Tool, ToolLike, ToolSet
-from .executor import Executor
+from .executor import Executor, clean_text
+from .limits import context_window as window_of
+from .limits import truncate_tokens
 from .trace import CallRecord, Event, EventKind, InvalidCall, InvalidKind, Result, Trace
 
 __all__ = ["Conversation", "ToolDecoder", "forced_start", "tool_instructions"]
@@ -50,9 +58,13 @@ class ToolDecoder:
         constrained: ``False`` runs the same loop unconstrained (the baseline).
         tool_timeout: Seconds a tool may run before its call fails with a timeout.
         vocab: The model's vocabulary, if already built (default: read from the tokenizer).
+        context_window: The model's context in tokens (default: what the backend loaded it with,
+            see ``limits.context_window``; ``None`` there means no limit is enforced).
+        result_share: The share (0 to 1] of the context room left after a generation that the
+            results of its calls may take together; a longer result is cut, and says so.
 
     Raises:
-        ValueError: A budget or the timeout is not positive.
+        ValueError: A budget, the timeout, the window or the share is out of range.
         ToolRegistrationError: A tool cannot be added (or the dialect cannot write it).
         ToolNotFoundError: ``tool_choice`` names no tool.
     """
@@ -73,6 +85,8 @@ class ToolDecoder:
         constrained: bool = True,
         tool_timeout: float = 10.0,
         vocab: Any = None,
+        context_window: int | None = None,
+        result_share: float = 0.5,
     ) -> None:
         from ..backends import generator_for  # torch or llama.cpp only when a model is used
 
@@ -82,6 +96,10 @@ class ToolDecoder:
             raise ValueError(f"max_calls_per_turn must be >= 0, got {max_calls_per_turn}")
         if temperature < 0:
             raise ValueError(f"temperature must be >= 0, got {temperature}")
+        if context_window is not None and context_window < 2:
+            raise ValueError(f"context_window must be >= 2 tokens, got {context_window}")
+        if not 0 < result_share <= 1:
+            raise ValueError(f"result_share must be in (0, 1], got {result_share}")
         self.tools = tools if isinstance(tools, ToolSet) else ToolSet(tools)
         self.dialect = dialect if dialect is not None else Hermes()
         self.tool_choice = tool_choice
@@ -96,6 +114,8 @@ class ToolDecoder:
         self.generator = generator_for(model, tokenizer, vocab)
         self.vocab = self.generator.vocab
         self.grammar = Grammar(self.tools, self.vocab, self.dialect)
+        self.context_window = context_window if context_window is not None else window_of(model, tokenizer)
+        self.result_share = result_share
         if tool_choice not in ("auto", "required", "none") and tool_choice not in self.tools:
             self.tools[tool_choice]  # raises ToolNotFoundError with the names there are
 
@@ -108,7 +128,11 @@ class ToolDecoder:
                 continued as it is (write the tool instructions into it yourself).
 
         Returns:
-            The text, every call with its outcome, and the trace.
+            The text, every call with its outcome, and the trace; also when a tool misbehaves or
+            the context fills up (``trace.stop_reason`` then says so).
+
+        Raises:
+            ContextLengthError: The prompt alone does not fit the context window.
         """
         start = time.perf_counter()
         if self.seed is not None:
@@ -123,9 +147,21 @@ class ToolDecoder:
             calls_left = self.max_calls_per_turn - len(records)
             choice = self._choice(first, calls_left)
             forced = "" if self.constrained else self._forced_start(choice)
+            prompt = context.prompt_ids(forced)
+            room = budget if self.context_window is None else min(budget, self.context_window - len(prompt))
+            if room < 1:
+                if first:
+                    raise ContextLengthError(
+                        f"the prompt has {len(prompt)} tokens but the model's context holds {self.context_window}: "
+                        "load the model with a larger context (tooldec run --context N; "
+                        "tooldec.backends.load(path, context=N)) or shorten the prompt")
+                trace.stop_reason = (f"the context is full ({len(prompt)} of {self.context_window} tokens): "
+                                     "the turn ends here")
+                trace.events.append(Event(EventKind.NOTICE, trace.stop_reason))
+                break
             generation = self.generator.generate(
-                context.prompt_ids(forced),
-                max_new_tokens=budget,
+                prompt,
+                max_new_tokens=room,
                 temperature=self.temperature,
                 grammar=self.grammar if self.constrained else None,
                 tool_choice=choice,
@@ -148,6 +184,7 @@ class ToolDecoder:
                 context.add_text(text)
                 break
             round_records = [self._check_and_run(call, trace, calls_left - i) for i, call in enumerate(calls)]
+            round_records = self._fit(round_records, len(prompt) + len(generation.ids))
             records.extend(round_records)
             context.add_round(text, round_records)
             for record in round_records:
@@ -155,11 +192,31 @@ class ToolDecoder:
                                           record.call))
             first = False
             if not generation.ended and not generation.call_closed:  # the budget ran out
+                if room < budget and len(generation.ids) >= room:
+                    trace.stop_reason = f"the context is full ({self.context_window} tokens): the turn ends here"
+                    trace.events.append(Event(EventKind.NOTICE, trace.stop_reason))
                 break
             if calls_left - len(calls) <= 0 and not self.constrained:
                 break
         trace.seconds = time.perf_counter() - start
         return Result(context.transcript, answer, records, trace)
+
+    def _fit(self, records: list[CallRecord], used: int) -> list[CallRecord]:
+        """Cut the observations of one round to ``result_share`` of the room the context has left."""
+        if self.context_window is None or not records:
+            return records
+        limit = max(int(self.result_share * (self.context_window - used) / len(records)), 1)
+        fitted = []
+        for record in records:
+            text = record.result if record.result is not None else record.error or ""
+            cut, total = truncate_tokens(text, self.tokenizer, limit)
+            if total is None:
+                fitted.append(record)
+            elif record.result is not None:
+                fitted.append(dataclasses.replace(record, result=cut, truncated_from=total))
+            else:
+                fitted.append(dataclasses.replace(record, error=cut, truncated_from=total))
+        return fitted
 
     def _choice(self, first: bool, calls_left: int) -> ToolChoice:
         if self.tool_choice == "none" or calls_left <= 0:
@@ -172,19 +229,16 @@ class ToolDecoder:
     def _text(self, ids: Sequence[int]) -> str:
         """The generated text, special tokens spelled out, the final end-of-sequence token dropped."""
         kept = [t for t in ids if t not in self.generator.eos_ids]
-        return self.vocab.decode(kept).decode("utf-8", errors="replace")
+        return str(self.vocab.decode(kept).decode("utf-8", errors="replace"))
 
     def _count_unparseable(self, text: str, calls: list[ToolCall], trace: Trace) -> None:
-        """Calls begun (the trigger is in the text) but not parsed: bad syntax, or cut off.
-
-        Only for dialects with a trigger; with a one-character trigger (ToolkenGPT's ``<``) an
-        ordinary ``<`` in prose counts too, so the count is an upper bound there.
+        """Call-like text that did not become a call: an opener of the dialect that did not parse
+        (bad syntax, cut off), and a JSON object with a ``"name"`` key outside every call. Never
+        counted silently as prose (DESIGN invariant 3). With a one-character trigger (ToolkenGPT's
+        ``<``) an ordinary ``<`` in prose counts too, so the count is an upper bound there.
         """
-        trigger = self.dialect.trigger
-        if not trigger:
-            return
-        for _ in range(text.count(trigger) - len(calls)):
-            message = f"a call was started ({trigger!r}) but does not parse"
+        for snippet in self.dialect.scan(text).broken:
+            message = f"call-like text that does not parse as a call: {snippet[:80]!r}"
             trace.invalid.append(InvalidCall(InvalidKind.UNPARSEABLE, message))
             trace.events.append(Event(EventKind.INVALID, message))
 
@@ -312,12 +366,13 @@ class Conversation:
         self.transcript = ""
 
     def prompt_text(self) -> str:
-        """The prompt for the next generation, as text."""
+        """The prompt for the next generation, as text (lone surrogates, which no tokenizer
+        encodes, replaced by U+FFFD wherever they came from)."""
         if self.raw is not None:
-            return self.raw + self.pending
+            return clean_text(self.raw + self.pending)
         tools = [_openai_tool(t) for t in self.tools] if self.template_takes_tools and len(self.tools) else None
-        return str(self.tokenizer.apply_chat_template(
-            self.messages, tools=tools, add_generation_prompt=True, tokenize=False)) + self.pending
+        return clean_text(str(self.tokenizer.apply_chat_template(
+            self.messages, tools=tools, add_generation_prompt=True, tokenize=False)) + self.pending)
 
     def prompt_ids(self, forced: str = "") -> list[int]:
         """The prompt for the next generation; ``forced`` is text the assistant is made to begin with."""

@@ -45,12 +45,15 @@ class CallRecord:
         error: Why it failed (an exception, a timeout, an unserialisable result, an invalid
             call); ``None`` if it succeeded.
         seconds: Wall time spent running the tool (0 for a call that was never run).
+        truncated_from: The observation's length in tokens before it was cut to fit the
+            context (the cut text says so); ``None`` when it was not cut.
     """
 
     call: ToolCall
     result: str | None
     error: str | None
     seconds: float
+    truncated_from: int | None = None
 
     @property
     def ok(self) -> bool:
@@ -71,6 +74,8 @@ class EventKind(enum.Enum):
     """A tool result (or error) written back into the context, as the model will read it."""
     INVALID = "invalid"
     """A call that was not run; the text says why."""
+    NOTICE = "notice"
+    """The turn ended early (the context is full); the text says why."""
 
 
 @dataclass(frozen=True)
@@ -95,6 +100,8 @@ class Trace:
         generations: How many times the model was run (once, plus once after each tool round).
         events: The turn's log, in order.
         invalid: Calls that were not run (always empty with constrained decoding).
+        stop_reason: Why the turn ended before the model finished (the context is full);
+            ``None`` when it ended normally or on the token budget.
     """
 
     tokens_generated: int = 0
@@ -104,6 +111,7 @@ class Trace:
     generations: int = 0
     events: list[Event] = field(default_factory=list)
     invalid: list[InvalidCall] = field(default_factory=list)
+    stop_reason: str | None = None
 
     @property
     def invalid_calls(self) -> int:

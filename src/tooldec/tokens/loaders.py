@@ -2,8 +2,8 @@
 
 Each loader decodes token strings to bytes by the tokenizer's own convention (``VocabKind``),
 puts special/control tokens in ``Vocabulary.special`` and finds the ids that end generation.
-Results are cached per resolved path and modification time, so asking twice is free and an
-edited file is read again. Bad input raises ``TokenizerError`` naming the file and the reason,
+Results are shared per resolved path and modification time while anything holds them (a weak
+cache: asking twice is free, an edited file is read again, and an unused vocabulary is freed). Bad input raises ``TokenizerError`` naming the file and the reason,
 at load time, never during generation.
 """
 
@@ -12,8 +12,9 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterable, Mapping
-from functools import lru_cache
+import threading
+import weakref
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +33,24 @@ PathLike = str | os.PathLike[str]
 END_OF_TURN_TEXTS = ("<|im_end|>", "<|eot_id|>", "<|eom_id|>", "<|endoftext|>", "<|end_of_text|>", "</s>")
 
 _BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
-_CACHE_SIZE = 8
+
+
+def _shared(load: Callable[[str, int, int], Vocabulary]) -> Callable[[str, int, int], Vocabulary]:
+    """Share a loader's results while they are alive (a weak-valued cache, thread-safe)."""
+    alive: weakref.WeakValueDictionary[tuple[str, int, int], Vocabulary] = weakref.WeakValueDictionary()
+    lock = threading.Lock()
+
+    def cached(path: str, mtime_ns: int, size: int) -> Vocabulary:
+        key = (path, mtime_ns, size)
+        with lock:
+            found = alive.get(key)
+        if found is None:
+            found = load(path, mtime_ns, size)
+            with lock:
+                found = alive.setdefault(key, found)
+        return found
+
+    return cached
 
 
 def load_vocabulary(source: PathLike) -> Vocabulary:
@@ -141,7 +159,7 @@ def from_tokenizer_json(path: PathLike) -> Vocabulary:
     return _from_tokenizer_json_cached(*_stamp(path))
 
 
-@lru_cache(maxsize=_CACHE_SIZE)
+@_shared
 def _from_tokenizer_json_cached(path: str, mtime_ns: int, size: int) -> Vocabulary:
     file = Path(path)
     try:
@@ -290,7 +308,7 @@ def from_sentencepiece(path: PathLike) -> Vocabulary:
     return _from_sentencepiece_cached(*_stamp(path))
 
 
-@lru_cache(maxsize=_CACHE_SIZE)
+@_shared
 def _from_sentencepiece_cached(path: str, mtime_ns: int, size: int) -> Vocabulary:
     try:
         import sentencepiece
@@ -359,7 +377,7 @@ def from_gguf(path: PathLike) -> Vocabulary:
     return _from_gguf_cached(*_stamp(path))
 
 
-@lru_cache(maxsize=_CACHE_SIZE)
+@_shared
 def _from_gguf_cached(path: str, mtime_ns: int, size: int) -> Vocabulary:
     file = Path(path)
     meta = read_gguf_metadata(file, arrays={"tokenizer.ggml.tokens", "tokenizer.ggml.token_type"})

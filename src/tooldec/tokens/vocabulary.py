@@ -8,9 +8,8 @@ special tokens (which have no bytes: the model emits them, text never spells the
 
 from __future__ import annotations
 
-import functools
-
 import enum
+import functools
 import hashlib
 from array import array
 from collections.abc import Iterable, Mapping, Sequence

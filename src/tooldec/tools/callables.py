@@ -1,13 +1,19 @@
-"""A Python function's signature and Google-style docstring as a tool schema.
+"""A Python function's signature and Google-style docstring as a tool schema, and back.
 
 Follows transformers' ``get_json_schema``: type hints give the JSON types, the docstring's first
 paragraph the tool description and its ``Args:`` section one description per parameter. Every
 parameter must be passable by keyword with a JSON value, because the model writes arguments by
 name; anything else is refused here, at registration, with the parameter's name.
+
+The way back is :func:`argument_converters`: the model writes JSON, but a parameter annotated
+with an Enum, a dataclass, a Pydantic model, a set or a tuple gets that type when the tool runs.
+A ``set[X]`` is a JSON array (duplicates are allowed by the grammar and collapse into the set),
+not an array with ``uniqueItems``, which decoding cannot enforce.
 """
 
 from __future__ import annotations
 
+import collections.abc
 import enum
 import functools
 import importlib.util
@@ -21,9 +27,12 @@ from typing import Any
 
 from tooldec.errors import ToolRegistrationError
 
-__all__ = ["function_schema", "parse_docstring"]
+__all__ = ["argument_converters", "function_schema", "parse_docstring"]
 
+Converter = Callable[[Any], Any]
 _SCALARS: dict[Any, str] = {int: "integer", float: "number", str: "string", bool: "boolean", type(None): "null"}
+_SETS: dict[Any, type] = {set: set, frozenset: frozenset, collections.abc.Set: frozenset,
+                          collections.abc.MutableSet: set}
 _SECTION = re.compile(r"^(\w[\w ]*):\s*$")
 _ARG_SECTIONS = frozenset({"args", "arguments", "parameters", "params"})
 _ARG_LINE = re.compile(r"^(\*{0,2}\w+)\s*(?:\(([^)]*)\))?\s*:\s*(.*)$")
@@ -36,14 +45,12 @@ def function_schema(fn: Callable[..., Any]) -> tuple[str, str, dict[str, Any]]:
         ToolRegistrationError: ``*args``/``**kwargs``, a positional-only parameter, a missing or
             unsupported type hint; the message names the parameter.
     """
-    inner = fn.func if isinstance(fn, functools.partial) else fn
-    name = getattr(inner, "__name__", type(inner).__name__)
-    target = inner if inspect.isfunction(inner) or inspect.ismethod(inner) else getattr(inner, "__call__", inner)
+    name, target = _target(fn)
     try:
         hints = typing.get_type_hints(target, include_extras=True)
     except Exception as err:  # a hint that does not resolve: any NameError, TypeError, ...
         raise ToolRegistrationError(f"cannot resolve the type hints: {err}", tool=name) from err
-    description, arg_docs = parse_docstring(inspect.getdoc(inner) or "")
+    description, arg_docs = parse_docstring(inspect.getdoc(fn.func if isinstance(fn, functools.partial) else fn) or "")
     converter = _Hints(name)
     properties: dict[str, Any] = {}
     required: list[str] = []
@@ -70,6 +77,105 @@ def function_schema(fn: Callable[..., Any]) -> tuple[str, str, dict[str, Any]]:
     if converter.defs:
         parameters["$defs"] = converter.defs
     return name, description, parameters
+
+
+def _target(fn: Callable[..., Any]) -> tuple[str, Any]:
+    """The name of a callable and the object whose type hints describe its parameters."""
+    inner = fn.func if isinstance(fn, functools.partial) else fn
+    name = getattr(inner, "__name__", type(inner).__name__)
+    target = inner if inspect.isfunction(inner) or inspect.ismethod(inner) else getattr(inner, "__call__", inner)  # noqa: B004 - the bound __call__ carries the hints
+    return name, target
+
+
+def argument_converters(fn: Callable[..., Any]) -> dict[str, Converter]:
+    """For each parameter of ``fn`` whose hint is not a plain JSON type, the function that turns
+    the JSON value the model wrote into that type (an Enum member, a dataclass, a Pydantic model,
+    a set, a tuple; inside lists, dicts and unions too). Plain parameters are left out.
+
+    A callable whose hints cannot be read gets no conversion (``{}``): it was given as the
+    function of a tool made from a schema, and receives the JSON values as they are.
+
+    Examples:
+        >>> class Unit(enum.Enum):
+        ...     C = "celsius"
+        >>> def f(unit: Unit, tags: set[str], n: int) -> None: ...
+        >>> convert = argument_converters(f)
+        >>> sorted(convert), convert["unit"]("celsius"), sorted(convert["tags"](["a", "b", "a"]))
+        (['tags', 'unit'], <Unit.C: 'celsius'>, ['a', 'b'])
+    """
+    _, target = _target(fn)
+    try:
+        hints = typing.get_type_hints(target, include_extras=True)
+        names = list(inspect.signature(fn).parameters)
+    except Exception:
+        return {}
+    out: dict[str, Converter] = {}
+    for name in names:
+        converter = _converter(hints[name]) if name in hints else None
+        if converter is not None:
+            out[name] = converter
+    return out
+
+
+def _converter(hint: Any) -> Converter | None:
+    """JSON value -> ``hint``; ``None`` when the JSON value already is one (no work to do)."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is typing.Annotated:
+        return _converter(args[0])
+    if hint is Any or hint is None or hint in _SCALARS or origin is typing.Literal:
+        return None
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        return hint
+    if origin in (typing.Union, types.UnionType):
+        return _union_converter(hint, args)
+    if hint in (list, Sequence, dict, Mapping, tuple) and not args:
+        return tuple if hint is tuple else None
+    if origin in (list, Sequence):
+        return _each(_converter(args[0]), list)
+    if hint in _SETS or origin in _SETS:
+        return _each(_converter(args[0]) if args else None, _SETS[origin or hint], always=True)
+    if origin is tuple:
+        if len(args) == 2 and args[1] is Ellipsis:
+            return _each(_converter(args[0]), tuple, always=True)
+        parts = [_converter(a) or _same for a in args if a != ()]
+        return lambda value: tuple(part(v) for part, v in zip(parts, value))
+    if origin in (dict, Mapping):
+        value_converter = _converter(args[1])
+        if value_converter is None:
+            return None
+        return lambda value: {k: value_converter(v) for k, v in value.items()}
+    import pydantic  # dataclasses, models, TypedDicts: their schema came from pydantic too
+
+    adapter: pydantic.TypeAdapter[Any] = pydantic.TypeAdapter(hint)
+    return adapter.validate_python
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def _each(item: Converter | None, kind: Callable[[Any], Any], *, always: bool = False) -> Converter | None:
+    """Convert every item of an array and collect them into ``kind`` (``None``: nothing to do)."""
+    if item is None and not always:
+        return None
+    convert = item or _same
+    return lambda value: kind(convert(v) for v in value)
+
+
+def _union_converter(hint: Any, args: tuple[Any, ...]) -> Converter | None:
+    """``X | None`` converts X unless the value is null; other unions go through pydantic, which
+    picks the member the value fits (the schema was ``anyOf`` the members)."""
+    options = [a for a in args if a is not type(None)]
+    converters = [_converter(a) for a in options]
+    if all(c is None for c in converters):
+        return None
+    only = converters[0]
+    if len(options) == 1 and only is not None:
+        return lambda value: None if value is None else only(value)
+    import pydantic
+
+    adapter: pydantic.TypeAdapter[Any] = pydantic.TypeAdapter(hint)
+    return adapter.validate_python
 
 
 def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
@@ -127,7 +233,7 @@ class _Hints:
             return {"enum": list(args)}
         if origin in (typing.Union, types.UnionType):
             return _union_schema([self.schema(a, where) for a in args])
-        if hint in (list, Sequence) or origin in (list, Sequence):
+        if hint in (list, Sequence) or origin in (list, Sequence) or hint in _SETS or origin in _SETS:
             return {"type": "array", **({"items": self.schema(args[0], where)} if args else {})}
         if hint is tuple or origin is tuple:
             return self.tuple(args, where)
@@ -157,7 +263,7 @@ class _Hints:
         import pydantic
 
         try:
-            schema: dict[str, Any] = pydantic.TypeAdapter(hint).json_schema()
+            schema: dict[str, Any] = _without_unique_items(pydantic.TypeAdapter(hint).json_schema())
         except (pydantic.PydanticUserError, pydantic.PydanticSchemaGenerationError, TypeError) as err:
             raise unsupported from err
         for key, value in schema.pop("$defs", {}).items():
@@ -166,6 +272,17 @@ class _Hints:
                     f"{where}: two different types are both called {key!r}; rename one", tool=self.tool)
             self.defs[key] = value
         return schema
+
+
+def _without_unique_items(node: Any) -> Any:
+    """Pydantic writes ``uniqueItems`` for set fields; the set collapses duplicates when the
+    arguments are converted (pydantic validates them), so the keyword, which decoding cannot
+    enforce, is dropped rather than refused."""
+    if isinstance(node, dict):
+        return {k: _without_unique_items(v) for k, v in node.items() if not (k == "uniqueItems" and v is True)}
+    if isinstance(node, list):
+        return [_without_unique_items(v) for v in node]
+    return node
 
 
 def _union_schema(options: list[dict[str, Any]]) -> dict[str, Any]:

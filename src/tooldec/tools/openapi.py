@@ -3,7 +3,13 @@
 An operation's path, query and header parameters and the properties of its JSON request body
 become one flat arguments object, because the model writes one call with named arguments. Where
 each argument goes in the HTTP request is kept beside the tool (:class:`Operation`), so a runtime
-can make the request; this module does no HTTP.
+can make the request (``tooldec.sources.http`` does); this module does no HTTP.
+
+Two inputs with the same name (a query parameter and a body property, or a path and a query
+parameter) are both kept: the first keeps its name, the later one gets its location as a suffix
+(``ids`` and ``ids_body``), and ``Operation.arguments`` maps each back to its place and name in
+the request. A document that is not shaped as OpenAPI says (a ``paths`` list, a parameter with no
+``name``) raises a ``ToolRegistrationError`` naming the operation.
 """
 
 from __future__ import annotations
@@ -11,13 +17,13 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from tooldec.errors import ToolRegistrationError
 from tooldec.tools.tool import Tool
 
-__all__ = ["Operation", "openapi_operations", "tools_from_openapi"]
+__all__ = ["Argument", "Operation", "openapi_operations", "server_urls", "tools_from_openapi"]
 
 Naming = Literal["operation_id", "method_path"]
 Location = Literal["path", "query", "header", "body"]
@@ -32,6 +38,23 @@ _VALUE_KEYWORDS = frozenset({"enum", "const", "default", "example", "examples"})
 
 
 @dataclass(frozen=True)
+class Argument:
+    """Where one argument of an operation's tool goes in the HTTP request.
+
+    Attributes:
+        location: ``path``, ``query``, ``header`` or ``body``.
+        name: The parameter's name, or the body property's; ``""`` for an argument that is the
+            whole (non-object) JSON body.
+        explode: For an array in the query: one ``name=value`` per item (OpenAPI's default),
+            or, when ``False``, one comma-separated value.
+    """
+
+    location: Location
+    name: str
+    explode: bool = True
+
+
+@dataclass(frozen=True)
 class Operation:
     """One OpenAPI operation and the tool made from it.
 
@@ -39,14 +62,25 @@ class Operation:
         tool: The tool (no ``fn``).
         method: Upper-case HTTP method, e.g. ``"GET"``.
         path: The path template, e.g. ``"/movie/{movie_id}/credits"``.
-        locations: Argument name -> where it goes: ``path``, ``query``, ``header`` or ``body``
-            (an argument named ``body`` with location ``body`` is the whole non-object body).
+        arguments: Argument name (as the model writes it) -> where it goes in the request.
+        servers: Base URLs for this operation (its own ``servers``, else its path's, else the
+            document's), variables replaced by their defaults.
+        security: The security schemes the operation names (any of its requirements), ``()``
+            for an operation that says it needs none (``security: []``), ``None`` when the
+            document does not say.
     """
 
     tool: Tool
     method: str
     path: str
-    locations: Mapping[str, Location]
+    arguments: Mapping[str, Argument]
+    servers: tuple[str, ...] = ()
+    security: tuple[str, ...] | None = field(default=None)
+
+    @property
+    def locations(self) -> dict[str, Location]:
+        """Argument name -> ``path``, ``query``, ``header`` or ``body``."""
+        return {name: argument.location for name, argument in self.arguments.items()}
 
 
 def tools_from_openapi(spec: Mapping[str, Any], *, naming: Naming = "operation_id",
@@ -74,25 +108,66 @@ def openapi_operations(spec: Mapping[str, Any], *, naming: Naming = "operation_i
     """Like :func:`tools_from_openapi`, with each operation's method, path and argument locations."""
     if naming not in ("operation_id", "method_path"):
         raise ValueError(f"naming must be 'operation_id' or 'method_path', got {naming!r}")
+    if not isinstance(spec, Mapping):
+        raise ToolRegistrationError(f"an OpenAPI document is a JSON object, got {type(spec).__name__}")
     used: set[str] = set()
     operations = []
     for path, method, item, op in _iter_operations(spec):
         base = _sanitize(op["operationId"]) if naming == "operation_id" and isinstance(op.get("operationId"), str) else ""
         base = _sanitize((names or {}).get(f"{method.upper()} {path}", "")) or base
         name = _unique(base or _method_path_name(method, path), used)
-        parameters, locations = _arguments(spec, item, op, name)
+        parameters, arguments = _arguments(spec, path, item, op, name)
         description = "\n\n".join(str(op[k]).strip() for k in ("summary", "description") if op.get(k))
-        tool = Tool(name, description, parameters)
-        operations.append(Operation(tool, method.upper(), path, locations))
+        tool = Tool(name, description, parameters, openapi=True)
+        servers = server_urls(op) or server_urls(item) or server_urls(spec)
+        operations.append(Operation(tool, method.upper(), path, arguments, servers, _security(spec, op)))
     return operations
 
 
+def server_urls(node: Mapping[str, Any]) -> tuple[str, ...]:
+    """The URLs of a ``servers`` list (of a document, path item or operation), each variable
+    replaced by its default.
+
+    Examples:
+        >>> server_urls({"servers": [{"url": "https://{region}.example.com/v1",
+        ...                           "variables": {"region": {"default": "eu"}}}]})
+        ('https://eu.example.com/v1',)
+    """
+    urls = []
+    for server in node.get("servers") or ():
+        if isinstance(server, Mapping) and isinstance(server.get("url"), str):
+            url = server["url"]
+            for variable, spec in (server.get("variables") or {}).items():
+                if isinstance(spec, Mapping) and "default" in spec:
+                    url = url.replace("{" + str(variable) + "}", str(spec["default"]))
+            urls.append(url)
+    return tuple(urls)
+
+
+def _security(spec: Mapping[str, Any], op: Mapping[str, Any]) -> tuple[str, ...] | None:
+    requirements = op.get("security", spec.get("security"))
+    if not isinstance(requirements, list):
+        return None
+    names = [str(name) for requirement in requirements if isinstance(requirement, Mapping) for name in requirement]
+    return tuple(dict.fromkeys(names))
+
+
 def _iter_operations(spec: Mapping[str, Any]) -> Iterator[tuple[str, str, Mapping[str, Any], Mapping[str, Any]]]:
-    for path, item in (spec.get("paths") or {}).items():
-        if isinstance(item, Mapping):
-            for method in item:
-                if method in _METHODS and isinstance(item[method], Mapping):
-                    yield path, method, item, item[method]
+    paths = spec.get("paths")
+    if paths is None:
+        return
+    if not isinstance(paths, Mapping):
+        raise ToolRegistrationError(
+            f"the document's 'paths' must be an object of path -> path item, got {type(paths).__name__}")
+    for path, item in paths.items():
+        if not isinstance(item, Mapping):
+            raise ToolRegistrationError(f"path {path!r}: a path item must be an object, got {type(item).__name__}")
+        for method in item:
+            if method in _METHODS:
+                if not isinstance(item[method], Mapping):
+                    raise ToolRegistrationError(
+                        f"{method.upper()} {path}: an operation must be an object, got {type(item[method]).__name__}")
+                yield path, method, item, item[method]
 
 
 def _sanitize(name: str) -> str:
@@ -116,45 +191,72 @@ def _unique(name: str, used: set[str]) -> str:
     return candidate
 
 
-def _arguments(spec: Mapping[str, Any], item: Mapping[str, Any], op: Mapping[str, Any],
-               tool: str) -> tuple[dict[str, Any], dict[str, Location]]:
+def _declared_parameters(spec: Mapping[str, Any], path: str, item: Mapping[str, Any], op: Mapping[str, Any],
+                         tool: str) -> list[Mapping[str, Any]]:
+    """The path item's and the operation's parameters (the operation's win), each with a name
+    and a place; cookies are left out (the client's business)."""
+    declared: dict[tuple[str, str], Mapping[str, Any]] = {}
+    for owner, node in (("path item", item), ("operation", op)):
+        raw_list = node.get("parameters", [])
+        if not isinstance(raw_list, list):
+            raise ToolRegistrationError(f"the {owner}'s 'parameters' must be a list, got {type(raw_list).__name__}",
+                                        tool=tool)
+        for i, raw in enumerate(raw_list):
+            param = _deref(spec, raw, tool)
+            where, name = param.get("in"), param.get("name")
+            if not isinstance(name, str) or not name:
+                raise ToolRegistrationError(f"parameter {i} of the {owner} has no name", tool=tool)
+            if where not in ("path", "query", "header", "cookie"):
+                raise ToolRegistrationError(
+                    f"parameter {name!r}: 'in' must be path, query, header or cookie, got {where!r}", tool=tool)
+            declared[(where, name)] = param
+    for name in re.findall(r"\{([^}/]+)\}", path):
+        if ("path", name) not in declared:
+            raise ToolRegistrationError(f"the path {path!r} has {{{name}}}, which no path parameter declares", tool=tool)
+    return [param for (where, _), param in declared.items() if where != "cookie"]
+
+
+def _arguments(spec: Mapping[str, Any], path: str, item: Mapping[str, Any], op: Mapping[str, Any],
+               tool: str) -> tuple[dict[str, Any], dict[str, Argument]]:
     """The arguments object schema of one operation and where each argument goes."""
     properties: dict[str, Any] = {}
     required: list[str] = []
-    locations: dict[str, Location] = {}
-    declared: dict[tuple[str, str], Mapping[str, Any]] = {}
-    for raw in [*item.get("parameters", []), *op.get("parameters", [])]:  # operation-level wins
-        param = _deref(spec, raw, tool)
-        declared[(str(param.get("in")), str(param.get("name")))] = param
-    for (where, name), param in declared.items():
-        if where not in ("path", "query", "header") or name in properties:
-            continue  # cookies are the client's business; the first of two same names wins
-        properties[name] = _param_schema(param)
-        locations[name] = where  # type: ignore[assignment]
-        if where == "path" or _truthy(param.get("required")):
-            required.append(name)
+    arguments: dict[str, Argument] = {}
+
+    def add(name: str, schema: Any, argument: Argument, is_required: bool) -> None:
+        key = name
+        if key in properties:  # the same name in two places: the later one says where it goes
+            key = _unique(f"{name}_{argument.location}", set(properties))
+            if isinstance(schema, dict) and "$ref" not in schema:
+                where = "request body property" if argument.location == "body" else f"{argument.location} parameter"
+                schema = {**schema, "description": f"({where} {name!r}) {schema.get('description', '')}".strip()}
+        properties[key], arguments[key] = schema, argument
+        if is_required:
+            required.append(key)
+
+    for param in _declared_parameters(spec, path, item, op, tool):
+        where: Location = param["in"]
+        name = param["name"]
+        explode = _truthy(param.get("explode", param.get("style", "form") == "form"))
+        add(name, _param_schema(param), Argument(where, name, explode), where == "path" or _truthy(param.get("required")))
     body = _deref(spec, op["requestBody"], tool) if isinstance(op.get("requestBody"), Mapping) else None
     schema = _json_body_schema(body) if body is not None else None
     if schema is not None:
         resolved = _deref(spec, schema, tool)
         body_required = _truthy(body.get("required")) if body is not None else False
         if isinstance(resolved.get("properties"), Mapping):
+            wanted = resolved.get("required") or []
             for name, sub in resolved["properties"].items():
-                if name not in properties:
-                    properties[name], locations[name] = copy.deepcopy(sub), "body"
-                    if body_required and name in (resolved.get("required") or []):
-                        required.append(name)
-        elif "body" not in properties:
-            properties["body"], locations["body"] = copy.deepcopy(schema), "body"
-            if body_required:
-                required.append("body")
+                add(str(name), copy.deepcopy(sub), Argument("body", str(name)), body_required and name in wanted)
+        else:
+            add("body", copy.deepcopy(schema), Argument("body", ""), body_required)
     parameters: dict[str, Any] = {"type": "object", "properties": properties}
     if required:
         parameters["required"] = required
     defs = _copy_component_schemas(spec, parameters, tool)
     if defs:
         parameters["$defs"] = defs
-    return _openapi30_fixups(parameters), locations
+    return _openapi30_fixups(parameters), arguments
 
 
 def _param_schema(param: Mapping[str, Any]) -> Any:

@@ -1,62 +1,103 @@
 """Normalize a tool's JSON Schema to the exact subset the argument automaton enforces.
 
-The automaton compiler reads only the output of :func:`normalize_schema`, so everything a schema
-could mean is settled here, once, at registration: dialect quirks are mapped (BFCL ``dict`` /
-``float`` / ``tuple`` / ``any``, OpenAPI ``nullable``, draft-4 ``items`` lists), and every keyword
-is either kept, dropped, or rejected with a typed error naming the tool, the JSON pointer and the
-keyword. Nothing is silently ignored that would let the model produce invalid arguments.
+This module is the only judge of what a schema means and of what tooldec refuses. The contract:
 
-Annotation keywords (:data:`ANNOTATION_KEYWORDS`) and any keyword that is not a JSON Schema keyword
-at all (vendor extras such as ``optional``, ``example_value``, ``x-...``) are dropped: JSON Schema
-itself ignores unknown keywords and annotations, so they constrain nothing, and the compiler need
-not know about them. The tool keeps its original schema for prompts (``Tool.source_parameters``).
+* Anything :func:`normalize_schema` accepts, the automaton compiler
+  (:mod:`tooldec.automata.json_schema`) compiles without raising, within bounded size.
+* Every instance that automaton admits validates with ``jsonschema`` (Draft 2020-12, format
+  checker on, the format packages installed) against the schema *as the user wrote it*, not
+  only against the normalized copy. The normalized copy accepts a subset of what the original
+  accepts (the documented restrictions below), never more.
+* Anything unsatisfiable (within the bounds below) raises :class:`InvalidSchemaError`; anything
+  that constrains values in a way tooldec cannot write exactly raises
+  :class:`UnsupportedSchemaError`; anything too large raises :class:`SchemaTooComplexError`.
+  Each names the tool, the JSON pointer and (for the last two) the keyword. After registration
+  no schema error can surface while decoding.
 
-The output is a new dict (the input is never modified) in which every subschema is a dict or a
-bool, single-element ``type`` lists are written as a string, and integral float bounds (``3.0``)
-are written as ints. It is idempotent: normalizing the output again returns an equal dict.
+How: a schema's keywords are the conjunction of all of them (2019-09+ semantics, ``$ref``
+siblings included). ``allOf`` branches, ``$ref`` targets and the sibling keywords are intersected
+keyword by keyword (:class:`~tooldec.tools.schema_algebra.Algebra`): bounds tightened, types
+intersected, enums filtered by the rest of the schema, ``additionalProperties`` of one branch
+applied to the keys of the others. ``anyOf`` has the rest of its schema distributed into every
+branch; ``oneOf`` becomes that ``anyOf`` only when no two branches can match one value (told apart
+by type, const/enum, numeric or length ranges, or a required key). ``dependentRequired``,
+``dependencies`` and ``dependentSchemas`` become an ``anyOf`` per key (absent, or present with
+its dependents); ``not`` is supported for a type, a const/enum, ``required`` keys, boolean
+schemas and ``anyOf`` of those. References are resolved by one resolver
+(:mod:`tooldec.automata.pointers`) and unrolled: one ``$ref`` may be entered at most
+``MAX_REF_DEPTH`` times inside its own expansion (a longer recursion is cut, as if ``false``);
+chains of distinct references have no limit. The output (see :mod:`.schema_algebra` for its
+exact form) has no ``$ref``, ``$defs`` or combinator other than ``anyOf``.
+
+Documented restrictions (the grammar writes a subset of the valid values): a schema without
+``type`` whose keywords concern only some types (``minLength``, ``properties``, ...) allows only
+those types; ``number`` with ``multipleOf`` is written as integers; OpenAPI's ``nullable`` is read
+only for tools from OpenAPI 3.0 (``openapi=True``). Dialect quirks are mapped (BFCL ``dict``,
+``float``, ``tuple``, ``any``; draft-4 ``items`` lists). Annotations and unknown keywords are
+dropped: they constrain nothing. Formats ``jsonschema`` never checks (``int32``, ``password``)
+constrain nothing either, and are dropped.
 """
 
 from __future__ import annotations
 
-import copy
-import json
+import math
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any, cast
-from urllib.parse import unquote
 
 import interegular
-import fastjsonschema
 from jsonschema import Draft202012Validator
-from jsonschema.exceptions import best_match
 
-from tooldec.errors import InvalidSchemaError, UnsupportedSchemaError
+from tooldec.automata.pointers import MISSING, join, ref_tokens, resolve_ref
+from tooldec.automata.regex import (
+    CHECKED_FORMATS,
+    FORMAT_PATTERNS,
+    anchored,
+    fsm_of,
+    split_pattern_anchors,
+)
+from tooldec.errors import (
+    InvalidSchemaError,
+    SchemaTooComplexError,
+    UnsupportedSchemaError,
+)
+from tooldec.tools.schema_algebra import (
+    ALL_TYPES,
+    KIND_KEYS,
+    Algebra,
+    Schema,
+    kinds,
+    value_key,
+)
+from tooldec.tools.schema_size import check_size
 
 __all__ = [
     "ANNOTATION_KEYWORDS",
+    "MAX_DEPTH",
     "MAX_REF_DEPTH",
-    "normalize_any_schema",
     "SUPPORTED_FORMATS",
     "SUPPORTED_KEYWORDS",
     "UNSUPPORTED_KEYWORDS",
-    "is_satisfiable",
+    "normalize_any_schema",
     "normalize_schema",
     "split_pattern_anchors",
 ]
 
-#: A ``$ref`` chain longer than this counts as unsatisfiable (it is how recursion is bounded).
 MAX_REF_DEPTH = 4
+"""How many times one ``$ref`` may be entered inside its own expansion (recursion depth)."""
+MAX_DEPTH = 48
+"""How deeply subschemas may nest (in the schema as written, and once references are unrolled)."""
 
-#: Keywords the compiler enforces; they are kept (subschemas normalized recursively).
 SUPPORTED_KEYWORDS = frozenset({
     "type", "properties", "required", "additionalProperties", "enum", "const", "anyOf", "oneOf",
-    "allOf", "$ref", "$defs", "definitions", "items", "prefixItems", "minItems", "maxItems",
-    "minLength", "maxLength", "pattern", "format", "minimum", "maximum", "exclusiveMinimum",
-    "exclusiveMaximum",
+    "allOf", "not", "$ref", "$defs", "definitions", "items", "prefixItems", "additionalItems", "minItems",
+    "maxItems", "uniqueItems", "minLength", "maxLength", "pattern", "format", "minimum", "maximum",
+    "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "patternProperties", "minProperties",
+    "maxProperties", "dependentRequired", "dependencies", "dependentSchemas",
 })
+"""Keywords that are read (some values of them are still refused, with the reason)."""
 
-#: JSON Schema keywords that carry no constraint on values; they are dropped. ``$dynamicAnchor``,
-#: ``$recursiveAnchor`` and ``$vocabulary`` only matter to dynamic references, which are rejected.
+#: JSON Schema keywords that carry no constraint on values; they are dropped.
 ANNOTATION_KEYWORDS = frozenset({
     "title", "description", "default", "examples", "example", "$comment", "deprecated", "readOnly",
     "writeOnly", "$schema", "$id", "$anchor", "contentEncoding", "contentMediaType", "contentSchema",
@@ -66,252 +107,113 @@ ANNOTATION_KEYWORDS = frozenset({
 _REMOVE = "remove it or enforce it in the tool"
 #: Keywords that constrain values but that the compiler cannot enforce, with what to do instead.
 UNSUPPORTED_KEYWORDS: Mapping[str, str] = {
-    **{k: f"negation and conditionals cannot be enforced while decoding; {_REMOVE}"
-       for k in ("not", "if", "then", "else")},
-    **{k: f"property dependencies cannot be enforced while decoding; {_REMOVE}"
-       for k in ("dependentSchemas", "dependentRequired", "dependencies")},
-    **{k: f"constraints on property names or counts cannot be enforced while decoding; {_REMOVE}"
-       for k in ("patternProperties", "propertyNames", "minProperties", "maxProperties")},
+    **{k: f"conditionals cannot be enforced while decoding; {_REMOVE}" for k in ("if", "then", "else")},
+    "propertyNames": f"constraints on all property names cannot be enforced while decoding; {_REMOVE}",
     **{k: f"'contains' constraints cannot be enforced while decoding; {_REMOVE}"
        for k in ("contains", "minContains", "maxContains")},
-    "multipleOf": f"divisibility cannot be enforced while decoding; {_REMOVE}",
     **{k: f"'unevaluated' keywords need annotation tracking tooldec does not do; {_REMOVE}"
        for k in ("unevaluatedProperties", "unevaluatedItems")},
     **{k: "dynamic references are not supported; use a local '$ref' to '#/$defs/...'"
        for k in ("$dynamicRef", "$recursiveRef")},
 }
 
-#: String formats the compiler can express (``format`` on a non-string type constrains nothing).
-SUPPORTED_FORMATS = frozenset({"date", "time", "date-time", "uuid", "email", "uri"})
+SUPPORTED_FORMATS = frozenset(FORMAT_PATTERNS)
+"""String formats written exactly as ``jsonschema``'s checker reads them."""
 
 _BFCL_TYPES = {"dict": "object", "float": "number", "tuple": "array"}
+_SCHEMA_MAPS = ("properties", "patternProperties", "dependentSchemas")
+_COUNTS = ("minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties")
 _BOUNDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
-_COUNTS = ("minLength", "maxLength", "minItems", "maxItems")
-_SCHEMA_MAPS = ("properties", "$defs", "definitions")
-_SCHEMA_LISTS = ("prefixItems", "anyOf", "oneOf", "allOf")
-_ALLOF_OBJECT_KEYWORDS = frozenset({"type", "properties", "required", "additionalProperties", "$ref", "allOf"})
-_MISSING: Any = object()
-
-_NON_NEGATIVE = {"type": "integer", "minimum": 0}
-_SCHEMA_ARRAY = {"type": "array", "minItems": 1, "items": {"$ref": "#"}}
-_SCHEMA_MAP = {"type": "object", "additionalProperties": {"$ref": "#"}}
-_SIMPLE_TYPE = {"enum": ["array", "boolean", "integer", "null", "number", "object", "string"]}
-#: The draft 2020-12 meta-schema restricted to the kept keywords (the normalized output has no
-#: others). Same checks as ``Draft202012Validator.check_schema`` there, without the
-#: ``$dynamicRef`` machinery that makes the full meta-schema several times slower to apply.
-#: ``pattern`` is checked by ``_Checker.check_pattern``; ``uniqueItems`` only survives when it is
-#: not a boolean, which this reports.
-_META_SCHEMA = {
-    "type": ["object", "boolean"],
-    "properties": {
-        "type": {"anyOf": [_SIMPLE_TYPE, {"type": "array", "items": _SIMPLE_TYPE, "minItems": 1, "uniqueItems": True}]},
-        **dict.fromkeys(_SCHEMA_MAPS, _SCHEMA_MAP),
-        **dict.fromkeys(_SCHEMA_LISTS, _SCHEMA_ARRAY),
-        **dict.fromkeys(("items", "additionalProperties"), {"$ref": "#"}),
-        "required": {"type": "array", "items": {"type": "string"}, "uniqueItems": True},
-        "enum": {"type": "array"},
-        **dict.fromkeys(_COUNTS, _NON_NEGATIVE),
-        **dict.fromkeys(_BOUNDS, {"type": "number"}),
-        **dict.fromkeys(("pattern", "format", "$ref"), {"type": "string"}),
-        "uniqueItems": {"type": "boolean"},
-    },
-}
-_META_VALIDATOR = Draft202012Validator(_META_SCHEMA)
-# The restricted meta-schema uses only draft-07 keywords, so fastjsonschema can compile it.
-_FAST_META_CHECK = fastjsonschema.compile({"$schema": "http://json-schema.org/draft-07/schema#", **_META_SCHEMA})
+_FORMAT_CHECKER = Draft202012Validator.FORMAT_CHECKER
 
 
-Schema = dict[str, Any] | bool
-
-
-def normalize_schema(schema: Mapping[str, Any], *, tool: str) -> dict[str, Any]:
+def normalize_schema(schema: Mapping[str, Any], *, tool: str, openapi: bool = False) -> dict[str, Any]:
     """Return the normalized copy of a tool's parameter schema (an object schema).
 
     Args:
         schema: The parameters as given (JSON Schema, possibly in a BFCL or OpenAPI dialect).
         tool: The tool's name, for error messages.
+        openapi: The schema comes from an OpenAPI 3.0 document: ``nullable: true`` adds ``null``
+            and a boolean ``exclusiveMinimum``/``exclusiveMaximum`` makes its bound exclusive.
 
     Returns:
-        A new dict with ``"type": "object"`` at the top (added when only ``properties`` is given).
+        A new dict whose values are all objects (``"type": "object"``, or an ``anyOf`` of objects).
 
     Raises:
         UnsupportedSchemaError: A keyword (or keyword value) the compiler cannot enforce.
+        SchemaTooComplexError: A schema whose automaton would exceed tooldec's size bounds.
         InvalidSchemaError: Not an object schema, not valid JSON Schema, or no value satisfies it.
     """
     if not isinstance(schema, Mapping):
         raise InvalidSchemaError(f"parameters must be an object schema, got {type(schema).__name__}", tool=tool)
-    return cast(dict[str, Any], _normalize(schema, tool, top_object=True))  # a dict, or it raised
+    out = _normalize(schema, tool, openapi=openapi)
+    branches = out["anyOf"] if isinstance(out, dict) and set(out) == {"anyOf"} else [out]
+    if not all(isinstance(b, dict) and kinds(b) == ["object"] for b in branches):
+        if out is True and not {"type", "properties"} & set(schema):
+            found = "neither 'type' nor 'properties'"
+        elif isinstance(out, dict) and "type" in out:
+            found = f"type {out['type']!r}"
+        else:
+            found = "a schema that allows other values than objects"
+        raise InvalidSchemaError(f"parameters must be an object schema (type 'object'), found {found}", tool=tool)
+    return cast(dict[str, Any], out)
 
 
-def normalize_any_schema(schema: Any, *, tool: str | None = None) -> Schema:
+def normalize_any_schema(schema: Any, *, tool: str | None = None, openapi: bool = False) -> Schema:
     """Normalize any JSON Schema, not only an object one (for schema corpora and nested use)."""
-    if isinstance(schema, bool):
-        return schema
+    if schema is False:
+        raise InvalidSchemaError("no value satisfies this schema (the schema is false)", tool=tool)
+    if schema is True:
+        return True
     if not isinstance(schema, Mapping):
         raise InvalidSchemaError(f"a schema must be an object or a boolean, got {type(schema).__name__}", tool=tool)
-    return _normalize(schema, tool, top_object=False)
+    return _normalize(schema, tool, openapi=openapi)
 
 
-def _normalize(schema: Mapping[str, Any], tool: str | None, *, top_object: bool) -> Schema:
-    normalizer = _Normalizer(schema, tool)
-    out: Schema = normalizer.schema(schema, "")
-    _relocate_dropped_targets(out, schema, normalizer)
-    if top_object:
-        if not isinstance(out, dict):
-            raise InvalidSchemaError("parameters must be an object schema, got a boolean schema", tool=tool)
-        if "type" not in out and "properties" in out:
-            out = {"type": "object", **out}
-        if out.get("type") != "object":
-            found = f"type {out['type']!r}" if "type" in out else "neither 'type' nor 'properties'"
-            raise InvalidSchemaError(f"parameters must be an object schema (type 'object'), found {found}", tool=tool)
-    if isinstance(out, dict):
-        _Checker(out, schema, tool).check()
-    return out
+def _normalize(schema: Mapping[str, Any], tool: str | None, *, openapi: bool) -> Schema:
+    _check_nesting(schema, tool)
+    reader = _Reader(schema, tool, openapi)
+    out = reader.read(schema, "", (), 0)
+    if out is False:
+        pointer, reason = reader.algebra.reasons[0] if reader.algebra.reasons else ("", "the schema is false")
+        raise InvalidSchemaError(f"no value satisfies this schema ({reason})", tool=tool, pointer=pointer)
+    check_size(out, reader.algebra)
+    return cast(Schema, _unshared(out))
 
 
-def is_satisfiable(schema: Schema, root: Schema, depth: int = 0) -> bool:
-    """Whether some JSON value can satisfy ``schema`` (a normalized subschema of ``root``).
-
-    A sound approximation for what matters here: an object whose required property is
-    unsatisfiable, an ``anyOf``/``oneOf`` whose branches all are, an ``allOf`` with one that is, an
-    array whose required items are. Following more than ``MAX_REF_DEPTH - depth`` ``$ref`` in a
-    chain counts as unsatisfiable, which is how recursive schemas without a base case are caught.
-    """
-    return _unsatisfiable(schema, root, "", depth) is None
-
-
-def split_pattern_anchors(pattern: str) -> tuple[str, bool, bool]:
-    """Split a leading ``^`` and a trailing unescaped ``$`` off a JSON Schema pattern.
-
-    JSON Schema patterns match anywhere in the string and ``interegular`` parses no anchors, so
-    the pattern check parses the body, and ``automata.regex.anchored`` builds on it.
-
-    Returns:
-        ``(body, anchored_at_start, anchored_at_end)``.
-    """
-    start = pattern.startswith("^")
-    body = pattern[1:] if start else pattern
-    backslashes = len(body[:-1]) - len(body[:-1].rstrip("\\"))
-    end = body.endswith("$") and backslashes % 2 == 0
-    return (body[:-1] if end else body), start, end
+def _check_nesting(schema: Any, tool: str | None) -> None:
+    """Refuse documents nested deeper than the recursive passes can go (before they start)."""
+    stack: list[tuple[Any, str, int]] = [(schema, "", 0)]
+    while stack:
+        node, ptr, depth = stack.pop()
+        if depth > 2 * MAX_DEPTH:
+            raise SchemaTooComplexError(
+                f"the schema nests deeper than {MAX_DEPTH} subschemas", tool=tool, pointer=ptr,
+                keyword=ptr.rsplit("/", 1)[-1].replace("~1", "/").replace("~0", "~"))
+        if isinstance(node, Mapping):
+            stack.extend((v, join(ptr, str(k)), depth + 1) for k, v in node.items())
+        elif isinstance(node, list):
+            stack.extend((v, join(ptr, i), depth + 1) for i, v in enumerate(node))
 
 
-def _pointer(parent: str, token: str | int) -> str:
-    return f"{parent}/{str(token).replace('~', '~0').replace('/', '~1')}"
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def _types(schema: Mapping[str, Any]) -> set[str] | None:
-    t = schema.get("type")
-    if isinstance(t, str):
-        return {t}
-    return {x for x in t if isinstance(x, str)} if isinstance(t, list) else None
+def _is_count(value: Any) -> bool:
+    return _is_number(value) and value >= 0 and float(value).is_integer()
 
 
-def _resolve(root: Any, ref: str) -> Any:
-    """The value a local ``#/...`` reference points to in ``root``, or ``_MISSING``."""
-    node = root
-    for raw in ref[2:].split("/") if ref != "#" else []:
-        token = unquote(raw).replace("~1", "/").replace("~0", "~")
-        if isinstance(node, Mapping) and token in node:
-            node = node[token]
-        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
-            node = node[int(token)]
-        else:
-            return _MISSING
-    return node
+class _Reader:
+    """Reads the schema as written into core form, keyword by keyword (see the module docstring)."""
 
-
-class _Normalizer:
-    """First pass: rebuild the schema, mapping dialects and rejecting unsupported keywords."""
-
-    def __init__(self, root: Mapping[str, Any], tool: str | None) -> None:
+    def __init__(self, root: Mapping[str, Any], tool: str | None, openapi: bool) -> None:
         self.root = root
         self.tool = tool
-
-    def unsupported(self, message: str, pointer: str, keyword: str) -> UnsupportedSchemaError:
-        return UnsupportedSchemaError(message, tool=self.tool, pointer=pointer, keyword=keyword)
-
-    def schema(self, node: Any, ptr: str) -> Any:
-        if not isinstance(node, Mapping):
-            return copy.deepcopy(node)  # a bool schema, or garbage that check_schema reports
-        out: dict[str, Any] = {}
-        for key, value in node.items():
-            kp = _pointer(ptr, key)
-            if key in UNSUPPORTED_KEYWORDS:
-                raise self.unsupported(UNSUPPORTED_KEYWORDS[key], kp, key)
-            if key == "uniqueItems" and value is True:
-                raise self.unsupported(f"uniqueness cannot be enforced while decoding; {_REMOVE}", kp, key)
-            if key == "uniqueItems" and value is not False:
-                out[key] = copy.deepcopy(value)  # not a boolean: check_schema reports it
-            elif key == "items" and isinstance(value, list):  # draft-4 tuple form
-                out["prefixItems"] = [self.schema(v, _pointer(kp, i)) for i, v in enumerate(value)]
-                if "additionalItems" in node:
-                    out["items"] = self.schema(node["additionalItems"], _pointer(ptr, "additionalItems"))
-            elif key in SUPPORTED_KEYWORDS:
-                out[key] = self.keyword(key, value, kp)
-        if out.get("type") == "any":
-            del out["type"]  # BFCL's any type: any JSON value
-        if node.get("nullable") is True and "type" in out:
-            listed = [out["type"]] if isinstance(out["type"], str) else list(out["type"])
-            out["type"] = listed + ["null"] if "null" not in listed else out["type"]
-        if "format" in out:
-            types = _types(out)
-            if types is not None and "string" not in types:
-                del out["format"]  # format only constrains strings
-            elif isinstance(out["format"], str) and out["format"] not in SUPPORTED_FORMATS:
-                raise self.unsupported(
-                    f"format {out['format']!r} is not supported (supported: {', '.join(sorted(SUPPORTED_FORMATS))});"
-                    f" remove it, use a 'pattern', or check it in the tool", _pointer(ptr, "format"), "format")
-        if list(out) == ["allOf"] and isinstance(out["allOf"], list) and len(out["allOf"]) == 1 \
-                and isinstance(out["allOf"][0], (dict, bool)):
-            return out["allOf"][0]  # {"allOf": [S]} is S (pydantic v1 wraps described $refs so)
-        return out
-
-    def keyword(self, key: str, value: Any, kp: str) -> Any:
-        if key == "type":
-            return self.type(value)
-        if key in _SCHEMA_MAPS and isinstance(value, Mapping):
-            return {name: self.schema(sub, _pointer(kp, name)) for name, sub in value.items()}
-        if key in _SCHEMA_LISTS and isinstance(value, list):
-            return [self.schema(sub, _pointer(kp, i)) for i, sub in enumerate(value)]
-        if key in ("items", "additionalProperties"):
-            return self.schema(value, kp)
-        if key in ("exclusiveMinimum", "exclusiveMaximum") and isinstance(value, bool):
-            raise self.unsupported(
-                f"a boolean {key} is draft-4 syntax; write '{key}': <number> instead of"
-                f" '{'minimum' if key == 'exclusiveMinimum' else 'maximum'}' plus '{key}': true", kp, key)
-        if key in _BOUNDS and isinstance(value, float) and not value.is_integer():
-            raise self.unsupported(
-                f"bound {value!r} is not an integer and the compiler enforces integer bounds only;"
-                f" round it or enforce it in the tool", kp, key)
-        if key in _BOUNDS + _COUNTS and isinstance(value, float) and value.is_integer():
-            return int(value)
-        if key == "$ref" and isinstance(value, str) and not (value == "#" or value.startswith("#/")):
-            what = "anchor references are not supported" if value.startswith("#") else \
-                "only local references ('#/...') are supported"
-            raise self.unsupported(f"{value!r}: {what}; inline the referenced schema or put it under '$defs'", kp, key)
-        return copy.deepcopy(value)
-
-    @staticmethod
-    def type(value: Any) -> Any:
-        if isinstance(value, str):
-            return _BFCL_TYPES.get(value, value)
-        if not isinstance(value, list):
-            return copy.deepcopy(value)
-        mapped = [_BFCL_TYPES.get(t, t) if isinstance(t, str) else t for t in value]
-        if "any" in mapped:
-            return "any"  # any JSON value; the caller drops it below
-        deduped = [t for i, t in enumerate(mapped) if t not in mapped[:i]]
-        return deduped[0] if len(deduped) == 1 else deduped
-
-
-class _Checker:
-    """Second pass on the normalized schema: validity, value-level support, satisfiability."""
-
-    def __init__(self, root: dict[str, Any], original: Mapping[str, Any], tool: str | None) -> None:
-        self.root = root
-        self.original = original
-        self.tool = tool
+        self.openapi = openapi
+        self.algebra = Algebra(tool, self.validator, self.matches)
+        self.memo: dict[tuple[str, ...], Schema] = {}
+        self.cyclic: set[tuple[str, ...]] | None = None
 
     def invalid(self, message: str, pointer: str) -> InvalidSchemaError:
         return InvalidSchemaError(message, tool=self.tool, pointer=pointer)
@@ -319,267 +221,377 @@ class _Checker:
     def unsupported(self, message: str, pointer: str, keyword: str) -> UnsupportedSchemaError:
         return UnsupportedSchemaError(message, tool=self.tool, pointer=pointer, keyword=keyword)
 
-    def check(self) -> None:
-        error = None
-        try:
-            _FAST_META_CHECK(self.root)  # compiled: ~50x faster on the common, valid case
-        except fastjsonschema.JsonSchemaException:
-            error = best_match(_META_VALIDATOR.iter_errors(self.root))  # precise message and path
-        if error is not None:
-            pointer = "".join(_pointer("", p) for p in error.absolute_path)
-            raise self.invalid(f"not a valid JSON Schema (draft 2020-12): {error.message}", pointer)
-        self.schema_pointers = {ptr for _, ptr in _walk_all(self.root, "")}
-        for schema, ptr in _walk(self.root, ""):
-            self.check_one(schema, ptr)
-        found = _unsatisfiable(self.root, self.root, "", 0)
-        if found is not None:
-            raise self.invalid(
-                f"no value satisfies this schema ({found[1]}); a required property, every anyOf/oneOf"
-                f" branch, an allOf branch or a required array item is unsatisfiable", found[0])
+    @staticmethod
+    def validator(schema: Schema) -> Draft202012Validator:
+        return Draft202012Validator(schema, format_checker=_FORMAT_CHECKER)
 
-    def check_one(self, s: dict[str, Any], ptr: str) -> None:
-        if "pattern" in s:
-            self.check_pattern(s["pattern"], _pointer(ptr, "pattern"))
-        if "enum" in s and not s["enum"]:
-            raise self.invalid("'enum' is empty, so no value is allowed", _pointer(ptr, "enum"))
-        for lo, hi in (("minLength", "maxLength"), ("minItems", "maxItems")):
-            if lo in s and hi in s and s[lo] > s[hi]:
-                raise self.invalid(f"{lo} {s[lo]} > {hi} {s[hi]}, so no value is allowed", _pointer(ptr, lo))
-        self.check_range(s, ptr)
-        if s.get("additionalProperties") is False:
-            props = s.get("properties", {})
-            for name in s.get("required", []):
-                if name not in props:
-                    raise self.invalid(
-                        f"required property {name!r} is not in 'properties' and additionalProperties is false",
-                        _pointer(ptr, "required"))
-        if "$ref" in s:
-            ref = s["$ref"]
-            if _resolve(self.root, ref) is _MISSING:
-                raise self.invalid(f"$ref {ref!r} has no target", _pointer(ptr, "$ref"))
-            if unquote(ref[1:]) not in self.schema_pointers:
-                raise self.invalid(f"$ref {ref!r} does not point to a schema", _pointer(ptr, "$ref"))
-        for i, branch in enumerate(s.get("allOf", [])):
-            self.check_allof_branch(branch, _pointer(_pointer(ptr, "allOf"), i), 0)
-        if "oneOf" in s:
-            self.check_oneof(s, ptr)
+    @staticmethod
+    def matches(pattern: str, name: str) -> bool:
+        return re.search(pattern, name) is not None  # what jsonschema does for patternProperties
 
-    def check_oneof(self, s: dict[str, Any], ptr: str) -> None:
-        """oneOf needs exactly one branch to match; the compiler can only promise that when no
-        value can match two branches: their JSON types differ, or they list different constants.
-        Otherwise generation could produce a value that matches two branches, which is invalid."""
-        parent = _types(s) or set(_ALL_TYPES)
-        branches = s["oneOf"]
-        for i in range(len(branches)):
-            for j in range(i + 1, len(branches)):
-                a, b = branches[i], branches[j]
-                if not (_type_set(a, self.root, parent) & _type_set(b, self.root, parent)):
-                    continue
-                va, vb = _constants(a, self.root), _constants(b, self.root)
-                if va is not None and vb is not None and not (va & vb):
-                    continue
+    # -- one subschema ------------------------------------------------------------------------
+
+    def read(self, node: Any, ptr: str, stack: tuple[tuple[str, ...], ...], depth: int) -> Schema:
+        if isinstance(node, bool):
+            return node
+        if not isinstance(node, Mapping):
+            raise self.invalid(f"not a valid JSON Schema (draft 2020-12): a schema must be an object or a"
+                               f" boolean, got {type(node).__name__}", ptr)
+        if depth > MAX_DEPTH:
+            raise SchemaTooComplexError(f"subschemas nest deeper than {MAX_DEPTH} levels once references are"
+                                        " unrolled", tool=self.tool, pointer=ptr, keyword="$ref")
+        own: dict[str, Any] = {}
+        parts: list[Schema] = []
+        one_of: tuple[list[Any], list[Schema]] | None = None
+        for key, value in node.items():
+            kp = join(ptr, key)
+            if key in UNSUPPORTED_KEYWORDS:
+                raise self.unsupported(UNSUPPORTED_KEYWORDS[key], kp, key)
+            if key == "$ref":
+                parts.append(self.ref(value, kp, stack, depth))
+            elif key == "allOf":
+                parts.extend(self.read(sub, join(kp, i), stack, depth + 1) for i, sub in enumerate(self.list_of(value, kp)))
+            elif key == "anyOf":
+                branches = [self.read(sub, join(kp, i), stack, depth + 1) for i, sub in enumerate(self.list_of(value, kp))]
+                parts.append(self.algebra.any_of(branches, kp))
+            elif key == "oneOf":
+                raw = self.list_of(value, kp)
+                one_of = raw, [self.read(sub, join(kp, i), stack, depth + 1) for i, sub in enumerate(raw)]
+            elif key == "not":
+                parts.append(self.negate(value, kp))
+            elif key in ("dependentRequired", "dependencies", "dependentSchemas"):
+                parts.extend(self.dependencies(key, value, kp, stack, depth))
+            else:
+                self.keyword(key, value, kp, node, own, stack, depth)
+        if node.get("nullable") is True and self.openapi and "type" in own and "null" not in own["type"]:
+            own["type"] = [*own["type"], "null"]
+        if "type" not in own:
+            inferred = [k for k in ("number", "string", "array", "object") if set(own) & set(KIND_KEYS[k])]
+            if inferred:
+                own["type"] = inferred
+        self.check_written(own, ptr)
+        result = self.algebra.canonical(own, ptr) if own else True
+        for part in parts:
+            result = self.algebra.conj(result, part, ptr)
+        if one_of is not None:
+            result = self.one_of(result, *one_of, join(ptr, "oneOf"))
+        return result
+
+    def keyword(self, key: str, value: Any, kp: str, node: Mapping[str, Any], own: dict[str, Any],
+                stack: tuple[tuple[str, ...], ...], depth: int) -> None:
+        """One plain keyword into ``own`` (validated; subschemas read recursively)."""
+        if key == "type":
+            types = self.type(value, kp)
+            if types is not None:
+                own["type"] = types
+        elif key in ("enum", "const"):
+            values = [value] if key == "const" else value
+            if key == "enum" and not isinstance(value, list):
+                raise self.invalid("not a valid JSON Schema (draft 2020-12): 'enum' must be an array", kp)
+            if key == "enum" and not value:
+                raise self.invalid("'enum' is empty, so no value is allowed", kp)
+            if "enum" in own:
+                keys = {value_key(v) for v in values}
+                values = [v for v in own["enum"] if value_key(v) in keys]
+            own["enum"] = list(values)
+        elif key in _COUNTS:
+            if not _is_count(value):
+                raise self.invalid(f"not a valid JSON Schema (draft 2020-12): {key} must be a non-negative integer", kp)
+            own[key] = int(value)
+        elif key in _BOUNDS:
+            if isinstance(value, bool) and key.startswith("exclusive"):
+                if self.openapi:  # OpenAPI 3.0: the bound of minimum/maximum is exclusive
+                    plain = "minimum" if key == "exclusiveMinimum" else "maximum"
+                    if value and _is_number(node.get(plain)):
+                        own[key] = node[plain]
+                    return
                 raise self.unsupported(
-                    f"branches {i} and {j} may both match one value, and tooldec cannot promise that"
-                    f" exactly one does: use anyOf if overlap is fine, or make the branches differ in"
-                    f" type or constant values", _pointer(ptr, "oneOf"), "oneOf")
+                    f"a boolean {key} is draft-4 syntax; write '{key}': <number> instead of"
+                    f" '{'minimum' if key == 'exclusiveMinimum' else 'maximum'}' plus '{key}': true", kp, key)
+            if not _is_number(value):
+                raise self.invalid(f"not a valid JSON Schema (draft 2020-12): {key} must be a number", kp)
+            if key in own:  # an OpenAPI exclusive bound already put here is tighter
+                return
+            own[key] = int(value) if isinstance(value, float) and value.is_integer() and abs(value) < 2**63 else value
+        elif key == "multipleOf":
+            if not _is_number(value) or value <= 0:
+                raise self.invalid("not a valid JSON Schema (draft 2020-12): multipleOf must be a positive number", kp)
+            if not float(value).is_integer():
+                raise self.unsupported(f"multipleOf {value!r}: only whole divisors can be enforced exactly (binary"
+                                       f" floats make other multiples inexact); {_REMOVE}", kp, key)
+            own[key] = int(value)
+        elif key == "pattern":
+            own[key] = self.pattern(value, kp)
+        elif key == "format":
+            if not isinstance(value, str):
+                raise self.invalid("not a valid JSON Schema (draft 2020-12): format must be a string", kp)
+            if value in FORMAT_PATTERNS:
+                own[key] = value
+            elif value in CHECKED_FORMATS:
+                raise self.unsupported(
+                    f"format {value!r} is not supported (supported: {', '.join(sorted(FORMAT_PATTERNS))});"
+                    " remove it, use a 'pattern', or check it in the tool", kp, key)
+        elif key in ("properties", "patternProperties"):
+            if not isinstance(value, Mapping):
+                raise self.invalid(f"not a valid JSON Schema (draft 2020-12): {key} must be an object", kp)
+            if key == "patternProperties":
+                for pattern in value:
+                    self.pattern(pattern, join(kp, pattern))
+            own[key] = {name: self.read(sub, join(kp, name), stack, depth + 1) for name, sub in value.items()}
+        elif key == "additionalProperties":
+            own[key] = self.read(value, kp, stack, depth + 1)
+        elif key == "required":
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value) or len(set(value)) < len(value):
+                raise self.invalid("not a valid JSON Schema (draft 2020-12): required must be an array of unique strings", kp)
+            if value:
+                own[key] = list(value)
+        elif key == "items":
+            if isinstance(value, list):  # draft-4 tuple form
+                own["prefixItems"] = [self.read(v, join(kp, i), stack, depth + 1) for i, v in enumerate(value)]
+                if "additionalItems" in node:
+                    own["items"] = self.read(node["additionalItems"], join(kp[: -len("/items")], "additionalItems"),
+                                             stack, depth + 1)
+            else:
+                own["items"] = self.read(value, kp, stack, depth + 1)
+        elif key == "prefixItems":
+            own[key] = [self.read(v, join(kp, i), stack, depth + 1) for i, v in enumerate(self.list_of(value, kp))]
+        elif key == "uniqueItems":
+            if not isinstance(value, bool):
+                raise self.invalid("not a valid JSON Schema (draft 2020-12): uniqueItems must be a boolean", kp)
+            types = self.type(node.get("type"), kp) if "type" in node else None
+            if value and not (types is not None and "array" not in types) and not (
+                    _is_count(node.get("maxItems")) and node["maxItems"] <= 1):
+                raise self.unsupported(f"uniqueness cannot be enforced while decoding; {_REMOVE}", kp, key)
 
-    def check_pattern(self, pattern: str, ptr: str) -> None:
-        """Invalid if it is no regex at all; unsupported if ``interegular`` cannot compile it.
+    def check_written(self, own: Mapping[str, Any], ptr: str) -> None:
+        """Contradictions inside one schema as written are mistakes: report them as such."""
+        for lo, hi in (("minLength", "maxLength"), ("minItems", "maxItems"), ("minProperties", "maxProperties")):
+            if lo in own and hi in own and own[lo] > own[hi]:
+                raise self.invalid(f"{lo} {own[lo]} > {hi} {own[hi]}, so no value is allowed", join(ptr, lo))
+        lows = [(own[k], k == "exclusiveMinimum") for k in ("minimum", "exclusiveMinimum") if k in own]
+        highs = [(own[k], k == "exclusiveMaximum") for k in ("maximum", "exclusiveMaximum") if k in own]
+        if lows and highs and own.get("type") is not None and _numeric_only(own["type"]):
+            integer = "number" not in own["type"]
+            lo = max((math.floor(v) + 1 if x else math.ceil(v)) if integer else v for v, x in lows)
+            hi = min((math.ceil(v) - 1 if x else math.floor(v)) if integer else v for v, x in highs)
+            strict = not integer and (any(x for v, x in lows if v == lo) or any(x for v, x in highs if v == hi))
+            if lo > hi or (lo == hi and strict):
+                bounds = ", ".join(f"{k} {own[k]}" for k in _BOUNDS if k in own)
+                raise self.invalid(f"the numeric range is empty ({bounds})", ptr or "/")
 
-        Python's ``re`` is not the judge of validity: JSON Schema patterns are ECMA-262 regexes,
-        and some valid ones (``\\p{L}``) are not Python regexes.
+    def type(self, value: Any, kp: str) -> list[str] | None:
+        """The listed types (BFCL names mapped), ``None`` for any type."""
+        listed = [value] if isinstance(value, str) else value
+        if not isinstance(listed, list) or not listed or not all(isinstance(t, str) for t in listed):
+            raise self.invalid("not a valid JSON Schema (draft 2020-12): type must be a type name or a non-empty"
+                               " array of them", kp)
+        mapped: list[str] = [_BFCL_TYPES.get(t) or t for t in listed]
+        if "any" in mapped:
+            return None
+        bad = [t for t in mapped if t not in ALL_TYPES]
+        if bad:
+            raise self.invalid(f"not a valid JSON Schema (draft 2020-12): {bad[0]!r} is not a type", kp)
+        return list(dict.fromkeys(mapped))
+
+    def list_of(self, value: Any, kp: str) -> list[Any]:
+        if not isinstance(value, list) or not value:
+            raise self.invalid(f"not a valid JSON Schema (draft 2020-12): {kp.rsplit('/', 1)[-1]} must be a"
+                               " non-empty array of schemas", kp)
+        return value
+
+    def pattern(self, pattern: Any, ptr: str) -> str:
+        """Invalid if no regex at all; unsupported if it cannot be compiled exactly.
+
+        ``jsonschema`` checks patterns with Python's ``re`` (the judge of validity here), and the
+        automaton is built with ``interegular``: a pattern must pass both.
         """
+        if not isinstance(pattern, str):
+            raise self.invalid("not a valid JSON Schema (draft 2020-12): pattern must be a string", ptr)
         try:
-            interegular.parse_pattern(split_pattern_anchors(pattern)[0])
-        except (interegular.patterns.Unsupported, interegular.patterns.InvalidSyntax, ValueError) as err:
-            try:
-                re.compile(pattern)
-            except re.error as re_err:
-                if isinstance(err, interegular.patterns.InvalidSyntax):
-                    raise self.invalid(f"pattern {pattern!r} is not a regular expression: {re_err}", ptr) from None
+            re.compile(pattern)
+        except re.error as err:
+            raise self.invalid(f"pattern {pattern!r} is not a regular expression: {err}", ptr) from None
+        try:
+            fsm_of((anchored(pattern),))
+        except (interegular.patterns.Unsupported, interegular.patterns.InvalidSyntax, ValueError, KeyError) as err:
             raise self.unsupported(f"pattern {pattern!r} cannot be compiled ({type(err).__name__}: {err});"
                                    f" simplify it or enforce it in the tool", ptr, "pattern") from None
+        return pattern
 
-    def check_range(self, s: dict[str, Any], ptr: str) -> None:
-        lows = [(s[k], k == "exclusiveMinimum") for k in ("minimum", "exclusiveMinimum") if k in s]
-        highs = [(s[k], k == "exclusiveMaximum") for k in ("maximum", "exclusiveMaximum") if k in s]
-        if not lows or not highs:
-            return
-        if _types(s) == {"integer"}:
-            lo = max(v + 1 if strict else v for v, strict in lows)
-            hi = min(v - 1 if strict else v for v, strict in highs)
-            empty = lo > hi
-        else:
-            lo, lo_strict = max(lows, key=lambda b: (b[0], b[1]))
-            hi, hi_strict = min(highs, key=lambda b: (b[0], not b[1]))
-            empty = lo > hi or (lo == hi and (lo_strict or hi_strict))
-        if empty:
-            bounds = ", ".join(f"{k} {s[k]}" for k in _BOUNDS if k in s)
-            raise self.invalid(f"the numeric range is empty ({bounds})", ptr or "/")
+    # -- references and combinators -----------------------------------------------------------
 
-    def check_allof_branch(self, branch: Schema, ptr: str, depth: int) -> None:
-        """The compiler merges allOf branches as objects, so each must be an object schema."""
-        if isinstance(branch, bool) or depth > MAX_REF_DEPTH:
-            return
-        extra = sorted(set(branch) - _ALLOF_OBJECT_KEYWORDS)
-        if extra or branch.get("type", "object") != "object":
-            what = f"keyword {extra[0]!r}" if extra else f"type {branch['type']!r}"
+    def ref(self, value: Any, kp: str, stack: tuple[tuple[str, ...], ...], depth: int) -> Schema:
+        if not isinstance(value, str):
+            raise self.invalid("not a valid JSON Schema (draft 2020-12): $ref must be a string", kp)
+        tokens = ref_tokens(value)
+        if tokens is None:
+            what = "anchor references are not supported" if value.startswith("#") else \
+                "only local references ('#/...') are supported"
+            raise self.unsupported(f"{value!r}: {what}; inline the referenced schema or put it under '$defs'", kp, "$ref")
+        target = resolve_ref(self.root, value)
+        if target is MISSING:
+            raise self.invalid(f"$ref {value!r} has no target", kp)
+        if not isinstance(target, (Mapping, bool)):
+            raise self.invalid(f"$ref {value!r} does not point to a schema", kp)
+        key = tuple(tokens)
+        if stack.count(key) >= MAX_REF_DEPTH:
+            return self.algebra.empty(kp, f"$ref {value!r} recurses deeper than MAX_REF_DEPTH={MAX_REF_DEPTH}")
+        if key in self.memo:
+            return self.memo[key]
+        out = self.read(target, join("", *tokens), stack + (key,), depth + 1)
+        if not self.is_cyclic(key):  # its expansion does not depend on the references above it
+            self.memo[key] = out
+        return out
+
+    def is_cyclic(self, key: tuple[str, ...]) -> bool:
+        """Whether the reference ``key`` can reach itself (through other references)."""
+        if self.cyclic is None:
+            self.cyclic = _cyclic_refs(self.root)
+        return key in self.cyclic
+
+    def one_of(self, rest: Schema, raw: list[Any], branches: list[Schema], ptr: str) -> Schema:
+        """``oneOf`` as ``anyOf``: directly when no value can match two branches (with the rest
+        applied); or when none can once each object branch may not write the keys the other
+        branches require (made explicit, so that no later combination can add them); else, when every branch can be negated (type,
+        const/enum, required keys), as the ``anyOf`` of each branch with the negation of the others."""
+        merged = [self.algebra.conj(rest, b, join(ptr, i)) for i, b in enumerate(branches)]
+        live = [(i, m) for i, m in enumerate(merged) if m is not False]
+        overlap = next(((i, j) for x, (i, a) in enumerate(live) for j, b in live[x + 1:]
+                        if not self.algebra.disjoint(a, b, ptr)), None)
+        if overlap is None:
+            return self.algebra.any_of([m for _, m in live], ptr, "oneOf")
+        needs = {i: self.algebra.required_keys(m) for i, m in live}
+        closed = [(i, self.algebra.without(m, set().union(*(needs[j] for j, _ in live if j != i)) - needs[i],
+                                           join(ptr, i))) for i, m in live]
+        if all(self.algebra.disjoint(c, m, ptr) for i, c in closed for j, m in live if i != j):
+            return self.algebra.any_of([c for _, c in closed], ptr, "oneOf")  # what each writes matches it alone
+        try:
+            negations = [self.negate(b, join(ptr, i)) for i, b in enumerate(raw)]
+        except UnsupportedSchemaError:
+            i, j = overlap
             raise self.unsupported(
-                f"branch {ptr} is not an object schema (it has {what}); the compiler merges object"
-                f" branches only: write the schema without allOf", ptr, "allOf")
-        if "$ref" in branch:
-            target = _resolve(self.root, branch["$ref"])
-            if isinstance(target, (dict, bool)):
-                self.check_allof_branch(target, ptr, depth + 1)
-        for i, sub in enumerate(branch.get("allOf", [])):
-            self.check_allof_branch(sub, _pointer(_pointer(ptr, "allOf"), i), depth)
+                f"branches {i} and {j} may both match one value, and tooldec cannot promise that exactly one"
+                " does: use anyOf if overlap is fine, or make the branches differ in type, constant values,"
+                " ranges or a required property", ptr, "oneOf") from None
+        exclusive = [self.algebra.conj_all([m, *(n for k, n in enumerate(negations) if k != i)], join(ptr, i))
+                     for i, m in live]
+        return self.algebra.any_of(exclusive, ptr, "oneOf")
+
+    def negate(self, value: Any, kp: str) -> Schema:
+        """``not`` of a type, const/enum, required keys, boolean, or anyOf of those."""
+        if isinstance(value, bool):
+            return not value
+        if not isinstance(value, Mapping):
+            raise self.invalid("not a valid JSON Schema (draft 2020-12): not must be a schema", kp)
+        keys = {k for k in value if k not in ANNOTATION_KEYWORDS and k in SUPPORTED_KEYWORDS | set(UNSUPPORTED_KEYWORDS)}
+        if not keys:
+            return False
+        if keys == {"type"}:
+            types = self.type(value["type"], join(kp, "type"))
+            if types is None:
+                return False
+            left = [k for k in ALL_TYPES if k != "integer" and k not in types and not (k == "number" and "integer" in types)]
+            if "integer" in types and "number" not in types:  # non-integral numbers stay
+                return self.unsupported_not(kp, "'not' of type integer (numbers that are not whole) cannot be written exactly")
+            return self.algebra.canonical({"type": left}, kp) if left else False
+        if keys in ({"enum"}, {"const"}):
+            values = [value["const"]] if "const" in value else value["enum"]
+            if not isinstance(values, list):
+                raise self.invalid("not a valid JSON Schema (draft 2020-12): 'enum' must be an array", join(kp, "enum"))
+            if any(isinstance(v, (list, Mapping)) for v in values):
+                return self.unsupported_not(kp, "'not' of an array or object constant cannot be written exactly")
+            return {"not": {"enum": list(values)}}
+        if keys == {"required"}:
+            names = value["required"]
+            if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+                raise self.invalid("not a valid JSON Schema (draft 2020-12): required must be an array of strings", kp)
+            if not names:
+                return False
+            return self.algebra.any_of([{"type": "object", "properties": {n: False}} for n in names], kp, "not")
+        if keys == {"anyOf"}:
+            return self.algebra.conj_all([self.negate(b, join(kp, "anyOf", i))
+                                          for i, b in enumerate(self.list_of(value["anyOf"], join(kp, "anyOf")))], kp)
+        return self.unsupported_not(kp, "only 'not' of a type, a const or enum, required keys or an anyOf of those"
+                                        " can be enforced while decoding")
+
+    def unsupported_not(self, kp: str, why: str) -> Schema:
+        raise self.unsupported(f"{why}; {_REMOVE}", kp, "not")
+
+    def dependencies(self, key: str, value: Any, kp: str, stack: tuple[tuple[str, ...], ...],
+                     depth: int) -> list[Schema]:
+        """Each dependency as ``anyOf``: the key absent, or present with what it needs."""
+        if not isinstance(value, Mapping):
+            raise self.invalid(f"not a valid JSON Schema (draft 2020-12): {key} must be an object", kp)
+        out: list[Schema] = []
+        for name, need in value.items():
+            np = join(kp, name)
+            absent: dict[str, Any] = {"type": "object", "properties": {name: False}}
+            others = ["null", "boolean", "number", "string", "array"]
+            if isinstance(need, list) and key != "dependentSchemas":
+                if not all(isinstance(n, str) for n in need):
+                    raise self.invalid("not a valid JSON Schema (draft 2020-12): dependencies must list property names", np)
+                present: Schema = self.algebra.canonical(
+                    {"type": "object", "required": list(dict.fromkeys([name, *need]))}, np)
+            elif key != "dependentRequired":
+                present = self.algebra.conj(
+                    self.algebra.canonical({"type": "object", "required": [name]}, np),
+                    self.read(need, np, stack, depth + 1), np)
+            else:
+                raise self.invalid("not a valid JSON Schema (draft 2020-12): dependentRequired values must be arrays", np)
+            out.append(self.algebra.any_of([{"type": others}, self.algebra.canonical(absent, np), present], np, key))
+        return out
 
 
-_ALL_TYPES = ("string", "number", "integer", "boolean", "null", "array", "object")
+def _numeric_only(types: Any) -> bool:
+    listed = [types] if isinstance(types, str) else types
+    return all(t in ("number", "integer") for t in listed)
 
 
-def _type_set(schema: Schema, root: Schema, parent: set[str], depth: int = 0) -> set[str]:
-    """The JSON types a branch can match (integer counts as a number)."""
-    if schema is True:
-        return set(parent)
-    if schema is False or not isinstance(schema, dict):
-        return set()
-    if "$ref" in schema and depth < MAX_REF_DEPTH:
-        target = _resolve(root, schema["$ref"])
-        if isinstance(target, (dict, bool)):
-            return _type_set(target, root, parent, depth + 1)
-    if "type" in schema:
-        found = {schema["type"]} if isinstance(schema["type"], str) else set(schema["type"])
-    elif "const" in schema or "enum" in schema:
-        values = [schema["const"]] if "const" in schema else schema["enum"]
-        found = {_json_type(v) for v in values}
-    else:
-        found = set(_ALL_TYPES)
-    if "number" in found:
-        found.add("integer")
-    if "integer" in found:
-        found.add("number")
-    return found & (parent | ({"number", "integer"} if parent & {"number", "integer"} else set()))
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    return {str: "string", list: "array", dict: "object"}.get(type(value), "object")
-
-
-def _constants(schema: Schema, root: Schema, depth: int = 0) -> set[str] | None:
-    """The values a branch allows (JSON text), when it lists them (const or enum)."""
-    if not isinstance(schema, dict):
-        return None
-    if "$ref" in schema and depth < MAX_REF_DEPTH:
-        target = _resolve(root, schema["$ref"])
-        return _constants(target, root, depth + 1) if isinstance(target, (dict, bool)) else None
-    if "const" in schema:
-        return {json.dumps(schema["const"], sort_keys=True)}
-    if "enum" in schema:
-        return {json.dumps(v, sort_keys=True) for v in schema["enum"]}
-    return None
-
-
-def _relocate_dropped_targets(out: Schema, original: Mapping[str, Any], normalizer: _Normalizer) -> None:
-    """Copy ``$ref`` targets that the first pass dropped under ``$defs`` and point the refs there.
-
-    A reference may point anywhere in a document, also under a vendor keyword that is dropped
-    (``"#/resourceDefinitions/x"``) or into a draft-4 ``items`` list that became ``prefixItems``.
-    """
-    if not isinstance(out, dict):
-        return
-    moved: dict[str, str] = {}
-    while True:
-        pending = [s for s, _ in _walk(out, "") if isinstance(s.get("$ref"), str) and s["$ref"].startswith("#/")
-                   and (s["$ref"] in moved or _resolve(out, s["$ref"]) is _MISSING)]
-        if not pending:
-            return
-        for schema in pending:
-            ref = schema["$ref"]
-            if ref not in moved:
-                target = _resolve(original, ref)
-                defs = out.setdefault("$defs", {})
-                if not isinstance(target, (Mapping, bool)) or not isinstance(defs, dict):
-                    return  # the checker reports the dangling reference
-                name = unquote(ref[2:])
-                while name in defs:
-                    name += "_"
-                moved[ref] = "#" + _pointer("/$defs", name)
-                defs[name] = normalizer.schema(target, ref[1:])
-            schema["$ref"] = moved[ref]
-
-
-def _walk(node: Any, ptr: str) -> Iterator[tuple[dict[str, Any], str]]:
-    """Every subschema (dict) of a normalized schema with its pointer; ``$ref`` is not followed."""
-    return ((sub, p) for sub, p in _walk_all(node, ptr) if isinstance(sub, dict))
-
-
-def _walk_all(node: Any, ptr: str) -> Iterator[tuple[Schema, str]]:
-    """Like :func:`_walk`, boolean subschemas included."""
-    if isinstance(node, bool):
-        yield node, ptr
-    if not isinstance(node, dict):
-        return
-    yield node, ptr
-    for key in _SCHEMA_MAPS:
-        if isinstance(node.get(key), dict):
-            for name, sub in node[key].items():
-                yield from _walk_all(sub, _pointer(_pointer(ptr, key), name))
-    for key in _SCHEMA_LISTS:
-        if isinstance(node.get(key), list):
-            for i, sub in enumerate(node[key]):
-                yield from _walk_all(sub, _pointer(_pointer(ptr, key), i))
-    for key in ("items", "additionalProperties"):
-        if key in node:
-            yield from _walk_all(node[key], _pointer(ptr, key))
-
-
-def _unsatisfiable(schema: Schema, root: Schema, ptr: str, depth: int) -> tuple[str, str] | None:
-    """``(pointer, reason)`` of a subschema no value satisfies, or ``None`` if satisfiable."""
-    if schema is True or schema is False:
-        return None if schema else (ptr, "the schema is false")
-    if "$ref" in schema:
-        if depth >= MAX_REF_DEPTH:
-            return _pointer(ptr, "$ref"), f"$ref chain deeper than MAX_REF_DEPTH={MAX_REF_DEPTH}"
-        ref = schema["$ref"]
-        found = _unsatisfiable(_resolve(root, ref), root, ref[1:], depth + 1)
-        if found is not None:
-            return found
-    for i, sub in enumerate(schema.get("allOf", [])):
-        found = _unsatisfiable(sub, root, _pointer(_pointer(ptr, "allOf"), i), depth)
-        if found is not None:
-            return found
-    for key in ("anyOf", "oneOf"):
-        if key in schema:
-            failures = [_unsatisfiable(sub, root, _pointer(_pointer(ptr, key), i), depth)
-                        for i, sub in enumerate(schema[key])]
-            if all(failures):
-                return failures[0] or (_pointer(ptr, key), f"every {key} branch is unsatisfiable")
-    types = _types(schema)
-    failed: dict[str, tuple[str, str]] = {}
-    if types is None or "object" in types:
-        props, extra = schema.get("properties", {}), schema.get("additionalProperties", True)
-        for name in schema.get("required", []):
-            sub_ptr = _pointer(_pointer(ptr, "properties"), name) if name in props else _pointer(ptr, "additionalProperties")
-            found = _unsatisfiable(props.get(name, extra), root, sub_ptr, depth)
-            if found is not None:
-                failed["object"] = found
+def _cyclic_refs(root: Mapping[str, Any]) -> set[tuple[str, ...]]:
+    """The references that can reach themselves, found on the graph "target of A contains B"."""
+    graph: dict[tuple[str, ...], set[tuple[str, ...]]] = {}
+    pending = [(), *_refs_in(root)]
+    while pending:
+        key = pending.pop()
+        if key in graph:
+            continue
+        target = resolve_ref(root, "#" + join("", *key)) if key else root
+        graph[key] = set(_refs_in(target)) if target is not MISSING else set()
+        pending.extend(graph[key])
+    cyclic: set[tuple[str, ...]] = set()
+    for start in graph:
+        seen, todo = set(), list(graph[start])
+        while todo:
+            node = todo.pop()
+            if node == start:
+                cyclic.add(start)
                 break
-    if types is None or "array" in types:
-        prefix, rest = schema.get("prefixItems", []), schema.get("items", True)
-        for i in range(min(schema.get("minItems", 0), len(prefix) + 1)):
-            sub, sub_ptr = ((prefix[i], _pointer(_pointer(ptr, "prefixItems"), i)) if i < len(prefix)
-                            else (rest, _pointer(ptr, "items")))
-            found = _unsatisfiable(sub, root, sub_ptr, depth)
-            if found is not None:
-                failed["array"] = found
-                break
-    if types is not None and types <= set(failed):
-        return next(iter(failed.values()))
-    return None
+            if node not in seen:
+                seen.add(node)
+                todo.extend(graph.get(node, ()))
+    return cyclic
+
+
+def _refs_in(node: Any) -> list[tuple[str, ...]]:
+    """Every local reference inside ``node`` (iteratively; the nesting was checked)."""
+    found, stack = [], [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Mapping):
+            ref = item.get("$ref")
+            tokens = ref_tokens(ref) if isinstance(ref, str) else None
+            if tokens is not None:
+                found.append(tuple(tokens))
+            stack.extend(v for k, v in item.items() if k not in ("$defs", "definitions"))
+        elif isinstance(item, list):
+            stack.extend(item)
+    return found
+
+
+def _unshared(schema: Any) -> Any:
+    """A copy in which no dict or list appears twice (references were expanded by sharing)."""
+    if isinstance(schema, dict):
+        return {k: _unshared(v) for k, v in schema.items()}
+    if isinstance(schema, list):
+        return [_unshared(v) for v in schema]
+    return schema

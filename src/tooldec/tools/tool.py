@@ -14,6 +14,8 @@ import hashlib
 import json
 import re
 import sys
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -21,9 +23,9 @@ from typing import TYPE_CHECKING, Any
 from jsonschema import Draft202012Validator
 
 from tooldec.errors import InvalidToolNameError, ToolNotCallableError, ToolRegistrationError
-from tooldec.tools.callables import function_schema
+from tooldec.tools.callables import Converter, argument_converters, function_schema
 from tooldec.tools.dicts import dict_schema
-from tooldec.tools.schema import SUPPORTED_FORMATS, normalize_schema
+from tooldec.tools.schema import normalize_schema
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -48,19 +50,56 @@ def check_tool_name(name: object) -> str:
     return name
 
 
+_CHECKED_BY_PACKAGES = frozenset({"date-time", "time", "uri", "uri-reference", "hostname", "duration"})
+
+
 def _format_checker() -> Any:
     """The formats the compiler enforces, checked the way jsonschema's 2020-12 validator does.
 
-    ``date-time``, ``time`` and ``uri`` need jsonschema's optional ``rfc3339-validator`` and
-    ``rfc3986-validator``; without them jsonschema skips those formats silently, so say so here.
+    ``date-time``, ``time``, ``uri``, ``uri-reference``, ``hostname`` and ``duration`` need
+    jsonschema's optional ``rfc3339-validator``, ``rfc3986-validator``, ``fqdn`` and ``isoduration``
+    (tooldec's dependencies); without them jsonschema skips those formats silently, so say so here.
     """
     checker = Draft202012Validator.FORMAT_CHECKER
-    missing = SUPPORTED_FORMATS - set(checker.checkers)
+    missing = _CHECKED_BY_PACKAGES - set(checker.checkers)
     if missing:
         raise ImportError(
-            f"jsonschema cannot check the formats {sorted(missing)}; install 'rfc3339-validator' and"
-            " 'rfc3986-validator' (or jsonschema[format-nongpl])")
+            f"jsonschema cannot check the formats {sorted(missing)}; install 'rfc3339-validator',"
+            " 'rfc3986-validator', 'fqdn' and 'isoduration' (or jsonschema[format-nongpl])")
     return checker
+
+
+_NORMALIZED_CACHE = 8192
+_normalized_lock = threading.Lock()
+_normalized_texts: OrderedDict[tuple[str, bool], tuple[str, str]] = OrderedDict()
+
+
+def _normalized(parameters: Any, tool: str, openapi: bool) -> tuple[dict[str, Any], str | None]:
+    """The normalized schema and its hash, from a bounded cache keyed by the schema as written.
+
+    Registering many tools that share schemas (an inventory built from a few hundred shapes, a
+    server that gets the same tool list with every request) pays the normalizer once per schema.
+    Only successes are cached (errors name the tool); a hit is a fresh copy (``json.loads``).
+    Thread-safe.
+    """
+    try:
+        key = (json.dumps(parameters, separators=(",", ":"), ensure_ascii=True, allow_nan=False), openapi)
+    except (TypeError, ValueError, RecursionError):
+        return normalize_schema(parameters, tool=tool, openapi=openapi), None
+    with _normalized_lock:
+        found = _normalized_texts.get(key)
+        if found is not None:
+            _normalized_texts.move_to_end(key)
+    if found is not None:
+        return json.loads(found[0]), found[1]
+    normalized = normalize_schema(parameters, tool=tool, openapi=openapi)
+    text = json.dumps(normalized, separators=(",", ":"), ensure_ascii=True)
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    with _normalized_lock:
+        _normalized_texts[key] = (text, digest)
+        while len(_normalized_texts) > _NORMALIZED_CACHE:
+            _normalized_texts.popitem(last=False)
+    return normalized, digest
 
 
 @dataclass(frozen=True, eq=False)
@@ -74,6 +113,8 @@ class Tool:
         fn: Runs the tool; ``None`` for tools known only by their schema.
         source_parameters: The schema as given, with its descriptions, for prompts; defaults to
             a copy of ``parameters`` before normalization.
+        openapi: The schema comes from an OpenAPI 3.0 document, whose ``nullable`` and boolean
+            ``exclusiveMinimum``/``exclusiveMaximum`` are read (keyword only).
 
     Raises:
         InvalidToolNameError: A bad name.
@@ -108,6 +149,7 @@ class Tool:
     parameters: dict[str, Any]
     fn: Callable[..., Any] | None = None
     source_parameters: dict[str, Any] | None = field(default=None, repr=False)
+    openapi: bool = field(default=False, repr=False, kw_only=True)
 
     def __post_init__(self) -> None:
         check_tool_name(self.name)
@@ -117,13 +159,19 @@ class Tool:
         if self.fn is not None and not callable(self.fn):
             raise ToolRegistrationError(f"fn must be callable, got {type(self.fn).__name__}", tool=self.name)
         source = self.source_parameters if self.source_parameters is not None else self.parameters
+        normalized, digest = _normalized(self.parameters, self.name, self.openapi)  # checks the nesting first
         object.__setattr__(self, "source_parameters", copy.deepcopy(dict(source)) if isinstance(source, Mapping) else source)
-        object.__setattr__(self, "parameters", normalize_schema(self.parameters, tool=self.name))
+        object.__setattr__(self, "parameters", normalized)
+        if digest is not None:
+            self.__dict__["schema_hash"] = digest
 
     @functools.cached_property
     def schema_hash(self) -> str:
-        """SHA-256 of the normalized schema (key order kept: it is the order arguments are written in)."""
-        text = json.dumps(self.parameters, separators=(",", ":"), ensure_ascii=False)
+        """SHA-256 of the normalized schema (key order kept: it is the order arguments are written in).
+
+        ASCII escapes keep a name with a lone surrogate (``"\\ud800"``) hashable.
+        """
+        text = json.dumps(self.parameters, separators=(",", ":"), ensure_ascii=True)
         return hashlib.sha256(text.encode()).hexdigest()
 
     @functools.cached_property
@@ -139,15 +187,25 @@ class Tool:
         errors = sorted(self._validator.iter_errors(arguments), key=lambda e: [str(p) for p in e.absolute_path])
         return [f"at /{'/'.join(str(p) for p in e.absolute_path)}: {e.message}" for e in errors]
 
+    @functools.cached_property
+    def _converters(self) -> dict[str, Converter]:
+        return argument_converters(self.fn) if self.fn is not None else {}
+
     def __call__(self, **arguments: Any) -> Any:
-        """Run the tool's function with the arguments by keyword.
+        """Run the tool's function with the arguments by keyword, each of the type its parameter
+        is annotated with (a JSON object becomes the dataclass or Pydantic model, a string the
+        Enum member, an array the set or tuple; see ``callables.argument_converters``).
 
         Raises:
             ToolNotCallableError: The tool has no function.
+            ValueError: A value does not convert to its parameter's type (a Pydantic
+                ``ValidationError`` is one).
         """
         if self.fn is None:
             raise ToolNotCallableError(f"tool {self.name!r} has no function to run (it was made from a schema)")
-        return self.fn(**arguments)
+        converters = self._converters
+        typed = {name: converters[name](value) if name in converters else value for name, value in arguments.items()}
+        return self.fn(**typed)
 
     @classmethod
     def from_function(cls, fn: Callable[..., Any], *, name: str | None = None,

@@ -10,8 +10,8 @@ the token that started it and take the next most probable token there instead, t
 from __future__ import annotations
 
 import difflib
-from dataclasses import replace
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np

@@ -1,0 +1,702 @@
+"""A byte DFA determinised on demand from an NFA with counted regions; shareable across threads.
+
+Building a tool's whole DFA up front mostly computes states no call visits, so a state's row is
+built the first time a walk needs it. A DFA state is a set of NFA states plus, for every counted
+region it is inside of, the *class* of that region's counter: the exact count while it matters
+(below ``low``, or within ``window`` of ``high``) and :data:`MID` otherwise. ``window`` is at least
+the most units one token can add (its byte length), so within one token a ``MID`` counter can
+neither reach ``high`` nor fall back under ``low``: masks computed from the abstract state are
+exact, and the cursor, which carries exact counts, relabels the state when a count enters the
+window (:meth:`LazyDFA.reclass`). A region with ``maxLength: 65535`` therefore costs a handful of
+states, not 65,535 copies of a character.
+
+State 0 is the dead sink (its row points to itself). Concurrency: every change (new states,
+rows, growth) happens under ``lock``; the arrays are replaced together (``arrays``) so a reader
+that takes one snapshot sees consistent rows. Readers of single transitions need no lock;
+vectorised walks hold ``lock`` for their duration.
+"""
+
+from __future__ import annotations
+
+import heapq
+import random
+import threading
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from .nfa import NFA, TOP, Frag, Guard
+
+__all__ = ["MID", "SINK", "Arrays", "LazyDFA"]
+
+SINK = 0
+MID = -1
+"""Counter class: at least ``low`` and more than the window below ``high``."""
+INF = 1 << 60
+
+Classes = tuple[tuple[int, int], ...]
+"""(region, class) for every region a state is inside of, sorted by region."""
+
+
+@dataclass
+class Arrays:
+    """Per-state arrays, replaced together when the DFA grows (take one snapshot per read)."""
+
+    table: np.ndarray  # (capacity, 256) int32; row s valid once expanded[s]
+    expanded: np.ndarray
+    accepting: np.ndarray
+    exits: np.ndarray  # accepting or marked: where a walk hands over
+    dist: np.ndarray  # fewest bytes to acceptance (int64)
+
+    @classmethod
+    def empty(cls, capacity: int) -> Arrays:
+        return cls(np.zeros((capacity, 256), dtype=np.int32), np.zeros(capacity, dtype=bool),
+                   np.zeros(capacity, dtype=bool), np.zeros(capacity, dtype=bool), np.full(capacity, -1, dtype=np.int64))
+
+    def grown(self) -> Arrays:
+        size = self.table.shape[0] * 2
+        out = Arrays.empty(size)
+        n = self.table.shape[0]
+        out.table[:n] = self.table
+        out.expanded[:n] = self.expanded
+        out.accepting[:n] = self.accepting
+        out.exits[:n] = self.exits
+        out.dist[:n] = self.dist
+        return out
+
+
+@dataclass
+class _Step:
+    """What one byte does from one state, for a cursor that keeps exact counts."""
+
+    incs: tuple[int, ...] = ()
+    resets: tuple[int, ...] = ()
+    tracked: bool = False
+    """Whether a counter that can still matter changes (a bound above, or below ``low``)."""
+
+
+@dataclass
+class StringSpot:
+    """A state that is exactly a plain JSON string's content at a character boundary."""
+
+    region: int
+    low: int
+    high: int | None
+    count_class: int  # the counter's class here (``MID`` or the exact count)
+    after_quote: int  # the state after the closing quote (for a token whose characters reach ``low``)
+
+
+class LazyDFA:
+    """Byte DFA of an NFA fragment, expanded as needed (see the module docstring).
+
+    Args:
+        nfa: The NFA (not modified afterwards).
+        frag: The piece to determinise; its exit state accepts.
+        window: At least the longest token in bytes of the vocabulary the DFA is walked with.
+        prune: Drop NFA states that cannot reach acceptance (``False`` for search automata,
+            which never accept and hand over at their marks).
+    """
+
+    sink = SINK
+
+    def __init__(self, nfa: NFA, frag: Frag, *, window: int = 256, prune: bool = True) -> None:
+        self.nfa = nfa
+        self.prune = prune
+        self.accept = frag[1]
+        self.window = window
+        self.lock = threading.RLock()
+        self.arrays = Arrays.empty(64)
+        self.arrays.expanded[SINK] = True
+        self.marks: dict[int, str] = {}
+        self._units = nfa.unit_of
+        self._costs = _Costs(nfa, frag[1], window)
+        self._chains = [tuple(nfa.region_chain(s)) for s in range(nfa.size)] if nfa.regions else []
+        self._keys: list[tuple[frozenset[int], Classes]] = [(frozenset(), ())]
+        self._index: dict[tuple[frozenset[int], Classes], int] = {(frozenset(), ()): SINK}
+        self._moves: dict[tuple[frozenset[int], frozenset[int], Classes], int] = {}
+        self._steps: dict[int, tuple[np.ndarray, list[_Step]]] = {}
+        self._rows: dict[int, np.ndarray] = {SINK: np.full(256, -1, dtype=np.int32)}
+        self._strings: dict[int, StringSpot | None] = {}
+        self._short_steps: dict[int, tuple[int, int]] = {}
+        with self.lock:
+            states, classes, _ = self._closure([frag[0]], {})
+            self.start = self._intern(states, classes)
+
+    # -- arrays (read a fresh snapshot each time) -------------------------------------------------
+
+    @property
+    def table(self) -> np.ndarray:
+        return self.arrays.table
+
+    @property
+    def expanded(self) -> np.ndarray:
+        return self.arrays.expanded
+
+    @property
+    def accepting(self) -> np.ndarray:
+        return self.arrays.accepting
+
+    @property
+    def exits(self) -> np.ndarray:
+        return self.arrays.exits
+
+    @property
+    def dist(self) -> np.ndarray:
+        return self.arrays.dist
+
+    @property
+    def n_states(self) -> int:
+        return len(self._keys)
+
+    @property
+    def is_empty(self) -> bool:
+        return self.start == SINK
+
+    @property
+    def nbytes(self) -> int:
+        """Memory held by the tables (for cache accounting)."""
+        arrays = self.arrays
+        return int(arrays.table.nbytes + arrays.dist.nbytes + 3 * arrays.expanded.nbytes) + 200 * len(self._keys)
+
+    # -- counter classes ---------------------------------------------------------------------------
+
+    def class_of(self, region: int, count: int) -> int:
+        return self._costs.class_of(region, count)
+
+    def _inc(self, region: int, cls: int) -> int:
+        return MID if cls == MID else self.class_of(region, cls + 1)
+
+    def _below_high(self, region: int, cls: int) -> bool:
+        high = self.nfa.regions[region].high
+        return cls == MID or high is None or cls < high
+
+    def _at_least_low(self, region: int, cls: int) -> bool:
+        return cls == MID or cls >= self.nfa.regions[region].low
+
+    # -- construction (under lock) -----------------------------------------------------------------
+
+    def _closure(self, states: Iterable[int], classes: dict[int, int]) -> tuple[frozenset[int], Classes, tuple[int, ...]]:
+        """Epsilon closure with guards; returns (viable states, classes of active regions, resets)."""
+        nfa = self.nfa
+        if not nfa.regions:  # no counters: the plain closure, pruned
+            plain = nfa.closure(states)
+            if not self.prune:
+                return plain, (), ()
+            reach = self._costs.reach
+            return frozenset(s for s in plain if reach[s]), (), ()
+        out: set[int] = set()
+        resets: list[int] = []
+        classes = dict(classes)
+        stack = list(states)
+        guarded = nfa.guarded
+        while stack:
+            for state in nfa.closure([stack.pop()]):
+                if state in out:
+                    continue
+                out.add(state)
+                if not guarded[state]:
+                    continue
+                for dst, kind, region in guarded[state]:
+                    if kind is Guard.RESET:
+                        classes[region] = self.class_of(region, 0)
+                        resets.append(region)
+                        stack.append(dst)
+                    elif kind is Guard.BELOW_HIGH:
+                        if self._below_high(region, classes[region]):
+                            stack.append(dst)
+                    elif self._at_least_low(region, classes[region]):
+                        stack.append(dst)
+        costs = self._costs
+        chains = self._chains
+        active: set[int] = set()
+        viable = set()
+        for state in out:
+            if self.prune and not costs.viable(state, classes):
+                continue
+            viable.add(state)
+            chain = chains[state]
+            if chain:
+                active.update(chain)
+        kept = tuple(sorted((r, classes[r]) for r in active))
+        return frozenset(viable), kept, tuple(sorted(set(resets)))
+
+    def _intern(self, states: frozenset[int], classes: Classes) -> int:
+        if not states:
+            return SINK
+        key = (states, classes)
+        found = self._index.get(key)
+        if found is not None:
+            return found
+        sid = len(self._keys)
+        arrays = self.arrays
+        if sid >= arrays.table.shape[0]:
+            arrays = arrays.grown()
+        accepting = self.accept in states
+        labels = [self.nfa.marks[s] for s in states if s in self.nfa.marks]
+        label = min(labels, key=lambda text: (len(text), text)) if labels else None  # deterministic: the first declared
+        arrays.accepting[sid] = accepting
+        arrays.exits[sid] = accepting or label is not None
+        arrays.dist[sid] = self._costs.of(states, dict(classes))
+        if label is not None:
+            self.marks[sid] = label
+        self._keys.append(key)
+        self._index[key] = sid
+        self.arrays = arrays  # publish after the entries are written
+        return sid
+
+    def expand(self, sid: int) -> None:
+        """Build the row of ``sid`` (subset construction over byte intervals)."""
+        with self.lock:
+            if self.arrays.expanded[sid]:
+                return
+            nfa = self.nfa
+            states, classes = self._keys[sid]
+            cls = dict(classes)
+            moves: list[tuple[int, int, int, int]] = []
+            for state in states:
+                region = self._units.get(state, -1)
+                if region >= 0 and not self._below_high(region, cls[region]):
+                    continue
+                moves.extend((lo, hi, dst, region) for lo, hi, dst in nfa.edges[state])
+            row = np.zeros(256, dtype=np.int32)
+            step_of = np.zeros(256, dtype=np.int16)
+            steps: list[_Step] = [_Step()]
+            if moves:
+                starts: dict[int, list[int]] = {}
+                ends: dict[int, list[int]] = {}
+                for k, (a, b, _, _) in enumerate(moves):
+                    starts.setdefault(a, []).append(k)
+                    ends.setdefault(b + 1, []).append(k)
+                cuts = sorted(starts.keys() | ends.keys())
+                live: set[int] = set()
+                for lo, hi in zip(cuts, cuts[1:]):
+                    live.difference_update(ends.get(lo, ()))
+                    live.update(starts.get(lo, ()))
+                    if not live:
+                        continue
+                    hits = [(moves[k][2], moves[k][3]) for k in live]
+                    targets = frozenset(dst for dst, _ in hits)
+                    incs = frozenset(region for _, region in hits if region >= 0)
+                    move_key = (targets, incs, classes)
+                    found = self._moves.get(move_key)
+                    after = dict(cls)
+                    for region in incs:
+                        after[region] = self._inc(region, after[region])
+                    new_states, new_classes, resets = self._closure(targets, after)
+                    if found is None:
+                        found = self._moves[move_key] = self._intern(new_states, new_classes)
+                    row[lo:hi] = found
+                    if incs or resets:
+                        regions = nfa.regions
+                        tracked = any(regions[r].high is not None or regions[r].low > 0 for r in (*incs, *resets))
+                        step_of[lo:hi] = len(steps)
+                        steps.append(_Step(tuple(sorted(incs)), resets, tracked))
+            arrays = self.arrays
+            arrays.table[sid] = row
+            self._rows[sid] = np.where(row == SINK, -1, row).astype(np.int32)
+            if len(steps) > 1:
+                self._steps[sid] = (step_of, steps)
+            arrays.expanded[sid] = True
+
+    def ensure(self, states: np.ndarray) -> None:
+        """Expand every state in ``states`` that is not expanded yet."""
+        todo = states[~self.arrays.expanded[states]]
+        for sid in np.unique(todo).tolist():
+            self.expand(sid)
+
+    def state_of(self, states: Iterable[int]) -> int:
+        """The state made of ``states`` and everything their epsilon moves reach (counters at 0)."""
+        with self.lock:
+            found, classes, _ = self._closure(states, {})
+            return self._intern(found, classes)
+
+    def expand_all(self) -> LazyDFA:
+        """Every reachable state expanded (small automata: formats, openers, the string table)."""
+        sid = self.start
+        while sid < self.n_states:
+            self.expand(sid)
+            sid += 1
+        return self
+
+    # -- reading ---------------------------------------------------------------------------------
+
+    def row(self, sid: int) -> np.ndarray:
+        """The transitions of ``sid`` with dead entries as -1."""
+        if not self.arrays.expanded[sid]:
+            self.expand(sid)
+        return self._rows[sid]
+
+    def next(self, sid: int, byte: int) -> int:
+        arrays = self.arrays
+        if not arrays.expanded[sid]:
+            self.expand(sid)
+            arrays = self.arrays
+        return int(arrays.table[sid, byte])
+
+    def step(self, sid: int, data: bytes) -> int:
+        """The abstract state after ``data`` (counters as classes; for short, counter-free walks)."""
+        for byte in data:
+            sid = self.next(sid, byte)
+            if sid == SINK:
+                break
+        return sid
+
+    def actions(self, sid: int, byte: int) -> _Step | None:
+        """The counters ``byte`` increments and resets from ``sid`` (``None``: none); ``sid`` expanded."""
+        found = self._steps.get(sid)
+        if found is None:
+            return None
+        index = int(found[0][byte])
+        return found[1][index] if index else None
+
+    def classes(self, sid: int) -> Classes:
+        return self._keys[sid][1]
+
+    def nfa_states(self, sid: int) -> frozenset[int]:
+        return self._keys[sid][0]
+
+    def reclass(self, sid: int, counts: dict[int, int]) -> int:
+        """The state whose counter classes match the exact ``counts`` (the same NFA states)."""
+        states, classes = self._keys[sid]
+        fixed = tuple((r, self.class_of(r, counts[r]) if r in counts else c) for r, c in classes)
+        if fixed == classes:
+            return sid
+        with self.lock:
+            return self._intern(states, fixed)
+
+    def string_spot(self, sid: int) -> StringSpot | None:
+        """If ``sid`` is exactly a plain string's content at a character boundary, what the
+        string allows there (see ``StringTable``); else ``None``."""
+        if sid in self._strings:
+            return self._strings[sid]
+        with self.lock:
+            spot = self._string_spot(sid)
+            self._strings[sid] = spot
+        return spot
+
+    def _string_spot(self, sid: int) -> StringSpot | None:
+        nfa = self.nfa
+        states, classes = self._keys[sid]
+        live = {s for s in states if nfa.edges[s]}
+        by_region = dict(classes)
+        for rid, region in enumerate(nfa.regions):
+            if region.string_quote < 0 or rid not in by_region:
+                continue
+            (unit,) = region.units
+            if unit not in live or not live <= {unit, region.string_quote}:
+                continue
+            closed = nfa.edges[region.string_quote][0][2]  # after the quote, once the string may end
+            outer = {r: c for r, c in classes if r != rid}
+            after_states, after_classes, _ = self._closure([closed], outer)
+            after = self._intern(after_states, after_classes)
+            return StringSpot(rid, region.low, region.high, by_region[rid], after)
+        return None
+
+    def shortest(self, sid: int, counts: dict[int, int] | None = None) -> bytes:
+        """The canonical shortest completion from ``sid``: at each step the smallest byte that
+        keeps to a shortest path (so the completion from any state along it is its remainder).
+
+        It depends on the state alone: exact counts matter only near a bound, and there the
+        state's classes are exact (``counts`` is accepted for symmetry and ignored).
+        """
+        out = bytearray()
+        steps = self._short_steps
+        while True:
+            step = steps.get(sid)
+            if step is None:
+                if self.arrays.accepting[sid]:
+                    return bytes(out)
+                row = self.row(sid)
+                dist = self.arrays.dist
+                live = np.flatnonzero(row >= 0)
+                good = live[dist[row[live]] == dist[sid] - 1]
+                if not good.size:  # pragma: no cover - distances are exact by construction
+                    raise RuntimeError(f"no shortest step from state {sid}")
+                byte = int(good[0])
+                step = steps[sid] = (byte, int(row[byte]))
+            out.append(step[0])
+            sid = step[1]
+
+    def walk(self, data: bytes, sid: int | None = None, counts: dict[int, int] | None = None) -> tuple[int, dict[int, int]]:
+        """The state (and exact counters) after ``data`` from ``sid`` (default: the start)."""
+        state = self.start if sid is None else sid
+        have = dict(counts or {})
+        for byte in data:
+            state, have = self.advance_exact(state, byte, have)
+            if state == SINK:
+                break
+        return state, have
+
+    def accepts(self, data: bytes) -> bool:
+        """Whether ``data`` is in the language (counters exact)."""
+        state, _ = self.walk(data)
+        return state != SINK and bool(self.arrays.accepting[state])
+
+    def sample(self, rng: random.Random, soft_limit: int = 120) -> bytes:
+        """A random string of the language: random live bytes, then the shortest way to the end."""
+        state, out = self.start, bytearray()
+        counts: dict[int, int] = {}
+        if state == SINK:
+            raise ValueError("the language is empty")
+        while True:
+            live = np.flatnonzero(self.row(state) >= 0).tolist()
+            if self.arrays.accepting[state] and (not live or rng.random() < 0.25 or len(out) > soft_limit):
+                return bytes(out)
+            if len(out) > soft_limit:
+                want = int(self.arrays.dist[state]) - 1
+                live = [b for b in live if int(self.arrays.dist[self.advance_exact(state, b, counts)[0]]) == want][:1]
+            byte = rng.choice(live)
+            out.append(byte)
+            state, counts = self.advance_exact(state, byte, counts)
+
+    def advance_exact(self, sid: int, byte: int, counts: dict[int, int]) -> tuple[int, dict[int, int]]:
+        """One byte with exact counters: the next state (relabelled) and the new counts."""
+        nxt = self.next(sid, byte)
+        if nxt == SINK:
+            return SINK, counts
+        step = self.actions(sid, byte)
+        if not counts and (step is None or not step.tracked):
+            return nxt, counts
+        new = dict(counts)
+        if step is not None:
+            before = dict(self._keys[sid][1])
+            for region in step.incs:
+                if region in new:
+                    new[region] += 1
+                elif before.get(region, MID) != MID:
+                    new[region] = before[region] + 1
+                # else: unbounded above and past ``low``: its class stays MID, nothing to count
+            for region in step.resets:
+                new[region] = 0
+        regions = self.nfa.regions
+        classes = self._keys[nxt][1]
+        active = {r for r, _ in classes}
+        new = {r: c for r, c in new.items() if r in active and (regions[r].high is not None or c < regions[r].low)}
+        for r, cls in classes:  # a bounded region entered without a reset seen here: its class is exact
+            if r not in new and cls != MID:
+                new[r] = cls
+        return self.reclass(nxt, new), new
+
+
+@dataclass
+class _RegionInfo:
+    unit_min: int = INF
+    sep_min: int = 0
+    passing: int = 0  # fewest bytes from entry to exit
+    band: int = 0
+
+
+class _Costs:
+    """Fewest bytes to acceptance from an NFA state given its regions' counter classes.
+
+    Each scope (a region, or the top) gets distances to its target (the region's loop state,
+    or acceptance) with inner regions contracted to one edge of their passing cost; a state's
+    cost adds, region by region outwards, the units still owed (``low - count``) and the way out.
+    """
+
+    def __init__(self, nfa: NFA, accept: int, window: int) -> None:
+        self.nfa = nfa
+        self.window = window
+        n = nfa.size
+        self.local = [INF] * n
+        self.chars = [INF] * n  # text regions: fewest characters to the region's end
+        self.info = [_RegionInfo() for _ in nfa.regions]
+        self._cdist: dict[tuple[int, int], int] = {}
+        self._reach = self.reach = _reachable(nfa, accept)
+        self._members: dict[int, list[int]] = {}
+        for state, scope in enumerate(nfa.scope):
+            self._members.setdefault(scope, []).append(state)
+        for rid in range(len(nfa.regions) - 1, -1, -1):  # inner regions were created after outer ones
+            self._scope(rid)
+        self._scope(TOP, accept)
+
+    def band(self, region: int) -> int:
+        return self.info[region].band
+
+    def class_of(self, region: int, count: int) -> int:
+        """The exact count below ``low`` or within the band under ``high``, else ``MID``."""
+        reg = self.nfa.regions[region]
+        if count < reg.low:
+            return count
+        if reg.high is None or reg.high - count > self.info[region].band:
+            return MID
+        return count
+
+    def _scope(self, rid: int, target: int | None = None) -> None:
+        nfa = self.nfa
+        region = nfa.regions[rid] if rid != TOP else None
+        goal = (target if target is not None else -1) if region is None else region.loop
+        members = self._members.get(rid, [])
+        reverse: dict[int, list[tuple[int, int]]] = {s: [] for s in members}
+        children = [c for c, reg in enumerate(nfa.regions) if reg.parent == rid]
+        for src in members:
+            for _, _, dst in nfa.edges[src]:
+                if nfa.scope[dst] == rid:
+                    reverse[dst].append((src, 1))
+            for dst in nfa.eps[src]:
+                if nfa.scope[dst] == rid:
+                    reverse[dst].append((src, 0))
+        for child in children:
+            reg = nfa.regions[child]
+            reverse[reg.exit].append((reg.entry, self.info[child].passing))
+        self._dijkstra(goal, reverse, self.local)
+        if region is None:
+            return
+        info = self.info[rid]
+        if region.text:
+            chars_rev: dict[int, list[tuple[int, int]]] = {s: [] for s in members}
+            units = region.units
+            for src in members:
+                for _, _, dst in nfa.edges[src]:
+                    if nfa.scope[dst] == rid:
+                        chars_rev[dst].append((src, 1 if src in units else 0))
+                for dst in nfa.eps[src]:
+                    if nfa.scope[dst] == rid:
+                        chars_rev[dst].append((src, 0))
+            self._dijkstra(region.loop, chars_rev, self.chars)
+            finite = [self.local[s] for s in members if self.local[s] < INF]
+            info.band = self.window + (max(finite) if finite else 0)
+            info.passing = self.text_dist(region.decide, region.high if region.high is not None else INF)
+            info.unit_min = 1
+            return
+        (unit,) = region.units
+        info.unit_min = self.local[unit]
+        if region.separator is not None:
+            info.sep_min = self.local[region.separator[0]] - info.unit_min
+        info.band = self.window
+        info.passing = 0 if region.low == 0 else region.low * info.unit_min + (region.low - 1) * info.sep_min
+
+    @staticmethod
+    def _dijkstra(goal: int, reverse: dict[int, list[tuple[int, int]]], out: list[int]) -> None:
+        if goal not in reverse:
+            return
+        out[goal] = 0
+        heap = [(0, goal)]
+        while heap:
+            d, node = heapq.heappop(heap)
+            if d > out[node]:
+                continue
+            for src, weight in reverse[node]:
+                cand = d + weight
+                if cand < out[src]:
+                    out[src] = cand
+                    heapq.heappush(heap, (cand, src))
+
+    def text_dist(self, state: int, budget: int) -> int:
+        """Fewest bytes from ``state`` to its text region's end using at most ``budget`` characters."""
+        if budget >= INF or self.chars[state] >= INF:
+            return self.local[state] if self.chars[state] <= budget else INF
+        key = (state, budget)
+        found = self._cdist.get(key)
+        if found is not None:
+            return found
+        nfa = self.nfa
+        rid = nfa.scope[state]
+        region = nfa.regions[rid]
+        units = region.units
+        best: dict[tuple[int, int], int] = {(state, budget): 0}
+        heap = [(0, state, budget)]
+        result = INF
+        while heap:
+            d, node, left = heapq.heappop(heap)
+            if d > best.get((node, left), INF):
+                continue
+            if node == region.loop:
+                result = d
+                break
+            for dst in nfa.eps[node]:
+                if nfa.scope[dst] == rid and d < best.get((dst, left), INF):
+                    best[(dst, left)] = d
+                    heapq.heappush(heap, (d, dst, left))
+            cost = 1 if node in units else 0
+            if left - cost < 0:
+                continue
+            for _, _, dst in nfa.edges[node]:
+                key2 = (dst, left - cost)
+                if nfa.scope[dst] == rid and d + 1 < best.get(key2, INF):
+                    best[key2] = d + 1
+                    heapq.heappush(heap, (d + 1, dst, left - cost))
+        self._cdist[key] = result
+        return result
+
+    def viable(self, state: int, classes: dict[int, int]) -> bool:
+        if not self._reach[state]:
+            return False
+        rid = self.nfa.scope[state]
+        if rid == TOP:
+            return True
+        region = self.nfa.regions[rid]
+        cls = classes.get(rid, MID)
+        if cls == MID or region.high is None or not region.text:
+            return True
+        return self.chars[state] <= region.high - cls
+
+    def of(self, states: Iterable[int], classes: dict[int, int]) -> int:
+        memo: dict[int, int] = {}
+        best = min((self.cost(s, classes, memo) for s in states), default=INF)
+        return best if best < INF else -1
+
+    def cost(self, state: int, classes: dict[int, int], memo: dict[int, int]) -> int:
+        found = memo.get(state)
+        if found is not None:
+            return found
+        nfa = self.nfa
+        rid = nfa.scope[state]
+        if rid == TOP:
+            result = self.local[state]
+        else:
+            region = nfa.regions[rid]
+            info = self.info[rid]
+            cls = classes.get(rid, MID)
+            out = self.cost(region.exit, classes, memo)
+            if region.text:
+                left = INF if cls == MID or region.high is None else region.high - cls
+                result = self.text_dist(state, left) + out
+            else:
+                step = info.sep_min + info.unit_min
+
+                def owed(c: int) -> int:
+                    return 0 if c == MID else max(0, region.low - c) * step
+
+                def after_one() -> int:
+                    return owed(MID if cls == MID else self.class_of(rid, cls + 1)) + out
+
+                if state in (region.decide, region.loop):
+                    result = INF
+                    if cls == MID or cls >= region.low:
+                        result = out
+                    if cls == MID or region.high is None or cls < region.high:
+                        first = (info.sep_min if state == region.loop and region.separator is not None else 0)
+                        result = min(result, first + info.unit_min + after_one())
+                elif state in region.units or state in region.separator_states:
+                    result = self.local[state] + after_one()
+                else:
+                    result = self.local[state] + owed(cls) + out
+        result = min(result, INF)
+        memo[state] = result
+        return result
+
+
+def _reachable(nfa: NFA, accept: int) -> list[bool]:
+    """Which NFA states can reach ``accept`` at all (guards ignored)."""
+    n = nfa.size
+    reverse: list[list[int]] = [[] for _ in range(n)]
+    for src in range(n):
+        for _, _, dst in nfa.edges[src]:
+            reverse[dst].append(src)
+        for dst in nfa.eps[src]:
+            reverse[dst].append(src)
+        for dst, _, _ in nfa.guarded[src]:
+            reverse[dst].append(src)
+    seen = [False] * n
+    seen[accept] = True
+    queue = deque([accept])
+    while queue:
+        node = queue.popleft()
+        for src in reverse[node]:
+            if not seen[src]:
+                seen[src] = True
+                queue.append(src)
+    return seen

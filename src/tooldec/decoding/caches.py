@@ -1,0 +1,123 @@
+"""A least-recently-used cache bounded by bytes, safe to share between threads.
+
+Every cache a server may share (compiled tools, masks, snapshots) is one of these, so memory
+stays bounded however many distinct schemas or tool lists arrive.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from typing import Generic, TypeVar
+
+import numpy as np
+
+__all__ = ["BoundedCache", "size_of"]
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+
+def size_of(value: object) -> int:
+    """Bytes held by a cached value: its own ``nbytes`` if it reports one, else a shallow estimate."""
+    nbytes = getattr(value, "nbytes", None)
+    if isinstance(nbytes, int):
+        return nbytes
+    if isinstance(value, np.ndarray):
+        return int(value.nbytes)
+    if isinstance(value, (bytes, str)):
+        return sys.getsizeof(value)
+    return 256
+
+
+class BoundedCache(Generic[K, V]):
+    """Values by key, least recently used evicted first once ``max_bytes`` is exceeded.
+
+    Thread-safe: every operation holds one lock. A value computed by two threads at once is
+    kept once (the first to finish wins; both are equal by construction of the callers).
+
+    Args:
+        max_bytes: The bound; ``0`` disables caching (every ``get_or_make`` computes).
+        sizer: Bytes of one value (default :func:`size_of`).
+
+    Examples:
+        >>> cache = BoundedCache[str, bytes](max_bytes=200)
+        >>> cache.get_or_make("a", lambda: b"x" * 100)  # doctest: +ELLIPSIS
+        b'xxx...'
+
+        >>> len(cache), cache.get("b") is None
+        (1, True)
+    """
+
+    def __init__(self, max_bytes: int, sizer: Callable[[V], int] = size_of) -> None:
+        if max_bytes < 0:
+            raise ValueError(f"max_bytes must be >= 0, got {max_bytes}")
+        self.max_bytes = max_bytes
+        self._sizer = sizer
+        self._items: OrderedDict[K, tuple[V, int]] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    @property
+    def nbytes(self) -> int:
+        return self._bytes
+
+    def get(self, key: K) -> V | None:
+        with self._lock:
+            found = self._items.get(key)
+            if found is None:
+                self.misses += 1
+                return None
+            self._items.move_to_end(key)
+            self.hits += 1
+            return found[0]
+
+    def put(self, key: K, value: V) -> V:
+        """Store ``value`` (or return the one stored meanwhile under ``key``)."""
+        size = self._sizer(value)
+        with self._lock:
+            found = self._items.get(key)
+            if found is not None:
+                self._items.move_to_end(key)
+                return found[0]
+            if self.max_bytes == 0 or size > self.max_bytes:
+                return value
+            self._items[key] = (value, size)
+            self._bytes += size
+            while self._bytes > self.max_bytes and self._items:
+                _, (_, old) = self._items.popitem(last=False)
+                self._bytes -= old
+            return value
+
+    def get_or_make(self, key: K, make: Callable[[], V]) -> V:
+        """The cached value, or ``make()`` stored (computed outside the lock)."""
+        found = self.get(key)
+        if found is not None:
+            return found
+        return self.put(key, make())
+
+    def resize(self, key: K) -> None:
+        """Account again for a value that grew in place (a lazily expanded automaton)."""
+        with self._lock:
+            found = self._items.get(key)
+            if found is None:
+                return
+            value, old = found
+            new = self._sizer(value)
+            self._items[key] = (value, new)
+            self._bytes += new - old
+            while self._bytes > self.max_bytes and len(self._items) > 1:
+                _, (_, size) = self._items.popitem(last=False)
+                self._bytes -= size
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+            self._bytes = 0

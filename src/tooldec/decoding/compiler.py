@@ -1,0 +1,199 @@
+"""The compile step: tools in, an immutable snapshot (``Grammar``) out, caches owned here.
+
+A :class:`Compiler` serves one vocabulary and one dialect. It prepares the vocabulary once (token
+index, string tables, opener automata: timed in ``prepare_seconds``) and keeps three bounded,
+locked caches that any number of threads may share:
+
+* tail automata by schema hash, form and chaining: a tool is compiled once whatever its name
+  and however many inventories hold it; its DFA is expanded as walks need it;
+* masks by position (keyed by the snapshot for positions whose mask depends on the names);
+* snapshots by inventory key, so a tool list seen before (same schemas, any order) costs a hash.
+
+Every check runs in :meth:`Compiler.compile` (tools are validated when they are made; the
+dialect's ``check_tool`` here), so once a snapshot exists no schema error can surface while
+decoding.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+import weakref
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..automata.dfa import LazyDFA
+from ..automata.json_schema import Style, Syntax
+from ..automata.nfa import NFA
+from ..dialects.base import Dialect
+from ..errors import DuplicateToolError
+from ..tokens import Vocabulary
+from ..tools import Tool, ToolLike, ToolSet
+from .caches import BoundedCache
+from .masks import Mask
+from .names import NameIndex
+from .openers import OpenerTables
+from .token_index import TokenIndex
+from .vector_walk import StringTable
+
+if TYPE_CHECKING:
+    from .grammar import Grammar
+
+__all__ = ["CompiledTail", "Compiler", "prepare_vocabulary"]
+
+MB = 1 << 20
+
+
+def prepare_vocabulary(vocab: Vocabulary) -> TokenIndex:
+    """Build the per-vocabulary tables now (token index, JSON string tables), once per process.
+
+    A server calls this when it loads the tokenizer, so no request pays it. Safe to call from any
+    thread and more than once; the tables are freed with the vocabulary.
+    """
+    index = TokenIndex.of(vocab)
+    for syntax in Syntax:
+        string_table(index, syntax).walk(string_table(index, syntax).start_state)
+    return index
+
+
+def string_table(index: TokenIndex, syntax: Syntax) -> StringTable:
+    """The shared table of what tokens do inside a JSON string of ``syntax``."""
+    return index.extra(("strings", syntax), lambda: StringTable(index, syntax))
+
+
+@dataclass(eq=False)
+class CompiledTail:
+    """One schema's tail automaton in one form of the dialect (shared by every snapshot)."""
+
+    key: tuple[str, int, bool]
+    dfa: LazyDFA
+    nfa_states: int
+
+    @property
+    def nbytes(self) -> int:
+        return self.dfa.nbytes + 120 * self.nfa_states
+
+
+class Compiler:
+    """Compiles tool inventories for one vocabulary and dialect; owns the caches.
+
+    Thread-safety: a compiler and the snapshots it returns may be shared by any number of
+    threads; the caches are bounded (bytes, least recently used first) and locked. A cursor
+    (:class:`~tooldec.decoding.Machine`) belongs to one sequence.
+
+    Args:
+        vocab: The model's vocabulary (padded to the logits' width if they are wider).
+        dialect: How calls are written.
+        tail_cache_bytes: Bound on the compiled tool automata.
+        mask_cache_bytes: Bound on cached masks.
+        snapshot_cache: How many snapshots to keep for repeated tool lists.
+
+    Examples:
+        >>> from tooldec.tokens import Vocabulary
+        >>> from tooldec.dialects import Hermes
+        >>> vocab = Vocabulary.from_tokens([bytes([b]) for b in range(256)])
+        >>> compiler = Compiler(vocab, Hermes())
+        >>> def add(a: int, b: int) -> int:
+        ...     '''Add two numbers.'''
+        ...     return a + b
+        >>> grammar = compiler.compile([add])
+        >>> grammar.names, compiler.compile([add]) is grammar
+        (['add'], True)
+    """
+
+    def __init__(self, vocab: Vocabulary, dialect: Dialect, *, tail_cache_bytes: int = 512 * MB,
+                 mask_cache_bytes: int = 256 * MB, snapshot_cache: int = 64) -> None:
+        start = time.perf_counter()
+        self.vocab = vocab
+        self.dialect = dialect
+        self.index = prepare_vocabulary(vocab)
+        self.openers = OpenerTables(self.index, dialect)
+        self.key = hashlib.sha256(f"{vocab.fingerprint}\0{dialect.key}".encode()).hexdigest()[:24]
+        self.tails: BoundedCache[tuple[str, int, bool], CompiledTail] = BoundedCache(tail_cache_bytes)
+        self.masks: BoundedCache[tuple[Any, ...], Mask] = BoundedCache(mask_cache_bytes)
+        self.snapshots: BoundedCache[str, Grammar] = BoundedCache(snapshot_cache * 1024, sizer=lambda g: 1024)
+        self._checked: BoundedCache[tuple[str, str], bool] = BoundedCache(8 * MB, sizer=lambda _: 200)
+        self._lock = threading.Lock()
+        self.prepare_seconds = time.perf_counter() - start
+        """Time spent preparing the vocabulary and the opener automata (once per compiler)."""
+
+    # -- shared compilers for the ``Grammar(tools, vocab, dialect)`` shorthand ----------------------
+
+    @classmethod
+    def shared(cls, vocab: Vocabulary, dialect: Dialect) -> Compiler:
+        """The process-wide compiler of ``vocab`` and ``dialect`` (alive while a snapshot uses it)."""
+        with _SHARED_LOCK:
+            per_vocab = _SHARED.setdefault(vocab, {})
+            ref = per_vocab.get(dialect.key)
+            found = ref() if ref is not None else None
+            if found is None:
+                found = cls(vocab, dialect)
+                per_vocab[dialect.key] = weakref.ref(found)
+            return found
+
+    # -- compiling --------------------------------------------------------------------------------
+
+    def compile(self, tools: ToolSet | Iterable[ToolLike]) -> Grammar:
+        """An immutable snapshot of ``tools`` for this vocabulary and dialect.
+
+        Args:
+            tools: A ``ToolSet`` or anything it takes (functions, tool dicts, Pydantic models).
+
+        Returns:
+            The snapshot; the same object again for a tool list seen before (same names and
+            schemas, any order), while it is in the snapshot cache.
+
+        Raises:
+            ToolRegistrationError: A tool cannot be made, a name is repeated, or the dialect
+                cannot write calls to a tool (before anything is decoded).
+        """
+        from .grammar import Grammar
+
+        items = list(tools) if isinstance(tools, ToolSet) else [Tool.coerce(t) for t in tools]
+        by_name: dict[str, Tool] = {}
+        for tool in items:
+            if tool.name in by_name:
+                raise DuplicateToolError(
+                    "a tool with this name is already in the set; remove it first or rename one", tool=tool.name)
+            by_name[tool.name] = tool
+            self.check(tool)
+        key = self.inventory_key(by_name)
+        found = self.snapshots.get(key)
+        if found is not None:
+            return found
+        grammar = Grammar._snapshot(self, by_name, NameIndex(by_name), key)
+        return self.snapshots.put(key, grammar)
+
+    def check(self, tool: Tool) -> None:
+        """The dialect's checks of ``tool`` (cached by name and schema)."""
+        key = (tool.name, tool.schema_hash)
+        if self._checked.get(key) is None:
+            self.dialect.check_tool(tool)
+            self._checked.put(key, True)
+
+    def inventory_key(self, tools: dict[str, Tool]) -> str:
+        """Stable key of an inventory: vocabulary, dialect and every (name, schema hash), in any order."""
+        digest = hashlib.sha256(self.key.encode())
+        for name in sorted(tools):
+            digest.update(f"\0{name}\0{tools[name].schema_hash}".encode())
+        return digest.hexdigest()
+
+    def tail(self, tool: Tool, form: int, chained: bool) -> CompiledTail:
+        """The tail automaton of ``tool`` in ``form`` (built on first use, then shared)."""
+        key = (tool.schema_hash, form, chained)
+        found = self.tails.get(key)
+        if found is not None:
+            return found
+        nfa = NFA()
+        frag = self.dialect.call_tail(nfa, tool, form=form, next_call=chained)
+        compiled = CompiledTail(key, LazyDFA(nfa, frag, window=self.index.longest), nfa.size)
+        return self.tails.put(key, compiled)
+
+    def string_table(self, style: Style) -> StringTable:
+        return string_table(self.index, style.syntax)
+
+
+_SHARED_LOCK = threading.Lock()
+_SHARED: weakref.WeakKeyDictionary[Vocabulary, dict[str, weakref.ref[Compiler]]] = weakref.WeakKeyDictionary()

@@ -1,0 +1,299 @@
+"""Where every mask is computed: the allowed tokens at a position, exactly.
+
+A token is allowed iff all its bytes can be consumed from the position and what remains can
+still be completed (DESIGN invariant 1). Each kind of position has its own fast path:
+
+* ``Text``: the whole vocabulary, less the tokens that complete an opener and go on into
+  something no call can be (or every opener completion when no call may start);
+* ``Open``, ``Head``: tokens inside the small opener/head automata, and those that run into a name;
+* ``Name``: a walk of the name index over the sorted vocabulary (prefix ranges);
+* ``Tail``: the tool's automaton, vectorised over the vocabulary, with the per-vocabulary string
+  table for string content.
+
+Tokens that run past the end of the part they start in (a name into its tail, the end of a call
+into text or the next call) are finished by :meth:`Grammar.walk`, one per distinct remainder.
+Masks are cached in the compiler's bounded cache: by the tool's schema for tail positions whose
+tokens never reach another tool's name, by the snapshot otherwise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..automata.dfa import MID, SINK, LazyDFA
+from .grammar import Grammar
+from .masks import Mask
+from .positions import Head, Name, Open, Position, Tail, Text
+from .token_index import TokenIndex
+from .vector_walk import narrow_rows, walk_rows
+
+__all__ = ["FAR", "mask_at"]
+
+FAR = 1 << 30
+"""``max_after`` of tokens that lead into another call's name: counted exactly by the budget."""
+
+
+def mask_at(grammar: Grammar, pos: Position, start_ok: bool, follow_ok: bool) -> Mask:
+    """The allowed tokens at ``pos`` (cached)."""
+    compiler = grammar.compiler
+    if isinstance(pos, Tail):
+        shared_key = ("tail", grammar.tail(pos.tool, pos.form, pos.chained).key, pos.state, follow_ok)
+        found = compiler.masks.get(shared_key)
+        if found is not None:
+            return found
+        own_key = (grammar.key, shared_key)
+        found = compiler.masks.get(own_key)
+        if found is not None:
+            return found
+        mask, depends = _tail_mask(grammar, pos, follow_ok)
+        return compiler.masks.put(own_key if depends else shared_key, mask)
+    if isinstance(pos, Text) and not start_ok:
+        key: tuple[object, ...] = (compiler.key, "text-closed", pos.state)
+    else:
+        key = (grammar.key, pos, start_ok, follow_ok)
+    return compiler.masks.get_or_make(key, lambda: _compute(grammar, pos, start_ok, follow_ok))
+
+
+def _compute(grammar: Grammar, pos: Position, start_ok: bool, follow_ok: bool) -> Mask:
+    index = grammar.compiler.index
+    if isinstance(pos, Text):
+        return _text_mask(grammar, pos, start_ok, follow_ok)
+    if isinstance(pos, Open):
+        return _open_mask(grammar, pos, follow_ok)
+    if isinstance(pos, Head):
+        return _head_mask(grammar, pos, follow_ok)
+    assert isinstance(pos, Name)
+    ids, far = _name_ids(grammar, pos, follow_ok)
+    return Mask.from_ids(ids, index.words, FAR if far else 0)
+
+
+# -- text --------------------------------------------------------------------------------------------
+
+
+def _text_base(grammar: Grammar, start_ok: bool) -> np.ndarray:
+    """Packed: every byte token, every special but the opener specials unless a call may start."""
+    compiler = grammar.compiler
+    index = compiler.index
+
+    def make() -> np.ndarray:
+        flags = np.zeros(index.words * 32, dtype=bool)
+        flags[index.ids] = True
+        flags[index.special_ids] = True
+        if not start_ok:
+            flags[list(compiler.openers.special_forms)] = False
+        return np.packbits(flags, bitorder="little")
+
+    return index.extra(("text-base", compiler.key, start_ok), make)
+
+
+def _text_mask(grammar: Grammar, pos: Text, start_ok: bool, follow_ok: bool) -> Mask:
+    openers = grammar.compiler.openers
+    packed = _text_base(grammar, start_ok).copy()
+    bad = [c.token for c in openers.committers(pos.state)
+           if not start_ok or grammar.walk(grammar._commit(c.commit, None), c.rest, follow_ok, follow_ok)[0] is None]
+    if bad:
+        ids = np.array(bad, dtype=np.int64)
+        np.bitwise_and.at(packed, ids >> 3, ~np.left_shift(1, ids & 7).astype(np.uint8))
+    far = start_ok and (bool(openers.committers(pos.state)) or bool(openers.special_forms))
+    return Mask(packed, FAR if far else 0, _count=-1)
+
+
+# -- opening ------------------------------------------------------------------------------------------
+
+
+def _open_mask(grammar: Grammar, pos: Open, follow_ok: bool) -> Mask:
+    openers = grammar.compiler.openers
+    index = grammar.compiler.index
+    ids, _, committers = openers.open_committers(pos.state)
+    allowed = list(ids)
+    allowed += [c.token for c in committers
+                if grammar.walk(grammar._commit(c.commit, pos.only), c.rest, follow_ok, follow_ok)[0] is not None]
+    if pos.state == openers.open.start:
+        allowed += list(openers.special_forms)
+    return Mask.from_ids(np.array(allowed, dtype=np.int64), index.words, FAR)
+
+
+def _head_mask(grammar: Grammar, pos: Head, follow_ok: bool) -> Mask:
+    openers = grammar.compiler.openers
+    index = grammar.compiler.index
+    head = openers.heads[pos.form]
+    ended_ids, _, rows, states, offsets = narrow_rows(index, head, pos.state)
+    walk = walk_rows(index, head, rows, states, offsets)
+    allowed = list(ended_ids) + index.ids[walk.rows].tolist()
+    name = Name(pos.form, b"", pos.only)
+    for r, off in zip(walk.exit_rows.tolist(), walk.exit_offsets.tolist()):
+        rest = _rest(index, r, off)
+        if not rest or grammar.walk(name, rest, follow_ok, follow_ok)[0] is not None:
+            allowed.append(int(index.ids[r]))
+    return Mask.from_ids(np.array(allowed, dtype=np.int64), index.words, FAR)
+
+
+# -- names --------------------------------------------------------------------------------------------
+
+
+def _name_ids(grammar: Grammar, pos: Name, follow_ok: bool) -> tuple[np.ndarray, bool]:
+    """Tokens that spell part of a name from ``pos`` (or a whole name and more)."""
+    index = grammar.compiler.index
+    names = grammar.name_index
+    tokens, ids = index.sorted_bytes, index.sorted_ids
+    only = None if pos.only is None else pos.only.encode()
+    allowed: list[int] = []
+    stack: list[tuple[bytes, bytes, int, int]] = [(pos.prefix, b"", 0, len(tokens))]
+    while stack:
+        name_prefix, token_prefix, lo, hi = stack.pop()
+        depth = len(token_prefix)
+        while lo < hi and len(tokens[lo]) == depth:
+            if depth:
+                allowed.append(ids[lo])
+            lo += 1
+        if lo >= hi:
+            continue
+        if only is not None:
+            children = [only[len(name_prefix)]] if len(only) > len(name_prefix) and only.startswith(name_prefix) else []
+            terminal = only.decode() if only == name_prefix else None
+        else:
+            children = names.children(name_prefix)
+            terminal = names.terminal(name_prefix)
+        if terminal is not None:  # tokens that finish the name and run into its tail
+            allowed += _crossing_ids(grammar, pos.form, terminal, token_prefix, lo, hi, follow_ok)
+        for byte in children:
+            a, z = index.prefix_range(token_prefix + bytes([byte]), lo, hi)
+            if a < z:
+                stack.append((name_prefix + bytes([byte]), token_prefix + bytes([byte]), a, z))
+    return np.array(sorted(allowed), dtype=np.int32), True
+
+
+def _crossing_ids(grammar: Grammar, form: int, name: str, prefix: bytes, lo: int, hi: int, follow_ok: bool) -> list[int]:
+    """Tokens among ``sorted_bytes[lo:hi]`` (all starting with ``prefix``, ending a complete name)
+    that carry on into the tool's tail. The form's fixed tail start is compared first, so the
+    tool's automaton is only built if a token runs past it."""
+    index = grammar.compiler.index
+    tokens, ids = index.sorted_bytes, index.sorted_ids
+    depth, literal = len(prefix), grammar.dialect.form_tail_literal(form)
+    out = []
+    firsts = [literal[0]] if literal else range(256)
+    for b in firsts:
+        a, z = index.prefix_range(prefix + bytes([b]), lo, hi)
+        for j in range(a, z):
+            rest = tokens[j][depth:]
+            if literal and len(rest) <= len(literal):
+                if literal.startswith(rest):
+                    out.append(ids[j])
+                continue
+            if literal and not rest.startswith(literal):
+                continue
+            if grammar.walk(Name(form, name.encode(), name), rest, follow_ok, follow_ok)[0] is not None:
+                out.append(ids[j])
+    return out
+
+
+# -- tails --------------------------------------------------------------------------------------------
+
+
+def _rest(index: TokenIndex, row: int, offset: int) -> bytes:
+    return bytes(index.flat[index.offsets[row] + offset : index.offsets[row] + index.lengths[row]])
+
+
+@dataclass
+class _Crossing:
+    """Tokens that reached an exit of the tail automaton (the call closed, or the next began),
+    aligned with the rows given to :func:`_cross`."""
+
+    ok: np.ndarray  # bool: the token is allowed
+    after: np.ndarray  # bytes left to finish (FAR when it leads into another call)
+    depends: bool  # whether any of them reached the names (the mask depends on the inventory)
+
+
+def _cross(grammar: Grammar, pos: Tail, dfa: LazyDFA, rows: np.ndarray, states: np.ndarray, offsets: np.ndarray,
+           follow_ok: bool) -> _Crossing:
+    """Finish the tokens that reached an exit, one per distinct (state, remainder)."""
+    from ..dialects.base import NEXT_CALL
+
+    index = grammar.compiler.index
+    openers = grammar.compiler.openers
+    ok = np.zeros(rows.size, dtype=bool)
+    after_bytes = np.zeros(rows.size, dtype=np.int64)
+    depends = False
+    seen: dict[tuple[int, bytes], tuple[bool, int]] = {}
+    for i, (r, s, off) in enumerate(zip(rows.tolist(), states.tolist(), offsets.tolist())):
+        rest = _rest(index, r, off)
+        verdict = seen.get((s, rest))
+        if verdict is None:
+            after: Position
+            if dfa.marks.get(s) == NEXT_CALL:
+                depends = depends or bool(rest)
+                after = Name(pos.form, b"", None)
+            else:
+                after = Text(openers.after_call)
+                if rest and openers.walk_text(openers.after_call, rest)[2] >= 0:
+                    depends = True
+            new, _ = grammar.walk(after, rest, follow_ok, follow_ok)
+            far = isinstance(new, (Name, Head, Tail, Open))
+            verdict = seen[(s, rest)] = (new is not None, FAR if far else 0)
+        ok[i], after_bytes[i] = verdict
+    return _Crossing(ok, after_bytes, depends)
+
+
+def _tail_mask(grammar: Grammar, pos: Tail, follow_ok: bool) -> tuple[Mask, bool]:
+    """The mask at a tail position and whether it depends on the inventory's names."""
+    compiler = grammar.compiler
+    index = compiler.index
+    dfa = grammar.tail(pos.tool, pos.form, pos.chained).dfa
+    spot = dfa.string_spot(pos.state)
+    if spot is None:
+        ended_ids, ended_states, rows, states, offsets = narrow_rows(index, dfa, pos.state)
+        walk = walk_rows(index, dfa, rows, states, offsets)
+        crossing = _cross(grammar, pos, dfa, walk.exit_rows, walk.exit_states, walk.exit_offsets, follow_ok)
+        ids = np.concatenate([np.array(ended_ids, dtype=np.int64), index.ids[walk.rows].astype(np.int64),
+                              index.ids[walk.exit_rows[crossing.ok]].astype(np.int64)])
+        dist = dfa.arrays.dist
+        after = np.concatenate([dist[np.array(ended_states, dtype=np.int64)], dist[walk.finals],
+                                crossing.after[crossing.ok]])
+        return Mask.from_ids(ids, index.words, int(after.max()) if after.size else 0), crossing.depends
+    table = compiler.string_table(grammar.dialect.form_style(pos.form))
+    string = table.walk(table.start_state)
+    count = spot.count_class
+    high = spot.high
+    limit = None if high is None or count == MID else high - count
+    parts = [string.inside_packed(limit, index.words)]
+    # tokens that close the string: characters before the quote must fit the bounds
+    chars = string.closing_chars
+    fits = np.ones(chars.size, dtype=bool)
+    if count != MID:
+        fits &= count + chars >= spot.low
+        if high is not None:
+            fits &= count + chars <= high
+    reps = string.closing_rows[string.rest_first]
+    rep_states = np.full(reps.size, spot.after_quote, dtype=np.int32)
+    rep_offsets = string.closing_offsets[string.rest_first]
+    ok_rep = np.zeros(reps.size, dtype=bool)
+    after_rep = np.zeros(reps.size, dtype=np.int64)
+    if spot.after_quote != SINK and reps.size:
+        walk = walk_rows(index, dfa, reps, rep_states, rep_offsets)
+        where = {r: i for i, r in enumerate(reps.tolist())}
+        for r, s in zip(walk.rows.tolist(), walk.finals.tolist()):
+            ok_rep[where[r]] = True
+            after_rep[where[r]] = int(dfa.arrays.dist[s])
+        crossing = _cross(grammar, pos, dfa, walk.exit_rows, walk.exit_states, walk.exit_offsets, follow_ok)
+        for r, good, a in zip(walk.exit_rows.tolist(), crossing.ok.tolist(), crossing.after.tolist()):
+            if good:
+                ok_rep[where[r]] = True
+                after_rep[where[r]] = a
+        depends = crossing.depends
+    else:
+        depends = False
+    closing_ok = fits & ok_rep[string.rest_of]
+    closing_ids = index.ids[string.closing_rows[closing_ok]]
+    mask = Mask.union(parts, index.words)
+    if closing_ids.size:
+        mask.packed |= Mask.from_ids(closing_ids, index.words).packed
+    inside_after = 0
+    if string.final_set.size:
+        owed = 0 if count == MID else max(0, spot.low - count)
+        quote_after = int(dfa.arrays.dist[spot.after_quote]) if spot.after_quote != SINK else 0
+        inside_after = int(table.dfa.arrays.dist[string.final_set].max()) + owed + quote_after
+    closing_after = int(after_rep[string.rest_of][closing_ok].max()) if closing_ok.any() else 0
+    mask.max_after = max(inside_after, closing_after)
+    return mask, depends

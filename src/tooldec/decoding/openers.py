@@ -1,0 +1,132 @@
+"""Where calls begin: the dialect's openers as automata over one vocabulary.
+
+* ``search``: free text. The automaton of "any text, then an opener" (anchors included: an opener
+  at the start of a line may begin at the start of the answer or after a newline). A state that
+  completes a text opener is an exit: the call is committed there.
+* ``open``: a call must come first (``required``, a named tool): only the openers, anchored.
+* ``heads``: after a tag opener, the form's head (``\\n{"name": "``) up to the name.
+
+Tags the vocabulary holds as special tokens are matched by id (``special_forms``); the others are
+text, matched in the byte stream like any text opener. Built once per compiler (vocabulary and
+dialect), immutable afterwards except the locked per-state scan of committing tokens.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..automata.dfa import SINK, LazyDFA
+from ..automata.nfa import NFA
+from ..dialects.base import Dialect
+from ..dialects.watch import Commit, search_automaton
+from .token_index import TokenIndex
+from .vector_walk import narrow_rows, walk_rows
+
+__all__ = ["Commit", "Committer", "OpenerTables"]
+
+
+@dataclass(frozen=True)
+class Committer:
+    """A token that completes an opener from some text state, with its bytes after the opener."""
+
+    token: int
+    commit: int
+    rest: bytes
+
+
+class OpenerTables:
+    """The opener automata of one dialect over one vocabulary (see the module docstring)."""
+
+    def __init__(self, index: TokenIndex, dialect: Dialect) -> None:
+        self.index = index
+        specials = {text: tid for tid, text in sorted(index.special.items(), reverse=True)}
+        auto = search_automaton(dialect, specials, window=index.longest)
+        self.automaton = auto
+        self.special_forms: dict[int, int] = {specials[tag]: form for tag, form in auto.special_tags.items()}
+        self.commits: list[Commit] = auto.commits
+        self.commit_bytes = auto.commit_bytes
+        self.search = auto.search
+        self.search_start = auto.search.start
+        self.after_call = auto.after_call
+        """The search state after a call closes (mid-line: line openers need a newline first)."""
+        self.open = auto.open
+        self.heads: list[LazyDFA] = []
+        for form in range(dialect.forms):
+            head_nfa = NFA()
+            self.heads.append(LazyDFA(head_nfa, dialect.head_piece(head_nfa, form), window=index.longest).expand_all())
+        self._committers: dict[int, list[Committer]] = {}
+        self._lock = threading.Lock()
+        self._has_text = bool(self.commits)
+
+    @property
+    def text_only(self) -> bool:
+        """No opener can complete in text (every opener is a special token, or there is none)."""
+        return not self._has_text
+
+    def commit_of(self, dfa: LazyDFA, state: int) -> int:
+        """The index into ``commits`` of the opener ``state`` (an exit of ``dfa``) completes."""
+        return self.automaton.commit_of(dfa, state)
+
+    def committers(self, state: int) -> list[Committer]:
+        """Tokens that complete an opener from search state ``state``, and what they have left.
+
+        Only tokens holding a byte that can end an opener can complete one, so only those are
+        walked (a vectorised walk per state, cached).
+        """
+        found = self._committers.get(state)
+        if found is not None:
+            return found
+        index = self.index
+        if self.text_only:
+            out: list[Committer] = []
+        else:
+            rows = np.unique(np.concatenate([index.rows_containing(b) for b in self.commit_bytes]))
+            out = self._scan(self.search, state, rows)
+        with self._lock:
+            return self._committers.setdefault(state, out)
+
+    def open_committers(self, state: int) -> tuple[list[int], list[int], list[Committer]]:
+        """From an ``open`` state: tokens that stay inside (ids, end states) and those that commit."""
+        ended_ids, ended_states, rows, states, offsets = narrow_rows(self.index, self.open, state)
+        walk = walk_rows(self.index, self.open, rows, states, offsets)
+        ids = ended_ids + self.index.ids[walk.rows].tolist()
+        ends = ended_states + walk.finals.tolist()
+        return ids, ends, self._exits(self.open, walk.exit_rows, walk.exit_states, walk.exit_offsets)
+
+    def _scan(self, dfa: LazyDFA, state: int, rows: np.ndarray) -> list[Committer]:
+        index = self.index
+        if not rows.size:
+            return []
+        walk = walk_rows(index, dfa, rows, np.full(rows.size, state, dtype=np.int32), np.zeros(rows.size, np.int64))
+        return self._exits(dfa, walk.exit_rows, walk.exit_states, walk.exit_offsets)
+
+    def _exits(self, dfa: LazyDFA, rows: np.ndarray, states: np.ndarray, offsets: np.ndarray) -> list[Committer]:
+        index = self.index
+        out = []
+        for r, s, off in zip(rows.tolist(), states.tolist(), offsets.tolist()):
+            rest = bytes(index.flat[index.offsets[r] + off : index.offsets[r] + index.lengths[r]])
+            out.append(Committer(int(index.ids[r]), self.commit_of(dfa, s), rest))
+        return out
+
+    def walk_text(self, state: int, data: bytes) -> tuple[int, int, int]:
+        """Follow free text: ``(state, bytes consumed, commit index or -1)``; stops at a commit."""
+        search = self.search
+        for i, byte in enumerate(data):
+            state = search.next(state, byte)
+            if search.arrays.exits[state]:
+                return state, i + 1, self.commit_of(search, state)
+        return state, len(data), -1
+
+    def walk_open(self, state: int, data: bytes) -> tuple[int, int, int]:
+        """Like :meth:`walk_text` in the anchored ``open`` automaton (``SINK`` if off every opener)."""
+        dfa = self.open
+        for i, byte in enumerate(data):
+            state = dfa.next(state, byte)
+            if state == SINK:
+                return SINK, i + 1, -1
+            if dfa.arrays.exits[state]:
+                return state, i + 1, self.commit_of(dfa, state)
+        return state, len(data), -1

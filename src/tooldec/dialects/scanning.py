@@ -1,0 +1,103 @@
+"""Reading calls written as JSON objects, in every form a dialect declares, and counting the rest.
+
+Each form is a regular expression that finds where a call object starts (after a tag, a fence,
+or at the start of a line) and what must close it. The text is scanned left to right; a span
+that became a call is not read again, so a tagged call is not also counted as a bare object.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["JsonForm", "scan_json_calls"]
+
+_DECODER = json.JSONDecoder()
+_NAME_OBJECT = re.compile(r'\{\s*"name"\s*:')
+
+
+@dataclass(frozen=True)
+class JsonForm:
+    """One way a JSON call object is written.
+
+    Attributes:
+        start: Matches from where the form begins up to the object's ``{`` (exclusive).
+        end: What must follow the object (``\\s*</tool_call>``, ``\\s*````), or ``None``.
+        lenient_end: The end may be missing when the text ends right after the object.
+        list_of_calls: The value is a JSON list of call objects.
+    """
+
+    start: re.Pattern[str]
+    end: re.Pattern[str] | None = None
+    lenient_end: bool = False
+    list_of_calls: bool = False
+
+
+def scan_json_calls(text: str, forms: Sequence[JsonForm], make: Callable[[Any], Any | None],
+                    ) -> tuple[list[Any], list[str]]:
+    """Every call object in ``text`` in any of ``forms``, and the call-like text that did not parse.
+
+    Args:
+        text: Generated text.
+        forms: The forms, tried at each position in order.
+        make: A decoded object to a call, or ``None`` if it is not one.
+
+    Returns:
+        ``(calls, broken)``: the calls in order, and for each form occurrence (or JSON object with
+        a leading ``"name"`` key outside every call) that did not become a call, the text from
+        where it starts (200 characters at most).
+    """
+    calls: list[Any] = []
+    broken: list[str] = []
+    spans: list[tuple[int, int]] = []  # calls read, and form occurrences that failed
+    pos = 0
+    while pos < len(text):
+        best = None
+        for form in forms:
+            match = form.start.search(text, pos)
+            if match is not None and (best is None or match.start() < best[0].start()):
+                best = (match, form)
+        if best is None:
+            break
+        match, form = best
+        found, end = _read(text, match.end(), form, make)
+        if found is None:
+            broken.append(text[match.start():match.start() + 200])
+            after = len(text[match.end():]) - len(text[match.end():].lstrip())
+            spans.append((match.start(), match.end() + after + 1))
+            pos = match.end() + after + 1  # not again as another form (a bare object inside a bad tag)
+            continue
+        calls.extend(found)
+        if form.list_of_calls:  # the items of a list that are not calls count as broken ones
+            whole = _DECODER.raw_decode(text, text.index("[", match.end()))[0]
+            broken += [json.dumps(item)[:200] for item in whole if make(item) is None]
+        spans.append((match.start(), end))
+        pos = end
+    for match in _NAME_OBJECT.finditer(text):
+        if not any(a <= match.start() < b for a, b in spans):
+            broken.append(text[match.start():match.start() + 200])
+    return calls, broken
+
+
+def _read(text: str, at: int, form: JsonForm, make: Callable[[Any], Any | None]) -> tuple[list[Any] | None, int]:
+    """Decode the object (or list) at ``at`` and check the form's end; ``(None, at)`` if it is not a call."""
+    while at < len(text) and text[at] in " \t\r\n":
+        at += 1
+    try:
+        value, end = _DECODER.raw_decode(text, at)
+    except json.JSONDecodeError:
+        return None, at
+    items = value if form.list_of_calls and isinstance(value, list) else [value]
+    made = [m for m in (make(item) for item in items) if m is not None]
+    if not made or (not form.list_of_calls and len(made) != len(items)):
+        return None, at
+    if form.end is not None:
+        closing = form.end.match(text, end)
+        if closing is not None:
+            end = closing.end()
+        elif not (form.lenient_end and not text[end:].strip()):
+            return None, at
+    return made, end

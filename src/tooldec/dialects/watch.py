@@ -1,0 +1,179 @@
+"""The dialect's openers as one search automaton over text, and a watcher for streamed text.
+
+``search_automaton`` builds "any text, then an opener" (anchors included) once; the engine walks it
+in free text (``tooldec.decoding.openers``), and :class:`OpenerWatch` follows decoded text with it,
+so a streaming server knows how much of the end of the text may still become a call (hold it
+back, never send it as content and take it back) and where a call began.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Collection
+from dataclasses import dataclass, field
+
+from ..automata.dfa import LazyDFA
+from ..automata.nfa import NFA
+from .base import Anchor, Dialect
+
+__all__ = ["Commit", "OpenerWatch", "SearchAutomaton", "search_automaton"]
+
+
+@dataclass(frozen=True)
+class Commit:
+    """What completing one text opener leads to: the form, and whether its head comes next."""
+
+    form: int
+    head: bool
+
+
+@dataclass
+class SearchAutomaton:
+    """The openers of a dialect (those written as text) as automata.
+
+    Attributes:
+        nfa: Holds every piece.
+        search: Free text then an opener; exits (marks ``commit<i>``) where an opener completes.
+        open: The openers alone, anchored at the start (a call that must come first).
+        commits: Per mark index, what the opener leads to.
+        special_tags: Tags left out because they are special tokens (matched by id), by form.
+        commit_bytes: Bytes that can end an opener.
+        after_call: The search state right after a call (mid-line).
+    """
+
+    nfa: NFA
+    search: LazyDFA
+    open: LazyDFA
+    commits: list[Commit]
+    special_tags: dict[str, int]
+    commit_bytes: list[int]
+    after_call: int
+    quiet: frozenset[int]
+    _quiet_states: dict[int, bool] = field(default_factory=dict)
+
+    def is_quiet(self, state: int) -> bool:
+        """Whether no opener is partly matched in search state ``state``."""
+        found = self._quiet_states.get(state)
+        if found is None:
+            found = self._quiet_states[state] = self.search.nfa_states(state) <= self.quiet
+        return found
+
+    def commit_of(self, dfa: LazyDFA, state: int) -> int:
+        """The index into ``commits`` of the opener an exit ``state`` of ``dfa`` completes."""
+        return int(dfa.marks[state][len("commit"):])
+
+
+def search_automaton(dialect: Dialect, special: Collection[str] = (), *, window: int = 256) -> SearchAutomaton:
+    """The search automata of ``dialect``; tags in ``special`` are matched by token id instead."""
+    nfa = NFA()
+    commits: list[Commit] = []
+    special_tags: dict[str, int] = {}
+    starts: dict[Anchor, list[int]] = {a: [] for a in Anchor}
+    commit_bytes: set[int] = set()
+    done = nfa.state()  # every commit leads here: states that cannot reach it are dead in ``open``
+    for opener in dialect.openers():
+        if opener.tag is not None and opener.tag in special:
+            special_tags[opener.tag] = opener.form
+            continue
+        piece = nfa.literal(opener.tag.encode()) if opener.tag is not None else opener.text(nfa)  # type: ignore[misc]
+        label = f"commit{len(commits)}"
+        commits.append(Commit(opener.form, opener.tag is not None or opener.head))
+        end = nfa.state()
+        nfa.epsilon(piece[1], end)
+        nfa.mark(end, label)
+        nfa.epsilon(end, done)
+        starts[opener.anchor].append(piece[0])
+        commit_bytes |= _bytes_into(nfa, end)
+    first, loop, line = nfa.state(), nfa.state(), nfa.state()
+    nfa.edge(loop, 0, 255, loop)
+    nfa.edge(loop, 0x0A, 0x0A, line)
+    nfa.epsilon(line, loop)
+    nfa.epsilon(first, loop)
+    for s in starts[Anchor.ANYWHERE]:
+        nfa.epsilon(loop, s)
+    for s in starts[Anchor.LINE]:
+        nfa.epsilon(line, s)
+        nfa.epsilon(first, s)
+    for s in starts[Anchor.START]:
+        nfa.epsilon(first, s)
+    search = LazyDFA(nfa, (first, done), window=window, prune=False)
+    anchored = nfa.state()
+    for anchor in Anchor:
+        for s in starts[anchor]:
+            nfa.epsilon(anchored, s)
+    opening = LazyDFA(nfa, (anchored, done), window=window)
+    quiet = nfa.closure([first]) | nfa.closure([loop]) | nfa.closure([line])
+    return SearchAutomaton(nfa, search, opening, commits, special_tags, sorted(commit_bytes),
+                           search.state_of([loop]), frozenset(quiet))
+
+
+def _bytes_into(nfa: NFA, target: int) -> set[int]:
+    """Bytes on the edges that lead (through epsilon moves) into ``target``."""
+    out: set[int] = set()
+    for edges in nfa.edges:
+        for lo, hi, dst in edges:
+            if target in nfa.closure([dst]):
+                out.update(range(lo, hi + 1))
+    return out
+
+
+_SHARED: dict[str, SearchAutomaton] = {}
+_LOCK = threading.Lock()
+
+
+class OpenerWatch:
+    """Follows a generation's text and tells where calls may begin (streaming servers).
+
+    Every tag counts as text here (special tokens are decoded to their text). Not thread-safe:
+    one watch per generation.
+
+    Examples:
+        >>> from tooldec.dialects import Hermes
+        >>> watch = OpenerWatch(Hermes())
+        >>> watch.feed(b"Sure. <tool")
+        >>> watch.held, watch.call_start
+        (5, None)
+        >>> watch.feed(b"_call>")
+        >>> watch.call_start
+        6
+    """
+
+    def __init__(self, dialect: Dialect) -> None:
+        with _LOCK:
+            found = _SHARED.get(dialect.key)
+            if found is None:
+                found = _SHARED[dialect.key] = search_automaton(dialect)
+        self._search = found
+        self._state = found.search.start
+        self._length = 0
+        self._quiet_at = 0
+        self.call_start: int | None = None
+        """Byte offset where the opener of the call begun began (``None``: no call yet)."""
+
+    @property
+    def held(self) -> int:
+        """Bytes at the end of the text that may still be the start of a call."""
+        return 0 if self.call_start is not None else self._length - self._quiet_at
+
+    def feed(self, data: bytes) -> None:
+        """More text (bytes). Stops following at the first call; :meth:`after_call` resumes."""
+        if self.call_start is not None:
+            self._length += len(data)
+            return
+        auto = self._search
+        dfa = auto.search
+        for i, byte in enumerate(data):
+            self._state = dfa.next(self._state, byte)
+            self._length += 1
+            if dfa.arrays.exits[self._state]:
+                self.call_start = self._quiet_at
+                self._length += len(data) - i - 1
+                return
+            if auto.is_quiet(self._state):
+                self._quiet_at = self._length
+
+    def after_call(self) -> None:
+        """A call closed: follow free text again from here."""
+        self._state = self._search.after_call
+        self._quiet_at = self._length
+        self.call_start = None

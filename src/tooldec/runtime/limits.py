@@ -1,0 +1,55 @@
+"""Keeping the turn inside the model's context window.
+
+A tool can return far more text than the model can read (a 40 KB web page, a whole table). Fed
+back as it is, it would overflow the context and end the turn with an error; instead each result
+is cut to a share of the room the context has left, and the cut says so, so the model knows it
+did not see everything. What counts is tokens of the model's own tokenizer, not characters.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["context_window", "truncate_tokens"]
+
+#: Tokens a "the result was cut" note may take; the note is written in these words.
+_NOTE = "\n[truncated by tooldec: the result had {total} tokens; the first {kept} are shown]"
+_NOTE_TOKENS = 32
+#: Tokenizers report a huge number (1e30) when they do not know their limit.
+_UNKNOWN = 10**8
+
+
+def context_window(model: Any, tokenizer: Any) -> int | None:
+    """The model's context window in tokens, as the backend loaded it; ``None`` if unknown.
+
+    llama.cpp: the ``n_ctx`` it was loaded with; transformers: the model's
+    ``max_position_embeddings``, else the tokenizer's ``model_max_length``.
+    """
+    n_ctx = getattr(model, "n_ctx", None)
+    if callable(n_ctx):
+        return int(n_ctx())
+    config = getattr(model, "config", None)
+    for value in (getattr(config, "max_position_embeddings", None), getattr(tokenizer, "model_max_length", None)):
+        if isinstance(value, int) and 0 < value < _UNKNOWN:
+            return value
+    return None
+
+
+def truncate_tokens(text: str, tokenizer: Any, limit: int) -> tuple[str, int | None]:
+    """``text`` cut to at most ``limit`` tokens, with a note saying it was cut.
+
+    Args:
+        text: The observation.
+        tokenizer: The model's tokenizer (``encode`` / ``decode``).
+        limit: Tokens the observation may take, the note included.
+
+    Returns:
+        ``(text, None)`` when it fits, else ``(the first tokens + the note, tokens it had)``.
+    """
+    ids = list(tokenizer.encode(text, add_special_tokens=False))
+    if len(ids) <= limit:
+        return text, None
+    kept = max(limit - _NOTE_TOKENS, 0)
+    head = str(tokenizer.decode(ids[:kept], skip_special_tokens=False)) if kept else ""
+    head = head.rstrip("\ufffd")  # a character cut in the middle
+    return head + _NOTE.format(total=len(ids), kept=kept), len(ids)

@@ -1,0 +1,118 @@
+"""From generated tokens to what an OpenAI client receives: content deltas and tool calls.
+
+Streaming and non-streaming responses are both made from these events, so a streamed answer
+put together is the non-streamed one. Text is content until a call begins; the bytes that could
+still be the start of a call opener are held back (never sent as content and then taken back),
+and once the grammar is inside a call nothing more is content: the calls are parsed with the
+dialect's own ``parse_calls`` as each one closes and sent as ``tool_calls``.
+"""
+
+from __future__ import annotations
+
+import codecs
+from dataclasses import dataclass
+
+from ..dialects import Dialect, ToolCall
+from ..dialects.watch import OpenerWatch
+
+__all__ = ["Assembler", "CallEvent", "ContentEvent", "Event"]
+
+
+@dataclass(frozen=True)
+class ContentEvent:
+    """More text of the message's ``content``."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class CallEvent:
+    """A complete tool call, the ``index``-th of the message."""
+
+    index: int
+    call: ToolCall
+
+
+Event = ContentEvent | CallEvent
+
+
+class Assembler:
+    """Turns one generation, token by token, into content and call events.
+
+    Args:
+        dialect: Parses the calls (every opener form it declares).
+        watch: Hold back text that may still open a call (a request with tools); ``False``: all
+            text is content.
+
+    Examples:
+        >>> from tooldec.dialects import Hermes
+        >>> a = Assembler(Hermes())
+        >>> a.feed(b"Sure. <tool", in_call=False)
+        [ContentEvent(text='Sure. ')]
+        >>> a.feed(b'_call>\\n{"name": "f", "arguments": {}}\\n</tool_call>', in_call=True)
+        []
+        >>> [(type(e).__name__, getattr(e, "index", None)) for e in a.feed(b"", in_call=False)]
+        [('CallEvent', 0)]
+        >>> a.content, len(a.calls)
+        ('Sure. ', 1)
+    """
+
+    def __init__(self, dialect: Dialect, watch: bool = True) -> None:
+        self.dialect = dialect
+        self.watch = OpenerWatch(dialect) if watch else None
+        self.raw = b""
+        self.content = ""
+        self.calls: list[ToolCall] = []
+        self._sent = 0  # bytes of ``raw`` already given out, as content or as a call
+        self._call_start: int | None = None  # byte offset of the call being written
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+
+    @property
+    def text(self) -> str:
+        return self.raw.decode("utf-8", errors="replace")
+
+    def feed(self, data: bytes, *, in_call: bool) -> list[Event]:
+        """Take the bytes of one more token; ``in_call``: the grammar is now inside a call."""
+        self.raw += data
+        watch = self.watch
+        if watch is not None:
+            watch.feed(data)
+        events: list[Event] = []
+        if self._call_start is None:
+            if in_call:
+                start = watch.call_start if watch is not None and watch.call_start is not None else self._sent
+                self._call_start = max(start, self._sent)
+                self._say(self._call_start, events)
+            else:
+                self._say(len(self.raw) - (watch.held if watch is not None else 0), events)
+        elif not in_call:
+            self._collect(events)
+        return events
+
+    def finish(self) -> list[Event]:
+        """The generation ended: flush held text (no call began) or the last calls."""
+        events: list[Event] = []
+        if self._call_start is None:
+            self._say(len(self.raw), events, final=True)
+        else:
+            self._collect(events)
+        return events
+
+    def _say(self, end: int, events: list[Event], final: bool = False) -> None:
+        """Give out the bytes up to ``end`` as content."""
+        if end > self._sent or final:
+            new = self._decoder.decode(self.raw[self._sent:end], final=final)
+            self._sent = max(end, self._sent)
+            if new:
+                self.content += new
+                events.append(ContentEvent(new))
+
+    def _collect(self, events: list[Event]) -> None:
+        text = self.raw[self._call_start or 0:].decode("utf-8", errors="replace")
+        for call in self.dialect.parse_calls(text):  # the span holds only the calls just written
+            events.append(CallEvent(len(self.calls), call))
+            self.calls.append(call)
+        self._call_start = None
+        self._sent = len(self.raw)
+        if self.watch is not None:
+            self.watch.after_call()

@@ -1,0 +1,171 @@
+"""The one place where serving talks to tooldec's decoding core.
+
+Servers (``tooldec serve``, the vLLM logits processor) need four things from the core: turn a
+request's tool list into a compiled grammar (cached across requests by a key), start a cursor
+per sequence, move it by the sampled tokens, and write many sequences' masks into one bitmask.
+Everything else in ``tooldec.serving`` goes through :class:`Constraints`, so a change of the
+core's API is a change of this module alone.
+
+Concurrency contract: everything here may run on any thread (the core's compiler and snapshots
+are shareable, their caches locked and bounded); a ``Machine`` belongs to one sequence.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..decoding import Compiler, Grammar, Machine
+from ..dialects import Dialect
+from ..errors import ToolRegistrationError
+from ..tokens import Vocabulary
+from ..tools import ToolSet
+
+__all__ = ["Compiled", "Constraints", "tools_key"]
+
+ToolSpecs = Sequence[Mapping[str, Any]]
+
+
+def tools_key(specs: ToolSpecs) -> str:
+    """A stable key for a tool list: the SHA-256 of its canonical JSON (sorted keys).
+
+    Examples:
+        >>> tools_key([{"name": "f", "parameters": {}}]) == tools_key([{"parameters": {}, "name": "f"}])
+        True
+    """
+    text = json.dumps(list(specs), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """A request's tool list compiled against the vocabulary and dialect.
+
+    Attributes:
+        key: :func:`tools_key` of the tool list it was compiled from.
+        tools: The validated tools.
+        grammar: The core's grammar of those tools.
+    """
+
+    key: str
+    tools: ToolSet
+    grammar: Grammar
+
+
+class Constraints:
+    """Compiled grammars for one vocabulary and dialect, cached, and the cursors over them.
+
+    Args:
+        vocab: The model's vocabulary, padded to its logits width.
+        dialect: How the model writes calls.
+        cache_size: Most compiled tool lists kept (least recently used dropped first).
+
+    Examples:
+        >>> from tooldec.dialects import Hermes
+        >>> vocab = Vocabulary.from_tokens([bytes([b]) for b in range(256)])
+        >>> constraints = Constraints(vocab, Hermes())
+        >>> spec = {"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}
+        >>> compiled = constraints.compile([spec])
+        >>> constraints.compile([spec]) is compiled, constraints.cached
+        (True, 1)
+    """
+
+    def __init__(self, vocab: Vocabulary, dialect: Dialect, *, cache_size: int = 64) -> None:
+        if cache_size < 1:
+            raise ValueError(f"cache_size must be >= 1, got {cache_size}")
+        self.vocab = vocab
+        self.dialect = dialect
+        self.compiler = Compiler(vocab, dialect)  # the vocabulary prepared once; tools compiled once by schema
+        self.cache_size = cache_size
+        self._cache: OrderedDict[str, Compiled] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @property
+    def words(self) -> int:
+        """int32 words per bitmask row."""
+        return (self.vocab.size + 31) // 32
+
+    @property
+    def cached(self) -> int:
+        """How many compiled tool lists the cache holds."""
+        return len(self._cache)
+
+    def tools(self, specs: ToolSpecs) -> ToolSet:
+        """Validate a request's tools (OpenAI, MCP, Anthropic or plain dicts).
+
+        Raises:
+            ToolRegistrationError: A tool is malformed, duplicated, has an invalid or unsupported
+                schema, or cannot be written in this dialect; the message names it.
+        """
+        if not isinstance(specs, Sequence) or isinstance(specs, (str, bytes)):
+            raise ToolRegistrationError(f"tools must be a list of tool definitions, got {type(specs).__name__}")
+        for spec in specs:
+            if not isinstance(spec, Mapping):
+                raise ToolRegistrationError(f"a tool definition must be an object, got {type(spec).__name__}")
+        toolset = ToolSet(specs)
+        for tool in toolset:
+            self.compiler.check(tool)
+        return toolset
+
+    def compile(self, specs: ToolSpecs, key: str | None = None) -> Compiled:
+        """The compiled grammar of ``specs``, from the cache when its key was seen.
+
+        Args:
+            specs: The tool definitions.
+            key: Their :func:`tools_key`, if the caller has it already.
+
+        Raises:
+            ToolRegistrationError: As :meth:`tools`.
+        """
+        key = key or tools_key(specs)
+        with self._lock:
+            hit = self._cache.get(key)
+            if hit is not None:
+                self._cache.move_to_end(key)
+                return hit
+        toolset = self.tools(specs)
+        compiled = Compiled(key, toolset, self.compiler.compile(toolset))
+        with self._lock:
+            self._cache[key] = compiled
+            while len(self._cache) > self.cache_size:
+                self._cache.popitem(last=False)
+        return compiled
+
+    def machine(self, compiled: Compiled, *, tool_choice: str = "auto", parallel_tool_calls: bool = True,
+                max_calls: int | None = None) -> Machine:
+        """A fresh cursor for one sequence.
+
+        Raises:
+            ToolNotFoundError: ``tool_choice`` names no tool of the list.
+        """
+        return Machine(compiled.grammar, tool_choice=tool_choice, parallel_tool_calls=parallel_tool_calls,
+                       max_calls=max_calls)
+
+    @staticmethod
+    def advance(machine: Machine, token_id: int) -> bool:
+        """Move a cursor by one sampled token; ``False`` if the grammar refuses it."""
+        return machine.advance(token_id)
+
+    @staticmethod
+    def fill(machines: Sequence[tuple[int, Machine]], bitmask: np.ndarray,
+             budgets: Sequence[int | None] | None = None) -> list[bool]:
+        """Write each ``(row, machine)``'s allowed tokens into ``bitmask[row]`` (int32 words).
+
+        Returns:
+            Per machine, whether its row forbids any token (a row in free text often does not,
+            and then need not be applied).
+        """
+        return [machine.fill_bitmask(bitmask, row, None if budgets is None else budgets[i])
+                for i, (row, machine) in enumerate(machines)]
+
+    @staticmethod
+    def is_done(machine: Machine) -> bool:
+        """Whether the cursor accepted an end-of-sequence token."""
+        return machine.is_done()

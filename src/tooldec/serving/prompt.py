@@ -1,0 +1,106 @@
+"""The prompt of a chat request: its messages and tools through the model's chat template.
+
+A template that takes ``tools=`` (Qwen 2.5, Llama 3, ...) gets the request's tools as sent and
+the history's calls as structured ``tool_calls``. A template that does not (SmolLM2's) gets the
+tools in a system prompt written for the dialect (``tool_instructions``), and the history's
+calls and results as text in the dialect's own form, so the model sees what it would write.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..dialects import Dialect, ToolCall
+from ..runtime.loop import tool_instructions
+from ..tools import ToolSet
+
+__all__ = ["render_prompt", "takes_tools"]
+
+
+def takes_tools(tokenizer: Any) -> bool:
+    """Whether the tokenizer's chat template reads a ``tools`` variable."""
+    template = getattr(tokenizer, "chat_template", None) or ""
+    return isinstance(template, str) and "tools" in template
+
+
+def _text(content: Any) -> str:
+    """A message's content as text (OpenAI also allows a list of ``{"type": "text"}`` parts)."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(p.get("text", "")) for p in content if isinstance(p, Mapping) and p.get("type") == "text")
+    return str(content)
+
+
+def _arguments(value: Any) -> dict[str, Any]:
+    if isinstance(value, str):
+        try:
+            value = json.loads(value) if value.strip() else {}
+        except json.JSONDecodeError:
+            return {}
+    return dict(value) if isinstance(value, Mapping) else {}
+
+
+def _calls(message: Mapping[str, Any]) -> list[ToolCall]:
+    calls = []
+    for item in message.get("tool_calls") or []:
+        function = (item.get("function") or {}) if isinstance(item, Mapping) else {}
+        name = function.get("name")
+        if isinstance(name, str):
+            calls.append(ToolCall(name, _arguments(function.get("arguments")), id=str(item.get("id") or "")))
+    return calls
+
+
+def _messages(messages: Sequence[Mapping[str, Any]], dialect: Dialect, structured: bool) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    names: dict[str, str] = {}
+    for message in messages:
+        role = "system" if message["role"] == "developer" else str(message["role"])
+        content = _text(message.get("content"))
+        calls = _calls(message) if role == "assistant" else []
+        names.update({c.id: c.name for c in calls})
+        if structured:
+            item: dict[str, Any] = {"role": role, "content": content}
+            if calls:
+                item["tool_calls"] = [{"id": c.id, "type": "function",
+                                       "function": {"name": c.name, "arguments": dict(c.arguments)}} for c in calls]
+            if role == "tool":
+                item["tool_call_id"] = message.get("tool_call_id")
+                item["name"] = message.get("name") or names.get(str(message.get("tool_call_id")), "")
+            out.append(item)
+        elif calls:
+            written = "\n".join(dialect.format_call(c) for c in calls)
+            out.append({"role": role, "content": f"{content}\n{written}" if content else written})
+        elif role == "tool":
+            call = ToolCall(names.get(str(message.get("tool_call_id")), str(message.get("name") or "")), {})
+            out.append({"role": "tool", "content": dialect.render_result(call, content)})
+        else:
+            out.append({"role": role, "content": content})
+    return out
+
+
+def render_prompt(tokenizer: Any, messages: Sequence[Mapping[str, Any]], tools: ToolSet | None,
+                  specs: Sequence[Mapping[str, Any]], dialect: Dialect) -> str:
+    """The prompt text for the next assistant message.
+
+    Args:
+        tokenizer: A transformers tokenizer with a chat template.
+        messages: The request's messages (OpenAI shape).
+        tools: The request's validated tools (``None`` or empty: no tools).
+        specs: The same tools as the client sent them (given to templates that take tools).
+        dialect: How calls are written (for templates that do not take tools).
+    """
+    structured = takes_tools(tokenizer)
+    chat = _messages(messages, dialect, structured)
+    if tools is not None and len(tools) and not structured:
+        instructions = tool_instructions(tools, dialect)
+        if chat and chat[0]["role"] == "system":
+            chat[0] = {**chat[0], "content": f"{chat[0]['content']}\n\n{instructions}"}
+        else:
+            chat.insert(0, {"role": "system", "content": instructions})
+    kwargs: dict[str, Any] = {"tools": list(specs)} if structured and tools is not None and len(tools) else {}
+    return str(tokenizer.apply_chat_template(chat, add_generation_prompt=True, tokenize=False, **kwargs))

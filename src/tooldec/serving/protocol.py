@@ -1,0 +1,189 @@
+"""The OpenAI Chat Completions wire format: requests checked field by field, responses built.
+
+Only what ``tooldec serve`` does is accepted; a field it would silently ignore in a way that
+changes the answer (``n`` > 1, ``stop``, ``logprobs``, a JSON ``response_format``) is refused with
+a 400 that names it, as OpenAI names the ``param`` of a bad request.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..dialects import ToolCall
+
+__all__ = ["ChatRequest", "RequestError", "chunk", "completion", "error_body", "parse_request"]
+
+_ROLES = ("system", "developer", "user", "assistant", "tool")
+_REFUSED: dict[str, Callable[[Any], bool]] = {
+    "n": lambda v: v not in (None, 1),
+    "stop": lambda v: v not in (None, [], ""),
+    "logprobs": lambda v: bool(v),
+    "top_logprobs": lambda v: v not in (None, 0),
+    "audio": lambda v: v is not None,
+    "response_format": lambda v: v not in (None, {"type": "text"}),
+}
+
+
+class RequestError(Exception):
+    """A request the server refuses, with the HTTP status and the offending field."""
+
+    def __init__(self, message: str, *, param: str | None = None, status: int = 400,
+                 code: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.param = param
+        self.status = status
+        self.code = code
+
+
+def error_body(message: str, *, param: str | None = None, code: str | None = None,
+               kind: str = "invalid_request_error") -> dict[str, Any]:
+    """OpenAI's error object: ``{"error": {"message", "type", "param", "code"}}``."""
+    return {"error": {"message": message, "type": kind, "param": param, "code": code}}
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """A checked ``POST /v1/chat/completions`` body."""
+
+    model: str
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    tool_choice: str = "auto"
+    parallel_tool_calls: bool = True
+    max_tokens: int | None = None
+    temperature: float = 1.0
+    seed: int | None = None
+    stream: bool = False
+    include_usage: bool = False
+
+
+def _number(body: Mapping[str, Any], name: str, default: float, low: float, high: float) -> float:
+    value = body.get(name)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
+        raise RequestError(f"{name} must be a number from {low} to {high}, got {value!r}", param=name)
+    return float(value)
+
+
+def _tool_choice(value: Any, tools: Sequence[Mapping[str, Any]]) -> str:
+    """``"auto"``, ``"required"``, ``"none"`` or the name in ``{"type": "function", "function": {"name"}}``."""
+    if value is None:
+        return "auto" if tools else "none"
+    if value in ("auto", "required", "none"):
+        if value == "required" and not tools:
+            raise RequestError("tool_choice 'required' needs at least one tool in 'tools'", param="tool_choice")
+        return str(value)
+    if isinstance(value, Mapping) and value.get("type") == "function" and isinstance(value.get("function"), Mapping):
+        name = value["function"].get("name")
+        if isinstance(name, str):
+            return name
+    raise RequestError("tool_choice must be 'auto', 'required', 'none' or "
+                       "{'type': 'function', 'function': {'name': ...}}", param="tool_choice")
+
+
+def _messages(value: Any) -> list[dict[str, Any]]:
+    if not isinstance(value, list) or not value:
+        raise RequestError("messages must be a non-empty list", param="messages")
+    for i, message in enumerate(value):
+        if not isinstance(message, dict) or message.get("role") not in _ROLES:
+            raise RequestError(f"messages[{i}] must be an object whose role is one of {', '.join(_ROLES)}",
+                               param=f"messages[{i}]")
+    return [dict(m) for m in value]
+
+
+def parse_request(body: Any, model: str) -> ChatRequest:
+    """Check a request body against what the server does.
+
+    Args:
+        body: The decoded JSON body.
+        model: The served model's id (any other is a 404).
+
+    Raises:
+        RequestError: The first problem found, naming its field.
+    """
+    if not isinstance(body, dict):
+        raise RequestError("the request body must be a JSON object")
+    if body.get("model") != model:
+        raise RequestError(f"the model {body.get('model')!r} does not exist; this server serves {model!r}",
+                           param="model", status=404, code="model_not_found")
+    for name, refused in _REFUSED.items():
+        if refused(body.get(name)):
+            raise RequestError(f"{name}={body[name]!r} is not supported by tooldec serve", param=name)
+    messages = _messages(body.get("messages"))
+    tools = body.get("tools") or []
+    if not isinstance(tools, list):
+        raise RequestError("tools must be a list of tool definitions", param="tools")
+    limit = body.get("max_completion_tokens", body.get("max_tokens"))
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise RequestError(f"max_tokens must be a positive integer, got {limit!r}", param="max_tokens")
+    seed = body.get("seed")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+        raise RequestError(f"seed must be an integer, got {seed!r}", param="seed")
+    parallel = body.get("parallel_tool_calls", True)
+    if not isinstance(parallel, bool):
+        raise RequestError("parallel_tool_calls must be a boolean", param="parallel_tool_calls")
+    stream = body.get("stream", False)
+    options = body.get("stream_options") or {}
+    if not isinstance(stream, bool) or not isinstance(options, dict):
+        raise RequestError("stream must be a boolean and stream_options an object", param="stream")
+    _number(body, "top_p", 1.0, 1.0, 1.0)  # sampling reads the whole distribution
+    return ChatRequest(
+        model=model, messages=messages, tools=tools, tool_choice=_tool_choice(body.get("tool_choice"), tools),
+        parallel_tool_calls=parallel, max_tokens=limit, temperature=_number(body, "temperature", 1.0, 0.0, 2.0),
+        seed=seed, stream=stream, include_usage=bool(options.get("include_usage")))
+
+
+def new_id() -> str:
+    """A completion id in OpenAI's shape."""
+    return f"chatcmpl-{uuid.uuid4().hex[:24]}"
+
+
+def _call_dict(call: ToolCall) -> dict[str, Any]:
+    return call.to_openai()
+
+
+def completion(request_id: str, model: str, content: str, calls: Sequence[ToolCall], finish: str,
+               prompt_tokens: int, completion_tokens: int) -> dict[str, Any]:
+    """A ``chat.completion`` object (non-streaming answer)."""
+    message: dict[str, Any] = {"role": "assistant", "content": content or None}
+    if calls:
+        message["tool_calls"] = [_call_dict(c) for c in calls]
+    return {
+        "id": request_id, "object": "chat.completion", "created": int(time.time()), "model": model,
+        "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish}],
+        "usage": usage(prompt_tokens, completion_tokens),
+    }
+
+
+def usage(prompt_tokens: int, completion_tokens: int) -> dict[str, int]:
+    return {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens}
+
+
+def chunk(request_id: str, model: str, delta: dict[str, Any] | None, finish: str | None = None,
+          usage_: dict[str, int] | None = None) -> dict[str, Any]:
+    """A ``chat.completion.chunk``: one delta, or (``delta`` None) the usage chunk with no choices."""
+    body: dict[str, Any] = {"id": request_id, "object": "chat.completion.chunk", "created": int(time.time()),
+                            "model": model}
+    body["choices"] = [] if delta is None else [{"index": 0, "delta": delta, "logprobs": None,
+                                                 "finish_reason": finish}]
+    if usage_ is not None:
+        body["usage"] = usage_
+    return body
+
+
+def call_deltas(index: int, call: ToolCall) -> list[dict[str, Any]]:
+    """The deltas OpenAI streams for one call: its id, type and name with empty arguments, then
+    the arguments."""
+    whole = _call_dict(call)
+    return [
+        {"tool_calls": [{"index": index, "id": whole["id"], "type": "function",
+                         "function": {"name": call.name, "arguments": ""}}]},
+        {"tool_calls": [{"index": index, "function": {"arguments": whole["function"]["arguments"]}}]},
+    ]

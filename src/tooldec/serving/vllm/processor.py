@@ -1,0 +1,292 @@
+"""tooldec as a vLLM V1 logits processor: per-request tools, batched masks, overlapped with the forward.
+
+vLLM calls ``update_state(batch_update)`` before each forward pass and ``apply(logits)`` after
+it, on the whole persistent batch. A request is constrained when its ``SamplingParams.extra_args``
+carries ``"tooldec"`` (see :mod:`tooldec.serving.vllm.args`); any other request is left alone
+(its logits row is not touched, and a batch without tooldec requests costs one dict check).
+
+``update_state`` applies the batch changes to the row map and hands one job to a worker thread:
+compile new tool lists (cached across requests by key), move each cursor by its new output
+tokens, and fill all constrained rows of one int32 bitmask. The forward pass runs meanwhile;
+``apply`` joins the job and writes ``-inf`` where the mask says no. The worker thread is the only
+one that touches grammars and cursors. With async scheduling (vLLM on GPUs; vLLM on CPU runs
+without it) the last sampled token is a placeholder (-1) at ``update_state`` time; those rows
+are finished in ``apply`` once vLLM has filled it in, without the overlap. A row whose cursor
+cannot go on (a token the grammar refuses) is allowed only end-of-sequence tokens: it ends,
+never with a broken call.
+
+Load it with ``--logits-processors tooldec.serving.vllm.processor:ToolDecLogitsProcessor``, or
+installed, through the ``vllm.logits_processors`` entry point (vLLM then loads it in every
+engine of that environment).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import weakref
+from collections import OrderedDict
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+import torch
+from vllm.exceptions import VLLMValidationError
+from vllm.v1.sample.logits_processor import BatchUpdate, LogitsProcessor
+from vllm.v1.sample.logits_processor.builtin import process_dict_updates
+
+from ...decoding import Machine
+from ...dialects import get_dialect
+from ...errors import ToolDecError
+from ...tokens import Vocabulary
+from ...tokens.hf import from_hf_tokenizer
+from ..engine import Constraints
+from .args import KEY, ToolDecArgs
+
+if TYPE_CHECKING:
+    from vllm import SamplingParams
+    from vllm.config import VllmConfig
+
+__all__ = ["ToolDecLogitsProcessor"]
+
+log = logging.getLogger("tooldec.vllm")
+PARSED_CACHE = 64
+"""Most request argument texts kept parsed (the worker's own, unlocked: one thread uses it)."""
+PLACEHOLDER = -1
+"""vLLM's stand-in for a sampled token not yet copied back (async scheduling)."""
+
+
+@dataclass
+class _Row:
+    """One constrained request in the batch. The worker thread alone touches ``machine`` and
+    ``consumed``; the main thread only moves rows between indices while no job runs."""
+
+    raw: object
+    """The request's ``extra_args["tooldec"]``, parsed on the worker (a long tool list is not
+    decoded on the engine's own thread)."""
+    output: list[int]
+    max_tokens: int | None
+    machine: Machine | None = None
+    consumed: int = 0
+    failed: str | None = None
+    pending: bool = field(default=False)
+
+
+class _Validated:
+    """Tool lists already checked in this process (bounded, locked): a repeated list is not
+    checked twice."""
+
+    def __init__(self, size: int = 256) -> None:
+        self._keys: OrderedDict[str, None] = OrderedDict()
+        self._lock = threading.Lock()
+        self._size = size
+
+    def seen(self, key: str) -> bool:
+        with self._lock:
+            if key in self._keys:
+                self._keys.move_to_end(key)
+                return True
+            return False
+
+    def add(self, key: str) -> None:
+        with self._lock:
+            self._keys[key] = None
+            while len(self._keys) > self._size:
+                self._keys.popitem(last=False)
+
+
+_VALIDATED = _Validated()
+
+
+class ToolDecLogitsProcessor(LogitsProcessor):
+    """Masks the logits of requests that carry ``extra_args["tooldec"]``.
+
+    Args:
+        vllm_config: The engine's configuration (model, tokenizer, batch size).
+        device: Where the logits live.
+        is_pin_memory: Unused (the masks are built on the CPU).
+    """
+
+    @classmethod
+    def validate_params(cls, sampling_params: SamplingParams) -> None:
+        """Check a request's tooldec arguments in the API server, before it is queued: a bad
+        tool schema is an HTTP 400 carrying the typed error's message."""
+        value = (sampling_params.extra_args or {}).get(KEY)
+        if value is None:
+            return
+        try:
+            args = ToolDecArgs.parse(value)
+        except ValueError as error:
+            raise VLLMValidationError(f"tooldec: {error}", parameter="vllm_xargs") from error
+        if _VALIDATED.seen(args.key + args.dialect + args.tool_choice):
+            return
+        vocab = Vocabulary.from_tokens([bytes([b]) for b in range(256)])  # tools are checked without a model
+        constraints = Constraints(vocab, get_dialect(args.dialect))
+        try:
+            tools = constraints.tools(args.tools)
+        except ToolDecError as error:
+            raise VLLMValidationError(f"tooldec: invalid tools: {error}", parameter="tools") from error
+        if args.tool_choice not in ("auto", "required", "none") and args.tool_choice not in tools:
+            raise VLLMValidationError(f"tooldec: tool_choice names {args.tool_choice!r}, which is not in tools: "
+                                      f"{', '.join(tools.names)}", parameter="tool_choice")
+        _VALIDATED.add(args.key + args.dialect + args.tool_choice)
+
+    _engines: ClassVar[dict[int, weakref.ref[Any]]] = {}
+
+    def __init__(self, vllm_config: VllmConfig, device: torch.device, is_pin_memory: bool) -> None:
+        from transformers import AutoTokenizer
+
+        # Named with --logits-processors while the entry point is installed, vLLM builds this
+        # class twice for one engine: the second instance stays idle instead of masking twice.
+        for key in [key for key, ref in self._engines.items() if ref() is None]:
+            del self._engines[key]
+        owner = self._engines.get(id(vllm_config))
+        self.idle = owner is not None and owner() is vllm_config
+        if not self.idle:
+            self._engines[id(vllm_config)] = weakref.ref(vllm_config)
+        self.rows: dict[int, _Row] = {}
+        if self.idle:
+            return
+        model = vllm_config.model_config
+        self.width = int(model.get_vocab_size())
+        tokenizer = AutoTokenizer.from_pretrained(model.tokenizer, revision=model.tokenizer_revision,
+                                                  trust_remote_code=model.trust_remote_code)
+        self.vocab = from_hf_tokenizer(tokenizer, vocab_size=self.width)
+        self.eos = np.array(sorted(i for i in self.vocab.eos_ids if i < self.width), dtype=np.int64)
+        self._constraints: dict[str, Constraints] = {}
+        self._parsed: OrderedDict[str, ToolDecArgs] = OrderedDict()
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tooldec-masks")
+        self._job: Future[tuple[list[int], np.ndarray]] | None = None
+        self._words = (self.width + 31) // 32
+
+    def is_argmax_invariant(self) -> bool:
+        """The masks change which token is most likely."""
+        return False
+
+    # -- main thread ---------------------------------------------------------------------------
+
+    def _new_row(self, params: SamplingParams, prompt: list[int] | None, output: list[int]) -> _Row | None:
+        value = (params.extra_args or {}).get(KEY)
+        if value is None:
+            return None
+        return _Row(value, output, params.max_tokens)
+
+    def update_state(self, batch_update: BatchUpdate | None) -> None:
+        """Apply the batch changes, then start computing this step's masks on the worker."""
+        if self.idle:
+            return
+        self._join()
+        process_dict_updates(self.rows, batch_update, self._new_row)
+        if self.rows:
+            self._job = self._pool.submit(self._masks, sorted(self.rows.items()))
+
+    def apply(self, logits: torch.Tensor) -> torch.Tensor:
+        """Write ``-inf`` into the constrained rows wherever their mask forbids a token."""
+        if not self.rows:
+            return logits
+        indices, allowed = self._join() or self._pool.submit(self._masks, sorted(self.rows.items())).result()
+        if not indices:
+            return logits
+        late = [i for i, row in enumerate(indices) if self.rows[row].pending]
+        if late:  # async scheduling: vLLM has filled the sampled tokens in by now
+            again = [(indices[i], self.rows[indices[i]]) for i in late]
+            allowed[late] = self._pool.submit(self._masks, again, True).result()[1]
+        width = min(logits.shape[-1], allowed.shape[-1])
+        blocked = torch.from_numpy(~allowed[:, :width]).to(logits.device)
+        rows = torch.tensor(indices, dtype=torch.long, device=logits.device)
+        logits[rows, :width] = logits[rows, :width].masked_fill(blocked, float("-inf"))
+        if logits.shape[-1] > width:
+            logits[rows, width:] = float("-inf")
+        return logits
+
+    def _join(self) -> tuple[list[int], np.ndarray] | None:
+        job, self._job = self._job, None
+        return None if job is None else job.result()
+
+    # -- worker thread -------------------------------------------------------------------------
+
+    def _constraints_for(self, dialect: str) -> Constraints:
+        constraints = self._constraints.get(dialect)
+        if constraints is None:
+            constraints = self._constraints[dialect] = Constraints(self.vocab, get_dialect(dialect))
+        return constraints
+
+    def _args(self, raw: object) -> ToolDecArgs:
+        """Parse a request's arguments; a list sent again (the same JSON text) is not parsed again."""
+        key = raw if isinstance(raw, str) else None
+        hit = self._parsed.get(key) if key is not None else None
+        if hit is None:
+            hit = ToolDecArgs.parse(raw)
+            if key is not None:
+                self._parsed[key] = hit
+                while len(self._parsed) > PARSED_CACHE:
+                    self._parsed.popitem(last=False)
+        elif key is not None:
+            self._parsed.move_to_end(key)
+        return hit
+
+    def _advance(self, row: _Row) -> None:
+        """Create the row's cursor if new, and move it by the tokens vLLM sampled since."""
+        row.pending = False
+        if row.failed is not None:
+            return
+        if row.machine is None:
+            try:
+                args = self._args(row.raw)
+                constraints = self._constraints_for(args.dialect)
+                compiled = constraints.compile(args.tools, args.key)
+                row.machine = constraints.machine(compiled, tool_choice=args.tool_choice,
+                                                  parallel_tool_calls=args.parallel_tool_calls)
+            except (ToolDecError, ValueError) as error:  # checked in validate_params; offline callers may skip it
+                row.failed = f"tools refused: {error}"
+                log.error("tooldec: %s", row.failed)
+                return
+        output = row.output
+        while row.consumed < len(output):
+            token = output[row.consumed]
+            if token == PLACEHOLDER:
+                row.pending = True
+                return
+            if not row.machine.advance(token):
+                row.failed = f"token {token} left the grammar after {row.consumed} tokens"
+                log.error("tooldec: %s; the request is ended", row.failed)
+                return
+            row.consumed += 1
+
+    def _masks(self, rows: list[tuple[int, _Row]], final: bool = False) -> tuple[list[int], np.ndarray]:
+        """Move every cursor, then fill one bitmask for all rows; returns the allowed flags.
+
+        ``final``: this is the last chance before sampling; a row whose sampled token is still
+        a placeholder (vLLM hands processors loaded only by entry point no tokens under async
+        scheduling) is ended rather than left unconstrained.
+        """
+        bitmask = np.zeros((len(rows), self._words), dtype=np.int32)
+        masked = [True] * len(rows)
+        cursors: list[tuple[int, Machine]] = []
+        budgets: list[int | None] = []
+        for i, (_, row) in enumerate(rows):
+            self._advance(row)
+            if final and row.pending:
+                row.failed = ("vLLM gave no sampled tokens (async scheduling: name the processor with "
+                              "--logits-processors, or use --no-async-scheduling)")
+                log.error("tooldec: %s; the request is ended", row.failed)
+            if row.failed is not None or row.machine is None or row.pending:
+                bitmask[i] = 0
+                _set_bits(bitmask[i], self.eos)  # a failed row ends; a pending one is redone in apply
+                continue
+            cursors.append((i, row.machine))
+            budgets.append(None if row.max_tokens is None else max(row.max_tokens - row.consumed, 1))
+        if cursors:
+            for (i, _), forbids in zip(cursors, Constraints.fill(cursors, bitmask, budgets)):
+                masked[i] = forbids
+        keep = [i for i in range(len(rows)) if final or masked[i] or rows[i][1].pending]  # free text: nothing to apply
+        allowed = np.unpackbits(bitmask[keep].view(np.uint8), axis=-1, bitorder="little").astype(bool)
+        return [rows[i][0] for i in keep], allowed
+
+
+def _set_bits(row: np.ndarray, ids: np.ndarray) -> None:
+    """Allow ``ids`` in one int32 bitmask row."""
+    words = row.view(np.uint32)
+    for token in ids.tolist():
+        words[token >> 5] |= np.uint32(1 << (token & 31))

@@ -1,0 +1,188 @@
+"""One llama.cpp context, one thread: requests are queued and run one after another.
+
+A ``llama_cpp.Llama`` holds one KV cache; two requests stepping it in turn would corrupt each
+other's context. So every request becomes a :class:`Job` on a bounded queue and one worker
+thread runs them in order, token by token, masking each step with the request's own cursor and
+handing the events (content, calls, the end) back to the request's event loop as they come.
+The worker owns the :class:`~tooldec.serving.engine.Constraints` (grammars fill their caches
+lazily, so only this thread touches them). The KV cache is kept between jobs: a prompt that
+begins like the previous one (the same system prompt and tools) only evaluates its new tokens.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..backends.llamacpp import pick_token
+from ..decoding import Machine, Mode
+from .assemble import Assembler, Event
+from .engine import Constraints
+
+__all__ = ["Done", "Job", "QueueFull", "Worker"]
+
+
+@dataclass(frozen=True)
+class Done:
+    """The last event of a job: why it stopped and what it cost."""
+
+    finish_reason: str
+    prompt_tokens: int
+    completion_tokens: int
+    error: str | None = None
+
+
+@dataclass
+class Job:
+    """One request's generation.
+
+    Attributes:
+        prompt_ids: The rendered prompt's tokens.
+        specs: The request's tools (empty: unconstrained).
+        key: Their cache key.
+        tool_choice: auto, required, none or a tool name.
+        parallel_tool_calls: Several calls in one message.
+        max_tokens: Budget of new tokens.
+        temperature: 0 for greedy.
+        seed: Seeds the sampler (None: fresh entropy).
+        emit: Called from the worker thread with each event, then a :class:`Done`.
+        cancelled: Set by the request when its client went away.
+    """
+
+    prompt_ids: list[int]
+    specs: Sequence[Any]
+    key: str
+    tool_choice: str
+    parallel_tool_calls: bool
+    max_tokens: int
+    temperature: float
+    seed: int | None
+    emit: Callable[[Event | Done], None]
+    cancelled: threading.Event = field(default_factory=threading.Event)
+
+
+class QueueFull(Exception):
+    """More requests are waiting than the server accepts."""
+
+
+class Worker:
+    """The thread that runs jobs on a loaded llama.cpp model.
+
+    Args:
+        generator: A ``tooldec.backends.llamacpp.LlamaCppGenerator``.
+        constraints: Compiles request tool lists (owned by this worker's thread from now on).
+        max_queue: Most jobs waiting; more are refused with :class:`QueueFull`.
+    """
+
+    def __init__(self, generator: Any, constraints: Constraints, *, max_queue: int = 256) -> None:
+        self.generator = generator
+        self.constraints = constraints
+        self.eos = set(generator.eos_ids)
+        self.context = int(generator.model.n_ctx())
+        self._jobs: queue.Queue[Job | None] = queue.Queue(maxsize=max_queue)
+        self._thread = threading.Thread(target=self._run, name="tooldec-llama", daemon=True)
+        self.jobs_done = 0
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Finish the running job, drop the queue's place for new ones, end the thread."""
+        self._jobs.put(None)
+        self._thread.join()
+
+    def is_alive(self) -> bool:
+        return self._thread.is_alive()
+
+    @property
+    def waiting(self) -> int:
+        return self._jobs.qsize()
+
+    def submit(self, job: Job) -> None:
+        """Queue a job.
+
+        Raises:
+            QueueFull: The queue is at its bound.
+        """
+        try:
+            self._jobs.put_nowait(job)
+        except queue.Full:
+            raise QueueFull(f"{self._jobs.maxsize} requests are already waiting; retry later") from None
+
+    def _run(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            try:
+                job.emit(self._generate(job))
+            except Exception as error:
+                job.emit(Done("error", len(job.prompt_ids), 0, f"{type(error).__name__}: {error}"))
+            self.jobs_done += 1
+
+    def _machine(self, job: Job) -> Machine | None:
+        if not job.specs:
+            return None
+        compiled = self.constraints.compile(job.specs, job.key)
+        return self.constraints.machine(compiled, tool_choice=job.tool_choice,
+                                        parallel_tool_calls=job.parallel_tool_calls)
+
+    def _generate(self, job: Job) -> Done:
+        generator, vocab = self.generator, self.constraints.vocab
+        machine = self._machine(job)
+        assembler = Assembler(self.constraints.dialect, watch=machine is not None)
+        rng = np.random.default_rng(job.seed)
+        budget = min(job.max_tokens, self.context - len(job.prompt_ids) - 1)
+        if budget < 1:
+            return Done("error", len(job.prompt_ids), 0,
+                        f"the prompt has {len(job.prompt_ids)} tokens; the context holds {self.context}")
+        ids = list(job.prompt_ids)
+        made = 0
+        finish = "length"
+        while made < budget and not job.cancelled.is_set():
+            logits = generator.next_logits(ids)
+            allowed = None if machine is None else machine.allowed_token_ids(budget - made)
+            if allowed is not None and allowed.size == 0:
+                return Done("error", len(job.prompt_ids), made, "no token is allowed: the constraint is unsatisfiable")
+            token = pick_token(logits, None if allowed is None or allowed.size == generator.width else allowed,
+                               job.temperature, rng)
+            if machine is not None and not machine.advance(token):
+                return Done("error", len(job.prompt_ids), made, f"token {token} was picked but refused")
+            made += 1
+            if token in self.eos:
+                finish = "stop"
+                break
+            ids.append(token)
+            for event in assembler.feed(_bytes(vocab, token), in_call=machine is not None and _in_call(machine)):
+                job.emit(event)
+            if machine is not None and machine.is_done():
+                finish = "stop"
+                break
+        for event in assembler.finish():
+            job.emit(event)
+        if assembler.calls and finish == "stop":
+            finish = "tool_calls"
+        return Done(finish, len(job.prompt_ids), made)
+
+
+def _bytes(vocab: Any, token: int) -> bytes:
+    """A token's bytes; a special token's text; nothing for an unused id."""
+    if 0 <= token < vocab.size and vocab.token_bytes[token] is not None:
+        return bytes(vocab.token_bytes[token])
+    special = vocab.special.get(token)
+    return special.encode() if special is not None else b""
+
+
+def _in_call(machine: Machine) -> bool:
+    return machine.mode is Mode.TOOL
+
+
+def wait_idle(worker: Worker, timeout: float = 5.0) -> bool:
+    """Wait until no job is queued (for tests and shutdown)."""
+    end = time.monotonic() + timeout
+    while worker.waiting and time.monotonic() < end:
+        time.sleep(0.01)
+    return worker.waiting == 0

@@ -1,0 +1,63 @@
+"""An asyncio event loop in a thread of its own, so synchronous code can drive async clients.
+
+The MCP SDK is async, while a tool's function is called synchronously (from the runtime's
+executor threads). One loop per source runs in a daemon thread; coroutines are handed to it with
+``run`` from any thread, and wait at most a timeout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import threading
+from collections.abc import Coroutine
+from typing import Any, TypeVar
+
+__all__ = ["BackgroundLoop"]
+
+T = TypeVar("T")
+
+
+class BackgroundLoop:
+    """A running event loop in a daemon thread; ``close`` stops it.
+
+    Examples:
+        >>> loop = BackgroundLoop("example")
+        >>> async def three() -> int:
+        ...     return 3
+        >>> loop.run(three(), timeout=5)
+        3
+        >>> loop.close()
+    """
+
+    def __init__(self, name: str) -> None:
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self.loop.run_forever, name=f"tooldec-{name}", daemon=True)
+        self._thread.start()
+
+    def submit(self, coroutine: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+        """Start ``coroutine`` on the loop; its future can be waited on from any thread."""
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop)
+
+    def run(self, coroutine: Coroutine[Any, Any, T], timeout: float | None) -> T:
+        """Run ``coroutine`` on the loop and wait for its result.
+
+        Raises:
+            TimeoutError: Not done within ``timeout`` seconds (the coroutine is cancelled).
+            Exception: Whatever the coroutine raised.
+        """
+        future = self.submit(coroutine)
+        try:
+            return future.result(timeout)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            raise TimeoutError(f"no answer within {timeout:g} s") from None
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Stop the loop and wait (at most ``timeout`` seconds) for its thread."""
+        if self.loop.is_closed():
+            return
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(timeout)
+        if not self._thread.is_alive():
+            self.loop.close()

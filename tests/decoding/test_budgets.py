@@ -1,0 +1,121 @@
+"""Exact closing (DESIGN invariant 4): at every position, names included, a token is allowed only
+if the call can still close within the budget left, counted in real tokens."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import numpy as np
+import pytest
+
+from tooldec.bench.walks import check_walk, random_walk
+from tooldec.decoding import Grammar, Machine, Mode
+from tooldec.decoding.budget import shortest
+from tooldec.dialects import Hermes
+from tooldec.errors import BudgetError
+from tooldec.tokens import Vocabulary
+from tooldec.tools import ToolSet
+
+
+def long_tool(name: str, size: int) -> dict[str, Any]:
+    """A tool whose shortest call needs about ``size`` bytes: required properties with long names."""
+    count = max(1, size // 60)
+    props = {f"p{i:03d}_" + "x" * 50: {"type": "integer", "minimum": 0, "maximum": 9} for i in range(count)}
+    return {"name": name, "parameters": {"type": "object", "properties": props, "required": list(props)}}
+
+
+TOOLS = [
+    {"name": "ping", "parameters": {"type": "object", "properties": {}}},
+    long_tool("mid_tool", 100),
+    long_tool("long_tool", 1000),
+    long_tool("huge_tool", 5000),
+    {"name": "wordy", "parameters": {"type": "object", "properties": {
+        "text": {"type": "string", "minLength": 300, "maxLength": 320}}, "required": ["text"]}},
+]
+
+
+@pytest.fixture(scope="module")
+def grammars(any_vocab: Vocabulary) -> Grammar:
+    return Grammar(ToolSet(TOOLS), any_vocab, Hermes())
+
+
+@pytest.mark.parametrize("tool", [t["name"] for t in TOOLS])
+def test_the_minimum_budget_closes_and_one_less_is_refused(grammars: Grammar, tool: str) -> None:
+    grammar = grammars
+    if tool in ("long_tool", "huge_tool") and grammar.vocab.size > 100_000:
+        pytest.skip("the long tools run on the two smaller vocabularies (the large ones add time, not cases)")
+    probe = Machine(grammar, tool_choice=tool, parallel_tool_calls=False)
+    need = probe.min_tokens()
+    with pytest.raises(BudgetError, match=f"needs {need} tokens"):
+        probe.check_budget(need - 1)
+    probe.check_budget(need)
+    rng = random.Random(f"{grammar.vocab.name}-{tool}")
+    for extra in (0, 0, 1, 3):
+        machine = Machine(grammar, tool_choice=tool, parallel_tool_calls=False)
+        result = random_walk(machine, rng, need + extra)
+        assert result.closed, (need, extra, result.text[-80:])
+        assert len(result.tokens) <= need + extra
+        assert check_walk(result, Hermes(), ToolSet(TOOLS)) is None
+
+
+def test_required_call_uses_the_cheapest_tool_at_the_minimum(grammars: Grammar) -> None:
+    machine = Machine(grammars, tool_choice="required", parallel_tool_calls=False)
+    need = machine.min_tokens()
+    result = random_walk(machine, random.Random(1), need)
+    assert result.closed and Hermes().parse_calls(result.text)[0].name == "ping"
+
+
+def test_auto_mode_opens_no_call_it_cannot_close(grammars: Grammar) -> None:
+    """The cheapest call, written token by token in auto mode: the token that opens it is allowed
+    with a budget of exactly what the call needs, and refused with one token less."""
+    grammar = grammars
+    required = Machine(grammar, tool_choice="required")
+    need = required.min_tokens()
+    _, text = shortest(grammar, required.position, True)
+    tokens = grammar.vocab.longest_match(text)
+    assert len(tokens) == need
+    for budget, can_open in ((need, True), (need - 1, False)):
+        machine = Machine(grammar)
+        for step, tid in enumerate(tokens):
+            allowed = tid in set(machine.allowed_token_ids(budget=budget - step).tolist())
+            before = machine.mode
+            assert machine.advance(tid)
+            if machine.mode is Mode.TOOL and before is Mode.TEXT:  # this token opens the call
+                assert allowed is can_open, (budget, need, step)
+                break
+            assert allowed, (budget, step)
+        else:
+            raise AssertionError("the call never opened")
+
+
+def test_names_are_filtered_by_what_their_tools_need(grammars: Grammar) -> None:
+    """At the name, with a budget that fits ``mid_tool`` but not ``long_tool``, only the first is spelled."""
+    grammar = grammars
+    needs = {n: Machine(grammar, tool_choice=n, parallel_tool_calls=False).min_tokens() for n in ("mid_tool", "long_tool")}
+    machine = Machine(grammar, tool_choice="required", parallel_tool_calls=False)
+    budget = needs["mid_tool"] + 2
+    rng = random.Random(5)
+    names = set()
+    for _ in range(6):
+        m = machine.fork()
+        result = random_walk(m, rng, budget)
+        assert result.closed
+        names.add(Hermes().parse_calls(result.text)[0].name)
+    assert "long_tool" not in names and "huge_tool" not in names
+    assert needs["long_tool"] > budget
+
+
+def test_a_budget_is_never_left_without_a_token(grammars: Grammar) -> None:
+    rng = random.Random(9)
+    for _ in range(5):
+        machine = Machine(grammars, tool_choice="required")
+        budget = machine.min_tokens() + rng.randint(0, 30)
+        for step in range(budget):
+            ids = machine.allowed_token_ids(budget=budget - step)
+            assert ids.size, machine.position
+            assert machine.advance(int(ids[rng.randrange(ids.size)]))
+            if machine.calls_completed:
+                break
+        assert machine.calls_completed == 1
+        assert np.all(machine.allowed_token_ids().size > 0)

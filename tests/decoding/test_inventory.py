@@ -1,0 +1,71 @@
+"""Snapshots: an inventory change makes a new snapshot; masks always match the current one."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+
+from tooldec.decoding import Compiler, Grammar, Machine
+from tooldec.dialects import Hermes
+from tooldec.errors import DuplicateToolError, ToolNotFoundError
+from tooldec.tokens import Vocabulary
+
+from .conftest import brute_force
+from .tools_zoo import ZOO
+
+PREFIX = b'<tool_call>\n{"name": "get_weather", "arguments": {"'
+
+
+def tool(name: str, prop: str) -> dict[str, object]:
+    return {"name": name, "parameters": {"type": "object", "properties": {prop: {"type": "integer"}}, "required": [prop]}}
+
+
+def at(grammar: Grammar, data: bytes) -> Machine:
+    machine = Machine(grammar)
+    for tid in grammar.vocab.longest_match(data):
+        assert machine.advance(tid), (data, grammar.vocab.token_bytes[tid])
+    return machine
+
+
+def test_add_replace_remove_between_decodes(smollm2_vocab: Vocabulary) -> None:
+    compiler = Compiler(smollm2_vocab, Hermes(openers=["tag"]))
+    first = compiler.compile([tool("get_weather", "x")])
+    machine = at(first, PREFIX)
+    assert np.array_equal(machine.allowed_token_ids(), brute_force(machine))
+    assert {smollm2_vocab.token_bytes[i][:1] for i in machine.allowed_token_ids()} == {b"x"}
+    replaced = first.with_tools(remove=["get_weather"], add=[tool("get_weather", "y")])  # same name, new schema
+    assert replaced.key != first.key
+    later = at(replaced, PREFIX)
+    assert np.array_equal(later.allowed_token_ids(), brute_force(later))
+    assert {smollm2_vocab.token_bytes[i][:1] for i in later.allowed_token_ids()} == {b"y"}
+    assert {smollm2_vocab.token_bytes[i][:1] for i in machine.allowed_token_ids()} == {b"x"}  # the old snapshot is unchanged
+    grown = replaced.with_tools(add=[tool("get_time", "tz")])
+    names = at(grown, b'<tool_call>\n{"name": "get_')
+    assert np.array_equal(names.allowed_token_ids(), brute_force(names))
+    spelled = {smollm2_vocab.token_bytes[i] for i in names.allowed_token_ids()}
+    assert any(b.startswith(b"t") for b in spelled) and any(b.startswith(b"w") for b in spelled)
+    shrunk = grown.with_tools(remove=["get_weather"])
+    names = at(shrunk, b'<tool_call>\n{"name": "get_')
+    assert np.array_equal(names.allowed_token_ids(), brute_force(names))
+    assert not any(smollm2_vocab.token_bytes[i].startswith(b"w") for i in names.allowed_token_ids())
+    with pytest.raises(DuplicateToolError):
+        shrunk.with_tools(add=[tool("get_time", "other")])
+    with pytest.raises(ToolNotFoundError):
+        shrunk.with_tools(remove=["nope"])
+
+
+def test_a_tool_list_seen_before_is_the_same_snapshot(smollm2_vocab: Vocabulary) -> None:
+    compiler = Compiler(smollm2_vocab, Hermes())
+    grammar = compiler.compile(ZOO)
+    assert compiler.compile(list(reversed(ZOO))) is grammar
+    assert Grammar(ZOO, smollm2_vocab, Hermes()).key == grammar.key  # the shared compiler, same key
+
+
+def test_snapshots_pickle(smollm2_vocab: Vocabulary) -> None:
+    grammar = Grammar(ZOO, smollm2_vocab, Hermes())
+    copy = pickle.loads(pickle.dumps(grammar))
+    assert copy.key == grammar.key and copy.names == grammar.names
+    machine = at(copy, PREFIX)
+    assert machine.allowed_token_ids().size > 0

@@ -1,0 +1,112 @@
+"""Auto mode constrains the calls models actually write (DESIGN invariant 3): every declared opener,
+split however the tokenizer splits it, enters tool mode at its committing byte; prose stays free;
+call-like text that does not become a call is counted."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from tooldec.decoding import Grammar, Machine, Mode
+from tooldec.dialects import Dialect, Hermes, Llama3Json, Mistral
+from tooldec.tokens import Vocabulary
+from tooldec.tools import ToolSet
+
+from .conftest import brute_force
+from .tools_zoo import ZOO
+
+ARGS = {"city": "Paris", "days": 3}
+PRETTY = json.dumps({"name": "get_weather", "arguments": ARGS}, indent=2)
+COMPACT = json.dumps({"name": "get_weather", "arguments": ARGS})
+
+# (dialect, answer, where the call is committed: the text up to and including the committing byte)
+CASES = [
+    (Hermes(), f"Sure.\n<tool_call>\n{COMPACT}\n</tool_call>", "Sure.\n<tool_call>"),
+    (Hermes(), f"I will look it up.\n```json\n{PRETTY}\n```", 'I will look it up.\n```json\n{\n  "name": "'),
+    (Hermes(), f"```tool_call\n{COMPACT}\n```", '```tool_call\n{"name": "'),
+    (Hermes(), f"{COMPACT}", '{"name": "'),
+    (Hermes(), f"Checking.\n  {PRETTY}", 'Checking.\n  {\n  "name": "'),
+    (Llama3Json(), json.dumps({"name": "get_weather", "parameters": ARGS}), '{"name": "'),
+    (Llama3Json(), "Ok " + json.dumps({"type": "function", "name": "get_weather", "parameters": ARGS}),
+     'Ok {"type": "function", "name": "'),
+    (Mistral(), "[" + COMPACT + "]", '[{"name": "'),
+]
+
+
+def opens_at(vocab: Vocabulary, dialect: Dialect, text: str, split: int) -> Machine:
+    """A machine fed ``text[:split]`` and ``text[split:]`` as two runs of real tokens."""
+    grammar = Grammar(ToolSet(ZOO), vocab, dialect)
+    machine = Machine(grammar)
+    for part in (text[:split], text[split:]):
+        for tid in vocab.longest_match(part.encode()):
+            assert machine.advance(tid), (text[:split], part, vocab.token_bytes[tid], machine.position)
+    return machine
+
+
+@pytest.mark.parametrize(("dialect", "answer", "commit"), CASES, ids=[f"{d.name}-{i}" for i, (d, _, _) in enumerate(CASES)])
+def test_every_split_of_an_opener_enters_tool_mode(any_vocab: Vocabulary, dialect: Dialect, answer: str, commit: str) -> None:
+    start = commit.rfind("\n", 0, max(len(commit) - 12, 0)) + 1
+    for split in range(start, len(commit) + 1):
+        machine = opens_at(any_vocab, dialect, answer, split)
+        assert machine.calls_completed == 1 and machine.mode is Mode.TEXT, (split, machine.position)
+        calls = dialect.parse_calls(answer)
+        assert [(c.name, dict(c.arguments)) for c in calls] == [("get_weather", ARGS)]
+
+
+@pytest.mark.parametrize(("dialect", "answer", "commit"), CASES[:5], ids=[f"hermes-{i}" for i in range(5)])
+def test_after_the_committing_byte_the_mask_is_exact(smollm2_vocab: Vocabulary, dialect: Dialect, answer: str,
+                                                      commit: str) -> None:
+    grammar = Grammar(ToolSet(ZOO), smollm2_vocab, dialect)
+    machine = Machine(grammar)
+    for tid in smollm2_vocab.longest_match(commit.encode()):
+        assert machine.advance(tid)
+    assert machine.mode is Mode.TOOL, machine.position
+    expected = brute_force(machine)
+    assert np.array_equal(machine.allowed_token_ids(), expected)
+    names = {smollm2_vocab.token_bytes[i] for i in expected}
+    assert b"get" in names or b"get_" in names, sorted(names)[:20]
+    assert not any(b and b[:1] in (b" ", b"\n") for b in names)  # a name, nothing else
+
+
+PROSE = [
+    "Here is code:\n```python\nprint({'name': 1})\n```\nDone.",
+    "I {love} braces, and {\"a\": 1} in a sentence.",
+    "```json\n{\"city\": \"Paris\", \"name\": \"x\"}\n```",
+    "My name is Bob; the name \"get_weather\" is a tool.",
+    "Result: {\"name\": \"x\"} inline is prose, not a line start.",
+    "- item\n- [link](http://x)\n",
+]
+
+
+@pytest.mark.parametrize("text", PROSE)
+def test_prose_stays_free(smollm2_vocab: Vocabulary, text: str) -> None:
+    machine = Machine(Grammar(ToolSet(ZOO), smollm2_vocab, Hermes()))
+    for tid in smollm2_vocab.longest_match(text.encode()):
+        assert machine.advance(tid), (text, smollm2_vocab.token_bytes[tid])
+    assert machine.mode is Mode.TEXT and machine.calls_completed == 0
+
+
+def test_openers_can_be_narrowed_to_the_tag(smollm2_vocab: Vocabulary) -> None:
+    machine = Machine(Grammar(ToolSet(ZOO), smollm2_vocab, Hermes(openers=["tag"])))
+    for tid in smollm2_vocab.longest_match(COMPACT.encode()):
+        assert machine.advance(tid)
+    assert machine.mode is Mode.TEXT and machine.calls_completed == 0
+
+
+COUNTS = [
+    (f"<tool_call>\n{COMPACT}\n</tool_call>", 1, 0),
+    (f"```json\n{PRETTY}\n```", 1, 0),
+    (f"{COMPACT}\nand {COMPACT} inline", 1, 1),
+    ('<tool_call>\n{"name": "get_weather", "arguments": {"city": ', 0, 1),  # truncated
+    ('```json\n{"name": "answer_string", "description": "x"}\n```', 0, 1),  # no arguments
+    ("Sure, here you go: the weather is fine.", 0, 0),
+    (f"First <tool_call>\n{COMPACT}\n</tool_call> then ```json\n{{\"name\": 5}}\n```", 1, 1),
+]
+
+
+@pytest.mark.parametrize(("text", "calls", "broken"), COUNTS)
+def test_call_like_text_is_counted(text: str, calls: int, broken: int) -> None:
+    scan = Hermes().scan(text)
+    assert (len(scan.calls), len(scan.broken)) == (calls, broken), scan

@@ -1,0 +1,146 @@
+"""Shared pieces of the serving tests: tool definitions, HTTP without extra packages, server
+processes on free ports of 127.0.0.1, and the validation every returned call must pass."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+WEATHER = {"type": "function", "function": {
+    "name": "get_weather", "description": "Current weather in a city.",
+    "parameters": {"type": "object", "properties": {
+        "city": {"type": "string", "description": "The city name, e.g. Paris"},
+        "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}},
+        "required": ["city"]}}}
+ADD = {"type": "function", "function": {
+    "name": "add", "description": "Add two integers.",
+    "parameters": {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+                   "required": ["a", "b"]}}}
+TOOLS = [WEATHER, ADD]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def http(method: str, url: str, body: bytes | None = None, timeout: float = 60) -> tuple[int, Any]:
+    """One HTTP request with the standard library: ``(status, decoded JSON body or text)``."""
+    request = urllib.request.Request(url, data=body, method=method, headers={"content-type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            status, data = response.status, response.read()
+    except urllib.error.HTTPError as error:
+        status, data = error.code, error.read()
+    try:
+        return status, json.loads(data)
+    except json.JSONDecodeError:
+        return status, data.decode(errors="replace")
+
+
+def wait_healthy(url: str, process: subprocess.Popen[bytes], log: Path, timeout: float) -> None:
+    """Poll ``url`` until it answers 200; fail with the server's log if it dies or times out."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if process.poll() is not None:
+            pytest.fail(f"the server exited with {process.returncode}:\n{log.read_text()[-4000:]}")
+        try:
+            if http("GET", url, timeout=2)[0] == 200:
+                return
+        except OSError:
+            pass
+        time.sleep(0.5)
+    process.terminate()
+    pytest.fail(f"the server did not answer {url} within {timeout} s:\n{log.read_text()[-4000:]}")
+
+
+def start_process(argv: Sequence[str], log: Path, env: Mapping[str, str] | None = None) -> subprocess.Popen[bytes]:
+    handle = log.open("wb")
+    return subprocess.Popen(list(argv), stdout=handle, stderr=subprocess.STDOUT,
+                            env={**os.environ, **(env or {})}, cwd=Path(__file__).parents[2])
+
+
+def stop_process(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def schemas(tools: Sequence[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
+    return {t["function"]["name"]: t["function"]["parameters"] for t in tools}
+
+
+def check_calls(calls: Sequence[Any] | None, tools: Sequence[Mapping[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+    """Every call names a tool of ``tools`` and its arguments parse and validate; returns them."""
+    known = schemas(tools)
+    out = []
+    for call in calls or []:
+        assert call.type == "function"
+        assert call.id
+        assert call.function.name in known, f"unknown tool {call.function.name!r}"
+        arguments = json.loads(call.function.arguments)
+        jsonschema.validate(arguments, known[call.function.name])
+        out.append((call.function.name, arguments))
+    return out
+
+
+def assert_no_call_text(content: str | None) -> None:
+    """A call never comes back as content (issue 16)."""
+    text = content or ""
+    assert "<tool_call>" not in text and '{"name"' not in text, text
+
+
+REPO = Path(__file__).parents[2]
+VLLM_MODEL = REPO / ".cache" / "models" / "smollm2-135m-instruct-hf"
+"""SmolLM2-135M-Instruct as safetensors, written by ``make vllm`` (scripts/convert_gguf.py)."""
+
+
+def vllm_model() -> Path:
+    if not (VLLM_MODEL / "model.safetensors").is_file():
+        pytest.fail(f"{VLLM_MODEL} is missing: run `make vllm`")
+    return VLLM_MODEL
+
+
+def calls_in_text(text: str, tools: Sequence[Mapping[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+    """The Hermes calls written in ``text``, each checked: a tool of ``tools``, arguments valid."""
+    from tooldec.dialects import Hermes
+
+    known = schemas(tools)
+    out = []
+    for call in Hermes().parse_calls(text):
+        assert call.name in known, f"unknown tool {call.name!r} in {text!r}"
+        jsonschema.validate(dict(call.arguments), known[call.name])
+        out.append((call.name, dict(call.arguments)))
+    assert text.count("<tool_call>") == len(out), f"a call did not parse: {text!r}"
+    return out
+
+
+def distinct_tools(index: int) -> list[dict[str, Any]]:
+    """A tool list of its own for request ``index``: its names exist in no other list."""
+    return [
+        {"type": "function", "function": {"name": f"weather_{index}", "description": "Current weather in a city.",
+                                          "parameters": {"type": "object", "properties": {
+                                              "city": {"type": "string", "maxLength": 20}}, "required": ["city"]}}},
+        {"type": "function", "function": {"name": f"add_{index}", "description": "Add two integers.",
+                                          "parameters": {"type": "object", "properties": {
+                                              "a": {"type": "integer"}, "b": {"type": "integer"}},
+                                              "required": ["a", "b"]}}},
+        *({"type": "function", "function": {"name": f"extra_{index}_{k}", "description": f"Tool {k}.",
+                                            "parameters": {"type": "object", "properties": {
+                                                "flag": {"type": "boolean"}}}}} for k in range(index % 4)),
+    ]
