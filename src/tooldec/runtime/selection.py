@@ -10,9 +10,10 @@ probable than every partial one left. Text and arguments are decoded as the wrap
 With ``width`` at least the number of tools the search is exhaustive over names (each name scored
 by its most probable tokenization).
 
-It uses only the public cursor and generator surface: ``Machine.fork``, ``advance``,
-``allowed_token_ids``, ``mode``, ``text`` and the generator's ``next_logits(ids)``; with llama.cpp
-the KV cache makes each step cost the hypothesis' new tokens only.
+It uses the cursor and generator surface: ``Machine.fork``, ``advance``, ``allowed_token_ids``,
+``mode``, ``text``, ``position`` (to know where the name starts, whatever opener led there) and the
+generator's ``next_logits(ids)``; with llama.cpp the KV cache makes each step cost the
+hypothesis' new tokens only.
 
 Examples:
     >>> from tooldec.decoding import Grammar
@@ -40,6 +41,7 @@ import numpy as np
 from ..backends.generation import Generation
 from ..decoding import Grammar, Machine, ToolChoice
 from ..decoding.machine import Mode
+from ..decoding.positions import Name, Tail
 from ..dialects.base import Dialect
 
 __all__ = ["NameSelector", "Selection", "names_of"]
@@ -47,7 +49,7 @@ __all__ = ["NameSelector", "Selection", "names_of"]
 
 def names_of(grammar: Grammar) -> tuple[frozenset[bytes], frozenset[bytes]]:
     """The tool names of ``grammar`` as bytes, and every prefix of them (the empty one included)."""
-    names = frozenset(name.encode() for name in grammar.tools.names)
+    names = frozenset(name.encode() for name in grammar.names)
     prefixes = frozenset(n[:i] for n in names for i in range(len(n) + 1))
     return names, prefixes
 
@@ -194,20 +196,20 @@ class NameSelector:
             and the machine after them. The choice is appended to :attr:`selections`.
         """
         names, prefixes = self._trie(machine.grammar)
-        grammar = machine.grammar
-        opener = ((grammar.dialect.trigger_bytes if grammar.trigger_is_text else b"") or b"") + grammar.dialect.head
         machine = machine.fork()
         tokens: list[int] = []
-        while len(tokens) < budget:  # the opener, never running into the name greedily
+        while len(tokens) < budget and not _at_name(machine):  # the opener, never running into the name
             allowed = machine.allowed_token_ids(budget - len(tokens))
-            rest = _remaining(machine.text, opener)
-            trigger_due = allowed.size <= 8 and all(self.vocab.token_bytes[t] is None for t in allowed.tolist())
-            if not rest and not trigger_due:
+            if not allowed.size:
                 break
             logits = self.next_logits(self._model_ids([*context, *tokens]))
-            inside = [t for t in allowed.tolist() if _within(self.vocab.token_bytes[t], rest)]
-            pool = np.asarray(inside, dtype=allowed.dtype) if inside else allowed
-            token = int(pool[int(np.argmax(logits[pool]))])
+            ranked = allowed[np.argsort(-logits[allowed], kind="stable")].tolist()
+            for token in ranked:  # the most probable token that stops at the name's start at the latest
+                twin = machine.fork()
+                if twin.advance(token) and not _into_name(twin):
+                    break
+            else:
+                token = ranked[0]
             machine.advance(token)
             tokens.append(token)
         chosen, machine = self._select([*context, *tokens], machine, budget - len(tokens), names, prefixes)
@@ -261,16 +263,16 @@ class NameSelector:
         return winner.tokens, winner.machine
 
 
-def _remaining(text: bytes, opener: bytes) -> bytes:
-    """What is left of ``opener`` (trigger and head) to write, given the text so far."""
-    for done in range(len(opener), 0, -1):
-        if text.endswith(opener[:done]):
-            return opener[done:]
-    return opener
+def _at_name(machine: Machine) -> bool:
+    """Whether ``machine`` is at the start of a tool name (the opener and head written)."""
+    position = machine.position
+    return isinstance(position, Name) and not position.prefix
 
 
-def _within(token: bytes | None, rest: bytes) -> bool:
-    return bool(token) and rest.startswith(token)  # type: ignore[arg-type]
+def _into_name(machine: Machine) -> bool:
+    """Whether ``machine`` has written part of a name, or run past one."""
+    position = machine.position
+    return isinstance(position, Tail) or (isinstance(position, Name) and bool(position.prefix))
 
 
 def _name(tail: bytes, names: frozenset[bytes]) -> str:

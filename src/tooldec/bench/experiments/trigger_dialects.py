@@ -11,7 +11,10 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from ...automata.nfa import NFA, Frag
 from ...dialects import Hermes, Pythonic, ToolkenGPT
+from ...dialects.base import Opener
+from ...dialects.hermes import TAG
 from ...learned import TRIGGER
 
 __all__ = ["TriggerHermes", "TriggerPythonic", "TriggerToolken"]
@@ -35,8 +38,18 @@ class TriggerPythonic(Pythonic):
 
 class TriggerHermes(Hermes):
     """KAMEL: ``<T>`` then ``<tool_call>\\n{"name": "...", "arguments": {...}}\\n</tool_call>``: the
-    format Qwen2.5 is trained to call tools in, so the name is chosen where the model expects one."""
+    format Qwen2.5 is trained to call tools in, so the name is chosen where the model expects one.
+
+    ``<T>`` is the only opener (Hermes' own tag and its fenced and bare JSON forms are not), and
+    the grammar writes the whole Hermes opener as the head.
+    """
 
     name: ClassVar[str] = "hermes_trigger"
     trigger: ClassVar[str | None] = TRIGGER
     head: ClassVar[bytes] = b'<tool_call>\n{"name": "'
+
+    def declared_openers(self) -> tuple[Opener, ...]:
+        return (Opener("tag", TAG, tag=TRIGGER),)
+
+    def head_piece(self, nfa: NFA, form: int) -> Frag:
+        return nfa.literal(self.head)
