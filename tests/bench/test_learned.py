@@ -8,6 +8,7 @@ so that it must (``_forcing_row``); what is checked is then the decoding path af
 from __future__ import annotations
 
 import functools
+import json
 from pathlib import Path
 from typing import Any
 
@@ -182,3 +183,41 @@ def test_rows_for_another_model_are_refused_before_decoding() -> None:
     learned = LearnedTokens.trigger(np.zeros(896, dtype=np.float32), model="qwen", vocab_fingerprint="x")
     with pytest.raises(LearnedTokenError):
         LearnedGenerator(model, tokenizer, vocab, learned)
+
+
+def _demos(tmp_path: Path) -> Path:
+    """Six hand-written sums, each marked where its result is written (the call's place)."""
+    lines = []
+    for a, b in [(147, 354), (12, 30), (205, 17), (88, 913), (64, 36), (501, 499)]:
+        text = f"Q: A shop sold {a} apples and {b} pears. How many fruits did it sell?\nA: It sold {a}+{b}="
+        at = len(text)
+        text += f"{a + b}."
+        lines.append(json.dumps({"text": text, "calls": [{"at": at, "end": at + len(str(a + b)), "tool": "add"}]}))
+    path = tmp_path / "demos.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_the_train_trigger_command_saves_rows_the_runtime_loads(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    from tooldec.cli import main
+
+    out = tmp_path / "trigger.npz"
+    assert main(["train-trigger", "--model", str(smollm2_gguf_path()), "--demos", str(_demos(tmp_path)),
+                 "--out", str(out), "--threads", "1", "--max-tokens", "64"]) == 0
+    assert "1 row(s) from 6 demonstrations (6 calls)" in capsys.readouterr().out
+    learned = LearnedTokens.load(out)
+    assert learned.names == ("<T>",) and learned.meta["training"]["loss_after"] < learned.meta["training"]["loss_before"]
+    model, tokenizer, vocab = llama()
+    LearnedGenerator(model, tokenizer, vocab, learned)  # the same model and vocabulary: accepted
+
+
+def test_the_train_trigger_command_names_a_bad_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tooldec.cli import main
+
+    demos = tmp_path / "demos.jsonl"
+    demos.write_text('{"text": "Q: 1+1?\\nA: 2", "calls": [{"at": 11, "tool": "add"}]}\n{"text": "no calls key"}\n')
+    assert main(["train-trigger", "--model", str(smollm2_gguf_path()), "--demos", str(demos),
+                 "--out", str(tmp_path / "t.npz")]) == 2
+    assert f"{demos}:2: not a demonstration" in capsys.readouterr().err
+    assert not (tmp_path / "t.npz").exists()
