@@ -347,10 +347,13 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
             left.errorbar(xs, ys, yerr=err, marker="o", capsize=3, label=system)
     left.set_xscale("log")
     left.set_xticks(list(KAMEL_SIZES), [str(k) for k in KAMEL_SIZES])
+    left.set_xticks([], minor=True)  # a log axis labels its minor ticks too (4x10^1 over 30..234)
+    left.set_xlim(KAMEL_SIZES[0] * 0.85, KAMEL_SIZES[-1] * 1.15)
+    n_kamel = {r["subset"]: int(r["n"]) for r in rows if r["subset"].startswith("kamel_")}
     left.set_xlabel("tools (30 seen)")
     left.set_ylabel("accuracy")
     left.set_ylim(0, 1.05)
-    left.set_title("KAMEL", fontsize=9)
+    left.set_title("KAMEL (n: " + ", ".join(f"{s[6:]}={k}" for s, k in n_kamel.items()) + ")", fontsize=9)
     left.legend(fontsize=7)
     subsets = [s for s in SUBSETS if s.startswith("funcqa") and any(r["subset"] == s for r in rows)]
     width = 0.8 / max(len(systems), 1)
