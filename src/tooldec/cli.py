@@ -371,6 +371,7 @@ def _parser() -> argparse.ArgumentParser:
     common(run, 512)
     commands.add_parser("bench", help="the paper's experiments: tooldec bench NAME --model ... (see tooldec bench --help)")
     commands.add_parser("serve", help="an OpenAI-compatible server: tooldec serve [--model GGUF] (see tooldec serve --help)")
+    commands.add_parser("train-trigger", help="learn ToolDec's <T> (or toolkens) for your tools (see its --help)")
     return parser
 
 
@@ -390,6 +391,10 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         from .serving.cli import main as serve_main
 
         return serve_main(argv[1:])
+    if argv[:1] == ["train-trigger"]:  # learned <T> / toolkens (tooldec.learned.cli)
+        from .learned.cli import main as train_main
+
+        return int(train_main(argv[1:]) or 0)
     args = _parser().parse_args(argv)
     stream = out if out is not None else sys.stdout
     start = time.perf_counter()

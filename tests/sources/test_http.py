@@ -41,6 +41,14 @@ def test_each_argument_goes_where_the_document_says(tmdb_server: Served) -> None
     assert ("GET", "/search/movie", f"query=matrix&page=2&api_key={API_KEY}") in tmdb_server.app.state.seen
 
 
+def test_names_written_elsewhere_rename_the_tools_and_the_calls_still_go_out(tmdb_server: Served) -> None:
+    with source(tmdb_server, names={"GET /movie/{movie_id}/credits": "get_movie_cast_and_crew"}) as api:
+        names = [t.name for t in api.tools]
+        assert "get_movie_cast_and_crew" in names and "movie_credits" not in names and "search_movie" in names
+        assert run(api, "get_movie_cast_and_crew", movie_id=550, **{"X-Request-Id": "r-2"}) == (
+            '{"id": 550, "cast": ["Edward Norton", "Brad Pitt"], "request_id": "r-2"}')
+
+
 @pytest.mark.parametrize(("value", "raw"), [
     ("../admin", "/movie/..%2Fadmin"),
     ("a/b?c#d", "/movie/a%2Fb%3Fc%23d"),

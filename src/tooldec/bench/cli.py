@@ -15,8 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .datasets import data_dir
-from .experiments.common import SYSTEMS
-from .experiments.runner import EXPERIMENTS
+from .experiments.runner import EXPERIMENTS, systems_of
 
 __all__ = ["main"]
 
@@ -25,12 +24,19 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tooldec bench", description="Reproduce one of the ToolDec paper's tables.")
     parser.add_argument("name", choices=EXPERIMENTS, help="which table")
     parser.add_argument("--model", default="smollm2",
-                        help="'smollm2' (installed), 'qwen' (after `make qwen`), or a local HF folder or .gguf file")
+                        help="'smollm2' (installed), 'qwen' (after `make qwen`), 'qwen15' (after `make qwen15`), "
+                             "or a local HF folder or .gguf file")
     parser.add_argument("--backend", choices=["auto", "llamacpp", "transformers"], default="auto",
                         help="llama.cpp runs a GGUF file as quantised (fast on a CPU); auto (default) takes it "
                              "when llama-cpp-python is installed and the model is a .gguf file")
-    parser.add_argument("--system", action="append", choices=[*SYSTEMS, "all"],
-                        help="baseline, repair (fuzzy names + backtrace) or tooldec; repeat, or 'all' (default)")
+    known = sorted({s for name in EXPERIMENTS for s in systems_of(name)})
+    parser.add_argument("--system", action="append", choices=[*known, "all"],
+                        help="baseline, repair (fuzzy names + backtrace), tooldec, tooldec_beam (names chosen by a "
+                             "beam over whole names); figure5: zeroshot, fewshot, toolkengpt, tooldec, tooldec_beam; "
+                             "repeat, or 'all' (default: the experiment's systems)")
+    parser.add_argument("--beam", type=int, default=5, help="beam width of tooldec_beam (default 5)")
+    parser.add_argument("--resume", action="store_true",
+                        help="keep the rows already written for a subset and score only the rest")
     parser.add_argument("--data", type=Path, default=None, help="benchmark data (default: $TOOLDEC_DATA or ../shared/data)")
     parser.add_argument("--limit", type=int, default=None, help="items per subset (default: all)")
     parser.add_argument("--subset", action="append", default=None, help="only these subsets (repeatable)")
@@ -44,7 +50,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .experiments.common import Session
     from .experiments.runner import report, run
 
-    systems = list(SYSTEMS) if not args.system or "all" in args.system else list(dict.fromkeys(args.system))
+    allowed = systems_of(args.name)
+    systems = list(allowed) if not args.system or "all" in args.system else list(dict.fromkeys(args.system))
+    wrong = [s for s in systems if s not in allowed]
+    if wrong:
+        print(f"tooldec bench: {args.name} runs the systems {', '.join(allowed)}, not {', '.join(wrong)}", file=sys.stderr)
+        return 2
     data = data_dir(args.data)
     if not data.is_dir():
         print(f"tooldec bench: no benchmark data at {data}; pass --data or set TOOLDEC_DATA", file=sys.stderr)
@@ -52,10 +63,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.limit is not None and args.limit < 1:
         print("tooldec bench: --limit must be >= 1", file=sys.stderr)
         return 2
-    session = Session(args.model, backend=args.backend)
+    if args.beam < 1:
+        print("tooldec bench: --beam must be >= 1", file=sys.stderr)
+        return 2
+    session = Session(args.model, backend=args.backend, beam_width=args.beam)
     for system in systems:
         run(args.name, session, system, data=data, out=args.out, limit=args.limit,
-            subsets=tuple(args.subset) if args.subset else None)
+            subsets=tuple(args.subset) if args.subset else None, resume=args.resume)
     print(report(args.name, args.out / args.name / session.label))
     print(f"results in {args.out / args.name / session.label}")
     return 0

@@ -14,13 +14,17 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ..learned.features import Demonstration, Mark
+
 __all__ = [
     "FUNCQA_OPS",
     "bfcl_items",
     "bfcl_tools",
     "data_dir",
     "find_data_dir",
+    "funcqa_demonstrations",
     "funcqa_tools",
+    "kamel_demonstrations",
     "kamel_tools",
     "toolbench_tools",
 ]
@@ -144,3 +148,53 @@ def toolbench_tools(data: Path | None = None) -> list[dict[str, Any]]:
             for tool in item["available_tools"]:
                 seen.setdefault(tool["name"], tool)
     return list(seen.values())
+
+
+def funcqa_demonstrations(data: Path | None = None) -> list[Demonstration]:
+    """FuncQA's ``train.json`` (650 texts, 50 per operator) with the call marked at the result.
+
+    ``...5572 mod 3241=2331.`` with ``tar_eq`` ``<remainder>(5572,3241)=2331``: the call is made
+    where the result is written (right after ``=``, or before the space in ``which is 1321``) and
+    stands for ``2331`` (ToolkenGPT's toolken replaces the result). The three items without a
+    call are left out; ``group`` is the operator.
+    """
+    demos = []
+    for item in json.loads((data_dir(data) / "funcqa" / "train.json").read_text()):
+        marks = []
+        text = item["text"]
+        search_end = len(text)
+        for eq, number in reversed(list(zip(item["tar_eq"], item["tar_number"]))):
+            op = re.match(r"<(\w+)>", eq)
+            at = text.rfind(number, 0, search_end)
+            if op is None or at < 0:
+                break
+            start = at - 1 if at > 0 and text[at - 1] == " " else at
+            marks.append(Mark(start, at + len(number), op.group(1)))
+            search_end = start
+        if marks and len(marks) == len(item["tar_eq"]):
+            demos.append(Demonstration(text, tuple(reversed(marks)), marks[0].tool))
+    return demos
+
+
+def kamel_demonstrations(data: Path | None = None) -> list[Demonstration]:
+    """KAMEL's ``train_clean.json`` (9,096 synthetic texts) with the call marked at the answer.
+
+    ``Who owns Nike? The owner entity of Nike is Mark G. Parker.`` with the call
+    ``<f>P127("Nike")="Mark G. Parker"</f>``: the call is made before the space that precedes the
+    answer and stands for it. Texts whose answer is not found are left out; ``group`` is the tool
+    name (as :func:`kamel_tools` names the relation).
+    """
+    names = {rel: spec["name"] for rel, spec in zip(json.loads((data_dir(data) / "kamel" / "api_desc.json").read_text()),
+                                                     kamel_tools(data))}
+    demos = []
+    for item in json.loads((data_dir(data) / "kamel" / "train_clean.json").read_text()):
+        match = re.search(r'="(.*)"</f>$', item["call"][0]) if item.get("call") else None
+        if match is None or item["api"] not in names:
+            continue
+        answer, text = match.group(1), item["text"]
+        at = text.rfind(answer)
+        if not answer or at < 0:
+            continue
+        start = at - 1 if at > 0 and text[at - 1] == " " else at
+        demos.append(Demonstration(text, (Mark(start, at + len(answer), names[item["api"]]),), names[item["api"]]))
+    return demos

@@ -53,6 +53,8 @@ class OpenAPISource:
         timeout: Seconds for connecting and for each read.
         max_response_bytes: A longer response is cut there (and says so).
         naming: How operations are named (see ``tools.openapi.tools_from_openapi``).
+        names: Names chosen elsewhere, by ``"METHOD /path"``; they win over ``naming``
+            (``tooldec.runtime.naming.rewrite_names`` writes them from the documentation).
         transport: An ``httpx`` transport (tests, proxies); default: the network.
 
     Raises:
@@ -68,7 +70,8 @@ class OpenAPISource:
     def __init__(self, spec: Mapping[str, Any] | str | Path, *, base_url: str | None = None,
                  headers: Mapping[str, str] | None = None, credentials: Mapping[str, str] | None = None,
                  environ: Mapping[str, str] | None = None, timeout: float = 10.0,
-                 max_response_bytes: int = 1_000_000, naming: Naming = "operation_id", transport: Any = None) -> None:
+                 max_response_bytes: int = 1_000_000, naming: Naming = "operation_id",
+                 names: Mapping[str, str] | None = None, transport: Any = None) -> None:
         import httpx
 
         from .files import read_document
@@ -76,7 +79,7 @@ class OpenAPISource:
         document: Mapping[str, Any] = spec if isinstance(spec, Mapping) else read_document(Path(spec))
         if not timeout > 0 or max_response_bytes < 1:
             raise ValueError(f"timeout and max_response_bytes must be positive, got {timeout!r}, {max_response_bytes!r}")
-        self.operations: list[Operation] = openapi_operations(document, naming=naming)
+        self.operations: list[Operation] = openapi_operations(document, naming=naming, names=names)
         """The operations, with where each argument goes."""
         self.max_response_bytes = max_response_bytes
         self.timeout = timeout

@@ -83,7 +83,8 @@ class Operation:
         return {name: argument.location for name, argument in self.arguments.items()}
 
 
-def tools_from_openapi(spec: Mapping[str, Any], *, naming: Naming = "operation_id") -> list[Tool]:
+def tools_from_openapi(spec: Mapping[str, Any], *, naming: Naming = "operation_id",
+                       names: Mapping[str, str] | None = None) -> list[Tool]:
     """One tool per operation of an OpenAPI 3 document, in document order.
 
     Args:
@@ -91,15 +92,19 @@ def tools_from_openapi(spec: Mapping[str, Any], *, naming: Naming = "operation_i
         naming: ``"operation_id"`` uses each ``operationId`` (made a valid name) and falls back to
             method + path; ``"method_path"`` always writes the name from method and path, e.g.
             ``GET /movie/{movie_id}/credits`` -> ``get_movie_movie_id_credits``.
+        names: Names chosen elsewhere, by ``"METHOD /path"`` (``"GET /movie/{movie_id}/credits"``);
+            they win over ``naming`` (made valid and unique the same way). ``tooldec.runtime.naming``
+            writes them from the operations' documentation with a local model.
 
     Raises:
         ToolRegistrationError: A parameter or body reference that does not resolve, or an
             operation schema the decoder cannot enforce (the error names the tool).
     """
-    return [operation.tool for operation in openapi_operations(spec, naming=naming)]
+    return [operation.tool for operation in openapi_operations(spec, naming=naming, names=names)]
 
 
-def openapi_operations(spec: Mapping[str, Any], *, naming: Naming = "operation_id") -> list[Operation]:
+def openapi_operations(spec: Mapping[str, Any], *, naming: Naming = "operation_id",
+                       names: Mapping[str, str] | None = None) -> list[Operation]:
     """Like :func:`tools_from_openapi`, with each operation's method, path and argument locations."""
     if naming not in ("operation_id", "method_path"):
         raise ValueError(f"naming must be 'operation_id' or 'method_path', got {naming!r}")
@@ -109,6 +114,7 @@ def openapi_operations(spec: Mapping[str, Any], *, naming: Naming = "operation_i
     operations = []
     for path, method, item, op in _iter_operations(spec):
         base = _sanitize(op["operationId"]) if naming == "operation_id" and isinstance(op.get("operationId"), str) else ""
+        base = _sanitize((names or {}).get(f"{method.upper()} {path}", "")) or base
         name = _unique(base or _method_path_name(method, path), used)
         parameters, arguments = _arguments(spec, path, item, op, name)
         description = "\n\n".join(str(op[k]).strip() for k in ("summary", "description") if op.get(k))

@@ -25,6 +25,7 @@ __all__ = ["COLUMNS", "SUBSETS", "ast_match", "bfcl_schema", "call_matches", "it
            "summarize"]
 
 SUBSETS = ("simple_python", "multiple", "parallel", "parallel_multiple", "irrelevance")
+SYSTEMS = ("baseline", "repair", "tooldec", "tooldec_beam")
 COLUMNS = ("ast_accuracy", "syntax_error_rate", "invalid_calls", "seconds", "n")
 PLOT = ("ast_accuracy", "syntax_error_rate")
 _TYPES = {"dict": "object", "float": "number", "tuple": "array", "list": "array", "int": "integer",

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any
 
 from ...backends.generation import Backend, load
 from ...dialects import Dialect, Hermes, ToolCall
@@ -27,13 +27,23 @@ __all__ = [
     "Session",
     "System",
     "call_errors",
+    "constrained",
     "markdown_table",
     "mean",
     "run_subset",
+    "wilson",
 ]
 
-System = Literal["baseline", "repair", "tooldec"]
-SYSTEMS: tuple[System, ...] = get_args(System)
+System = str
+"""A system's name: ``baseline``, ``repair``, ``tooldec``, ``tooldec_beam`` (ToolDec choosing each
+name by a beam over whole names), or one an experiment defines in its ``SYSTEMS``."""
+SYSTEMS: tuple[System, ...] = ("baseline", "repair", "tooldec")
+"""The systems of an experiment that does not name its own."""
+
+
+def constrained(system: System) -> bool:
+    """Whether ``system`` decodes with ToolDec's grammar."""
+    return system in ("tooldec", "tooldec_beam")
 
 
 def mean(values: Iterable[float]) -> float:
@@ -49,7 +59,27 @@ def resolve_model(spec: str) -> Path:
         return smollm2_gguf_path()
     if spec == "qwen":
         return qwen_coder_gguf_path()
+    if spec == "qwen15":
+        return qwen15_gguf_path()
     return Path(spec)
+
+
+def qwen15_gguf_path() -> Path:
+    """Qwen2.5-Coder-1.5B-Instruct Q4_K_M, fetched by ``make qwen15`` (``$TOOLDEC_QWEN15_GGUF`` overrides).
+
+    Raises:
+        FileNotFoundError: Not fetched yet (the message says how).
+    """
+    if os.environ.get("TOOLDEC_QWEN15_GGUF"):
+        return Path(os.environ["TOOLDEC_QWEN15_GGUF"])
+    relative = Path(".cache") / "models" / "qwen2.5-coder-1.5b-instruct" / QWEN15_GGUF
+    for base in (Path.cwd(), *Path(__file__).resolve().parents):
+        if (base / relative).is_file():
+            return base / relative
+    raise FileNotFoundError(f"{QWEN15_GGUF} not found: run `make qwen15` (scripts/fetch_qwen15.sh) at the repository root")
+
+
+QWEN15_GGUF = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 
 
 @dataclass
@@ -68,16 +98,20 @@ class Session:
     """A loaded model, shared by every item (and every system) of a run.
 
     Args:
-        model: ``smollm2``, ``qwen``, or a local HF folder or ``.gguf`` file.
+        model: ``smollm2``, ``qwen``, ``qwen15``, or a local HF folder or ``.gguf`` file.
         backend: ``llamacpp`` (GGUF files as quantised), ``transformers``, or ``auto``.
         progress: Whether to print loading messages.
         loaded: ``(model, tokenizer, vocab)`` already in memory (tests share one).
+        beam_width: Partial names kept per step by ``tooldec_beam``.
     """
 
     def __init__(self, model: str, *, backend: Backend = "auto", progress: bool = True,
-                 loaded: tuple[Any, Any, Any] | None = None) -> None:
+                 loaded: tuple[Any, Any, Any] | None = None, beam_width: int = 5) -> None:
         self.path = resolve_model(model)
-        self.label = model if model in ("smollm2", "qwen") else self.path.stem
+        self.label = model if model in ("smollm2", "qwen", "qwen15") else self.path.stem
+        self.beam_width = beam_width
+        self.out: Path | None = None
+        """Where the run writes (experiments keep files they make, such as learned tokens, there)."""
         if loaded is not None:
             from ...backends.llamacpp import is_llama
 
@@ -111,15 +145,21 @@ class Session:
         return self._cache[key]
 
     def decoder(self, system: System, tools: ToolSet, dialect: Dialect, **options: Any) -> Any:
-        """A ``ToolDecoder`` for ``system`` (``RepairDecoder`` for ``repair``), greedy by default."""
+        """A ``ToolDecoder`` for ``system`` (``RepairDecoder`` for ``repair``; for ``tooldec_beam``
+        its generator chooses names with :class:`~tooldec.runtime.selection.NameSelector`),
+        greedy by default."""
         from ...runtime import ToolDecoder
+        from ...runtime.selection import NameSelector
         from .repair import RepairDecoder
 
         options.setdefault("temperature", 0.0)
         if system == "repair":
             return RepairDecoder(self.model, self.tokenizer, tools, dialect=dialect, vocab=self.vocab, **options)
-        return ToolDecoder(self.model, self.tokenizer, tools, dialect=dialect, vocab=self.vocab,
-                           constrained=system == "tooldec", **options)
+        decoder = ToolDecoder(self.model, self.tokenizer, tools, dialect=dialect, vocab=self.vocab,
+                              constrained=constrained(system), **options)
+        if system == "tooldec_beam":
+            decoder.generator = NameSelector(decoder.generator, width=self.beam_width)
+        return decoder
 
     def chat(self, messages: Sequence[Mapping[str, Any]], *, tools: ToolSet | None = None,
              dialect: Dialect | None = None) -> str:
@@ -148,12 +188,12 @@ class Session:
         from ...runtime import forced_start
 
         dialect, tools = decoder.dialect, decoder.tools
-        forced = "" if system == "tooldec" else forced_start(dialect, tool_choice)
+        forced = "" if constrained(system) else forced_start(dialect, tool_choice)
         ids = list(self.tokenizer.encode(prompt + forced, add_special_tokens=False))
         start = time.perf_counter()
         generation = decoder.generator.generate(
             ids, max_new_tokens=max_new_tokens, temperature=decoder.temperature,
-            grammar=decoder.grammar if system == "tooldec" else None, tool_choice=tool_choice,
+            grammar=decoder.grammar if constrained(system) else None, tool_choice=tool_choice,
             parallel_tool_calls=decoder.parallel_tool_calls, max_calls=decoder.max_calls_per_turn,
             stop_after_call=dialect if dialect.stop_after_call or not decoder.parallel_tool_calls else None,
             prefix=forced)
@@ -194,19 +234,53 @@ def call_errors(text: str, calls: Sequence[ToolCall], tools: ToolSet, dialect: D
 
 
 def run_subset(name: str, items: Sequence[Any], score: Callable[[Any], dict[str, Any]], path: Path,
-               *, desc: str) -> list[dict[str, Any]]:
-    """Score every item with a progress bar, one JSON line per item (flushed, so a stopped run keeps its rows)."""
+               *, desc: str, resume: bool = False) -> list[dict[str, Any]]:
+    """Score every item with a progress bar, one JSON line per item (flushed, so a stopped run keeps its rows).
+
+    With ``resume``, the rows already in ``path`` are kept and only the items after them are
+    scored (a run stopped half-way goes on where it was).
+    """
     from tqdm import tqdm  # type: ignore[import-untyped]
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    rows = []
+    rows: list[dict[str, Any]] = []
+    if resume and path.exists():
+        for line in path.read_text().splitlines():
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError:  # a line cut by the stop
+                break
+        rows = [r for i, r in enumerate(rows) if r.get("index") == i][: len(items)]
     with path.open("w") as out:
-        for index, item in enumerate(tqdm(items, desc=desc, unit="item", dynamic_ncols=True)):
-            row = {"subset": name, "index": index, **score(item)}
+        for row in rows:
+            out.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+        out.flush()
+        bar = tqdm(items, desc=desc, unit="item", dynamic_ncols=True, initial=len(rows), total=len(items))
+        for index in range(len(rows), len(items)):
+            row = {"subset": name, "index": index, **score(items[index])}
             rows.append(row)
             out.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
             out.flush()
+            bar.update(1)
+        bar.close()
     return rows
+
+
+def wilson(successes: float, n: float, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson score interval of a proportion (95% by default).
+
+    Examples:
+        >>> [round(x, 3) for x in wilson(20, 25)]
+        [0.609, 0.911]
+        >>> wilson(0, 0)
+        (nan, nan)
+    """
+    if n <= 0:
+        return float("nan"), float("nan")
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * ((p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def markdown_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> str:

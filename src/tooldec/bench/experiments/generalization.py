@@ -21,12 +21,13 @@ from typing import Any
 from ...dialects import Hermes
 from ...tools import Tool, ToolSet
 from ..datasets import FUNCQA_OPS, kamel_tools
-from .common import Session, System, mean
+from .common import Session, System, constrained, mean
 from .funcqa import few_shot, funcqa_prompt, solve
 
 __all__ = ["COLUMNS", "SUBSETS", "items", "score", "summarize"]
 
 KAMEL_SIZES = (10, 30, 60, 100, 234)
+SYSTEMS = ("baseline", "repair", "tooldec", "tooldec_beam")
 SUBSETS = (*(f"kamel_{n}" for n in KAMEL_SIZES), "funcqa_seen", "funcqa_unseen")
 COLUMNS = ("accuracy", "prompt_tokens", "invalid_calls", "seconds", "n")
 PLOT = ("accuracy", "prompt_tokens")
@@ -62,7 +63,7 @@ def _kamel(data: Path, n: int) -> tuple[ToolSet, dict[str, str], str]:
 def kamel_prompt(session: Session, system: System, docs: str, question: str) -> str:
     """With docs (baseline, repair) or without (ToolDec); the same question and call format."""
     task = "Answer the question by calling the one function that returns the answer."
-    if system == "tooldec":
+    if constrained(system):
         content = f"{task}\n\n{FORMAT}"
     else:
         content = f"{task} The functions:\n{docs}\n\n{FORMAT}"
@@ -83,7 +84,7 @@ def score(session: Session, system: System, subset: str, item: dict[str, Any], d
                 "invalid_calls": len(once.errors), "invalid_kinds": once.errors, "prompt_tokens": once.prompt_tokens,
                 "tokens": once.tokens, "seconds": once.seconds, "text": once.text}
     header, examples = session.cached(("funcqa_shots", "multi_hop"), lambda: few_shot(data, "multi_hop"))
-    if system == "tooldec":
+    if constrained(system):
         header = "Answer the following questions with tools:"
     else:
         header += "\n" + "\n".join(f"<{op}>: {text}" for op, (text, _) in FUNCQA_OPS.items())

@@ -16,7 +16,7 @@ from typing import Any
 from ...dialects import Hermes
 from ...tools import ToolSet
 from ...tools.openapi import openapi_operations
-from .common import Session, System, mean
+from .common import Session, System, constrained, mean
 from .generalization import FORMAT
 
 __all__ = ["COLUMNS", "SUBSETS", "correct_path", "items", "score", "summarize"]
@@ -60,7 +60,7 @@ def score(session: Session, system: System, subset: str, item: dict[str, Any], d
         system, tools, Hermes(), tool_choice="required", max_calls_per_turn=6))
     task = ("Plan the API calls that solve the user's task, in order, one call per step; use placeholder "
             "values for ids that an earlier call returns.")
-    content = f"{task}\n\n{FORMAT}" if system == "tooldec" else f"{task} The API (TMDB):\n{docs}\n\n{FORMAT}"
+    content = f"{task}\n\n{FORMAT}" if constrained(system) else f"{task} The API (TMDB):\n{docs}\n\n{FORMAT}"
     prompt = session.chat([{"role": "system", "content": content}, {"role": "user", "content": item["query"]}])
     once = session.once(decoder, system, prompt, max_new_tokens=160, tool_choice="required")
     planned = [routes.get(c.name, c.name) for c in once.calls]
