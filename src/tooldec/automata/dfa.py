@@ -158,7 +158,9 @@ class LazyDFA:
     def nbytes(self) -> int:
         """Memory held by the tables (for cache accounting)."""
         arrays = self.arrays
-        return int(arrays.table.nbytes + arrays.dist.nbytes + 3 * arrays.expanded.nbytes) + 200 * len(self._keys)
+        # Per state, beyond the arrays: its NFA-state set, index and move entries, memoised distances
+        # (about 4.5 KB, measured with RSS over 100k states).
+        return int(arrays.table.nbytes + arrays.dist.nbytes + 3 * arrays.expanded.nbytes) + 4500 * len(self._keys)
 
     # -- counter classes ---------------------------------------------------------------------------
 

@@ -79,6 +79,25 @@ class BoundedCache(Generic[K, V]):
             self.hits += 1
             return found[0]
 
+    def remeasure(self, key: K) -> None:
+        """Count again the bytes of a value that grew since it was stored (a lazy automaton that
+        gained states), evicting the least recently used others while over the bound."""
+        with self._lock:
+            found = self._items.get(key)
+            if found is None:
+                return
+            value, old = found
+            size = self._sizer(value)
+            self._items[key] = (value, size)
+            self._bytes += size - old
+            while self._bytes > self.max_bytes and len(self._items) > 1:
+                oldest = next(iter(self._items))
+                if oldest == key:
+                    self._items.move_to_end(key)
+                    oldest = next(iter(self._items))
+                _, dropped = self._items.pop(oldest)
+                self._bytes -= dropped
+
     def put(self, key: K, value: V) -> V:
         """Store ``value`` (or return the one stored meanwhile under ``key``)."""
         size = self._sizer(value)

@@ -100,8 +100,10 @@ class Compiler:
     Args:
         vocab: The model's vocabulary (padded to the logits' width if they are wider).
         dialect: How calls are written.
-        tail_cache_bytes: Bound on the compiled tool automata.
-        mask_cache_bytes: Bound on cached masks.
+        tail_cache_bytes: Bound on the compiled tool automata (those a live snapshot uses stay
+            pinned to it beyond the bound).
+        mask_cache_bytes: Bound on cached masks (a packed mask is ``vocab.size / 8`` bytes: 19 KB
+            at 151k tokens, so 32 MB keep about 1,700).
         snapshot_cache: How many snapshots to keep for repeated tool lists.
 
     Examples:
@@ -117,8 +119,8 @@ class Compiler:
         (['add'], True)
     """
 
-    def __init__(self, vocab: Vocabulary, dialect: Dialect, *, tail_cache_bytes: int = 512 * MB,
-                 mask_cache_bytes: int = 256 * MB, snapshot_cache: int = 64) -> None:
+    def __init__(self, vocab: Vocabulary, dialect: Dialect, *, tail_cache_bytes: int = 32 * MB,
+                 mask_cache_bytes: int = 32 * MB, snapshot_cache: int = 8) -> None:
         start = time.perf_counter()
         self.vocab = vocab
         self.dialect = dialect

@@ -113,13 +113,21 @@ class Mask:
 
     @property
     def ids(self) -> np.ndarray:
-        """Sorted int32 ids (computed once; treat as read-only)."""
-        if self._ids is None:
-            self._ids = np.flatnonzero(np.unpackbits(self.packed, bitorder="little")).astype(np.int32)
-        return self._ids
+        """Sorted int32 ids (treat as read-only). Kept only when no larger than the packed mask:
+        a cached mask must not grow past the size its cache counted (a text mask's ids are 32
+        times its bits)."""
+        if self._ids is not None:
+            return self._ids
+        ids = np.flatnonzero(np.unpackbits(self.packed, bitorder="little")).astype(np.int32)
+        if ids.nbytes <= self.packed.nbytes:
+            self._ids = ids
+        return ids
 
     def words(self, n: int) -> np.ndarray:
         """The mask as ``n`` int32 words (zero padded: ids past the vocabulary are masked)."""
+        own = self.packed.view(np.int32)
+        if own.size == n:
+            return own
         row = self._words.get(n)
         if row is None:
             row = np.zeros(n, dtype=np.int32)

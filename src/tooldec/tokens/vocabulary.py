@@ -279,6 +279,31 @@ class Vocabulary:
         padding: tuple[None, ...] = (None,) * (size - self.size)
         return Vocabulary(self.token_bytes + padding, self.special, self.eos_ids, self.kind, self.name)
 
+    def with_eos(self, names_or_ids: Iterable[int | str]) -> Vocabulary:
+        """Return a copy whose generation ends on these specials (ids or texts) instead.
+
+        Chat templates end turns on their own tokens (``<|im_end|>``, ``<|eot_id|>``); a server that
+        drives a model differently chooses its own set.
+
+        Raises:
+            TokenizerError: A text names no special token, or an id is not special.
+
+        Examples:
+            >>> vocab = Vocabulary.from_tokens(["a", "<eos>", "<end>"], special={1: "<eos>", 2: "<end>"}, eos_ids=[1])
+            >>> sorted(vocab.with_eos(["<end>"]).eos_ids)
+            [2]
+        """
+        ids = set()
+        for item in names_or_ids:
+            if isinstance(item, str):
+                found = self.special_id(item)
+                if found is None:
+                    raise TokenizerError(f"{self.name}: no special token {item!r}")
+                ids.add(found)
+            else:
+                ids.add(int(item))
+        return Vocabulary(self.token_bytes, self.special, frozenset(ids), self.kind, self.name)
+
     def __reduce__(self) -> tuple[Any, ...]:
         # MappingProxyType does not pickle; rebuild from plain values (multiprocessing, caches).
         return (Vocabulary, (self.token_bytes, dict(self.special), self.eos_ids, self.kind, self.name))
