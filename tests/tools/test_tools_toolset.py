@@ -1,4 +1,4 @@
-"""ToolSet: adding, removing, duplicates, failed adds, and the trie kept in step with the names."""
+"""ToolSet: adding, removing, duplicates, failed adds; the decoder's name index kept in step with the names."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tooldec.errors import DuplicateToolError, InvalidSchemaError, ToolDecError, ToolNotFoundError, ToolRegistrationError
+from tooldec.decoding.names import NameIndex
 from tooldec.tools import Tool, ToolSet
-from tooldec.tools.trie import ROOT, NameTrie
 
 
 def add(a: int, b: int) -> int:
@@ -23,10 +23,6 @@ def mul(a: int, b: int) -> int:
     return a * b
 
 
-def trie_names(trie: NameTrie) -> list[str]:
-    return sorted(trie.names_below(ROOT))
-
-
 def test_add_accepts_every_tool_like() -> None:
     tools = ToolSet()
     added = [tools.add(add), tools.add({"name": "math.factorial", "parameters": {"type": "dict", "properties": {}}}),
@@ -35,7 +31,6 @@ def test_add_accepts_every_tool_like() -> None:
     assert list(tools) == added and len(tools) == 3
     assert tools["add"] is added[0] and tools["add"](a=1, b=2) == 3
     assert "add" in tools and "sub" not in tools and 3 not in tools and ["add"] not in tools
-    assert trie_names(tools.trie) == sorted(tools.names)
     assert tools.version == 3
     assert repr(tools) == "ToolSet(['add', 'math.factorial', 'echo'])"
 
@@ -55,7 +50,7 @@ def test_failed_add_leaves_the_set_unchanged() -> None:
         tools.add({"name": "bad", "parameters": {"type": "string"}})
     with pytest.raises(ToolRegistrationError):
         tools.add(42)  # type: ignore[arg-type]
-    assert tools.names == ["add"] and tools.version == 1 and trie_names(tools.trie) == ["add"]
+    assert tools.names == ["add"] and tools.version == 1
 
 
 def test_constructor_stops_at_the_first_bad_tool() -> None:
@@ -67,7 +62,7 @@ def test_remove() -> None:
     tools = ToolSet([add, mul])
     removed = tools.remove("add")
     assert removed.fn is add and tools.names == ["mul"] and tools.version == 3
-    assert tools.trie.walk(ROOT, b"add") is None and trie_names(tools.trie) == ["mul"]
+    assert "add" not in tools
     tools.add(add)
     assert tools.names == ["mul", "add"], "a re-added tool goes to the end"
 
@@ -89,7 +84,7 @@ def test_iteration_is_a_snapshot() -> None:
     tools = ToolSet([add, mul])
     for tool in tools:
         tools.remove(tool.name)
-    assert len(tools) == 0 and len(tools.trie) == 0
+    assert len(tools) == 0 and tools.names == []
 
 
 NAMES = st.text(alphabet="ab_.", min_size=1, max_size=4).filter(lambda n: n[0] not in ".")
@@ -98,12 +93,13 @@ OPS = st.lists(st.tuples(st.booleans(), NAMES), max_size=40)
 
 @settings(max_examples=200, deadline=None)
 @given(OPS)
-def test_random_add_remove_keeps_the_trie_in_step(ops: list[tuple[bool, str]]) -> None:
-    tools, expected, version = ToolSet(), [], 0
+def test_random_add_remove_keeps_the_names_in_step(ops: list[tuple[bool, str]]) -> None:
+    tools, expected, version, index = ToolSet(), [], 0, NameIndex()
     for adding, name in ops:
         if adding and name not in expected:
             tools.add({"name": name})
             expected.append(name)
+            index = index.with_name(name)
             version += 1
         elif adding:
             with pytest.raises(DuplicateToolError):
@@ -111,12 +107,13 @@ def test_random_add_remove_keeps_the_trie_in_step(ops: list[tuple[bool, str]]) -
         elif name in expected:
             tools.remove(name)
             expected.remove(name)
+            index = index.without(name)
             version += 1
         else:
             with pytest.raises(ToolNotFoundError):
                 tools.remove(name)
         assert tools.names == expected and tools.version == version
-        assert trie_names(tools.trie) == sorted(expected) and len(tools.trie) == len(expected)
+        assert list(index) == sorted(expected, key=str.encode) and len(index) == len(expected)
         for n in expected:
-            node = tools.trie.walk(ROOT, n.encode())
-            assert node is not None and tools.trie.terminal(node) == n
+            assert index.terminal(n.encode()) == n and index.has_prefix(n[:1].encode())
+            assert all(n.encode()[len(p)] in index.children(p) for p in (n.encode()[:k] for k in range(len(n))))

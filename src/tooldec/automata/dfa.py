@@ -112,6 +112,7 @@ class LazyDFA:
         self.marks: dict[int, str] = {}
         self._units = nfa.unit_of
         self._costs = _Costs(nfa, frag[1], window)
+        self._chains = [tuple(nfa.region_chain(s)) for s in range(nfa.size)] if nfa.regions else []
         self._keys: list[tuple[frozenset[int], Classes]] = [(frozenset(), ())]
         self._index: dict[tuple[frozenset[int], Classes], int] = {(frozenset(), ()): SINK}
         self._moves: dict[tuple[frozenset[int], frozenset[int], Classes], int] = {}
@@ -179,16 +180,25 @@ class LazyDFA:
     def _closure(self, states: Iterable[int], classes: dict[int, int]) -> tuple[frozenset[int], Classes, tuple[int, ...]]:
         """Epsilon closure with guards; returns (viable states, classes of active regions, resets)."""
         nfa = self.nfa
+        if not nfa.regions:  # no counters: the plain closure, pruned
+            plain = nfa.closure(states)
+            if not self.prune:
+                return plain, (), ()
+            reach = self._costs.reach
+            return frozenset(s for s in plain if reach[s]), (), ()
         out: set[int] = set()
         resets: list[int] = []
         classes = dict(classes)
         stack = list(states)
+        guarded = nfa.guarded
         while stack:
             for state in nfa.closure([stack.pop()]):
                 if state in out:
                     continue
                 out.add(state)
-                for dst, kind, region in nfa.guarded[state]:
+                if not guarded[state]:
+                    continue
+                for dst, kind, region in guarded[state]:
                     if kind is Guard.RESET:
                         classes[region] = self.class_of(region, 0)
                         resets.append(region)
@@ -199,13 +209,16 @@ class LazyDFA:
                     elif self._at_least_low(region, classes[region]):
                         stack.append(dst)
         costs = self._costs
+        chains = self._chains
         active: set[int] = set()
         viable = set()
         for state in out:
             if self.prune and not costs.viable(state, classes):
                 continue
             viable.add(state)
-            active.update(nfa.region_chain(state))
+            chain = chains[state]
+            if chain:
+                active.update(chain)
         kept = tuple(sorted((r, classes[r]) for r in active))
         return frozenset(viable), kept, tuple(sorted(set(resets)))
 
@@ -251,11 +264,19 @@ class LazyDFA:
             step_of = np.zeros(256, dtype=np.int16)
             steps: list[_Step] = [_Step()]
             if moves:
-                cuts = sorted({lo for lo, _, _, _ in moves} | {hi + 1 for _, hi, _, _ in moves})
+                starts: dict[int, list[int]] = {}
+                ends: dict[int, list[int]] = {}
+                for k, (a, b, _, _) in enumerate(moves):
+                    starts.setdefault(a, []).append(k)
+                    ends.setdefault(b + 1, []).append(k)
+                cuts = sorted(starts.keys() | ends.keys())
+                live: set[int] = set()
                 for lo, hi in zip(cuts, cuts[1:]):
-                    hits = [(dst, region) for a, b, dst, region in moves if a <= lo <= b]
-                    if not hits:
+                    live.difference_update(ends.get(lo, ()))
+                    live.update(starts.get(lo, ()))
+                    if not live:
                         continue
+                    hits = [(moves[k][2], moves[k][3]) for k in live]
                     targets = frozenset(dst for dst, _ in hits)
                     incs = frozenset(region for _, region in hits if region >= 0)
                     move_key = (targets, incs, classes)
@@ -483,7 +504,7 @@ class _Costs:
         self.chars = [INF] * n  # text regions: fewest characters to the region's end
         self.info = [_RegionInfo() for _ in nfa.regions]
         self._cdist: dict[tuple[int, int], int] = {}
-        self._reach = _reachable(nfa, accept)
+        self._reach = self.reach = _reachable(nfa, accept)
         self._members: dict[int, list[int]] = {}
         for state, scope in enumerate(nfa.scope):
             self._members.setdefault(scope, []).append(state)

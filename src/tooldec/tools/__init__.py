@@ -1,16 +1,14 @@
 """Tools in, one normal form out: ``Tool`` (name, description, normalized schema, function) and
-``ToolSet`` (the inventory with its name trie), from functions, vendor dicts, Pydantic models and
+``ToolSet`` (the inventory), from functions, vendor dicts, Pydantic models and
 OpenAPI documents."""
 
 from tooldec.tools.openapi import tools_from_openapi
 from tooldec.tools.schema import MAX_REF_DEPTH, normalize_schema
 from tooldec.tools.tool import Tool
 from tooldec.tools.toolset import ToolLike, ToolSet
-from tooldec.tools.trie import NameTrie
 
 __all__ = [
     "MAX_REF_DEPTH",
-    "NameTrie",
     "Tool",
     "ToolLike",
     "ToolSet",

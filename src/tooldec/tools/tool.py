@@ -14,6 +14,8 @@ import hashlib
 import json
 import re
 import sys
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -65,6 +67,39 @@ def _format_checker() -> Any:
             f"jsonschema cannot check the formats {sorted(missing)}; install 'rfc3339-validator',"
             " 'rfc3986-validator', 'fqdn' and 'isoduration' (or jsonschema[format-nongpl])")
     return checker
+
+
+_NORMALIZED_CACHE = 8192
+_normalized_lock = threading.Lock()
+_normalized_texts: OrderedDict[tuple[str, bool], tuple[str, str]] = OrderedDict()
+
+
+def _normalized(parameters: Any, tool: str, openapi: bool) -> tuple[dict[str, Any], str | None]:
+    """The normalized schema and its hash, from a bounded cache keyed by the schema as written.
+
+    Registering many tools that share schemas (an inventory built from a few hundred shapes, a
+    server that gets the same tool list with every request) pays the normalizer once per schema.
+    Only successes are cached (errors name the tool); a hit is a fresh copy (``json.loads``).
+    Thread-safe.
+    """
+    try:
+        key = (json.dumps(parameters, separators=(",", ":"), ensure_ascii=True, allow_nan=False), openapi)
+    except (TypeError, ValueError, RecursionError):
+        return normalize_schema(parameters, tool=tool, openapi=openapi), None
+    with _normalized_lock:
+        found = _normalized_texts.get(key)
+        if found is not None:
+            _normalized_texts.move_to_end(key)
+    if found is not None:
+        return json.loads(found[0]), found[1]
+    normalized = normalize_schema(parameters, tool=tool, openapi=openapi)
+    text = json.dumps(normalized, separators=(",", ":"), ensure_ascii=True)
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    with _normalized_lock:
+        _normalized_texts[key] = (text, digest)
+        while len(_normalized_texts) > _NORMALIZED_CACHE:
+            _normalized_texts.popitem(last=False)
+    return normalized, digest
 
 
 @dataclass(frozen=True, eq=False)
@@ -124,9 +159,11 @@ class Tool:
         if self.fn is not None and not callable(self.fn):
             raise ToolRegistrationError(f"fn must be callable, got {type(self.fn).__name__}", tool=self.name)
         source = self.source_parameters if self.source_parameters is not None else self.parameters
-        normalized = normalize_schema(self.parameters, tool=self.name, openapi=self.openapi)  # checks the nesting first
+        normalized, digest = _normalized(self.parameters, self.name, self.openapi)  # checks the nesting first
         object.__setattr__(self, "source_parameters", copy.deepcopy(dict(source)) if isinstance(source, Mapping) else source)
         object.__setattr__(self, "parameters", normalized)
+        if digest is not None:
+            self.__dict__["schema_hash"] = digest
 
     @functools.cached_property
     def schema_hash(self) -> str:

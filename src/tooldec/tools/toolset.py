@@ -1,7 +1,7 @@
-"""``ToolSet``: the tool inventory, with its name trie kept in step.
+"""``ToolSet``: the tool inventory, by name, in insertion order.
 
-The decoder constrains tool names with the trie; adding or removing a tool touches only the
-trie nodes of its name (the paper's Fig. 3), so inventories of thousands of tools change cheaply.
+The decoder compiles it into a snapshot whose names are a sorted index read as a trie (the paper's
+Fig. 3; ``tooldec.decoding.names``): adding or removing a tool costs its name, not a recompile.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any, Union
 
 from tooldec.errors import DuplicateToolError, ToolNotFoundError
 from tooldec.tools.tool import Tool
-from tooldec.tools.trie import NameTrie
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -23,7 +22,7 @@ ToolLike = Union[Tool, Callable[..., Any], Mapping[str, Any], "type[BaseModel]"]
 
 
 class ToolSet:
-    """Tools by name, in insertion order, with the name trie the decoder walks.
+    """Tools by name, in insertion order.
 
     Args:
         tools: Initial tools; each is added as by :meth:`add`.
@@ -44,13 +43,12 @@ class ToolSet:
         ...
         tooldec.errors.DuplicateToolError: tool 'add': a tool with this name is already in the set; remove it first or rename one
         >>> removed = tools.remove("add")
-        >>> sorted(tools.trie.names_below(0)), tools.version
+        >>> tools.names, tools.version
         (['math.factorial'], 3)
     """
 
     def __init__(self, tools: Iterable[ToolLike] = ()) -> None:
         self._tools: dict[str, Tool] = {}
-        self._trie = NameTrie()
         self._version = 0
         for tool in tools:
             self.add(tool)
@@ -70,7 +68,6 @@ class ToolSet:
             raise DuplicateToolError(
                 "a tool with this name is already in the set; remove it first or rename one", tool=made.name)
         self._tools[made.name] = made
-        self._trie.add(made.name)
         self._version += 1
         return made
 
@@ -82,7 +79,6 @@ class ToolSet:
         """
         tool = self[name]
         del self._tools[name]
-        self._trie.remove(name)
         self._version += 1
         return tool
 
@@ -108,11 +104,6 @@ class ToolSet:
     def names(self) -> list[str]:
         """Tool names in insertion order."""
         return list(self._tools)
-
-    @property
-    def trie(self) -> NameTrie:
-        """The names as a byte trie, updated by every add and remove; do not modify it."""
-        return self._trie
 
     @property
     def version(self) -> int:
