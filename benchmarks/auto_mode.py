@@ -199,7 +199,7 @@ def run(args: argparse.Namespace) -> None:
                  "data": str(data), "decoding": "greedy", "tool_choice": "auto"}
         if SERVER.exists():
             setup["llama_server"] = subprocess.run([str(SERVER), "--version"], capture_output=True, text=True,
-                                                   check=False).stderr.strip().splitlines()[-1:]
+                                                   check=False).stderr.strip().splitlines()[-2:]
         (folder / "setup.json").write_text(json.dumps(setup, indent=2) + "\n")
         for system in args.system or SYSTEMS:
             path = folder / f"{system}.jsonl"
