@@ -1,0 +1,294 @@
+"""Auto mode against llama.cpp's own server (issue 16): BFCL in ``tool_choice="auto"``.
+
+Run from the repository root after ``make setup`` (``make qwen`` for Qwen, ``make llama-server``
+for the server)::
+
+    TOOLDEC_THREADS=1 OMP_NUM_THREADS=1 .venv/bin/python benchmarks/auto_mode.py \\
+        --model smollm2 --model qwen --limit 20 --out runs/auto_mode
+    .venv/bin/python benchmarks/auto_mode.py --out runs/auto_mode --report   # table + PNG only
+
+Work: the first ``--limit`` items of each BFCL v4 category (simple_python, multiple, parallel,
+parallel_multiple, irrelevance) from ``--data`` / ``$TOOLDEC_DATA``. The question's messages and
+its functions (BFCL types mapped to JSON Schema) go to every system, greedy, at most
+``--max-tokens`` new tokens, ``tool_choice="auto"``. Systems, one model process at a time:
+
+* ``tooldec``: ``ToolDecoder`` on the llama.cpp backend (llama-cpp-python), Hermes dialect with
+  every declared opener, the prompt rendered by the model's chat template (with its tools when
+  the template takes them, else tooldec's tool instructions in a system message);
+* ``unconstrained``: the same loop and prompt without the mask;
+* ``llama-server``: ``llama-server --jinja`` (``make llama-server``: the llama.cpp that
+  llama-cpp-python vendors) on the same GGUF, started on 127.0.0.1 and driven with the official
+  ``openai`` client; the server renders the same messages and tools with the GGUF's template.
+
+Every answer is counted by ``tooldec.bench.experiments.auto_mode.count_answer`` (the Hermes
+dialect's ``scan``, also on the server's ``content``). Writes ``OUT/<model>/<system>.jsonl`` (one
+line per item, appended; items already there are skipped, so a stopped run resumes),
+``OUT/<model>/setup.json``, and then ``OUT/auto_mode.md`` and ``OUT/auto_mode.png`` over every
+record found.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+_ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(_ROOT / "src"))
+
+from tooldec.bench.datasets import bfcl_items, data_dir  # noqa: E402
+from tooldec.bench.experiments.auto_mode import CATEGORIES, Request, count_answer, request, summarize  # noqa: E402
+from tooldec.bench.experiments.common import markdown_table  # noqa: E402
+from tooldec.dialects import Hermes  # noqa: E402
+
+SYSTEMS = ("tooldec", "unconstrained", "llama-server")
+SERVER = _ROOT / ".cache" / "llama-server" / "llama-server"
+COLUMNS = ["model", "system", "n", "calls_made", "calls_parsed", "broken", "answers_with_broken", "invalid",
+           "ast_accuracy", *[f"ast_{c}" for c in CATEGORIES[:-1]], "irrelevance_accuracy", "tokens_per_second",
+           "errors"]
+
+
+def requests(data: Path, limit: int | None, categories: list[str]) -> list[Request]:
+    """The first ``limit`` items of each category."""
+    out: list[Request] = []
+    for category in categories:
+        items = list(bfcl_items(category, data))[:limit]
+        out += [request(item, category) for item in items]
+    return out
+
+
+def _done(path: Path) -> set[str]:
+    if not path.exists():
+        return set()
+    return {json.loads(line)["id"] for line in path.read_text().splitlines() if line.strip()}
+
+
+def _threads() -> int:
+    return int(os.environ.get("TOOLDEC_THREADS", "0")) or 1
+
+
+# -- systems ------------------------------------------------------------------------------------
+
+def in_process(model: str, system: str, todo: list[Request], max_tokens: int) -> Iterator[dict[str, Any]]:
+    """tooldec or unconstrained: the project's own loop on llama-cpp-python."""
+    session = _session(model)
+    dialect = Hermes()
+    for req in todo:
+        row: dict[str, Any] = {"id": req.id, "category": req.category}
+        try:
+            tools = req.toolset()
+            decoder = session.decoder("tooldec" if system == "tooldec" else "baseline", tools, dialect)
+            prompt = session.chat(req.messages, tools=tools, dialect=dialect)
+            once = session.once(decoder, "tooldec" if system == "tooldec" else "baseline", prompt,
+                                max_new_tokens=max_tokens, tool_choice="auto")
+        except Exception as error:  # recorded per item, counted in the table
+            yield {**row, "error": f"{type(error).__name__}: {error}", "text": "", "tokens": 0, "seconds": 0.0,
+                   "prompt_tokens": 0, **_FAILED}
+            continue
+        yield {**row, **count_answer(req, dialect, tools, once.text), "text": once.text, "tokens": once.tokens,
+               "seconds": once.seconds, "prompt_tokens": once.prompt_tokens}
+
+
+_SESSIONS: dict[str, Any] = {}
+
+
+def _session(model: str) -> Any:
+    from tooldec.bench.experiments.common import Session
+
+    if model not in _SESSIONS:
+        _SESSIONS.clear()  # one model in memory at a time
+        _SESSIONS[model] = Session(model, backend="llamacpp")
+    return _SESSIONS[model]
+
+
+_FAILED: dict[str, Any] = {"calls_made": 0, "calls_parsed": 0, "broken": 0, "invalid": 0, "correct": False,
+                           "calls": [], "broken_text": []}
+"""An item the system failed on (an exception, an HTTP error): counted wrong, and in ``errors``."""
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def start_server(gguf: Path, log: Path, context: int) -> tuple[subprocess.Popen[bytes], str]:
+    """``llama-server --jinja`` on ``gguf`` at 127.0.0.1, one slot, greedy-ready; waits for /health."""
+    if not SERVER.exists():
+        raise SystemExit(f"no llama-server at {SERVER}: run `make llama-server` first")
+    port = _free_port()
+    threads = str(_threads())
+    argv = [str(SERVER), "-m", str(gguf), "--jinja", "--host", "127.0.0.1", "--port", str(port), "-c", str(context),
+            "-np", "1", "-t", threads, "-tb", threads, "--seed", "0"]
+    process = subprocess.Popen(argv, stdout=log.open("wb"), stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    end = time.monotonic() + 600
+    while time.monotonic() < end:
+        if process.poll() is not None:
+            raise RuntimeError(f"llama-server exited: {log.read_text()[-3000:]}")
+        try:
+            with urllib.request.urlopen(f"{url}/health", timeout=2) as reply:
+                if reply.status == 200:
+                    return process, url
+        except OSError:
+            time.sleep(1)
+    process.terminate()
+    raise RuntimeError(f"llama-server did not start: {log.read_text()[-3000:]}")
+
+
+def served(gguf: Path, todo: list[Request], max_tokens: int, log: Path, context: int) -> Iterator[dict[str, Any]]:
+    """llama-server --jinja, driven with the official openai client."""
+    import openai
+
+    dialect = Hermes()
+    process, url = start_server(gguf, log, context)
+    try:
+        client = openai.OpenAI(base_url=f"{url}/v1", api_key="none", max_retries=0, timeout=3600)
+        for req in todo:
+            row: dict[str, Any] = {"id": req.id, "category": req.category}
+            start = time.perf_counter()
+            try:
+                reply = client.chat.completions.create(
+                    model=gguf.stem, messages=req.messages, tools=req.openai_tools(),  # type: ignore[arg-type]
+                    tool_choice="auto", temperature=0.0, max_tokens=max_tokens, seed=0)
+            except openai.APIError as error:
+                yield {**row, "error": f"{type(error).__name__}: {error}", "text": "", "tokens": 0,
+                       "seconds": time.perf_counter() - start, "prompt_tokens": 0, **_FAILED}
+                continue
+            seconds = time.perf_counter() - start
+            message = reply.choices[0].message
+            text = message.content or ""
+            tool_calls = [c.model_dump() for c in message.tool_calls or []]
+            usage = reply.usage
+            yield {**row, **count_answer(req, dialect, req.toolset(), text, tool_calls), "text": text,
+                   "tool_calls": tool_calls, "finish_reason": reply.choices[0].finish_reason,
+                   "tokens": usage.completion_tokens if usage else 0, "seconds": seconds,
+                   "prompt_tokens": usage.prompt_tokens if usage else 0}
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+# -- run and report -------------------------------------------------------------------------------
+
+def run(args: argparse.Namespace) -> None:
+    from tqdm import tqdm  # type: ignore[import-untyped]
+
+    from tooldec.bench.experiments.common import resolve_model
+
+    data = data_dir(args.data)
+    all_requests = requests(data, args.limit, args.category or list(CATEGORIES))
+    for model in args.model:
+        folder = args.out / model
+        folder.mkdir(parents=True, exist_ok=True)
+        gguf = resolve_model(model)
+        setup = {"model": model, "file": gguf.name, "max_tokens": args.max_tokens, "limit": args.limit,
+                 "threads": _threads(), "cores": os.cpu_count(), "machine": platform.machine(),
+                 "data": str(data), "decoding": "greedy", "tool_choice": "auto"}
+        if SERVER.exists():
+            setup["llama_server"] = subprocess.run([str(SERVER), "--version"], capture_output=True, text=True,
+                                                   check=False).stderr.strip().splitlines()[-2:]
+        (folder / "setup.json").write_text(json.dumps(setup, indent=2) + "\n")
+        for system in args.system or SYSTEMS:
+            path = folder / f"{system}.jsonl"
+            done = _done(path)
+            todo = [r for r in all_requests if r.id not in done]
+            if not todo:
+                continue
+            rows: Iterator[dict[str, Any]]
+            if system == "llama-server":
+                _SESSIONS.clear()  # one model process at a time
+                rows = served(gguf, todo, args.max_tokens, folder / "llama-server.log", args.context)
+            else:
+                rows = in_process(model, system, todo, args.max_tokens)
+            with path.open("a") as out:
+                for row in tqdm(rows, total=len(todo), desc=f"{model} {system}", unit="item", dynamic_ncols=True):
+                    out.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+                    out.flush()
+    _SESSIONS.clear()
+
+
+def report(out: Path) -> str:
+    """The table over every ``OUT/<model>/<system>.jsonl``; writes ``auto_mode.md`` and ``auto_mode.png``."""
+    table_rows = []
+    for folder in sorted(p for p in out.iterdir() if p.is_dir()):
+        for system in SYSTEMS:
+            path = folder / f"{system}.jsonl"
+            if not path.exists():
+                continue
+            rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+            if rows:
+                table_rows.append({"model": folder.name, "system": system, **summarize(rows),
+                                   "errors": sum(1 for r in rows if r.get("error"))})
+    for row in table_rows:
+        for key in ("n", "calls_made", "calls_parsed", "broken", "answers_with_broken", "invalid"):
+            row[key] = int(row[key])
+    table = markdown_table(table_rows, COLUMNS)
+    (out / "auto_mode.md").write_text(table + "\n")
+    if table_rows:
+        plot(table_rows, out / "auto_mode.png")
+    return table
+
+
+def plot(rows: list[dict[str, Any]], path: Path) -> None:
+    """Broken calls, AST accuracy, irrelevance accuracy and tokens/s: bars per model, one colour per system."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    metrics = [("broken", "broken calls"), ("ast_accuracy", "AST accuracy (call categories)"),
+               ("irrelevance_accuracy", "irrelevance accuracy"), ("tokens_per_second", "tokens / s")]
+    models = list(dict.fromkeys(r["model"] for r in rows))
+    width = 0.8 / len(SYSTEMS)
+    fig, axes = plt.subplots(1, len(metrics), figsize=(4.2 * len(metrics), 3.6))
+    for ax, (metric, title) in zip(axes, metrics):
+        for j, system in enumerate(SYSTEMS):
+            values = [next((r[metric] for r in rows if r["model"] == m and r["system"] == system), float("nan"))
+                      for m in models]
+            ax.bar([i + j * width for i in range(len(models))], values, width, label=system)
+        ax.set_xticks([i + width for i in range(len(models))], models)
+        ax.set_title(title, fontsize=10)
+        if "accuracy" in metric:
+            ax.set_ylim(0, 1.05)
+    n = ", ".join(f"{r['model']}/{r['system']}={r['n']}" for r in rows)
+    fig.suptitle(f"BFCL v4, tool_choice=auto, greedy (items: {n})", fontsize=8)
+    axes[0].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--model", action="append", default=[],
+                        help="smollm2, qwen or a .gguf path (repeatable; run in this order)")
+    parser.add_argument("--system", action="append", choices=SYSTEMS, help="default: all three")
+    parser.add_argument("--category", action="append", choices=CATEGORIES, help="default: all five")
+    parser.add_argument("--limit", type=int, default=20, help="items per category (default 20)")
+    parser.add_argument("--max-tokens", type=int, default=256, help="new tokens per answer, every system")
+    parser.add_argument("--context", type=int, default=8192, help="llama-server context (the backend's default)")
+    parser.add_argument("--data", type=Path, default=None)
+    parser.add_argument("--out", type=Path, default=Path("runs/auto_mode"))
+    parser.add_argument("--report", action="store_true", help="only the table and PNG from the records")
+    args = parser.parse_args()
+    if not args.report:
+        run(args)
+    print(report(args.out))
+    print(f"results in {args.out}")
+
+
+if __name__ == "__main__":
+    main()
