@@ -78,7 +78,7 @@ class ToolDecLogitsProcessor(LogitsProcessor):
         >>> prompt = torch.tensor([[ord("Q"), ord(":")]])
         >>> scores = processor(prompt, torch.zeros(1, vocab.size))
         >>> [vocab.token_bytes[i] for i in torch.nonzero(scores[0] > -1).flatten().tolist()]  # every Hermes opener
-        [b'\t', b' ', b'<', b'`', b'{', b'<tool_call>']
+        [b'\\t', b' ', b'<', b'`', b'{', b'<tool_call>']
     """
 
     supports_continuous_batching = False
