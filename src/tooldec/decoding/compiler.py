@@ -177,20 +177,26 @@ class Compiler:
                 raise DuplicateToolError(
                     "a tool with this name is already in the set; remove it first or rename one", tool=tool.name)
             by_name[tool.name] = tool
-            self.check(tool)
         key = self.inventory_key(by_name)
         found = self.snapshots.get(key)
-        if found is not None:
+        if found is not None:  # its tools were checked when it was made
             return found
+        for tool in items:
+            self.check(tool)
         grammar = Grammar._snapshot(self, by_name, NameIndex(by_name), key)
         return self.snapshots.put(key, grammar)
 
     def check(self, tool: Tool) -> None:
-        """The dialect's checks of ``tool`` (cached by name and schema)."""
+        """The dialect's checks of ``tool`` (cached by name and schema, and on the tool object:
+        a set of dialect keys, which only grows, so a data race can only repeat a check)."""
+        seen: set[str] | None = tool.__dict__.get("_checked_by")
+        if seen is not None and self.dialect.key in seen:
+            return
         key = (tool.name, tool.schema_hash)
         if self._checked.get(key) is None:
             self.dialect.check_tool(tool)
             self._checked.put(key, True)
+        tool.__dict__.setdefault("_checked_by", set()).add(self.dialect.key)
 
     def inventory_key(self, tools: dict[str, Tool]) -> str:
         """Stable key of an inventory: vocabulary, dialect and every (name, schema hash), in any order."""
