@@ -107,7 +107,10 @@ def test_funcqa_has_no_schemas(data_dir: Path) -> None:
 # category -> (normalized, unsupported, invalid); see the module docstring.
 FULL_META = Draft202012Validator(Draft202012Validator.META_SCHEMA)
 JSONSCHEMABENCH = {"Glaiveai2K": (1689, 5, 13), "Github_trivial": (433, 11, 0), "Github_easy": (1904, 38, 1)}
-JSONSCHEMABENCH_FIXTURES = {"Glaiveai2K": (15, 3, 0), "Github_trivial": (15, 3, 0), "Github_easy": (15, 3, 0)}
+# The fixtures hold three schemas per set that an older normalizer refused; the combined-keyword
+# normalizer compiles most of them: one stays unsupported (Github_easy), one is unsatisfiable
+# (a Glaive calculate_area whose oneOf no instance can match).
+JSONSCHEMABENCH_FIXTURES = {"Glaiveai2K": (17, 0, 1), "Github_trivial": (18, 0, 0), "Github_easy": (17, 1, 0)}
 
 
 @pytest.mark.parametrize("category", sorted(JSONSCHEMABENCH))
