@@ -79,25 +79,6 @@ class BoundedCache(Generic[K, V]):
             self.hits += 1
             return found[0]
 
-    def remeasure(self, key: K) -> None:
-        """Count again the bytes of a value that grew since it was stored (a lazy automaton that
-        gained states), evicting the least recently used others while over the bound."""
-        with self._lock:
-            found = self._items.get(key)
-            if found is None:
-                return
-            value, old = found
-            size = self._sizer(value)
-            self._items[key] = (value, size)
-            self._bytes += size - old
-            while self._bytes > self.max_bytes and len(self._items) > 1:
-                oldest = next(iter(self._items))
-                if oldest == key:
-                    self._items.move_to_end(key)
-                    oldest = next(iter(self._items))
-                _, dropped = self._items.pop(oldest)
-                self._bytes -= dropped
-
     def put(self, key: K, value: V) -> V:
         """Store ``value`` (or return the one stored meanwhile under ``key``)."""
         size = self._sizer(value)
@@ -110,9 +91,7 @@ class BoundedCache(Generic[K, V]):
                 return value
             self._items[key] = (value, size)
             self._bytes += size
-            while self._bytes > self.max_bytes and self._items:
-                _, (_, old) = self._items.popitem(last=False)
-                self._bytes -= old
+            self._evict(keep=0)
             return value
 
     def get_or_make(self, key: K, make: Callable[[], V]) -> V:
@@ -123,7 +102,8 @@ class BoundedCache(Generic[K, V]):
         return self.put(key, make())
 
     def resize(self, key: K) -> None:
-        """Account again for a value that grew in place (a lazily expanded automaton)."""
+        """Account again for a value that grew in place (a lazily expanded automaton): it becomes
+        the most recently used, and the least recently used others go while over the bound."""
         with self._lock:
             found = self._items.get(key)
             if found is None:
@@ -131,10 +111,15 @@ class BoundedCache(Generic[K, V]):
             value, old = found
             new = self._sizer(value)
             self._items[key] = (value, new)
+            self._items.move_to_end(key)
             self._bytes += new - old
-            while self._bytes > self.max_bytes and len(self._items) > 1:
-                _, (_, size) = self._items.popitem(last=False)
-                self._bytes -= size
+            self._evict(keep=1)
+
+    def _evict(self, keep: int) -> None:
+        """Drop least recently used items while over the bound, keeping the ``keep`` newest."""
+        while self._bytes > self.max_bytes and len(self._items) > keep:
+            _, (_, size) = self._items.popitem(last=False)
+            self._bytes -= size
 
     def clear(self) -> None:
         with self._lock:

@@ -39,7 +39,8 @@ def mask_at(grammar: Grammar, pos: Position, start_ok: bool, follow_ok: bool) ->
     """The allowed tokens at ``pos`` (cached)."""
     compiler = grammar.compiler
     if isinstance(pos, Tail):
-        shared_key = ("tail", grammar.tail(pos.tool, pos.form, pos.chained).serial, pos.state, follow_ok)
+        tail = grammar.tail(pos.tool, pos.form, pos.chained)
+        shared_key = ("tail", tail.serial, pos.state, follow_ok)
         found = compiler.masks.get(shared_key)
         if found is not None:
             return found
@@ -48,7 +49,7 @@ def mask_at(grammar: Grammar, pos: Position, start_ok: bool, follow_ok: bool) ->
         if found is not None:
             return found
         mask, depends = _tail_mask(grammar, pos, follow_ok)
-        compiler.tails.remeasure(grammar.tail(pos.tool, pos.form, pos.chained).key)  # its DFA may have grown
+        compiler.tails.resize(tail.key)  # its DFA may have grown
         return compiler.masks.put(own_key if depends else shared_key, mask)
     if isinstance(pos, Text) and not start_ok:
         key: tuple[object, ...] = (compiler.key, "text-closed", pos.state)

@@ -131,7 +131,6 @@ class Mask:
         row = self._words.get(n)
         if row is None:
             row = np.zeros(n, dtype=np.int32)
-            own = self.packed.view(np.int32)
             row[: min(n, own.size)] = own[:n]
             self._words[n] = row
         return row
