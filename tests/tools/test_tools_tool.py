@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
 import pydantic
@@ -231,3 +232,26 @@ def test_coerce() -> None:
     assert Tool.coerce({"name": "n"}).name == "n"
     with pytest.raises(ToolRegistrationError, match="cannot make a tool from int: pass a Tool, a function"):
         Tool.coerce(3)
+
+
+def test_equal_tool_dicts_share_one_tool_and_its_checks() -> None:
+    """A server's repeated tool list (fresh dicts, same JSON) costs a lookup per tool: the same
+    ``Tool`` object comes back, carrying the compiler's per-dialect checks with it."""
+    spec = {"type": "function", "function": {"name": "shared_lookup", "description": "Look up.",
+                                             "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}}
+    first = Tool.from_dict(spec)
+    again = Tool.from_dict(json.loads(json.dumps(spec)))
+    assert again is first
+    assert first.source_parameters == spec["function"]["parameters"]
+    assert first.source_parameters is not spec["function"]["parameters"]  # a copy, not the caller's dict
+    other = Tool.from_dict({**spec, "function": {**spec["function"], "description": "Look it up."}})
+    assert other is not first and other.description == "Look it up."
+
+
+def test_a_bad_tool_dict_fails_every_time() -> None:
+    """Only successes are cached: the same bad dict raises on every registration."""
+    bad = {"name": "bad_enum", "parameters": {"type": "object", "properties": {"x": {"enum": []}},
+                                              "required": ["x"]}}
+    for _ in range(2):
+        with pytest.raises(ToolRegistrationError):
+            Tool.from_dict(bad)

@@ -126,7 +126,9 @@ class Compiler:
         self.dialect = dialect
         self.index = prepare_vocabulary(vocab)
         self.openers = OpenerTables(self.index, dialect)
-        self.key = hashlib.sha256(f"{vocab.fingerprint}\0{dialect.key}".encode()).hexdigest()[:24]
+        self._dialect_key = dialect.key  # dialects are immutable: computed once, not per tool
+        self._checks_tools = type(dialect).check_tool is not Dialect.check_tool
+        self.key = hashlib.sha256(f"{vocab.fingerprint}\0{self._dialect_key}".encode()).hexdigest()[:24]
         self.tails: BoundedCache[tuple[str, int, bool], CompiledTail] = BoundedCache(tail_cache_bytes)
         # Tails still in use (pinned by a snapshot) after the bounded cache dropped them: one
         # automaton per key while anything holds it, so cursors and caches agree on state numbers.
@@ -190,20 +192,19 @@ class Compiler:
         """The dialect's checks of ``tool`` (cached by name and schema, and on the tool object:
         a set of dialect keys, which only grows, so a data race can only repeat a check)."""
         seen: set[str] | None = tool.__dict__.get("_checked_by")
-        if seen is not None and self.dialect.key in seen:
+        if seen is not None and self._dialect_key in seen:
             return
-        key = (tool.name, tool.schema_hash)
-        if self._checked.get(key) is None:
-            self.dialect.check_tool(tool)
-            self._checked.put(key, True)
-        tool.__dict__.setdefault("_checked_by", set()).add(self.dialect.key)
+        if self._checks_tools:  # a dialect without checks of its own needs no cache either
+            key = (tool.name, tool.schema_hash)
+            if self._checked.get(key) is None:
+                self.dialect.check_tool(tool)
+                self._checked.put(key, True)
+        tool.__dict__.setdefault("_checked_by", set()).add(self._dialect_key)
 
     def inventory_key(self, tools: dict[str, Tool]) -> str:
         """Stable key of an inventory: vocabulary, dialect and every (name, schema hash), in any order."""
-        digest = hashlib.sha256(self.key.encode())
-        for name in sorted(tools):
-            digest.update(f"\0{name}\0{tools[name].schema_hash}".encode())
-        return digest.hexdigest()
+        text = "".join([f"\0{name}\0{tools[name].schema_hash}" for name in sorted(tools)])
+        return hashlib.sha256(f"{self.key}{text}".encode()).hexdigest()
 
     def tail(self, tool: Tool, form: int, chained: bool) -> CompiledTail:
         """The tail automaton of ``tool`` in ``form`` (built on first use, then shared)."""

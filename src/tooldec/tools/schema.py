@@ -182,18 +182,32 @@ def _normalize(schema: Mapping[str, Any], tool: str | None, *, openapi: bool) ->
 
 
 def _check_nesting(schema: Any, tool: str | None) -> None:
-    """Refuse documents nested deeper than the recursive passes can go (before they start)."""
-    stack: list[tuple[Any, str, int]] = [(schema, "", 0)]
+    """Refuse documents nested deeper than the recursive passes can go (before they start).
+
+    Each entry keeps its parent and key, and the JSON pointer is spelled only for the error:
+    building one per node was a third of a typical tool's registration.
+    """
+    Entry = tuple[Any, int, Any]  # (node, depth, (parent entry, key) or None)
+    stack: list[Entry] = [(schema, 0, None)]
     while stack:
-        node, ptr, depth = stack.pop()
+        entry = stack.pop()
+        node, depth, _ = entry
         if depth > 2 * MAX_DEPTH:
+            tokens: list[str | int] = []
+            link = entry[2]
+            while link is not None:
+                tokens.append(link[1] if isinstance(link[1], int) else str(link[1]))
+                link = link[0][2]
+            ptr = join("", *reversed(tokens))
             raise SchemaTooComplexError(
                 f"the schema nests deeper than {MAX_DEPTH} subschemas", tool=tool, pointer=ptr,
                 keyword=ptr.rsplit("/", 1)[-1].replace("~1", "/").replace("~0", "~"))
-        if isinstance(node, Mapping):
-            stack.extend((v, join(ptr, str(k)), depth + 1) for k, v in node.items())
+        if isinstance(node, dict):
+            stack.extend([(v, depth + 1, (entry, k)) for k, v in node.items()])
         elif isinstance(node, list):
-            stack.extend((v, join(ptr, i), depth + 1) for i, v in enumerate(node))
+            stack.extend([(v, depth + 1, (entry, i)) for i, v in enumerate(node)])
+        elif isinstance(node, Mapping):
+            stack.extend([(v, depth + 1, (entry, k)) for k, v in node.items()])
 
 
 def _is_number(value: Any) -> bool:

@@ -74,24 +74,38 @@ _normalized_lock = threading.Lock()
 _normalized_texts: OrderedDict[tuple[str, bool], tuple[str, str]] = OrderedDict()
 
 
-def _normalized(parameters: Any, tool: str, openapi: bool) -> tuple[dict[str, Any], str | None]:
-    """The normalized schema and its hash, from a bounded cache keyed by the schema as written.
+# One encoder for every key: ``json.dumps`` with options builds a new one per call. A cycle
+# surfaces as ``RecursionError`` instead of the circular check's ``ValueError``.
+_KEY_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=True, allow_nan=False, check_circular=False)
+
+
+def _json_key(value: Any) -> str | None:
+    """Compact JSON of ``value`` as a cache key, ``None`` when it is not plain JSON."""
+    try:
+        return _KEY_ENCODER.encode(value)
+    except (TypeError, ValueError, RecursionError):
+        return None
+
+
+def _normalized(parameters: Any, tool: str, openapi: bool) -> tuple[dict[str, Any], str | None, str | None]:
+    """The normalized schema, its hash and the schema as written in JSON, from a bounded cache
+    keyed by that JSON.
 
     Registering many tools that share schemas (an inventory built from a few hundred shapes, a
     server that gets the same tool list with every request) pays the normalizer once per schema.
     Only successes are cached (errors name the tool); a hit is a fresh copy (``json.loads``).
     Thread-safe.
     """
-    try:
-        key = (json.dumps(parameters, separators=(",", ":"), ensure_ascii=True, allow_nan=False), openapi)
-    except (TypeError, ValueError, RecursionError):
-        return normalize_schema(parameters, tool=tool, openapi=openapi), None
+    written = _json_key(parameters)
+    if written is None:
+        return normalize_schema(parameters, tool=tool, openapi=openapi), None, None
+    key = (written, openapi)
     with _normalized_lock:
         found = _normalized_texts.get(key)
         if found is not None:
             _normalized_texts.move_to_end(key)
     if found is not None:
-        return json.loads(found[0]), found[1]
+        return json.loads(found[0]), found[1], written
     normalized = normalize_schema(parameters, tool=tool, openapi=openapi)
     text = json.dumps(normalized, separators=(",", ":"), ensure_ascii=True)
     digest = hashlib.sha256(text.encode()).hexdigest()
@@ -99,7 +113,40 @@ def _normalized(parameters: Any, tool: str, openapi: bool) -> tuple[dict[str, An
         _normalized_texts[key] = (text, digest)
         while len(_normalized_texts) > _NORMALIZED_CACHE:
             _normalized_texts.popitem(last=False)
-    return normalized, digest
+    return normalized, digest, written
+
+
+_DICT_TOOLS_BYTES = 8 << 20  # of JSON text; the Python objects behind it are a few times larger
+_dict_tools_lock = threading.Lock()
+_dict_tools: OrderedDict[str, Tool] = OrderedDict()
+_dict_tools_bytes = 0
+
+
+def _dict_tool(spec: Mapping[str, Any], make: Callable[[], Tool]) -> Tool:
+    """The ``Tool`` of a tool dict, shared by every later dict with the same JSON text.
+
+    A server gets the same tool list, as fresh dicts, with every request: this turns its
+    registration into one ``json.dumps`` and a lookup per tool, and the compiler's per-tool checks,
+    remembered on the ``Tool``, are not repeated either. Bounded by the JSON text held (LRU);
+    only successes are kept. Thread-safe.
+    """
+    global _dict_tools_bytes
+    key = _json_key(spec)
+    if key is None:
+        return make()
+    with _dict_tools_lock:
+        found = _dict_tools.get(key)
+        if found is not None:
+            _dict_tools.move_to_end(key)
+            return found
+    made = make()
+    with _dict_tools_lock:
+        if key not in _dict_tools and len(key) <= _DICT_TOOLS_BYTES:
+            _dict_tools[key] = made
+            _dict_tools_bytes += len(key)
+            while _dict_tools_bytes > _DICT_TOOLS_BYTES:
+                _dict_tools_bytes -= len(_dict_tools.popitem(last=False)[0])
+        return _dict_tools.get(key, made)
 
 
 @dataclass(frozen=True, eq=False)
@@ -158,9 +205,14 @@ class Tool:
                 f"description must be a string, got {type(self.description).__name__}", tool=self.name)
         if self.fn is not None and not callable(self.fn):
             raise ToolRegistrationError(f"fn must be callable, got {type(self.fn).__name__}", tool=self.name)
-        source = self.source_parameters if self.source_parameters is not None else self.parameters
-        normalized, digest = _normalized(self.parameters, self.name, self.openapi)  # checks the nesting first
-        object.__setattr__(self, "source_parameters", copy.deepcopy(dict(source)) if isinstance(source, Mapping) else source)
+        given = self.source_parameters
+        normalized, digest, written = _normalized(self.parameters, self.name, self.openapi)  # checks the nesting first
+        if given is None and written is not None and isinstance(self.parameters, Mapping):
+            source: Any = json.loads(written)  # a deep copy, faster than copy.deepcopy
+        else:
+            source = given if given is not None else self.parameters
+            source = copy.deepcopy(dict(source)) if isinstance(source, Mapping) else source
+        object.__setattr__(self, "source_parameters", source)
         object.__setattr__(self, "parameters", normalized)
         if digest is not None:
             self.__dict__["schema_hash"] = digest
@@ -217,9 +269,16 @@ class Tool:
 
     @classmethod
     def from_dict(cls, spec: Mapping[str, Any]) -> Tool:
-        """A tool from an OpenAI (Chat Completions or Responses), MCP, Anthropic or plain dict."""
-        name, description, parameters = dict_schema(spec)
-        return cls(name, description, dict(parameters) if isinstance(parameters, Mapping) else parameters)
+        """A tool from an OpenAI (Chat Completions or Responses), MCP, Anthropic or plain dict.
+
+        Dicts with the same JSON text give the same ``Tool`` object (a bounded cache), so treat
+        its ``parameters`` and ``source_parameters`` as read-only.
+        """
+        def make() -> Tool:
+            name, description, parameters = dict_schema(spec)
+            return cls(name, description, dict(parameters) if isinstance(parameters, Mapping) else parameters)
+
+        return _dict_tool(spec, make) if cls is Tool else make()
 
     @classmethod
     def from_pydantic(cls, model: type[BaseModel], *, name: str | None = None,
