@@ -163,7 +163,7 @@ def run_cell(engine_name: str, tokenizer: str, size: int, *, data: Path,
                 if not engine.advance(tok):
                     break
         phase = "again"  # a later request with the same tools in another order: from the tool list to its first mask
-        shuffled = list(reversed(tools))
+        shuffled = json.loads(json.dumps(list(reversed(tools))))  # fresh dicts, as a request's parsed JSON
         t = time.perf_counter_ns()
         engine.register(shuffled)
         engine.compile(shuffled)

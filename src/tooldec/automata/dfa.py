@@ -115,7 +115,9 @@ class LazyDFA:
         self._chains = [tuple(nfa.region_chain(s)) for s in range(nfa.size)] if nfa.regions else []
         self._keys: list[tuple[frozenset[int], Classes]] = [(frozenset(), ())]
         self._index: dict[tuple[frozenset[int], Classes], int] = {(frozenset(), ()): SINK}
-        self._moves: dict[tuple[frozenset[int], frozenset[int], Classes], int] = {}
+        # (targets, counters stepped, classes) -> (state, regions reset): the closure of a move
+        # is computed once per automaton, not once per byte interval that makes it.
+        self._moves: dict[tuple[frozenset[int], frozenset[int], Classes], tuple[int, tuple[int, ...]]] = {}
         self._steps: dict[int, tuple[np.ndarray, list[_Step]]] = {}
         self._rows: dict[int, np.ndarray] = {SINK: np.full(256, -1, dtype=np.int32)}
         self._strings: dict[int, StringSpot | None] = {}
@@ -282,13 +284,14 @@ class LazyDFA:
                     targets = frozenset(dst for dst, _ in hits)
                     incs = frozenset(region for _, region in hits if region >= 0)
                     move_key = (targets, incs, classes)
-                    found = self._moves.get(move_key)
-                    after = dict(cls)
-                    for region in incs:
-                        after[region] = self._inc(region, after[region])
-                    new_states, new_classes, resets = self._closure(targets, after)
-                    if found is None:
-                        found = self._moves[move_key] = self._intern(new_states, new_classes)
+                    move = self._moves.get(move_key)
+                    if move is None:
+                        after = dict(cls)
+                        for region in incs:
+                            after[region] = self._inc(region, after[region])
+                        new_states, new_classes, resets = self._closure(targets, after)
+                        move = self._moves[move_key] = (self._intern(new_states, new_classes), resets)
+                    found, resets = move
                     row[lo:hi] = found
                     if incs or resets:
                         regions = nfa.regions

@@ -183,8 +183,9 @@ class Compiler:
         found = self.snapshots.get(key)
         if found is not None:  # its tools were checked when it was made
             return found
-        for tool in items:
-            self.check(tool)
+        if self._checks_tools:
+            for tool in items:
+                self.check(tool)
         grammar = Grammar._snapshot(self, by_name, NameIndex(by_name), key)
         return self.snapshots.put(key, grammar)
 
@@ -203,8 +204,10 @@ class Compiler:
 
     def inventory_key(self, tools: dict[str, Tool]) -> str:
         """Stable key of an inventory: vocabulary, dialect and every (name, schema hash), in any order."""
-        text = "".join([f"\0{name}\0{tools[name].schema_hash}" for name in sorted(tools)])
-        return hashlib.sha256(f"{self.key}{text}".encode()).hexdigest()
+        parts = [self.key]
+        for name in sorted(tools):
+            parts += ("\0", name, "\0", tools[name].schema_hash)
+        return hashlib.sha256("".join(parts).encode()).hexdigest()
 
     def tail(self, tool: Tool, form: int, chained: bool) -> CompiledTail:
         """The tail automaton of ``tool`` in ``form`` (built on first use, then shared)."""
