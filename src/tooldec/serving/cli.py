@@ -7,6 +7,7 @@ package on http://127.0.0.1:8000/v1.
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -68,6 +69,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (FileNotFoundError, ImportError, ValueError, ToolDecError) as error:
         print(f"tooldec serve: error: {error}", file=sys.stderr)
         return 2
+    # The model, vocabulary and compiler live as long as the server: moved out of the cyclic
+    # collector's reach, a full collection no longer walks them (a 0.1-0.2 s pause in the middle
+    # of a request, measured on the speed workload with the Qwen3 vocabulary).
+    gc.collect()
+    gc.freeze()
     print(f"tooldec serve: {service.model_id} on http://{args.host}:{args.port}/v1", file=sys.stderr, flush=True)
     uvicorn.run(create_app(service), host=args.host, port=args.port, log_level=args.log_level)
     return 0
