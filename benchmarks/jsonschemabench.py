@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
+import numpy as np
 from tqdm import tqdm
 
 from tooldec.automata.json_schema import SchemaCompiler
@@ -43,14 +44,15 @@ def sample(dfa: LazyDFA, rng: random.Random, soft_limit: int = 200) -> bytes:
     state, out = dfa.start, bytearray()
     while True:
         row = dfa.row(state)
-        live = [b for b in range(256) if row[b] >= 0]
-        if dfa.accepting[state] and (not live or rng.random() < 0.2 or len(out) > soft_limit):
+        live = np.flatnonzero(row >= 0)
+        if dfa.accepting[state] and (not len(live) or rng.random() < 0.2 or len(out) > soft_limit):
             return bytes(out)
         if len(out) > soft_limit:
-            live = [min(live, key=lambda b: dfa.dist[dfa.next(state, b)])]
-        byte = rng.choice(live)
+            byte = int(live[np.argmin(dfa.dist[row[live]])])  # the first byte on a shortest way
+        else:
+            byte = int(rng.choice(live.tolist()))
         out.append(byte)
-        state = dfa.next(state, byte)
+        state = int(row[byte])
         if state == SINK:
             raise AssertionError("walked into the sink")
 
