@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 import interegular
@@ -69,6 +69,7 @@ from tooldec.tools.schema_algebra import (
     kinds,
     value_key,
 )
+from tooldec.tools.schema_outside import outside
 from tooldec.tools.schema_size import check_size
 
 __all__ = [
@@ -85,6 +86,8 @@ __all__ = [
 
 MAX_REF_DEPTH = 4
 """How many times one ``$ref`` may be entered inside its own expansion (recursion depth)."""
+MAX_OUTSIDE_BRANCHES = 16
+"""A ``oneOf`` branch written with ways of violating the others keeps at most this many alternatives."""
 MAX_DEPTH = 48
 """How deeply subschemas may nest (in the schema as written, and once references are unrolled)."""
 
@@ -212,7 +215,8 @@ class _Reader:
         self.tool = tool
         self.openapi = openapi
         self.algebra = Algebra(tool, self.validator, self.matches)
-        self.memo: dict[tuple[str, ...], Schema] = {}
+        self.wide = False  # reading a superset of the values instead (see ``wide``)
+        self.memos: dict[bool, dict[tuple[str, ...], Schema]] = {False: {}, True: {}}  # by self.wide
         self.cyclic: set[tuple[str, ...]] | None = None
 
     def invalid(self, message: str, pointer: str) -> InvalidSchemaError:
@@ -242,7 +246,7 @@ class _Reader:
                                         " unrolled", tool=self.tool, pointer=ptr, keyword="$ref")
         own: dict[str, Any] = {}
         parts: list[Schema] = []
-        one_of: tuple[list[Any], list[Schema]] | None = None
+        one_of: tuple[list[Any], list[Schema], tuple[tuple[str, ...], ...], int] | None = None
         for key, value in node.items():
             kp = join(ptr, key)
             if key in UNSUPPORTED_KEYWORDS:
@@ -256,7 +260,7 @@ class _Reader:
                 parts.append(self.algebra.any_of(branches, kp))
             elif key == "oneOf":
                 raw = self.list_of(value, kp)
-                one_of = raw, [self.read(sub, join(kp, i), stack, depth + 1) for i, sub in enumerate(raw)]
+                one_of = raw, [self.read(sub, join(kp, i), stack, depth + 1) for i, sub in enumerate(raw)], stack, depth
             elif key == "not":
                 parts.append(self.negate(value, kp))
             elif key in ("dependentRequired", "dependencies", "dependentSchemas"):
@@ -265,7 +269,7 @@ class _Reader:
                 self.keyword(key, value, kp, node, own, stack, depth)
         if node.get("nullable") is True and self.openapi and "type" in own and "null" not in own["type"]:
             own["type"] = [*own["type"], "null"]
-        if "type" not in own:
+        if "type" not in own and not self.wide:
             inferred = [k for k in ("number", "string", "array", "object") if set(own) & set(KIND_KEYS[k])]
             if inferred:
                 own["type"] = inferred
@@ -435,12 +439,15 @@ class _Reader:
             raise self.invalid(f"$ref {value!r} does not point to a schema", kp)
         key = tuple(tokens)
         if stack.count(key) >= MAX_REF_DEPTH:
+            if self.wide:
+                return True
             return self.algebra.empty(kp, f"$ref {value!r} recurses deeper than MAX_REF_DEPTH={MAX_REF_DEPTH}")
-        if key in self.memo:
-            return self.memo[key]
+        memo = self.memos[self.wide]
+        if key in memo:
+            return memo[key]
         out = self.read(target, join("", *tokens), stack + (key,), depth + 1)
         if not self.is_cyclic(key):  # its expansion does not depend on the references above it
-            self.memo[key] = out
+            memo[key] = out
         return out
 
     def is_cyclic(self, key: tuple[str, ...]) -> bool:
@@ -449,33 +456,84 @@ class _Reader:
             self.cyclic = _cyclic_refs(self.root)
         return key in self.cyclic
 
-    def one_of(self, rest: Schema, raw: list[Any], branches: list[Schema], ptr: str) -> Schema:
-        """``oneOf`` as ``anyOf``: directly when no value can match two branches (with the rest
-        applied); or when none can once each object branch may not write the keys the other
-        branches require (made explicit, so that no later combination can add them); else, when every branch can be negated (type,
-        const/enum, required keys), as the ``anyOf`` of each branch with the negation of the others."""
+    def one_of(self, rest: Schema, raw: list[Any], branches: list[Schema], stack: tuple[tuple[str, ...], ...],
+               depth: int, ptr: str) -> Schema:
+        """``oneOf`` as an ``anyOf`` of branches that no written value can take together.
+
+        A written value comes from one branch (with the rest of the schema applied) and must be
+        rejected by every other branch *as written*: it is checked against each other branch's
+        wide reading (:meth:`wide`, a superset of what that branch accepts). In turn: the
+        branches as they are; each object branch barred from the keys the others require; each
+        branch with the exact negation of the others (type, const/enum, required keys); each
+        branch with, for every other, a way of violating it (:func:`.schema_outside.outside`).
+        """
+        if self.wide:  # a superset: any branch
+            return self.algebra.any_of([self.algebra.conj(rest, b, join(ptr, i)) for i, b in enumerate(branches)],
+                                       ptr, "oneOf")
         merged = [self.algebra.conj(rest, b, join(ptr, i)) for i, b in enumerate(branches)]
         live = [(i, m) for i, m in enumerate(merged) if m is not False]
-        overlap = next(((i, j) for x, (i, a) in enumerate(live) for j, b in live[x + 1:]
-                        if not self.algebra.disjoint(a, b, ptr)), None)
-        if overlap is None:
+        wide = self.wide_branches(raw, stack, depth, ptr)
+
+        def alone(i: int, schema: Schema) -> bool:  # no value of ``schema`` matches another branch
+            return all(self.algebra.disjoint(schema, w, ptr) for j, w in enumerate(wide) if j != i)
+
+        if all(alone(i, m) for i, m in live):
             return self.algebra.any_of([m for _, m in live], ptr, "oneOf")
-        needs = {i: self.algebra.required_keys(m) for i, m in live}
-        closed = [(i, self.algebra.without(m, set().union(*(needs[j] for j, _ in live if j != i)) - needs[i],
+        needs = [self.algebra.required_keys(w) for w in wide]
+        closed = [(i, self.algebra.without(m, set().union(*(needs[j] for j in range(len(wide)) if j != i)) - needs[i],
                                            join(ptr, i))) for i, m in live]
-        if all(self.algebra.disjoint(c, m, ptr) for i, c in closed for j, m in live if i != j):
+        if all(alone(i, c) for i, c in closed):
             return self.algebra.any_of([c for _, c in closed], ptr, "oneOf")  # what each writes matches it alone
         try:
             negations = [self.negate(b, join(ptr, i)) for i, b in enumerate(raw)]
         except UnsupportedSchemaError:
-            i, j = overlap
-            raise self.unsupported(
-                f"branches {i} and {j} may both match one value, and tooldec cannot promise that exactly one"
-                " does: use anyOf if overlap is fine, or make the branches differ in type, constant values,"
-                " ranges or a required property", ptr, "oneOf") from None
+            return self.one_of_outside(live, wide, ptr)
         exclusive = [self.algebra.conj_all([m, *(n for k, n in enumerate(negations) if k != i)], join(ptr, i))
                      for i, m in live]
         return self.algebra.any_of(exclusive, ptr, "oneOf")
+
+    def one_of_outside(self, live: Sequence[tuple[int, Schema]], wide: list[Schema], ptr: str) -> Schema:
+        """Each branch with, for every other branch, the ways found of violating it. A branch left
+        with no value is dropped when those ways were all there are (no value matches it alone),
+        else refused (tooldec may only lack a way to write the values that do)."""
+        out: list[Schema] = []
+        mark = len(self.algebra.reasons)  # pieces that do not meet are no news
+        for i, m in live:
+            acc, exact = [m], True
+            for j, w in enumerate(wide):
+                if j == i:
+                    continue
+                found: list[Schema] = []
+                for a in acc:
+                    pieces, done = outside(w, a, self.algebra, join(ptr, i))
+                    found += pieces
+                    exact = exact and done
+                exact = exact and len(found) <= MAX_OUTSIDE_BRANCHES
+                acc = found[:MAX_OUTSIDE_BRANCHES]  # fewer ways: a subset, still matching branch i alone
+            if acc:
+                out.append(self.algebra.any_of(acc, join(ptr, i), "oneOf"))
+            elif not exact:
+                others = [j for j in range(len(wide)) if j != i]
+                raise self.unsupported(
+                    f"branch {i} may match the same values as branch{'es' if len(others) > 1 else ''}"
+                    f" {', '.join(map(str, others))}, and tooldec finds no value it can write that matches branch"
+                    f" {i} alone: use anyOf if overlap is fine, or make the branches differ in type, constant"
+                    " values, ranges or a required property", ptr, "oneOf")
+        del self.algebra.reasons[mark:]
+        if not out:
+            return self.algebra.empty(ptr, "every value of each branch matches another branch too")
+        return self.algebra.any_of(out, ptr, "oneOf")
+
+    def wide_branches(self, raw: list[Any], stack: tuple[tuple[str, ...], ...], depth: int, ptr: str) -> list[Schema]:
+        """Each branch read *wide*: a superset of the values it accepts as written (no type inferred
+        for untyped schemas, a recursion cut as ``true``, a nested ``oneOf`` as ``anyOf``)."""
+        saved, mark = self.wide, len(self.algebra.reasons)
+        self.wide = True
+        try:
+            return [self.read(sub, join(ptr, i), stack, depth + 1) for i, sub in enumerate(raw)]
+        finally:
+            self.wide = saved
+            del self.algebra.reasons[mark:]
 
     def negate(self, value: Any, kp: str) -> Schema:
         """``not`` of a type, const/enum, required keys, boolean, or anyOf of those."""
