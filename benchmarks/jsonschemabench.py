@@ -29,8 +29,8 @@ import jsonschema
 import numpy as np
 from tqdm import tqdm
 
-from tooldec.automata.json_schema import SchemaCompiler
 from tooldec.automata.dfa import SINK, LazyDFA
+from tooldec.automata.json_schema import SchemaCompiler
 from tooldec.automata.nfa import NFA
 from tooldec.bench.datasets import data_dir
 from tooldec.errors import InvalidSchemaError, UnsupportedSchemaError
@@ -125,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     totals: dict[str, collections.Counter[str]] = {}
-    keywords: collections.Counter[str] = collections.Counter()
+    keywords: collections.Counter[tuple[str, str]] = collections.Counter()
     compiled: list[tuple[float, float, str]] = []
     rng = random.Random(0)
     with out.open("w") as sink:
@@ -149,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
                 row["file"] = f"{name}/{path.name}"
                 counts[row["status"]] += 1
                 if row["status"] == "unsupported":
-                    keywords[row["keyword"]] += 1
+                    keywords[(row["keyword"], row["kind"])] += 1
                 if "seconds" in row:
                     compiled.append((row["seconds"], row["peak_mb"], row["file"]))
                 sink.write(json.dumps(row) + "\n")
@@ -160,14 +160,19 @@ def main(argv: list[str] | None = None) -> int:
             f"{name:15} {sum(c.values()):>7} {c['compiled']:>8} {c['unsupported']:>11} {c['invalid']:>7} {c['empty']:>5}"
             f" {c['wrong']:>5} {c['crash']:>5} {c['timeout']:>7}"
         )
-    print("\nrefusals (UnsupportedSchemaError, SchemaTooComplexError) by keyword:")
-    for keyword, n in keywords.most_common():
-        print(f"  {keyword:25} {n}")
+    print("\nrefusals by keyword (UnsupportedSchemaError; SchemaTooComplexError marked):")
+    for (keyword, kind), n in keywords.most_common():
+        print(f"  {keyword:25} {n:4} {'too complex' if kind == 'SchemaTooComplexError' else ''}")
     if compiled:
         times = sorted(t for t, _, _ in compiled)
         mems = sorted(m for _, m, _ in compiled)
-        print(f"\ncompile (normalise + NFA + lazy DFA start), {len(compiled)} schemas: median {times[len(times) // 2] * 1000:.1f} ms,"
-              f" max {times[-1] * 1000:.0f} ms; peak memory median {mems[len(mems) // 2]:.2f} MB, max {mems[-1]:.1f} MB")
+        def pick(values: list[float], q: float) -> float:
+            return values[min(len(values) - 1, int(q * len(values)))]
+
+        print(f"\ncompile (normalise + NFA + lazy DFA start), {len(compiled)} schemas: median {pick(times, 0.5) * 1000:.1f} ms,"
+              f" p90 {pick(times, 0.9) * 1000:.0f} ms, p99 {pick(times, 0.99) * 1000:.0f} ms, max {times[-1] * 1000:.0f} ms,"
+              f" {sum(t < 0.05 for t in times)} under 50 ms; peak memory median {pick(mems, 0.5):.2f} MB,"
+              f" p99 {pick(mems, 0.99):.1f} MB, max {mems[-1]:.1f} MB, {sum(m < 20 for m in mems)} under 20 MB")
         print("slowest ten:")
         for seconds, mb, file in sorted(compiled, reverse=True)[:10]:
             print(f"  {file:60} {seconds * 1000:8.1f} ms {mb:8.2f} MB")

@@ -86,7 +86,7 @@ __all__ = [
 
 MAX_REF_DEPTH = 4
 """How many times one ``$ref`` may be entered inside its own expansion (recursion depth)."""
-MAX_OUTSIDE_BRANCHES = 16
+MAX_OUTSIDE_BRANCHES = 4
 """A ``oneOf`` branch written with ways of violating the others keeps at most this many alternatives."""
 MAX_DEPTH = 48
 """How deeply subschemas may nest (in the schema as written, and once references are unrolled)."""
@@ -462,7 +462,8 @@ class _Reader:
 
         A written value comes from one branch (with the rest of the schema applied) and must be
         rejected by every other branch *as written*: it is checked against each other branch's
-        wide reading (:meth:`wide`, a superset of what that branch accepts). In turn: the
+        wide reading (:meth:`wide_branches`, a superset of what that branch accepts) with the rest
+        applied (the value meets the rest anyway). In turn: the
         branches as they are; each object branch barred from the keys the others require; each
         branch with the exact negation of the others (type, const/enum, required keys); each
         branch with, for every other, a way of violating it (:func:`.schema_outside.outside`).
@@ -472,7 +473,9 @@ class _Reader:
                                        ptr, "oneOf")
         merged = [self.algebra.conj(rest, b, join(ptr, i)) for i, b in enumerate(branches)]
         live = [(i, m) for i, m in enumerate(merged) if m is not False]
-        wide = self.wide_branches(raw, stack, depth, ptr)
+        mark = len(self.algebra.reasons)
+        wide = [self.algebra.conj(rest, w, join(ptr, j)) for j, w in enumerate(self.wide_branches(raw, stack, depth, ptr))]
+        del self.algebra.reasons[mark:]  # a branch the rest excludes is no news
 
         def alone(i: int, schema: Schema) -> bool:  # no value of ``schema`` matches another branch
             return all(self.algebra.disjoint(schema, w, ptr) for j, w in enumerate(wide) if j != i)

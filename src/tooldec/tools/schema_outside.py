@@ -43,8 +43,17 @@ def outside(schema: Schema, within: Schema, algebra: Algebra, ptr: str, depth: i
         return [], True
     if schema is False:
         return [within], True
-    if "anyOf" in schema:  # outside every alternative at once: left to exact negation
-        return [], False
+    if "anyOf" in schema:  # outside every alternative at once: the ways out of one, then the next
+        found: list[Schema] = [within]
+        exact = True
+        for branch in schema["anyOf"]:
+            ways: list[Schema] = []
+            for host in found:
+                more, done = outside(branch, host, algebra, ptr, depth)
+                ways += more
+                exact = exact and done
+            found, exact = ways[:MAX_PIECES], exact and len(ways) <= MAX_PIECES
+        return found, exact
     if "enum" in schema:
         values = schema["enum"]
         if all(v is None or isinstance(v, (bool, int, float, str)) for v in values):
@@ -67,12 +76,12 @@ def outside(schema: Schema, within: Schema, algebra: Algebra, ptr: str, depth: i
         pieces += _counts(schema, "string", "minLength", "maxLength")
     if "array" in ks:
         pieces += _counts(schema, "array", "minItems", "maxItems")
-        found, done = _items(schema, within, algebra, ptr, depth)
-        pieces += found
+        parts, done = _items(schema, within, algebra, ptr, depth)
+        pieces += parts
         exact = exact and done
     if "object" in ks:
-        found, done = _objects(schema, within, algebra, ptr, depth)
-        pieces += found
+        parts, done = _objects(schema, within, algebra, ptr, depth)
+        pieces += parts
         exact = exact and done
     return _live(pieces, within, algebra, ptr, exact)
 
@@ -166,9 +175,10 @@ def _objects(schema: dict[str, Any], within: Schema, algebra: Algebra, ptr: str,
     if depth >= MAX_OUTSIDE_DEPTH:
         return out, exact and all(s is True for s in props.values())
     host = _sub(within, "object")
-    for name, sub in props.items():
+    declared = host.get("properties", {}) if isinstance(host, dict) else {}
+    for name in dict.fromkeys([*props, *declared]):  # the keys the branch written may have, too
         mine = algebra.key_schema(host, name, ptr) if isinstance(host, dict) else host
-        found, done = outside(sub, mine, algebra, ptr, depth + 1)
-        exact = exact and done and len(found) <= 2
+        found, done = outside(algebra.key_schema(schema, name, ptr), mine, algebra, ptr, depth + 1)
+        exact = exact and (done and len(found) <= 2 or name not in props)
         out += [{"type": "object", "properties": {name: bad}, "required": [name]} for bad in found[:2]]
     return out, exact
