@@ -40,6 +40,7 @@ constrain nothing either, and are dropped.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -509,9 +510,10 @@ class _Reader:
                 found: list[Schema] = []
                 for a in acc:
                     pieces, done = outside(w, a, self.algebra, join(ptr, i))
-                    found += pieces
+                    found += [a] if a in pieces else pieces  # ``a`` may lie outside ``w`` as it is
                     exact = exact and done
                 exact = exact and len(found) <= MAX_OUTSIDE_BRANCHES
+                found.sort(key=lambda piece: len(json.dumps(piece)))  # the least added first
                 acc = found[:MAX_OUTSIDE_BRANCHES]  # fewer ways: a subset, still matching branch i alone
             if acc:
                 out.append(self.algebra.any_of(acc, join(ptr, i), "oneOf"))
