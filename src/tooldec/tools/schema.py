@@ -19,8 +19,12 @@ siblings included). ``allOf`` branches, ``$ref`` targets and the sibling keyword
 keyword by keyword (:class:`~tooldec.tools.schema_algebra.Algebra`): bounds tightened, types
 intersected, enums filtered by the rest of the schema, ``additionalProperties`` of one branch
 applied to the keys of the others. ``anyOf`` has the rest of its schema distributed into every
-branch; ``oneOf`` becomes that ``anyOf`` only when no two branches can match one value (told apart
-by type, const/enum, numeric or length ranges, or a required key). ``dependentRequired``,
+branch; ``oneOf`` becomes an ``anyOf`` whose every value matches exactly one branch as written
+(checked against a *wide* reading of the other branches, a superset of what each accepts): the
+branches themselves when no two can match one value (told apart by type, const/enum, numeric or
+length ranges, regexes, or a required key), else each branch with ways of violating the others
+(:mod:`.schema_outside`). A branch none of whose values matches it alone is dropped; one for
+which tooldec finds no such value it can write is refused. ``dependentRequired``,
 ``dependencies`` and ``dependentSchemas`` become an ``anyOf`` per key (absent, or present with
 its dependents); ``not`` is supported for a type, a const/enum, ``required`` keys, boolean
 schemas and ``anyOf`` of those. References are resolved by one resolver
@@ -29,7 +33,9 @@ schemas and ``anyOf`` of those. References are resolved by one resolver
 chains of distinct references have no limit. The output (see :mod:`.schema_algebra` for its
 exact form) has no ``$ref``, ``$defs`` or combinator other than ``anyOf``.
 
-Documented restrictions (the grammar writes a subset of the valid values): a schema without
+Documented restrictions (the grammar writes a subset of the valid values): an overlapping
+``oneOf`` writes the values of each branch that one of its ways out of the others describes (at
+most four per branch); a schema without
 ``type`` whose keywords concern only some types (``minLength``, ``properties``, ...) allows only
 those types; ``number`` with ``multipleOf`` is written as integers; OpenAPI's ``nullable`` is read
 only for tools from OpenAPI 3.0 (``openapi=True``). Dialect quirks are mapped (BFCL ``dict``,
@@ -40,10 +46,9 @@ constrain nothing either, and are dropped.
 
 from __future__ import annotations
 
-import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, cast
 
 import interegular
@@ -70,7 +75,7 @@ from tooldec.tools.schema_algebra import (
     kinds,
     value_key,
 )
-from tooldec.tools.schema_outside import outside
+from tooldec.tools.schema_outside import exclusive_branches
 from tooldec.tools.schema_size import check_size
 
 __all__ = [
@@ -87,8 +92,6 @@ __all__ = [
 
 MAX_REF_DEPTH = 4
 """How many times one ``$ref`` may be entered inside its own expansion (recursion depth)."""
-MAX_OUTSIDE_BRANCHES = 4
-"""A ``oneOf`` branch written with ways of violating the others keeps at most this many alternatives."""
 MAX_DEPTH = 48
 """How deeply subschemas may nest (in the schema as written, and once references are unrolled)."""
 
@@ -491,43 +494,10 @@ class _Reader:
         try:
             negations = [self.negate(b, join(ptr, i)) for i, b in enumerate(raw)]
         except UnsupportedSchemaError:
-            return self.one_of_outside(live, wide, ptr)
+            return exclusive_branches(live, wide, self.algebra, ptr)
         exclusive = [self.algebra.conj_all([m, *(n for k, n in enumerate(negations) if k != i)], join(ptr, i))
                      for i, m in live]
         return self.algebra.any_of(exclusive, ptr, "oneOf")
-
-    def one_of_outside(self, live: Sequence[tuple[int, Schema]], wide: list[Schema], ptr: str) -> Schema:
-        """Each branch with, for every other branch, the ways found of violating it. A branch left
-        with no value is dropped when those ways were all there are (no value matches it alone),
-        else refused (tooldec may only lack a way to write the values that do)."""
-        out: list[Schema] = []
-        mark = len(self.algebra.reasons)  # pieces that do not meet are no news
-        for i, m in live:
-            acc, exact = [m], True
-            for j, w in enumerate(wide):
-                if j == i:
-                    continue
-                found: list[Schema] = []
-                for a in acc:
-                    pieces, done = outside(w, a, self.algebra, join(ptr, i))
-                    found += [a] if a in pieces else pieces  # ``a`` may lie outside ``w`` as it is
-                    exact = exact and done
-                exact = exact and len(found) <= MAX_OUTSIDE_BRANCHES
-                found.sort(key=lambda piece: len(json.dumps(piece)))  # the least added first
-                acc = found[:MAX_OUTSIDE_BRANCHES]  # fewer ways: a subset, still matching branch i alone
-            if acc:
-                out.append(self.algebra.any_of(acc, join(ptr, i), "oneOf"))
-            elif not exact:
-                others = [j for j in range(len(wide)) if j != i]
-                raise self.unsupported(
-                    f"branch {i} may match the same values as branch{'es' if len(others) > 1 else ''}"
-                    f" {', '.join(map(str, others))}, and tooldec finds no value it can write that matches branch"
-                    f" {i} alone: use anyOf if overlap is fine, or make the branches differ in type, constant"
-                    " values, ranges or a required property", ptr, "oneOf")
-        del self.algebra.reasons[mark:]
-        if not out:
-            return self.algebra.empty(ptr, "every value of each branch matches another branch too")
-        return self.algebra.any_of(out, ptr, "oneOf")
 
     def wide_branches(self, raw: list[Any], stack: tuple[tuple[str, ...], ...], depth: int, ptr: str) -> list[Schema]:
         """Each branch read *wide*: a superset of the values it accepts as written (no type inferred

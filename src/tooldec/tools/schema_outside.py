@@ -8,24 +8,66 @@ object does not allow, with an excluded constant. Each such *piece* describes on
 branch rejects (a subset of its complement), so every value written matches its own branch and
 no other: the result is a subset of the values ``oneOf`` accepts, never more.
 
-The pieces are computed on core schemas (see :mod:`.schema_algebra`) read *without* the type
-restriction the normalizer otherwise applies to untyped schemas (a branch ``{"minLength": 3}``
-accepts every number; its pieces must not claim numbers violate it). Integer-only branches are
-never said to reject numbers: the grammar cannot write only the non-integral ones.
+The pieces are computed on core schemas (see :mod:`.schema_algebra`) read *wide*, supersets of
+what the branches as written accept: without the type restriction the normalizer otherwise
+applies to untyped schemas (a branch ``{"minLength": 3}`` accepts every number; its pieces must
+not claim numbers violate it), a recursion cut read as ``true``, a nested ``oneOf`` as ``anyOf``.
+Integer-only branches are never said to reject numbers: the grammar cannot write only the
+non-integral ones, so such a complement is not complete.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from typing import Any
 
+from tooldec.automata.pointers import join
 from tooldec.tools.schema_algebra import ALL_TYPES, Algebra, Schema, kinds
 
-__all__ = ["MAX_OUTSIDE_DEPTH", "MAX_PIECES", "outside"]
+__all__ = ["MAX_OUTSIDE_BRANCHES", "MAX_OUTSIDE_DEPTH", "MAX_PIECES", "exclusive_branches", "outside"]
 
+MAX_OUTSIDE_BRANCHES = 4
+"""A ``oneOf`` branch written with ways of violating the others keeps at most this many alternatives."""
 MAX_OUTSIDE_DEPTH = 3
 """How deep into properties and items a violation is looked for."""
 MAX_PIECES = 16
 """At most this many ways of violating one schema are kept (the first found)."""
+
+
+def exclusive_branches(live: Sequence[tuple[int, Schema]], wide: list[Schema], algebra: Algebra, ptr: str) -> Schema:
+    """The ``oneOf`` at ``ptr``: each live branch ``(index, schema)`` with, for every other branch
+    (``wide``: read wide, the rest applied), the ways found of violating it. A branch left with no
+    value is dropped when those ways were all there are (no value matches it alone), else refused
+    with ``UnsupportedSchemaError`` (tooldec may only lack a way to write the values that do)."""
+    out: list[Schema] = []
+    mark = len(algebra.reasons)  # pieces that do not meet are no news
+    for i, m in live:
+        acc, exact = [m], True
+        for j, w in enumerate(wide):
+            if j == i:
+                continue
+            found: list[Schema] = []
+            for a in acc:
+                pieces, done = outside(w, a, algebra, join(ptr, i))
+                found += [a] if a in pieces else pieces  # ``a`` may lie outside ``w`` as it is
+                exact = exact and done
+            exact = exact and len(found) <= MAX_OUTSIDE_BRANCHES
+            found.sort(key=lambda piece: len(json.dumps(piece)))  # the least added first
+            acc = found[:MAX_OUTSIDE_BRANCHES]  # fewer ways: a subset, still matching branch i alone
+        if acc:
+            out.append(algebra.any_of(acc, join(ptr, i), "oneOf"))
+        elif not exact:
+            others = [j for j in range(len(wide)) if j != i]
+            raise algebra.unsupported(
+                f"branch {i} may match the same values as branch{'es' if len(others) > 1 else ''}"
+                f" {', '.join(map(str, others))}, and tooldec finds no value it can write that matches branch"
+                f" {i} alone: use anyOf if overlap is fine, or make the branches differ in type, constant"
+                " values, ranges or a required property", ptr, "oneOf")
+    del algebra.reasons[mark:]
+    if not out:
+        return algebra.empty(ptr, "every value of each branch matches another branch too")
+    return algebra.any_of(out, ptr, "oneOf")
 
 
 def outside(schema: Schema, within: Schema, algebra: Algebra, ptr: str, depth: int = 0) -> tuple[list[Schema], bool]:
