@@ -131,8 +131,8 @@ UNSUPPORTED = [
                  "/properties/a/properties/b~0~1c/if", id="pointer-escaping"),
     pytest.param({"type": "object", "$defs": {"A": {"if": {}}}, "properties": {"a": {"$ref": "#/$defs/A"}}}, "if", "/$defs/A/if",
                  id="inside-defs"),
-    pytest.param(obj(x={"oneOf": [{"type": "string"}, {"minLength": 3}]}), "oneOf", "/properties/x/oneOf",
-                 id="oneOf-overlap-not-negatable"),
+    pytest.param(obj(x={"oneOf": [{"type": "string", "pattern": "a"}, {"type": "string", "pattern": "b"}]}), "oneOf",
+                 "/properties/x/oneOf", id="oneOf-overlapping-patterns"),
 
     pytest.param(obj(x={"oneOf": [{"type": "number"}, {"type": "integer"}]}), "oneOf", "/properties/x/oneOf",
                  id="oneOf-overlapping-types"),
@@ -337,6 +337,17 @@ def test_oneof_with_overlapping_branches_is_unsupported() -> None:
     normalize_schema(disjoint, tool="t")
 
 
+def test_overlapping_oneof_writes_each_branch_that_has_values_of_its_own() -> None:
+    """Each branch is written with a way of violating the others; a branch all of whose values
+    match another one is dropped (here every integer matches ``{"minLength": 3}``)."""
+    schema = {"type": "object", "oneOf": [{"properties": {"dog": {"type": "string"}}},
+                                          {"properties": {"cat": {"type": "string"}}}]}
+    branches = [Draft202012Validator(b) for b in schema["oneOf"]]
+    matched = {tuple(b.is_valid(v) for b in branches) for v in sampled(schema, 60)}
+    assert matched == {(True, False), (False, True)}
+    assert all(isinstance(v, str) and len(v) >= 3 for v in sampled({"oneOf": [{"type": "integer"}, {"minLength": 3}]}))
+
+
 # -- issue 10: every case against the schema as written --------------------------------------
 
 FORMAT_CHECKER = Draft202012Validator.FORMAT_CHECKER
@@ -409,6 +420,31 @@ AS_WRITTEN = [
                  id="oneOf-each-branch-without-the-others-keys"),
     pytest.param({"oneOf": [{"type": "string"}, {"enum": ["x", 2, None]}]},
                  id="oneOf-overlapping-negatable-branches"),
+    # oneOf whose branches overlap: each written with a way of violating the others (JSONSchemaBench)
+    pytest.param({"type": "object", "oneOf": [{"additionalProperties": False, "properties": {"next": {"type": "string"}}},
+                                              {"additionalProperties": False, "properties": {"previous": {"type": "string"}}}]},
+                 id="oneOf-closed-objects-without-required"),
+    pytest.param({"type": "object", "oneOf": [{"properties": {"dog": {"type": "string"}}},
+                                              {"properties": {"cat": {"type": "string"}}}]}, id="oneOf-open-objects"),
+    pytest.param({"oneOf": [{"type": "object", "properties": {"kind": {"const": "a"}, "a": {"type": "boolean"}},
+                             "additionalProperties": False},
+                            {"type": "object", "properties": {"kind": {"const": "b"}, "b": {"type": "boolean"}},
+                             "additionalProperties": False}]}, id="oneOf-discriminator-not-required"),
+    pytest.param({"type": "object", "required": ["items"], "oneOf": [
+        {"properties": {"meta": {"type": "object", "required": ["system"], "properties": {"system": {"enum": ["rpm"]}}},
+                        "items": {"type": "array", "items": {"type": "string", "pattern": "^[a-f0-9]+$"}}}},
+        {"properties": {"meta": {"type": "object", "required": ["system"], "properties": {"system": {"enum": ["dpkg"]}}},
+                        "items": {"type": "array", "items": {"type": "string", "pattern": "^[a-f0-9]*$"}}}}]},
+                 id="oneOf-nested-discriminator"),
+    pytest.param({"type": "number", "oneOf": [{"maximum": 2}, {"maximum": 5}]}, id="oneOf-nested-ranges"),
+    pytest.param({"oneOf": [{"type": "array", "items": {"type": "integer"}}, {"type": "array", "items": {"type": "string"}}]},
+                 id="oneOf-arrays-by-items"),
+    pytest.param({"oneOf": [{"type": "string", "pattern": "^https?://.+$"}, {"type": "string", "pattern": "^\\./.+$"}]},
+                 id="oneOf-disjoint-patterns"),
+    pytest.param({"oneOf": [{"type": "string"}, {"minLength": 3}]}, id="oneOf-untyped-branch-string"),
+    pytest.param({"oneOf": [{"type": "integer"}, {"minLength": 3}]}, id="oneOf-untyped-branch-accepts-integers"),
+    pytest.param({"oneOf": [{"type": "integer"}, {"properties": {"a": {"type": "string"}}}]},
+                 id="oneOf-untyped-object-branch-accepts-integers"),
     pytest.param({"type": "string", "pattern": "^[^:\\s]+$"}, id="negated-whitespace-class"),
     pytest.param({"type": "array", "prefixItems": [{"type": "integer"}], "items": {"enum": [True]}, "minItems": 2,
                   "maxItems": 3}, id="prefixItems"),
@@ -431,6 +467,8 @@ def test_instances_validate_against_the_schema_as_written(schema: dict[str, Any]
                  id="date-maxLength-5"),
     pytest.param({"oneOf": [{"enum": [1]}, {"enum": [1.0]}]}, InvalidSchemaError, "/properties/x/oneOf/0",
                  id="oneOf-1-and-1.0-match-the-same-values"),
+    pytest.param({"oneOf": [{"type": "string", "maxLength": 3}, {"type": "string", "maxLength": 3}]},
+                 InvalidSchemaError, "/properties/x/oneOf", id="oneOf-of-equal-branches"),
 ])
 def test_unsatisfiable_required_arguments_are_refused_at_registration(
         schema: dict[str, Any], error: type[Exception], where: str) -> None:

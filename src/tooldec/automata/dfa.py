@@ -591,8 +591,10 @@ class _Costs:
 
     def text_dist(self, state: int, budget: int) -> int:
         """Fewest bytes from ``state`` to its text region's end using at most ``budget`` characters."""
-        if budget >= INF or self.chars[state] >= INF:
+        if budget >= INF or self.chars[state] >= INF or self.chars[state] > budget:
             return self.local[state] if self.chars[state] <= budget else INF
+        if self.local[state] <= budget:  # a path spends at most one character per byte, so the
+            return self.local[state]  # fewest-bytes path fits (the common case: no search)
         key = (state, budget)
         found = self._cdist.get(key)
         if found is not None:

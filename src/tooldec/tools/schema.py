@@ -19,8 +19,12 @@ siblings included). ``allOf`` branches, ``$ref`` targets and the sibling keyword
 keyword by keyword (:class:`~tooldec.tools.schema_algebra.Algebra`): bounds tightened, types
 intersected, enums filtered by the rest of the schema, ``additionalProperties`` of one branch
 applied to the keys of the others. ``anyOf`` has the rest of its schema distributed into every
-branch; ``oneOf`` becomes that ``anyOf`` only when no two branches can match one value (told apart
-by type, const/enum, numeric or length ranges, or a required key). ``dependentRequired``,
+branch; ``oneOf`` becomes an ``anyOf`` whose every value matches exactly one branch as written
+(checked against a *wide* reading of the other branches, a superset of what each accepts): the
+branches themselves when no two can match one value (told apart by type, const/enum, numeric or
+length ranges, regexes, or a required key), else each branch with ways of violating the others
+(:mod:`.schema_outside`). A branch none of whose values matches it alone is dropped; one for
+which tooldec finds no such value it can write is refused. ``dependentRequired``,
 ``dependencies`` and ``dependentSchemas`` become an ``anyOf`` per key (absent, or present with
 its dependents); ``not`` is supported for a type, a const/enum, ``required`` keys, boolean
 schemas and ``anyOf`` of those. References are resolved by one resolver
@@ -29,7 +33,9 @@ schemas and ``anyOf`` of those. References are resolved by one resolver
 chains of distinct references have no limit. The output (see :mod:`.schema_algebra` for its
 exact form) has no ``$ref``, ``$defs`` or combinator other than ``anyOf``.
 
-Documented restrictions (the grammar writes a subset of the valid values): a schema without
+Documented restrictions (the grammar writes a subset of the valid values): an overlapping
+``oneOf`` writes the values of each branch that one of its ways out of the others describes (at
+most four per branch); a schema without
 ``type`` whose keywords concern only some types (``minLength``, ``properties``, ...) allows only
 those types; ``number`` with ``multipleOf`` is written as integers; OpenAPI's ``nullable`` is read
 only for tools from OpenAPI 3.0 (``openapi=True``). Dialect quirks are mapped (BFCL ``dict``,
@@ -69,6 +75,7 @@ from tooldec.tools.schema_algebra import (
     kinds,
     value_key,
 )
+from tooldec.tools.schema_outside import exclusive_branches
 from tooldec.tools.schema_size import check_size
 
 __all__ = [
@@ -226,7 +233,8 @@ class _Reader:
         self.tool = tool
         self.openapi = openapi
         self.algebra = Algebra(tool, self.validator, self.matches)
-        self.memo: dict[tuple[str, ...], Schema] = {}
+        self.wide = False  # reading a superset of the values instead (see ``wide``)
+        self.memos: dict[bool, dict[tuple[str, ...], Schema]] = {False: {}, True: {}}  # by self.wide
         self.cyclic: set[tuple[str, ...]] | None = None
 
     def invalid(self, message: str, pointer: str) -> InvalidSchemaError:
@@ -256,7 +264,7 @@ class _Reader:
                                         " unrolled", tool=self.tool, pointer=ptr, keyword="$ref")
         own: dict[str, Any] = {}
         parts: list[Schema] = []
-        one_of: tuple[list[Any], list[Schema]] | None = None
+        one_of: tuple[list[Any], list[Schema], tuple[tuple[str, ...], ...], int] | None = None
         for key, value in node.items():
             kp = join(ptr, key)
             if key in UNSUPPORTED_KEYWORDS:
@@ -270,7 +278,7 @@ class _Reader:
                 parts.append(self.algebra.any_of(branches, kp))
             elif key == "oneOf":
                 raw = self.list_of(value, kp)
-                one_of = raw, [self.read(sub, join(kp, i), stack, depth + 1) for i, sub in enumerate(raw)]
+                one_of = raw, [self.read(sub, join(kp, i), stack, depth + 1) for i, sub in enumerate(raw)], stack, depth
             elif key == "not":
                 parts.append(self.negate(value, kp))
             elif key in ("dependentRequired", "dependencies", "dependentSchemas"):
@@ -279,7 +287,7 @@ class _Reader:
                 self.keyword(key, value, kp, node, own, stack, depth)
         if node.get("nullable") is True and self.openapi and "type" in own and "null" not in own["type"]:
             own["type"] = [*own["type"], "null"]
-        if "type" not in own:
+        if "type" not in own and not self.wide:
             inferred = [k for k in ("number", "string", "array", "object") if set(own) & set(KIND_KEYS[k])]
             if inferred:
                 own["type"] = inferred
@@ -449,12 +457,15 @@ class _Reader:
             raise self.invalid(f"$ref {value!r} does not point to a schema", kp)
         key = tuple(tokens)
         if stack.count(key) >= MAX_REF_DEPTH:
+            if self.wide:
+                return True
             return self.algebra.empty(kp, f"$ref {value!r} recurses deeper than MAX_REF_DEPTH={MAX_REF_DEPTH}")
-        if key in self.memo:
-            return self.memo[key]
+        memo = self.memos[self.wide]
+        if key in memo:
+            return memo[key]
         out = self.read(target, join("", *tokens), stack + (key,), depth + 1)
         if not self.is_cyclic(key):  # its expansion does not depend on the references above it
-            self.memo[key] = out
+            memo[key] = out
         return out
 
     def is_cyclic(self, key: tuple[str, ...]) -> bool:
@@ -463,33 +474,55 @@ class _Reader:
             self.cyclic = _cyclic_refs(self.root)
         return key in self.cyclic
 
-    def one_of(self, rest: Schema, raw: list[Any], branches: list[Schema], ptr: str) -> Schema:
-        """``oneOf`` as ``anyOf``: directly when no value can match two branches (with the rest
-        applied); or when none can once each object branch may not write the keys the other
-        branches require (made explicit, so that no later combination can add them); else, when every branch can be negated (type,
-        const/enum, required keys), as the ``anyOf`` of each branch with the negation of the others."""
+    def one_of(self, rest: Schema, raw: list[Any], branches: list[Schema], stack: tuple[tuple[str, ...], ...],
+               depth: int, ptr: str) -> Schema:
+        """``oneOf`` as an ``anyOf`` of branches that no written value can take together.
+
+        A written value comes from one branch (with the rest of the schema applied) and must be
+        rejected by every other branch *as written*: it is checked against each other branch's
+        wide reading (:meth:`wide_branches`, a superset of what that branch accepts) with the rest
+        applied (the value meets the rest anyway). In turn: the
+        branches as they are; each object branch barred from the keys the others require; each
+        branch with the exact negation of the others (type, const/enum, required keys); each
+        branch with, for every other, a way of violating it (:func:`.schema_outside.outside`).
+        """
+        if self.wide:  # a superset: any branch
+            return self.algebra.any_of([self.algebra.conj(rest, b, join(ptr, i)) for i, b in enumerate(branches)],
+                                       ptr, "oneOf")
         merged = [self.algebra.conj(rest, b, join(ptr, i)) for i, b in enumerate(branches)]
         live = [(i, m) for i, m in enumerate(merged) if m is not False]
-        overlap = next(((i, j) for x, (i, a) in enumerate(live) for j, b in live[x + 1:]
-                        if not self.algebra.disjoint(a, b, ptr)), None)
-        if overlap is None:
+        mark = len(self.algebra.reasons)
+        wide = [self.algebra.conj(rest, w, join(ptr, j)) for j, w in enumerate(self.wide_branches(raw, stack, depth, ptr))]
+        del self.algebra.reasons[mark:]  # a branch the rest excludes is no news
+
+        def alone(i: int, schema: Schema) -> bool:  # no value of ``schema`` matches another branch
+            return all(self.algebra.disjoint(schema, w, ptr) for j, w in enumerate(wide) if j != i)
+
+        if all(alone(i, m) for i, m in live):
             return self.algebra.any_of([m for _, m in live], ptr, "oneOf")
-        needs = {i: self.algebra.required_keys(m) for i, m in live}
-        closed = [(i, self.algebra.without(m, set().union(*(needs[j] for j, _ in live if j != i)) - needs[i],
+        needs = [self.algebra.required_keys(w) for w in wide]
+        closed = [(i, self.algebra.without(m, set().union(*(needs[j] for j in range(len(wide)) if j != i)) - needs[i],
                                            join(ptr, i))) for i, m in live]
-        if all(self.algebra.disjoint(c, m, ptr) for i, c in closed for j, m in live if i != j):
+        if all(alone(i, c) for i, c in closed):
             return self.algebra.any_of([c for _, c in closed], ptr, "oneOf")  # what each writes matches it alone
         try:
             negations = [self.negate(b, join(ptr, i)) for i, b in enumerate(raw)]
         except UnsupportedSchemaError:
-            i, j = overlap
-            raise self.unsupported(
-                f"branches {i} and {j} may both match one value, and tooldec cannot promise that exactly one"
-                " does: use anyOf if overlap is fine, or make the branches differ in type, constant values,"
-                " ranges or a required property", ptr, "oneOf") from None
+            return exclusive_branches(live, wide, self.algebra, ptr)
         exclusive = [self.algebra.conj_all([m, *(n for k, n in enumerate(negations) if k != i)], join(ptr, i))
                      for i, m in live]
         return self.algebra.any_of(exclusive, ptr, "oneOf")
+
+    def wide_branches(self, raw: list[Any], stack: tuple[tuple[str, ...], ...], depth: int, ptr: str) -> list[Schema]:
+        """Each branch read *wide*: a superset of the values it accepts as written (no type inferred
+        for untyped schemas, a recursion cut as ``true``, a nested ``oneOf`` as ``anyOf``)."""
+        saved, mark = self.wide, len(self.algebra.reasons)
+        self.wide = True
+        try:
+            return [self.read(sub, join(ptr, i), stack, depth + 1) for i, sub in enumerate(raw)]
+        finally:
+            self.wide = saved
+            del self.algebra.reasons[mark:]
 
     def negate(self, value: Any, kp: str) -> Schema:
         """``not`` of a type, const/enum, required keys, boolean, or anyOf of those."""
