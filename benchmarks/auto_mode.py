@@ -6,6 +6,7 @@ for the server)::
     TOOLDEC_THREADS=1 OMP_NUM_THREADS=1 .venv/bin/python benchmarks/auto_mode.py \\
         --model smollm2 --model qwen --limit 20 --out runs/auto_mode
     .venv/bin/python benchmarks/auto_mode.py --out runs/auto_mode --report   # table + PNG only
+    .venv/bin/python benchmarks/auto_mode.py --out runs/auto_mode --report --recount   # count again
 
 Work: the first ``--limit`` items of each BFCL v4 category (simple_python, multiple, parallel,
 parallel_multiple, irrelevance) from ``--data`` / ``$TOOLDEC_DATA``. The question's messages and
@@ -220,8 +221,28 @@ def run(args: argparse.Namespace) -> None:
     _SESSIONS.clear()
 
 
-def report(out: Path) -> str:
-    """The table over every ``OUT/<model>/<system>.jsonl``; writes ``auto_mode.md`` and ``auto_mode.png``."""
+def recount(path: Path, rows: list[dict[str, Any]], data: Path) -> list[dict[str, Any]]:
+    """Count every recorded answer again with the current ``Hermes().scan`` (the texts and the
+    server's ``tool_calls`` are in the records), and write the records back."""
+    by_id = {r.id: r for r in requests(data, None, list(CATEGORIES))}
+    dialect = Hermes()
+    server = path.stem == "llama-server"
+    out = []
+    for row in rows:
+        if not row.get("error"):
+            req = by_id[row["id"]]
+            tool_calls = (row.get("tool_calls") or []) if server else None
+            row = {**row, **count_answer(req, dialect, req.toolset(), row["text"], tool_calls)}
+        out.append(row)
+    path.write_text("".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in out))
+    return out
+
+
+def report(out: Path, data: Path | None = None) -> str:
+    """The table over every ``OUT/<model>/<system>.jsonl``; writes ``auto_mode.md`` and ``auto_mode.png``.
+
+    With ``data``, every record is counted again first (:func:`recount`).
+    """
     table_rows = []
     for folder in sorted(p for p in out.iterdir() if p.is_dir()):
         for system in SYSTEMS:
@@ -229,6 +250,8 @@ def report(out: Path) -> str:
             if not path.exists():
                 continue
             rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+            if data is not None:
+                rows = recount(path, rows, data)
             if rows:
                 table_rows.append({"model": folder.name, "system": system, **summarize(rows),
                                    "errors": sum(1 for r in rows if r.get("error"))})
@@ -283,10 +306,12 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=None)
     parser.add_argument("--out", type=Path, default=Path("runs/auto_mode"))
     parser.add_argument("--report", action="store_true", help="only the table and PNG from the records")
+    parser.add_argument("--recount", action="store_true",
+                        help="with --report: count every recorded answer again with the current scan")
     args = parser.parse_args()
     if not args.report:
         run(args)
-    print(report(args.out))
+    print(report(args.out, data_dir(args.data) if args.recount else None))
     print(f"results in {args.out}")
 
 
