@@ -5,10 +5,12 @@ call-like text that does not become a call is counted."""
 from __future__ import annotations
 
 import json
+import random
 
 import numpy as np
 import pytest
 
+from tooldec.bench.walks import random_walk
 from tooldec.decoding import Grammar, Machine, Mode
 from tooldec.dialects import Dialect, Hermes, Llama3Json, Mistral
 from tooldec.tokens import Vocabulary
@@ -141,3 +143,23 @@ COUNTS = [
 def test_call_like_text_is_counted(text: str, calls: int, broken: int) -> None:
     scan = Hermes().scan(text)
     assert (len(scan.calls), len(scan.broken)) == (calls, broken), scan
+
+
+@pytest.mark.parametrize("commit", [c for _, _, c in HERMES[5:]], ids=["code", "sentence", "openai", "fenced_openai"])
+def test_a_call_opened_anywhere_closes_within_its_minimum_budget(smollm2_vocab: Vocabulary, commit: str) -> None:
+    """From the committing byte, random walks given exactly ``min_tokens`` close the call (the
+    outer brace and the fence included), and the whole text parses as one valid call."""
+    tools = ToolSet(ZOO)
+    machine = Machine(Grammar(tools, smollm2_vocab, Hermes()))
+    for tid in smollm2_vocab.longest_match(commit.encode()):
+        assert machine.advance(tid)
+    assert machine.mode is Mode.TOOL
+    need = machine.min_tokens()
+    rng = random.Random(commit)
+    for _ in range(4):
+        result = random_walk(machine.fork(), rng, need)
+        assert result.closed and len(result.tokens) <= need, result.text
+        calls = Hermes().parse_calls(commit + result.text)
+        assert len(calls) == 1 and not tools[calls[0].name].validate_arguments(calls[0].arguments), result.text
+        if "```json" in commit:
+            assert result.text.rstrip().endswith("```"), result.text
