@@ -44,7 +44,12 @@ def test_request_maps_bfcl_types_and_keeps_the_gold(parallel_0: Any) -> None:
         (f"<tool_call>\n{TAYLOR}\n</tool_call>", 1, 0, False),  # one of two
         ('<tool_call>\n{"name": "spotify.play", "arguments": {"artist": "Tay', 0, 1, False),  # truncated
         ('{"name": "spotify.play", "description": "Play"}', 0, 1, False),  # no arguments
-        ('Use this: {"name": "spotify.play", "arguments": {}}', 0, 1, False),  # mid-line: not an opener
+        ('Use this: {"name": "spotify.play", "arguments": {}}', 1, 0, False),  # mid-line: an inline call
+        (f"```python\ndef play():\n    return {TAYLOR}\n```", 1, 0, False),  # returned in code: a call
+        ('```json\n{"type": "function", "function": ' + TAYLOR + "}\n```\n"
+         '{"type": "function", "function": ' + MAROON + "}", 2, 0, True),  # the OpenAI tool shape
+        ('```json\n{"type": "function", "function": {"name": "spotify.play", "parameters": {"type": "obj', 0, 1,
+         False),  # truncated: one broken call, not two
         ("I cannot play songs; my name is {not} JSON.", 0, 0, False),
     ],
 )
