@@ -19,8 +19,8 @@ __all__ = ["Hermes", "json_object_opener", "typed_opener"]
 TAG, FENCED, BARE, FENCED_OPENAI, OPENAI = 0, 1, 2, 3, 4
 _WS = r"[ \t\r\n]*"
 _FENCE = r"```(?:json|tool_call)?[ \t]*\n" + _WS
-_NAME = r'(\{\s*"name"\s*:)'
-_OPENAI = r'(\{\s*"type"\s*:\s*"function"\s*,\s*"function"\s*:\s*\{\s*"name"\s*:)'
+_NAME = r'(\{' + _WS + r'"name"' + _WS + ':)'  # JSON whitespace only, as the openers take it
+_OPENAI = r'(\{' + _WS.join(['', '"type"', ':', '"function"', ',', '"function"', ':', r'\{', '"name"', ':']) + ')'
 
 
 def _unwrap(item: Any) -> ToolCall | None:

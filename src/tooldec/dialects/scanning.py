@@ -16,7 +16,7 @@ from typing import Any
 __all__ = ["JsonForm", "scan_json_calls"]
 
 _DECODER = json.JSONDecoder()
-_NAME_OBJECT = re.compile(r'\{\s*"name"\s*:')
+_NAME_OBJECT = re.compile(r'\{[ \t\r\n]*"name"[ \t\r\n]*:')  # JSON whitespace, as the openers take it
 
 
 @dataclass(frozen=True)
