@@ -103,3 +103,21 @@ def test_summarize_splits_call_categories_from_irrelevance() -> None:
     assert summary["ast_simple_python"] == 1.0 and summary["ast_parallel"] == 0.0
     assert (summary["calls_made"], summary["calls_parsed"], summary["broken"], summary["answers_with_broken"]) == (3, 1, 2, 1)
     assert summary["tokens_per_second"] == 25.0
+
+
+def test_end_to_end_a_call_returned_in_code_is_constrained_and_valid(data_dir: Path) -> None:
+    """SmolLM2 (llama.cpp, greedy) answers BFCL simple_python_4 with Python code that returns a
+    ``{"name": ...}`` object: no tag, no fence, no line start. Auto mode constrains it (the
+    ``inline`` opener), so it is a parsed, valid call and nothing call-like is left broken."""
+    from tooldec.bench.experiments.common import Session
+
+    item = next(i for i in bfcl_items("simple_python", data_dir) if i["id"] == "simple_python_4")
+    req = request(item, "simple_python")
+    tools, dialect = req.toolset(), Hermes()
+    session = Session("smollm2", backend="llamacpp", progress=False)
+    decoder = session.decoder("tooldec", tools, dialect)
+    prompt = session.chat(req.messages, tools=tools, dialect=dialect)
+    text = session.once(decoder, "tooldec", prompt, max_new_tokens=160, tool_choice="auto").text
+    row = count_answer(req, dialect, tools, text)
+    assert (row["calls_parsed"], row["broken"], row["invalid"]) == (1, 0, 0), text
+    assert Hermes(openers=["tag", "fenced", "bare"]).scan(text).calls == [], text  # only the new opener made it a call
