@@ -7,6 +7,7 @@ for the server)::
         --model smollm2 --model qwen --limit 20 --out runs/auto_mode
     .venv/bin/python benchmarks/auto_mode.py --out runs/auto_mode --report   # table + PNG only
     .venv/bin/python benchmarks/auto_mode.py --out runs/auto_mode --report --recount   # count again
+    .venv/bin/python benchmarks/auto_mode.py --out runs/auto_mode --report --limit 20  # first 20 items only
 
 Work: the first ``--limit`` items of each BFCL v4 category (simple_python, multiple, parallel,
 parallel_multiple, irrelevance) from ``--data`` / ``$TOOLDEC_DATA``. The question's messages and
@@ -238,11 +239,16 @@ def recount(path: Path, rows: list[dict[str, Any]], data: Path) -> list[dict[str
     return out
 
 
-def report(out: Path, data: Path | None = None) -> str:
+def report(out: Path, data: Path | None = None, *, recounted: bool = False, limit: int | None = None) -> str:
     """The table over every ``OUT/<model>/<system>.jsonl``; writes ``auto_mode.md`` and ``auto_mode.png``.
 
-    With ``data``, every record is counted again first (:func:`recount`).
+    Args:
+        out: The records' folder.
+        data: The BFCL data (needed by ``recounted`` and ``limit``).
+        recounted: Count every record again first (:func:`recount`).
+        limit: Only the first ``limit`` items of each category (the table is printed, not written).
     """
+    keep = None if limit is None or data is None else {r.id for r in requests(data, limit, list(CATEGORIES))}
     table_rows = []
     for folder in sorted(p for p in out.iterdir() if p.is_dir()):
         for system in SYSTEMS:
@@ -250,8 +256,10 @@ def report(out: Path, data: Path | None = None) -> str:
             if not path.exists():
                 continue
             rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-            if data is not None:
+            if recounted and data is not None:
                 rows = recount(path, rows, data)
+            if keep is not None:
+                rows = [r for r in rows if r["id"] in keep]
             if rows:
                 table_rows.append({"model": folder.name, "system": system, **summarize(rows),
                                    "errors": sum(1 for r in rows if r.get("error"))})
@@ -259,9 +267,10 @@ def report(out: Path, data: Path | None = None) -> str:
         for key in ("n", "calls_made", "calls_parsed", "broken", "answers_with_broken", "invalid"):
             row[key] = int(row[key])
     table = markdown_table(table_rows, COLUMNS)
-    (out / "auto_mode.md").write_text(table + "\n")
-    if table_rows:
-        plot(table_rows, out / "auto_mode.png")
+    if keep is None:
+        (out / "auto_mode.md").write_text(table + "\n")
+        if table_rows:
+            plot(table_rows, out / "auto_mode.png")
     return table
 
 
@@ -300,7 +309,8 @@ def main() -> None:
                         help="smollm2, qwen or a .gguf path (repeatable; run in this order)")
     parser.add_argument("--system", action="append", choices=SYSTEMS, help="default: all three")
     parser.add_argument("--category", action="append", choices=CATEGORIES, help="default: all five")
-    parser.add_argument("--limit", type=int, default=20, help="items per category (default 20)")
+    parser.add_argument("--limit", type=int, default=20,
+                        help="items per category (default 20); with --report: table of the first N only")
     parser.add_argument("--max-tokens", type=int, default=256, help="new tokens per answer, every system")
     parser.add_argument("--context", type=int, default=8192, help="llama-server context (the backend's default)")
     parser.add_argument("--data", type=Path, default=None)
@@ -311,7 +321,9 @@ def main() -> None:
     args = parser.parse_args()
     if not args.report:
         run(args)
-    print(report(args.out, data_dir(args.data) if args.recount else None))
+    subset = args.report and "--limit" in sys.argv  # --report --limit N: the first N items only
+    data = data_dir(args.data) if args.recount or subset else None
+    print(report(args.out, data, recounted=args.recount, limit=args.limit if subset else None))
     print(f"results in {args.out}")
 
 
