@@ -6,6 +6,8 @@ for the server)::
     TOOLDEC_THREADS=1 OMP_NUM_THREADS=1 .venv/bin/python benchmarks/auto_mode.py \\
         --model smollm2 --model qwen --limit 20 --out runs/auto_mode
     .venv/bin/python benchmarks/auto_mode.py --out runs/auto_mode --report   # table + PNG only
+    .venv/bin/python benchmarks/auto_mode.py --out runs/auto_mode --report --recount   # count again
+    .venv/bin/python benchmarks/auto_mode.py --out runs/auto_mode --report --limit 20  # first 20 items only
 
 Work: the first ``--limit`` items of each BFCL v4 category (simple_python, multiple, parallel,
 parallel_multiple, irrelevance) from ``--data`` / ``$TOOLDEC_DATA``. The question's messages and
@@ -220,8 +222,33 @@ def run(args: argparse.Namespace) -> None:
     _SESSIONS.clear()
 
 
-def report(out: Path) -> str:
-    """The table over every ``OUT/<model>/<system>.jsonl``; writes ``auto_mode.md`` and ``auto_mode.png``."""
+def recount(path: Path, rows: list[dict[str, Any]], data: Path) -> list[dict[str, Any]]:
+    """Count every recorded answer again with the current ``Hermes().scan`` (the texts and the
+    server's ``tool_calls`` are in the records), and write the records back."""
+    by_id = {r.id: r for r in requests(data, None, list(CATEGORIES))}
+    dialect = Hermes()
+    server = path.stem == "llama-server"
+    out = []
+    for row in rows:
+        if not row.get("error"):
+            req = by_id[row["id"]]
+            tool_calls = (row.get("tool_calls") or []) if server else None
+            row = {**row, **count_answer(req, dialect, req.toolset(), row["text"], tool_calls)}
+        out.append(row)
+    path.write_text("".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in out))
+    return out
+
+
+def report(out: Path, data: Path | None = None, *, recounted: bool = False, limit: int | None = None) -> str:
+    """The table over every ``OUT/<model>/<system>.jsonl``; writes ``auto_mode.md`` and ``auto_mode.png``.
+
+    Args:
+        out: The records' folder.
+        data: The BFCL data (needed by ``recounted`` and ``limit``).
+        recounted: Count every record again first (:func:`recount`).
+        limit: Only the first ``limit`` items of each category (the table is printed, not written).
+    """
+    keep = None if limit is None or data is None else {r.id for r in requests(data, limit, list(CATEGORIES))}
     table_rows = []
     for folder in sorted(p for p in out.iterdir() if p.is_dir()):
         for system in SYSTEMS:
@@ -229,6 +256,10 @@ def report(out: Path) -> str:
             if not path.exists():
                 continue
             rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+            if recounted and data is not None:
+                rows = recount(path, rows, data)
+            if keep is not None:
+                rows = [r for r in rows if r["id"] in keep]
             if rows:
                 table_rows.append({"model": folder.name, "system": system, **summarize(rows),
                                    "errors": sum(1 for r in rows if r.get("error"))})
@@ -236,9 +267,10 @@ def report(out: Path) -> str:
         for key in ("n", "calls_made", "calls_parsed", "broken", "answers_with_broken", "invalid"):
             row[key] = int(row[key])
     table = markdown_table(table_rows, COLUMNS)
-    (out / "auto_mode.md").write_text(table + "\n")
-    if table_rows:
-        plot(table_rows, out / "auto_mode.png")
+    if keep is None:
+        (out / "auto_mode.md").write_text(table + "\n")
+        if table_rows:
+            plot(table_rows, out / "auto_mode.png")
     return table
 
 
@@ -277,16 +309,21 @@ def main() -> None:
                         help="smollm2, qwen or a .gguf path (repeatable; run in this order)")
     parser.add_argument("--system", action="append", choices=SYSTEMS, help="default: all three")
     parser.add_argument("--category", action="append", choices=CATEGORIES, help="default: all five")
-    parser.add_argument("--limit", type=int, default=20, help="items per category (default 20)")
+    parser.add_argument("--limit", type=int, default=20,
+                        help="items per category (default 20); with --report: table of the first N only")
     parser.add_argument("--max-tokens", type=int, default=256, help="new tokens per answer, every system")
     parser.add_argument("--context", type=int, default=8192, help="llama-server context (the backend's default)")
     parser.add_argument("--data", type=Path, default=None)
     parser.add_argument("--out", type=Path, default=Path("runs/auto_mode"))
     parser.add_argument("--report", action="store_true", help="only the table and PNG from the records")
+    parser.add_argument("--recount", action="store_true",
+                        help="with --report: count every recorded answer again with the current scan")
     args = parser.parse_args()
     if not args.report:
         run(args)
-    print(report(args.out))
+    subset = args.report and "--limit" in sys.argv  # --report --limit N: the first N items only
+    data = data_dir(args.data) if args.recount or subset else None
+    print(report(args.out, data, recounted=args.recount, limit=args.limit if subset else None))
     print(f"results in {args.out}")
 
 

@@ -44,7 +44,12 @@ def test_request_maps_bfcl_types_and_keeps_the_gold(parallel_0: Any) -> None:
         (f"<tool_call>\n{TAYLOR}\n</tool_call>", 1, 0, False),  # one of two
         ('<tool_call>\n{"name": "spotify.play", "arguments": {"artist": "Tay', 0, 1, False),  # truncated
         ('{"name": "spotify.play", "description": "Play"}', 0, 1, False),  # no arguments
-        ('Use this: {"name": "spotify.play", "arguments": {}}', 0, 1, False),  # mid-line: not an opener
+        ('Use this: {"name": "spotify.play", "arguments": {}}', 1, 0, False),  # mid-line: an inline call
+        (f"```python\ndef play():\n    return {TAYLOR}\n```", 1, 0, False),  # returned in code: a call
+        ('```json\n{"type": "function", "function": ' + TAYLOR + "}\n```\n"
+         '{"type": "function", "function": ' + MAROON + "}", 2, 0, True),  # the OpenAI tool shape
+        ('```json\n{"type": "function", "function": {"name": "spotify.play", "parameters": {"type": "obj', 0, 1,
+         False),  # truncated: one broken call, not two
         ("I cannot play songs; my name is {not} JSON.", 0, 0, False),
     ],
 )
@@ -98,3 +103,21 @@ def test_summarize_splits_call_categories_from_irrelevance() -> None:
     assert summary["ast_simple_python"] == 1.0 and summary["ast_parallel"] == 0.0
     assert (summary["calls_made"], summary["calls_parsed"], summary["broken"], summary["answers_with_broken"]) == (3, 1, 2, 1)
     assert summary["tokens_per_second"] == 25.0
+
+
+def test_end_to_end_a_call_returned_in_code_is_constrained_and_valid(data_dir: Path) -> None:
+    """SmolLM2 (llama.cpp, greedy) answers BFCL simple_python_4 with Python code that returns a
+    ``{"name": ...}`` object: no tag, no fence, no line start. Auto mode constrains it (the
+    ``inline`` opener), so it is a parsed, valid call and nothing call-like is left broken."""
+    from tooldec.bench.experiments.common import Session
+
+    item = next(i for i in bfcl_items("simple_python", data_dir) if i["id"] == "simple_python_4")
+    req = request(item, "simple_python")
+    tools, dialect = req.toolset(), Hermes()
+    session = Session("smollm2", backend="llamacpp", progress=False)
+    decoder = session.decoder("tooldec", tools, dialect)
+    prompt = session.chat(req.messages, tools=tools, dialect=dialect)
+    text = session.once(decoder, "tooldec", prompt, max_new_tokens=160, tool_choice="auto").text
+    row = count_answer(req, dialect, tools, text)
+    assert (row["calls_parsed"], row["broken"], row["invalid"]) == (1, 0, 0), text
+    assert Hermes(openers=["tag", "fenced", "bare"]).scan(text).calls == [], text  # only the new opener made it a call

@@ -5,10 +5,12 @@ call-like text that does not become a call is counted."""
 from __future__ import annotations
 
 import json
+import random
 
 import numpy as np
 import pytest
 
+from tooldec.bench.walks import random_walk
 from tooldec.decoding import Grammar, Machine, Mode
 from tooldec.dialects import Dialect, Hermes, Llama3Json, Mistral
 from tooldec.tokens import Vocabulary
@@ -20,6 +22,7 @@ from .tools_zoo import ZOO
 ARGS = {"city": "Paris", "days": 3}
 PRETTY = json.dumps({"name": "get_weather", "arguments": ARGS}, indent=2)
 COMPACT = json.dumps({"name": "get_weather", "arguments": ARGS})
+OPENAI = {"type": "function", "function": {"name": "get_weather", "parameters": ARGS}}
 
 # (dialect, answer, where the call is committed: the text up to and including the committing byte)
 CASES = [
@@ -28,6 +31,11 @@ CASES = [
     (Hermes(), f"```tool_call\n{COMPACT}\n```", '```tool_call\n{"name": "'),
     (Hermes(), f"{COMPACT}", '{"name": "'),
     (Hermes(), f"Checking.\n  {PRETTY}", 'Checking.\n  {\n  "name": "'),
+    (Hermes(), f"```python\ndef f():\n    return {COMPACT}\n```", '```python\ndef f():\n    return {"name": "'),
+    (Hermes(), f"Result: {COMPACT} done", 'Result: {"name": "'),
+    (Hermes(), "Ok " + json.dumps(OPENAI), 'Ok {"type": "function", "function": {"name": "'),
+    (Hermes(), "Here:\n```json\n" + json.dumps(OPENAI, indent=4) + "\n```",
+     'Here:\n```json\n{\n    "type": "function",\n    "function": {\n        "name": "'),
     (Llama3Json(), json.dumps({"name": "get_weather", "parameters": ARGS}), '{"name": "'),
     (Llama3Json(), "Ok " + json.dumps({"type": "function", "name": "get_weather", "parameters": ARGS}),
      'Ok {"type": "function", "name": "'),
@@ -55,7 +63,10 @@ def test_every_split_of_an_opener_enters_tool_mode(any_vocab: Vocabulary, dialec
         assert [(c.name, dict(c.arguments)) for c in calls] == [("get_weather", ARGS)]
 
 
-@pytest.mark.parametrize(("dialect", "answer", "commit"), CASES[:5], ids=[f"hermes-{i}" for i in range(5)])
+HERMES = [c for c in CASES if isinstance(c[0], Hermes)]
+
+
+@pytest.mark.parametrize(("dialect", "answer", "commit"), HERMES, ids=[f"hermes-{i}" for i in range(len(HERMES))])
 def test_after_the_committing_byte_the_mask_is_exact(smollm2_vocab: Vocabulary, dialect: Dialect, answer: str,
                                                       commit: str) -> None:
     grammar = Grammar(ToolSet(ZOO), smollm2_vocab, dialect)
@@ -79,7 +90,9 @@ PROSE = [
     "I {love} braces, and {\"a\": 1} in a sentence.",
     "```json\n{\"city\": \"Paris\", \"name\": \"x\"}\n```",
     "My name is Bob; the name \"get_weather\" is a tool.",
-    "Result: {\"name\": \"x\"} inline is prose, not a line start.",
+    "def f():\n    return {\"city\": \"Paris\", \"days\": 3}\n",
+    "{\"type\": \"function\", \"description\": \"d\"} and {\"type\": \"function\", \"function\": {\"x\": 1}}",
+    "```js\nconst tool = {type: \"function\", name: \"get_weather\"};\n```",
     "- item\n- [link](http://x)\n",
 ]
 
@@ -92,6 +105,16 @@ def test_prose_stays_free(smollm2_vocab: Vocabulary, text: str) -> None:
     assert machine.mode is Mode.TEXT and machine.calls_completed == 0
 
 
+def test_without_inline_a_name_object_in_a_sentence_is_prose(smollm2_vocab: Vocabulary) -> None:
+    dialect = Hermes(openers=["tag", "fenced", "bare"])
+    text = f"Result: {COMPACT} inline is prose, not a line start."
+    machine = Machine(Grammar(ToolSet(ZOO), smollm2_vocab, dialect))
+    for tid in smollm2_vocab.longest_match(text.encode()):
+        assert machine.advance(tid)
+    assert machine.mode is Mode.TEXT and machine.calls_completed == 0
+    assert (len(dialect.scan(text).calls), len(dialect.scan(text).broken)) == (0, 1)  # still counted
+
+
 def test_openers_can_be_narrowed_to_the_tag(smollm2_vocab: Vocabulary) -> None:
     machine = Machine(Grammar(ToolSet(ZOO), smollm2_vocab, Hermes(openers=["tag"])))
     for tid in smollm2_vocab.longest_match(COMPACT.encode()):
@@ -102,7 +125,13 @@ def test_openers_can_be_narrowed_to_the_tag(smollm2_vocab: Vocabulary) -> None:
 COUNTS = [
     (f"<tool_call>\n{COMPACT}\n</tool_call>", 1, 0),
     (f"```json\n{PRETTY}\n```", 1, 0),
-    (f"{COMPACT}\nand {COMPACT} inline", 1, 1),
+    (f"{COMPACT}\nand {COMPACT} inline", 2, 0),
+    (f"```python\ndef f():\n    return {COMPACT}\n```", 1, 0),
+    ("```json\n" + json.dumps(OPENAI, indent=2) + "\n```", 1, 0),
+    ("Call " + json.dumps(OPENAI) + " now.", 1, 0),
+    ('```json\n{"type": "function", "function": {"name": "f", "description": "no arguments"}}\n```', 0, 1),
+    ('```json\n{"type": "function", "function": {"name": "search.find.2022.2022', 0, 1),  # truncated, once
+    ('return {"name": "f", "arguments": {"x": 1, // a comment\n}}', 0, 1),
     ('<tool_call>\n{"name": "get_weather", "arguments": {"city": ', 0, 1),  # truncated
     ('```json\n{"name": "answer_string", "description": "x"}\n```', 0, 1),  # no arguments
     ("Sure, here you go: the weather is fine.", 0, 0),
@@ -114,3 +143,23 @@ COUNTS = [
 def test_call_like_text_is_counted(text: str, calls: int, broken: int) -> None:
     scan = Hermes().scan(text)
     assert (len(scan.calls), len(scan.broken)) == (calls, broken), scan
+
+
+@pytest.mark.parametrize("commit", [c for _, _, c in HERMES[5:]], ids=["code", "sentence", "openai", "fenced_openai"])
+def test_a_call_opened_anywhere_closes_within_its_minimum_budget(smollm2_vocab: Vocabulary, commit: str) -> None:
+    """From the committing byte, random walks given exactly ``min_tokens`` close the call (the
+    outer brace and the fence included), and the whole text parses as one valid call."""
+    tools = ToolSet(ZOO)
+    machine = Machine(Grammar(tools, smollm2_vocab, Hermes()))
+    for tid in smollm2_vocab.longest_match(commit.encode()):
+        assert machine.advance(tid)
+    assert machine.mode is Mode.TOOL
+    need = machine.min_tokens()
+    rng = random.Random(commit)
+    for _ in range(4):
+        result = random_walk(machine.fork(), rng, need)
+        assert result.closed and len(result.tokens) <= need, result.text
+        calls = Hermes().parse_calls(commit + result.text)
+        assert len(calls) == 1 and not tools[calls[0].name].validate_arguments(calls[0].arguments), result.text
+        if "```json" in commit:
+            assert result.text.rstrip().endswith("```"), result.text

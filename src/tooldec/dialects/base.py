@@ -2,7 +2,8 @@
 
 A dialect declares every way its model family begins a call (:class:`Opener`), not only the
 official one: a special token or tag (``<tool_call>``, ``[TOOL_CALLS]``), a fenced
-````` ```json ````` block, a bare ``{"name": "`` object at the start of a line. Each opener leads
+````` ```json ````` block, a bare ``{"name": "`` object at the start of a line or anywhere, the
+OpenAI tool shape ``{"type": "function", "function": {"name": "``. Each opener leads
 to a *form*: after a tag comes the form's head (``\\n{"name": "``), after a text opener directly
 the name; then the tool's *tail*, the bytes after its name up to the end of the call, arguments
 included. The engine joins the pieces: the names come from the tool set, the tail's automaton is

@@ -1,10 +1,11 @@
 """Hermes / Qwen 2.5 tool calls: ``<tool_call>\\n{"name": ..., "arguments": {...}}\\n</tool_call>``,
-and the two ways these models write calls without the tag."""
+and the ways these models write calls without the tag (fenced or bare objects, the OpenAI tool shape)."""
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any, ClassVar, Literal
 
 from ..automata.json_schema import Style, Whitespace
@@ -13,47 +14,93 @@ from ..tools import Tool
 from .base import Anchor, CallScan, Dialect, Opener, ToolCall, json_ws, loose_style, name_head
 from .scanning import JsonForm, scan_json_calls
 
-__all__ = ["Hermes", "json_object_opener"]
+__all__ = ["Hermes", "json_object_opener", "typed_opener"]
 
-TAG, FENCED, BARE = 0, 1, 2
+TAG, FENCED, BARE, FENCED_OPENAI, OPENAI = 0, 1, 2, 3, 4
 _WS = r"[ \t\r\n]*"
-_FORMS = (
-    JsonForm(re.compile(r"<tool_call>" + _WS + r"(?=\{)"), re.compile(_WS + r"</tool_call>"), lenient_end=True),
-    JsonForm(re.compile(r"```(?:json|tool_call)?[ \t]*\n" + _WS + r'(?=\{\s*"name"\s*:)'), re.compile(_WS + r"```"),
-             lenient_end=True),
-    JsonForm(re.compile(r'(?:^|(?<=\n))[ \t]*(?=\{\s*"name"\s*:)')),
-)
+_FENCE = r"```(?:json|tool_call)?[ \t]*\n" + _WS
+_NAME = r'(\{' + _WS + r'"name"' + _WS + ':)'  # JSON whitespace only, as the openers take it
+_OPENAI = r'(\{' + _WS.join(['', '"type"', ':', '"function"', ',', '"function"', ':', r'\{', '"name"', ':']) + ')'
 
 
-def json_object_opener(nfa: NFA, *, fenced: bool, first_key: bytes = b'"name"') -> Frag:
+def _unwrap(item: Any) -> ToolCall | None:
+    """``{"type": "function", "function": {"name": ..., "arguments": {...}}}`` as a call."""
+    if not isinstance(item, dict) or item.get("type") != "function" or set(item) != {"type", "function"}:
+        return None
+    return _call(item["function"])
+
+
+def _form(start: str, *, fenced: bool = False, make: Callable[[Any], Any | None] | None = None) -> JsonForm:
+    end = re.compile(_WS + r"```") if fenced else None
+    return JsonForm(re.compile(start), end, lenient_end=fenced, make=make)
+
+
+_FORMS = {  # per opener: where its object starts (the group: the text that commits to it)
+    "tag": JsonForm(re.compile(r"<tool_call>" + _WS + r"(?=\{)"), re.compile(_WS + r"</tool_call>"), lenient_end=True),
+    "fenced": _form(_FENCE + "(?=" + _NAME + ")", fenced=True),
+    "bare": _form(r"(?:^|(?<=\n))[ \t]*(?=" + _NAME + ")"),
+    "fenced_openai": _form(_FENCE + "(?=" + _OPENAI + ")", fenced=True, make=_unwrap),
+    "openai": _form("(?=" + _OPENAI + ")", make=_unwrap),
+    "inline": _form("(?=" + _NAME + ")"),
+}
+
+
+def _ws(nfa: NFA) -> Frag:
+    return nfa.star(nfa.byte_ranges([(0x20, 0x20), (0x09, 0x0A), (0x0D, 0x0D)]))
+
+
+def _fence(nfa: NFA) -> list[Frag]:
+    """A ````` ```json ````` (or ``tool_call``, or bare) fence line and any whitespace after it."""
+    lang = nfa.optional(nfa.alt(nfa.literal(b"json"), nfa.literal(b"tool_call")))
+    return [nfa.literal(b"```"), lang, nfa.star(nfa.byte_ranges([(0x20, 0x20), (0x09, 0x09)])), nfa.literal(b"\n"),
+            _ws(nfa)]
+
+
+def json_object_opener(nfa: NFA, *, fenced: bool, first_key: bytes = b'"name"', indent: bool = True) -> Frag:
     """The bytes that commit to a JSON call object: ``{`` and its first key (any whitespace);
-    ``fenced``: after a ````` ```json ````` (or ``tool_call``, or bare) fence line. The form's head
-    (``: "``) follows."""
-    def ws() -> Frag:
-        return nfa.star(nfa.byte_ranges([(0x20, 0x20), (0x09, 0x0A), (0x0D, 0x0D)]))
-
+    ``fenced``: after a fence line; else after indentation (``indent``). The form's head (``: "``)
+    follows."""
     parts = []
     if fenced:
-        lang = nfa.optional(nfa.alt(nfa.literal(b"json"), nfa.literal(b"tool_call")))
-        parts += [nfa.literal(b"```"), lang, nfa.star(nfa.byte_ranges([(0x20, 0x20), (0x09, 0x09)])), nfa.literal(b"\n"),
-                  ws()]
-    else:  # indentation only: a line of whitespace is a line, and the next one starts afresh
+        parts += _fence(nfa)
+    elif indent:  # indentation only: a line of whitespace is a line, and the next one starts afresh
         parts.append(nfa.star(nfa.byte_ranges([(0x20, 0x20), (0x09, 0x09)])))
-    parts += [nfa.literal(b"{"), ws(), nfa.literal(first_key)]
+    parts += [nfa.literal(b"{"), _ws(nfa), nfa.literal(first_key)]
+    return nfa.seq(*parts)
+
+
+def typed_opener(nfa: NFA, *, fenced: bool = False, nested: bool = True) -> Frag:
+    """``{"type": "function", "function": {"name"`` (the OpenAI tool shape; ``nested=False``:
+    Llama 3's flat ``{"type": "function", "name"``), any JSON whitespace, after a fence line when
+    ``fenced``. The form's head (``: "``) follows."""
+    parts = _fence(nfa) if fenced else []
+    for piece in (b"{", b'"type"', b":", b'"function"', b","):
+        parts += [nfa.literal(piece), _ws(nfa)]
+    if nested:
+        for piece in (b'"function"', b":", b"{"):
+            parts += [nfa.literal(piece), _ws(nfa)]
+    parts.append(nfa.literal(b'"name"'))
     return nfa.seq(*parts)
 
 
 class Hermes(Dialect):
     """The format of Qwen 2.5 and Hermes models; results go back as ``tool`` chat messages.
 
-    Openers (``openers=`` keeps a subset):
+    Openers (``openers=`` keeps a subset; all are in use by default). Where two complete at the
+    same byte, the one listed first wins (a fenced object is not taken for an ``inline`` one):
 
     * ``tag``: ``<tool_call>``, then ``\\n{"name": "`` (``layout="inline"``: no newlines), the
       name, ``", "arguments": `` + the arguments (``json.dumps`` spacing) + ``}\\n</tool_call>``;
     * ``fenced``: a ````` ```json ````` (or ````` ```tool_call `````, or bare ````` ``` `````) line, then an
       object whose first key is ``"name"``: ``{"name": "`` commits, then ``"arguments"`` (or
       ``"parameters"``) and the arguments, any JSON whitespace (pretty printing), ``}``, the fence;
-    * ``bare``: the same object without a fence, at the start of the answer or of a line.
+    * ``bare``: the same object without a fence, at the start of the answer or of a line;
+    * ``fenced_openai``, ``openai``: the OpenAI tool shape ``{"type": "function", "function":
+      {"name": "`` (fenced, or anywhere), then as above and one more ``}``;
+    * ``inline``: an object whose first key is ``"name"`` anywhere in text (``return {"name": "``
+      in code, ``Result: {"name": "`` in a sentence): the same text ``scan`` counts as call-like,
+      so every call-like object is constrained. ``openers=["tag", "fenced", "bare"]`` leaves
+      such objects in prose free (they are then counted as broken calls when they do not parse).
 
     Examples:
         >>> text = '<tool_call>\\n{"name": "get_weather", "arguments": {"city": "Paris"}}\\n</tool_call>'
@@ -64,6 +111,9 @@ class Hermes(Dialect):
         >>> fenced = 'Sure:\\n```json\\n{\\n  "name": "get_weather",\\n  "arguments": {"city": "Oslo"}\\n}\\n```'
         >>> [c.name for c in Hermes().parse_calls(fenced)], Hermes(openers=["tag"]).parse_calls(fenced)
         (['get_weather'], [])
+        >>> typed = '{"type": "function", "function": {"name": "f", "arguments": {"x": 1}}}'
+        >>> [(c.name, dict(c.arguments)) for c in Hermes().parse_calls("return " + typed)]
+        [('f', {'x': 1})]
     """
 
     name: ClassVar[str] = "hermes"
@@ -90,6 +140,9 @@ class Hermes(Dialect):
             Opener("tag", TAG, tag="<tool_call>"),
             Opener("fenced", FENCED, text=lambda nfa: json_object_opener(nfa, fenced=True), head=True),
             Opener("bare", BARE, text=lambda nfa: json_object_opener(nfa, fenced=False), anchor=Anchor.LINE, head=True),
+            Opener("fenced_openai", FENCED_OPENAI, text=lambda nfa: typed_opener(nfa, fenced=True), head=True),
+            Opener("openai", OPENAI, text=lambda nfa: typed_opener(nfa), head=True),
+            Opener("inline", BARE, text=lambda nfa: json_object_opener(nfa, fenced=False, indent=False), head=True),
         )
 
     @property
@@ -116,13 +169,14 @@ class Hermes(Dialect):
         key = nfa.alt(nfa.literal(b'"arguments"'), nfa.literal(b'"parameters"'))
         parts = [nfa.literal(b'"'), json_ws(nfa), nfa.literal(b","), json_ws(nfa), key, json_ws(nfa),
                  nfa.literal(b":"), json_ws(nfa), self.arguments(nfa, tool, style), json_ws(nfa), nfa.literal(b"}")]
-        if form == FENCED:
+        if form in (FENCED_OPENAI, OPENAI):  # the outer object
+            parts += [json_ws(nfa), nfa.literal(b"}")]
+        if form in (FENCED, FENCED_OPENAI):
             parts += [json_ws(nfa), nfa.literal(b"```")]
         return nfa.seq(*parts)
 
     def _forms(self) -> list[JsonForm]:
-        keep = {o.form for o in self.openers()}
-        return [f for i, f in enumerate(_FORMS) if i in keep]
+        return [_FORMS[o.name] for o in self.openers()]
 
     def parse_calls(self, text: str) -> list[ToolCall]:
         """Calls in every form in use; a tagged call left unclosed when the output ends right after

@@ -17,7 +17,7 @@ from ..automata.json_schema import Style, Whitespace
 from ..automata.nfa import NFA, Frag
 from ..tools import Tool
 from .base import CallScan, Dialect, Opener, ToolCall, json_ws, loose_style, name_head
-from .hermes import json_object_opener
+from .hermes import json_object_opener, typed_opener
 from .scanning import JsonForm, scan_json_calls
 
 __all__ = ["Llama3Json"]
@@ -57,7 +57,7 @@ class Llama3Json(Dialect):
         return (
             Opener("python_tag", TAG, tag="<|python_tag|>"),
             Opener("object", OBJECT, text=lambda nfa: json_object_opener(nfa, fenced=False), head=True),
-            Opener("typed", TYPED, text=_typed_opener, head=True),
+            Opener("typed", TYPED, text=lambda nfa: typed_opener(nfa, nested=False), head=True),
         )
 
     def head_piece(self, nfa: NFA, form: int) -> Frag:
@@ -95,15 +95,6 @@ class Llama3Json(Dialect):
 
     def format_call(self, call: ToolCall) -> str:
         return json.dumps({"name": call.name, "parameters": dict(call.arguments)}, ensure_ascii=False)
-
-
-def _typed_opener(nfa: NFA) -> Frag:
-    """``{"type": "function", "name"`` with any JSON whitespace (the head ``: "`` follows)."""
-    def ws() -> Frag:
-        return nfa.star(nfa.byte_ranges([(0x20, 0x20), (0x09, 0x0A), (0x0D, 0x0D)]))
-
-    return nfa.seq(nfa.literal(b"{"), ws(), nfa.literal(b'"type"'), ws(), nfa.literal(b":"), ws(),
-                   nfa.literal(b'"function"'), ws(), nfa.literal(b","), ws(), nfa.literal(b'"name"'))
 
 
 def _call(item: Any) -> ToolCall | None:

@@ -16,7 +16,7 @@ from typing import Any
 __all__ = ["JsonForm", "scan_json_calls"]
 
 _DECODER = json.JSONDecoder()
-_NAME_OBJECT = re.compile(r'\{\s*"name"\s*:')
+_NAME_OBJECT = re.compile(r'\{[ \t\r\n]*"name"[ \t\r\n]*:')  # JSON whitespace, as the openers take it
 
 
 @dataclass(frozen=True)
@@ -28,12 +28,19 @@ class JsonForm:
         end: What must follow the object (``\\s*</tool_call>``, ``\\s*````), or ``None``.
         lenient_end: The end may be missing when the text ends right after the object.
         list_of_calls: The value is a JSON list of call objects.
+        make: Reads a decoded value as a call (default: the ``make`` given to the scan), for
+            wrapped objects such as the OpenAI tool shape.
+
+    A capturing group in ``start`` (inside its lookahead) marks the text that commits to a call:
+    when the object does not parse, the scan resumes after it, so a failed occurrence is counted
+    once (not again for a ``{"name"`` nested in its committing text).
     """
 
     start: re.Pattern[str]
     end: re.Pattern[str] | None = None
     lenient_end: bool = False
     list_of_calls: bool = False
+    make: Callable[[Any], Any | None] | None = None
 
 
 def scan_json_calls(text: str, forms: Sequence[JsonForm], make: Callable[[Any], Any | None],
@@ -63,17 +70,20 @@ def scan_json_calls(text: str, forms: Sequence[JsonForm], make: Callable[[Any], 
         if best is None:
             break
         match, form = best
-        found, end = _read(text, match.end(), form, make)
+        found, end = _read(text, match.end(), form, form.make or make)
         if found is None:
             broken.append(text[match.start():match.start() + 200])
-            after = len(text[match.end():]) - len(text[match.end():].lstrip())
-            spans.append((match.start(), match.end() + after + 1))
-            pos = match.end() + after + 1  # not again as another form (a bare object inside a bad tag)
+            if match.re.groups:
+                skip = match.end(1)
+            else:
+                skip = match.end() + len(text[match.end():]) - len(text[match.end():].lstrip()) + 1
+            spans.append((match.start(), skip))
+            pos = skip  # not again as another form (a bare object inside a bad tag)
             continue
         calls.extend(found)
         if form.list_of_calls:  # the items of a list that are not calls count as broken ones
             whole = _DECODER.raw_decode(text, text.index("[", match.end()))[0]
-            broken += [json.dumps(item)[:200] for item in whole if make(item) is None]
+            broken += [json.dumps(item)[:200] for item in whole if (form.make or make)(item) is None]
         spans.append((match.start(), end))
         pos = end
     for match in _NAME_OBJECT.finditer(text):
