@@ -172,21 +172,27 @@ class Compiler:
         """
         from .grammar import Grammar
 
-        items = list(tools) if isinstance(tools, ToolSet) else [Tool.coerce(t) for t in tools]
-        by_name: dict[str, Tool] = {}
-        for tool in items:
-            if tool.name in by_name:
-                raise DuplicateToolError(
-                    "a tool with this name is already in the set; remove it first or rename one", tool=tool.name)
-            by_name[tool.name] = tool
-        key = self.inventory_key(by_name)
+        if isinstance(tools, ToolSet):  # names unique by construction
+            items = list(tools)
+            by_name = {tool.name: tool for tool in items}
+        else:
+            items = [Tool.coerce(t) for t in tools]
+            by_name = {}
+            for tool in items:
+                if tool.name in by_name:
+                    raise DuplicateToolError(
+                        "a tool with this name is already in the set; remove it first or rename one", tool=tool.name)
+                by_name[tool.name] = tool
+        names = sorted(by_name)  # one sort for the key and the name index
+        key = self.inventory_key(by_name, names)
         found = self.snapshots.get(key)
         if found is not None:  # its tools were checked when it was made
             return found
         if self._checks_tools:
             for tool in items:
                 self.check(tool)
-        grammar = Grammar._snapshot(self, by_name, NameIndex(by_name), key)
+        # Names are ASCII (``NAME_PATTERN``), so their UTF-8 bytes sort as the strings do.
+        grammar = Grammar._snapshot(self, by_name, NameIndex(_sorted=[n.encode() for n in names]), key)
         return self.snapshots.put(key, grammar)
 
     def check(self, tool: Tool) -> None:
@@ -202,10 +208,11 @@ class Compiler:
                 self._checked.put(key, True)
         tool.__dict__.setdefault("_checked_by", set()).add(self._dialect_key)
 
-    def inventory_key(self, tools: dict[str, Tool]) -> str:
-        """Stable key of an inventory: vocabulary, dialect and every (name, schema hash), in any order."""
+    def inventory_key(self, tools: dict[str, Tool], names: list[str] | None = None) -> str:
+        """Stable key of an inventory: vocabulary, dialect and every (name, schema hash), in any
+        order (``names``: the names already sorted)."""
         parts = [self.key]
-        for name in sorted(tools):
+        for name in names if names is not None else sorted(tools):
             parts += ("\0", name, "\0", tools[name].schema_hash)
         return hashlib.sha256("".join(parts).encode()).hexdigest()
 
