@@ -5,8 +5,8 @@ byte-level BPE with a 49k vocabulary and missing byte tokens (SmolLM2), Sentence
 fallback and control tokens (Mistral v3), and the large byte-level vocabularies of Llama-3 (128k)
 and Qwen3 (151k). A missing package fails the fixture with the install command (`make setup`).
 
-``data_dir`` is the benchmark data: the full sets when they are here (``$TOOLDEC_DATA`` or
-``../shared/data``), else the few items of each set in ``tests/fixtures/data`` (same layout, see
+``data_dir`` is the benchmark data: the full sets when ``tooldec.bench.datasets.find_data_dir``
+finds them, else the few items of each set in ``tests/fixtures/data`` (same layout, see
 ``tests/fixtures/make_data.py``), so a fresh clone runs the data tests too. ``full_data`` says
 which; a test that pins a count of the whole set checks it only on the full data.
 """
@@ -42,7 +42,7 @@ def benchmark_data() -> tuple[Path, bool]:
 
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
-    """The benchmark data: the full sets (``$TOOLDEC_DATA`` or ``../shared/data``), else the fixtures."""
+    """The benchmark data: the full sets if ``find_data_dir`` finds them, else the fixtures."""
     return benchmark_data()[0]
 
 
