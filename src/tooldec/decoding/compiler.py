@@ -28,11 +28,11 @@ from typing import TYPE_CHECKING, Any
 from ..automata.dfa import LazyDFA
 from ..automata.json_schema import Style, Syntax
 from ..automata.nfa import NFA
+from ..caches import BoundedCache
 from ..dialects.base import Dialect
 from ..errors import DuplicateToolError
 from ..tokens import Vocabulary
 from ..tools import Tool, ToolLike, ToolSet
-from .caches import BoundedCache
 from .masks import Mask
 from .names import NameIndex
 from .openers import OpenerTables

@@ -14,14 +14,13 @@ import hashlib
 import json
 import re
 import sys
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from jsonschema import Draft202012Validator
 
+from tooldec.caches import BoundedCache
 from tooldec.errors import InvalidToolNameError, ToolNotCallableError, ToolRegistrationError
 from tooldec.tools.callables import Converter, argument_converters, function_schema
 from tooldec.tools.dicts import dict_schema
@@ -69,9 +68,11 @@ def _format_checker() -> Any:
     return checker
 
 
-_NORMALIZED_CACHE = 8192
-_normalized_lock = threading.Lock()
-_normalized_texts: OrderedDict[tuple[str, bool], tuple[str, str]] = OrderedDict()
+# Normalized schemas (JSON text, hash) by the schema as written, and tools by their dict's JSON
+# text; both bounded by the text they hold.
+_normalized_texts: BoundedCache[tuple[str, bool], tuple[str, str]] = BoundedCache(
+    8 * 2**20, sizer=lambda found: len(found[0]) + 64)
+_dict_tools: BoundedCache[str, tuple[Tool, int]] = BoundedCache(8 * 2**20, sizer=lambda found: found[1])
 
 
 # One encoder for every key: ``json.dumps`` with options builds a new one per call. A cycle
@@ -99,27 +100,14 @@ def _normalized(parameters: Any, tool: str, openapi: bool) -> tuple[dict[str, An
     written = _json_key(parameters)
     if written is None:
         return normalize_schema(parameters, tool=tool, openapi=openapi), None, None
-    key = (written, openapi)
-    with _normalized_lock:
-        found = _normalized_texts.get(key)
-        if found is not None:
-            _normalized_texts.move_to_end(key)
+    found = _normalized_texts.get((written, openapi))
     if found is not None:
         return json.loads(found[0]), found[1], written
     normalized = normalize_schema(parameters, tool=tool, openapi=openapi)
     text = json.dumps(normalized, separators=(",", ":"), ensure_ascii=True)
     digest = hashlib.sha256(text.encode()).hexdigest()
-    with _normalized_lock:
-        _normalized_texts[key] = (text, digest)
-        while len(_normalized_texts) > _NORMALIZED_CACHE:
-            _normalized_texts.popitem(last=False)
+    _normalized_texts.put((written, openapi), (text, digest))
     return normalized, digest, written
-
-
-_DICT_TOOLS_BYTES = 8 << 20  # of JSON text; the Python objects behind it are a few times larger
-_dict_tools_lock = threading.Lock()
-_dict_tools: OrderedDict[str, Tool] = OrderedDict()
-_dict_tools_bytes = 0
 
 
 def _dict_tool(spec: Mapping[str, Any], make: Callable[[], Tool]) -> Tool:
@@ -130,23 +118,13 @@ def _dict_tool(spec: Mapping[str, Any], make: Callable[[], Tool]) -> Tool:
     remembered on the ``Tool``, are not repeated either. Bounded by the JSON text held (LRU);
     only successes are kept. Thread-safe.
     """
-    global _dict_tools_bytes
     key = _json_key(spec)
     if key is None:
         return make()
-    with _dict_tools_lock:
-        found = _dict_tools.get(key)
-        if found is not None:
-            _dict_tools.move_to_end(key)
-            return found
-    made = make()
-    with _dict_tools_lock:
-        if key not in _dict_tools and len(key) <= _DICT_TOOLS_BYTES:
-            _dict_tools[key] = made
-            _dict_tools_bytes += len(key)
-            while _dict_tools_bytes > _DICT_TOOLS_BYTES:
-                _dict_tools_bytes -= len(_dict_tools.popitem(last=False)[0])
-        return _dict_tools.get(key, made)
+    found = _dict_tools.get(key)
+    if found is None:
+        found = _dict_tools.put(key, (make(), len(key)))  # the first one stored wins a race
+    return found[0]
 
 
 @dataclass(frozen=True, eq=False)
