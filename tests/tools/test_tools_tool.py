@@ -236,7 +236,7 @@ def test_coerce() -> None:
 
 def test_equal_tool_dicts_share_one_tool_and_its_checks() -> None:
     """A server's repeated tool list (fresh dicts, same JSON) costs a lookup per tool: the same
-    ``Tool`` object comes back, carrying the compiler's per-dialect checks with it."""
+    ``Tool`` object comes back."""
     spec = {"type": "function", "function": {"name": "shared_lookup", "description": "Look up.",
                                              "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}}
     first = Tool.from_dict(spec)

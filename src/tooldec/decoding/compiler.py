@@ -126,9 +126,8 @@ class Compiler:
         self.dialect = dialect
         self.index = prepare_vocabulary(vocab)
         self.openers = OpenerTables(self.index, dialect)
-        self._dialect_key = dialect.key  # dialects are immutable: computed once, not per tool
         self._checks_tools = type(dialect).check_tool is not Dialect.check_tool
-        self.key = hashlib.sha256(f"{vocab.fingerprint}\0{self._dialect_key}".encode()).hexdigest()[:24]
+        self.key = hashlib.sha256(f"{vocab.fingerprint}\0{dialect.key}".encode()).hexdigest()[:24]
         self.tails: BoundedCache[tuple[str, int, bool], CompiledTail] = BoundedCache(tail_cache_bytes)
         # Tails still in use (pinned by a snapshot) after the bounded cache dropped them: one
         # automaton per key while anything holds it, so cursors and caches agree on state numbers.
@@ -188,25 +187,21 @@ class Compiler:
         found = self.snapshots.get(key)
         if found is not None:  # its tools were checked when it was made
             return found
-        if self._checks_tools:
-            for tool in items:
-                self.check(tool)
+        for tool in items:
+            self.check(tool)
         # Names are ASCII (``NAME_PATTERN``), so their UTF-8 bytes sort as the strings do.
         grammar = Grammar._snapshot(self, by_name, NameIndex(_sorted=[n.encode() for n in names]), key)
         return self.snapshots.put(key, grammar)
 
     def check(self, tool: Tool) -> None:
-        """The dialect's checks of ``tool`` (cached by name and schema, and on the tool object:
-        a set of dialect keys, which only grows, so a data race can only repeat a check)."""
-        seen: set[str] | None = tool.__dict__.get("_checked_by")
-        if seen is not None and self._dialect_key in seen:
+        """The dialect's checks of ``tool`` (cached by name and schema; nothing to do for a
+        dialect without checks of its own)."""
+        if not self._checks_tools:
             return
-        if self._checks_tools:  # a dialect without checks of its own needs no cache either
-            key = (tool.name, tool.schema_hash)
-            if self._checked.get(key) is None:
-                self.dialect.check_tool(tool)
-                self._checked.put(key, True)
-        tool.__dict__.setdefault("_checked_by", set()).add(self._dialect_key)
+        key = (tool.name, tool.schema_hash)
+        if self._checked.get(key) is None:
+            self.dialect.check_tool(tool)
+            self._checked.put(key, True)
 
     def inventory_key(self, tools: dict[str, Tool], names: list[str] | None = None) -> str:
         """Stable key of an inventory: vocabulary, dialect and every (name, schema hash), in any

@@ -114,9 +114,8 @@ def _dict_tool(spec: Mapping[str, Any], make: Callable[[], Tool]) -> Tool:
     """The ``Tool`` of a tool dict, shared by every later dict with the same JSON text.
 
     A server gets the same tool list, as fresh dicts, with every request: this turns its
-    registration into one ``json.dumps`` and a lookup per tool, and the compiler's per-tool checks,
-    remembered on the ``Tool``, are not repeated either. Bounded by the JSON text held (LRU);
-    only successes are kept. Thread-safe.
+    registration into one JSON encoding and a lookup per tool. Bounded by the JSON text held
+    (LRU); only successes are kept. Thread-safe.
     """
     key = _json_key(spec)
     if key is None:
