@@ -8,6 +8,7 @@ for the server)::
     .venv/bin/python benchmarks/auto_mode.py --out runs/auto_mode --report   # table + PNG only
     .venv/bin/python benchmarks/auto_mode.py --out runs/auto_mode --report --recount   # count again
     .venv/bin/python benchmarks/auto_mode.py --out runs/auto_mode --report --limit 20  # first 20 items only
+    .venv/bin/python benchmarks/auto_mode.py --out runs/auto_mode --report --common   # items every system has
 
 Work: the first ``--limit`` items of each BFCL v4 category (simple_python, multiple, parallel,
 parallel_multiple, irrelevance) from ``--data`` / ``$TOOLDEC_DATA``. The question's messages and
@@ -239,7 +240,8 @@ def recount(path: Path, rows: list[dict[str, Any]], data: Path) -> list[dict[str
     return out
 
 
-def report(out: Path, data: Path | None = None, *, recounted: bool = False, limit: int | None = None) -> str:
+def report(out: Path, data: Path | None = None, *, recounted: bool = False, limit: int | None = None,
+           common: bool = False) -> str:
     """The table over every ``OUT/<model>/<system>.jsonl``; writes ``auto_mode.md`` and ``auto_mode.png``.
 
     Args:
@@ -247,10 +249,13 @@ def report(out: Path, data: Path | None = None, *, recounted: bool = False, limi
         data: The BFCL data (needed by ``recounted`` and ``limit``).
         recounted: Count every record again first (:func:`recount`).
         limit: Only the first ``limit`` items of each category (the table is printed, not written).
+        common: Per model, only the items every system of that model has a record for, so that the
+            systems are compared on the same questions when a run stopped part-way.
     """
     keep = None if limit is None or data is None else {r.id for r in requests(data, limit, list(CATEGORIES))}
     table_rows = []
     for folder in sorted(p for p in out.iterdir() if p.is_dir()):
+        records: dict[str, list[dict[str, Any]]] = {}
         for system in SYSTEMS:
             path = folder / f"{system}.jsonl"
             if not path.exists():
@@ -260,6 +265,11 @@ def report(out: Path, data: Path | None = None, *, recounted: bool = False, limi
                 rows = recount(path, rows, data)
             if keep is not None:
                 rows = [r for r in rows if r["id"] in keep]
+            records[system] = rows
+        shared = set.intersection(*({r["id"] for r in rows} for rows in records.values())) if records else set()
+        for system, rows in records.items():
+            if common:
+                rows = [r for r in rows if r["id"] in shared]
             if rows:
                 table_rows.append({"model": folder.name, "system": system, **summarize(rows),
                                    "errors": sum(1 for r in rows if r.get("error"))})
@@ -318,12 +328,14 @@ def main() -> None:
     parser.add_argument("--report", action="store_true", help="only the table and PNG from the records")
     parser.add_argument("--recount", action="store_true",
                         help="with --report: count every recorded answer again with the current scan")
+    parser.add_argument("--common", action="store_true",
+                        help="table of the items every system of a model has answered (the same questions)")
     args = parser.parse_args()
     if not args.report:
         run(args)
     subset = args.report and "--limit" in sys.argv  # --report --limit N: the first N items only
     data = data_dir(args.data) if args.recount or subset else None
-    print(report(args.out, data, recounted=args.recount, limit=args.limit if subset else None))
+    print(report(args.out, data, recounted=args.recount, limit=args.limit if subset else None, common=args.common))
     print(f"results in {args.out}")
 
 

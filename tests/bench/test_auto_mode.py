@@ -105,6 +105,38 @@ def test_summarize_splits_call_categories_from_irrelevance() -> None:
     assert summary["tokens_per_second"] == 25.0
 
 
+def _bench_script() -> Any:
+    """``benchmarks/auto_mode.py`` as a module (it is a script, not part of the package)."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "auto_mode.py"
+    spec = importlib.util.spec_from_file_location("auto_mode_script", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_report_common_compares_systems_on_the_same_items(tmp_path: Path) -> None:
+    """A run stopped part-way leaves systems with different items: ``common`` keeps the shared ones."""
+    import json
+
+    def record(item: str, correct: bool) -> str:
+        return json.dumps({"id": item, "category": "simple_python", "correct": correct, "calls_made": 1,
+                           "calls_parsed": 1, "broken": 0, "invalid": 0, "tokens": 10, "seconds": 1.0}) + "\n"
+
+    folder = tmp_path / "m"
+    folder.mkdir()
+    (folder / "tooldec.jsonl").write_text(record("a", True) + record("b", True) + record("c", False))
+    (folder / "unconstrained.jsonl").write_text(record("a", False) + record("b", True))
+    script = _bench_script()
+    every = script.report(tmp_path)
+    assert "| m | tooldec | 3 |" in every and "| m | unconstrained | 2 |" in every
+    shared = script.report(tmp_path, common=True)
+    assert "| m | tooldec | 2 | 2 | 2 | 0 | 0 | 0 | 1 |" in shared
+    assert "| m | unconstrained | 2 | 2 | 2 | 0 | 0 | 0 | 0.5 |" in shared
+
+
 def test_end_to_end_a_call_returned_in_code_is_constrained_and_valid(data_dir: Path) -> None:
     """SmolLM2 (llama.cpp, greedy) answers BFCL simple_python_4 with Python code that returns a
     ``{"name": ...}`` object: no tag, no fence, no line start. Auto mode constrains it (the
