@@ -64,12 +64,12 @@ class Grammar:
         self.__dict__.update(made.__dict__)
 
     @classmethod
-    def _snapshot(cls, compiler: Compiler, tools: dict[str, Tool], names: NameIndex, key: str) -> Grammar:
+    def _snapshot(cls, compiler: Compiler, tools: Mapping[str, Tool], names: NameIndex, key: str) -> Grammar:
         grammar = cls.__new__(cls)
         grammar.compiler = compiler
         grammar.key = key
         grammar.serial = next(_SERIALS)
-        grammar.tools = MappingProxyType(tools)
+        grammar.tools = tools if isinstance(tools, MappingProxyType) else MappingProxyType(dict(tools))
         grammar._names = names
         grammar._pinned = {}
         grammar._pin_lock = threading.Lock()

@@ -204,6 +204,15 @@ class Tool:
         return hashlib.sha256(text.encode()).hexdigest()
 
     @functools.cached_property
+    def inventory_entry(self) -> str:
+        """``name``, NUL, ``schema_hash``: what an inventory's key holds of this tool.
+
+        Entries sort as their names do (names are ASCII and NUL sorts before every name byte),
+        so sorted entries are in name order.
+        """
+        return f"{self.name}\0{self.schema_hash}"
+
+    @functools.cached_property
     def _validator(self) -> Draft202012Validator:
         return Draft202012Validator(self.parameters, format_checker=_format_checker())
 
