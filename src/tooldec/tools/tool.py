@@ -229,6 +229,11 @@ class Tool:
     def _converters(self) -> dict[str, Converter]:
         return argument_converters(self.fn) if self.fn is not None else {}
 
+    def __getstate__(self) -> dict[str, Any]:
+        """The fields and hashes; the validator and converters are rebuilt on use (a validator
+        that has resolved a reference holds local functions, which do not pickle)."""
+        return {k: v for k, v in self.__dict__.items() if k not in ("_validator", "_converters")}
+
     def __call__(self, **arguments: Any) -> Any:
         """Run the tool's function with the arguments by keyword, each of the type its parameter
         is annotated with (a JSON object becomes the dataclass or Pydantic model, a string the
