@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gzip
 import json
 import os
 import platform
@@ -298,9 +299,11 @@ def _step_table(path: Path, cells: dict[tuple[str, int, str, int], list[dict[str
     """What the processor itself took per step in each tooldec cell (its step log, joined to the
     cells by time): the engine thread's ``apply`` (waiting for masks + writing them) and the
     worker's mask work, against the step's length."""
-    if not path.exists():
+    packed = path.with_name(path.name + ".gz")  # as kept under docs/bench
+    if not path.exists() and not packed.exists():
         return []
-    steps = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    text = path.read_text() if path.exists() else gzip.decompress(packed.read_bytes()).decode()
+    steps = [json.loads(line) for line in text.splitlines() if line.strip()]
     out = ["", ("The tooldec processor's own time per decoding step (`TOOLDEC_VLLM_STATS` step log, steps with "
                 "constrained rows): *apply* runs on the engine's thread after the forward pass (waiting for "
                 "the worker's masks, then writing them); *mask work* runs on the worker thread during the "
