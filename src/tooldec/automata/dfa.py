@@ -22,7 +22,7 @@ import heapq
 import random
 import threading
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -250,54 +250,61 @@ class LazyDFA:
         self.arrays = arrays  # publish after the entries are written
         return sid
 
+    def _moves_of(self, sid: int) -> Iterator[tuple[int, int, int, frozenset[int], tuple[int, ...]]]:
+        """The moves of ``sid`` by byte interval, in byte order: ``(lo, hi, state, counters
+        stepped, regions reset)`` for bytes ``lo`` to ``hi - 1``; dead intervals are skipped.
+        Each target is interned when its interval is reached (call under ``lock``)."""
+        nfa = self.nfa
+        states, classes = self._keys[sid]
+        cls = dict(classes)
+        moves: list[tuple[int, int, int, int]] = []
+        for state in states:
+            region = self._units.get(state, -1)
+            if region >= 0 and not self._below_high(region, cls[region]):
+                continue
+            moves.extend((lo, hi, dst, region) for lo, hi, dst in nfa.edges[state])
+        if not moves:
+            return
+        starts: dict[int, list[int]] = {}
+        ends: dict[int, list[int]] = {}
+        for k, (a, b, _, _) in enumerate(moves):
+            starts.setdefault(a, []).append(k)
+            ends.setdefault(b + 1, []).append(k)
+        cuts = sorted(starts.keys() | ends.keys())
+        live: set[int] = set()
+        for lo, hi in zip(cuts, cuts[1:]):
+            live.difference_update(ends.get(lo, ()))
+            live.update(starts.get(lo, ()))
+            if not live:
+                continue
+            hits = [(moves[k][2], moves[k][3]) for k in live]
+            targets = frozenset(dst for dst, _ in hits)
+            incs = frozenset(region for _, region in hits if region >= 0)
+            move_key = (targets, incs, classes)
+            move = self._moves.get(move_key)
+            if move is None:
+                after = dict(cls)
+                for region in incs:
+                    after[region] = self._inc(region, after[region])
+                new_states, new_classes, resets = self._closure(targets, after)
+                move = self._moves[move_key] = (self._intern(new_states, new_classes), resets)
+            yield lo, hi, move[0], incs, move[1]
+
     def expand(self, sid: int) -> None:
         """Build the row of ``sid`` (subset construction over byte intervals)."""
         with self.lock:
             if self.arrays.expanded[sid]:
                 return
-            nfa = self.nfa
-            states, classes = self._keys[sid]
-            cls = dict(classes)
-            moves: list[tuple[int, int, int, int]] = []
-            for state in states:
-                region = self._units.get(state, -1)
-                if region >= 0 and not self._below_high(region, cls[region]):
-                    continue
-                moves.extend((lo, hi, dst, region) for lo, hi, dst in nfa.edges[state])
+            regions = self.nfa.regions
             row = np.zeros(256, dtype=np.int32)
             step_of = np.zeros(256, dtype=np.int16)
             steps: list[_Step] = [_Step()]
-            if moves:
-                starts: dict[int, list[int]] = {}
-                ends: dict[int, list[int]] = {}
-                for k, (a, b, _, _) in enumerate(moves):
-                    starts.setdefault(a, []).append(k)
-                    ends.setdefault(b + 1, []).append(k)
-                cuts = sorted(starts.keys() | ends.keys())
-                live: set[int] = set()
-                for lo, hi in zip(cuts, cuts[1:]):
-                    live.difference_update(ends.get(lo, ()))
-                    live.update(starts.get(lo, ()))
-                    if not live:
-                        continue
-                    hits = [(moves[k][2], moves[k][3]) for k in live]
-                    targets = frozenset(dst for dst, _ in hits)
-                    incs = frozenset(region for _, region in hits if region >= 0)
-                    move_key = (targets, incs, classes)
-                    move = self._moves.get(move_key)
-                    if move is None:
-                        after = dict(cls)
-                        for region in incs:
-                            after[region] = self._inc(region, after[region])
-                        new_states, new_classes, resets = self._closure(targets, after)
-                        move = self._moves[move_key] = (self._intern(new_states, new_classes), resets)
-                    found, resets = move
-                    row[lo:hi] = found
-                    if incs or resets:
-                        regions = nfa.regions
-                        tracked = any(regions[r].high is not None or regions[r].low > 0 for r in (*incs, *resets))
-                        step_of[lo:hi] = len(steps)
-                        steps.append(_Step(tuple(sorted(incs)), resets, tracked))
+            for lo, hi, found, incs, resets in self._moves_of(sid):
+                row[lo:hi] = found
+                if incs or resets:
+                    tracked = any(regions[r].high is not None or regions[r].low > 0 for r in (*incs, *resets))
+                    step_of[lo:hi] = len(steps)
+                    steps.append(_Step(tuple(sorted(incs)), resets, tracked))
             arrays = self.arrays
             arrays.table[sid] = row
             self._rows[sid] = np.where(row == SINK, -1, row).astype(np.int32)
@@ -413,16 +420,20 @@ class LazyDFA:
             if step is None:
                 if self.arrays.accepting[sid]:
                     return bytes(out)
-                row = self.row(sid)
-                dist = self.arrays.dist
-                live = np.flatnonzero(row >= 0)
-                good = live[dist[row[live]] == dist[sid] - 1]
-                if not good.size:  # pragma: no cover - distances are exact by construction
-                    raise RuntimeError(f"no shortest step from state {sid}")
-                byte = int(good[0])
-                step = steps[sid] = (byte, int(row[byte]))
+                step = steps[sid] = self._short_step(sid)
             out.append(step[0])
             sid = step[1]
+
+    def _short_step(self, sid: int) -> tuple[int, int]:
+        """The smallest byte whose move keeps to a shortest path, and where it leads. Moves are
+        made in byte order only until one is found: a completion does not expand the states
+        along it (a call's shortest completion crosses dozens of states the model never visits)."""
+        with self.lock:
+            want = int(self.arrays.dist[sid]) - 1
+            for lo, _, found, _, _ in self._moves_of(sid):
+                if found != SINK and int(self.arrays.dist[found]) == want:
+                    return lo, found
+        raise RuntimeError(f"no shortest step from state {sid}")  # pragma: no cover - distances are exact
 
     def walk(self, data: bytes, sid: int | None = None, counts: dict[int, int] | None = None) -> tuple[int, dict[int, int]]:
         """The state (and exact counters) after ``data`` from ``sid`` (default: the start)."""
