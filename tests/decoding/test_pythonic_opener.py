@@ -226,3 +226,12 @@ def test_the_watch_holds_back_what_may_become_a_call() -> None:
     unnamed = OpenerWatch(CALL)  # no names: any identifier counts, never less than the engine holds
     unnamed.feed(b"See\n[print(")
     assert unnamed.call_start == len(b"See\n")
+
+
+def test_copies_of_a_snapshot_share_its_opener_tables(smollm2_vocab: Vocabulary) -> None:
+    """``Grammar(...)`` copies the cached snapshot: masks are cached by its serial, so the copies
+    must read one automaton (its state numbers), built once, however many copies ask first."""
+    first, second = Grammar(TOOLS, smollm2_vocab, CALL), Grammar(TOOLS, smollm2_vocab, CALL)
+    assert first.serial == second.serial and second.openers is first.openers
+    assert first.openers is not first.compiler.openers  # per snapshot: built from its names
+    assert Grammar(TOOLS, smollm2_vocab, Pythonic()).openers is Grammar(TOOLS, smollm2_vocab, Pythonic()).compiler.openers

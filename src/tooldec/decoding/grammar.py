@@ -59,7 +59,7 @@ class Grammar:
     _names: NameIndex
     _pinned: dict[tuple[str, int, bool], CompiledTail]
     _pin_lock: threading.Lock
-    _openers: OpenerTables | None
+    _openers: list[OpenerTables]
     _alive: dict[tuple[int, str], bool]
 
     def __init__(self, tools: ToolSet | Iterable[ToolLike], vocab: Vocabulary, dialect: Dialect) -> None:
@@ -76,7 +76,9 @@ class Grammar:
         grammar._names = names
         grammar._pinned = {}
         grammar._pin_lock = threading.Lock()
-        grammar._openers = None if compiler.dialect.named_openers else compiler.openers
+        # one box shared by every copy of this snapshot (``Grammar(...)`` copies the cached one's
+        # fields): state numbers in masks cached by ``serial`` must name one automaton
+        grammar._openers = [] if compiler.dialect.named_openers else [compiler.openers]
         grammar._alive = {}
         return grammar
 
@@ -100,14 +102,13 @@ class Grammar:
     def openers(self) -> OpenerTables:
         """The opener automata: the compiler's, or for a dialect with a named opener (one that
         commits only on a real tool name) this snapshot's own, built from its names on first use."""
-        found = self._openers
-        if found is None:
+        box = self._openers
+        if not box:
             made = OpenerTables(self.compiler.index, self.dialect, list(self.tools))
             with self._pin_lock:
-                if self._openers is None:
-                    self._openers = made
-                found = self._openers
-        return found
+                if not box:
+                    box.append(made)
+        return box[0]
 
     @property
     def openers_owner(self) -> object:

@@ -10,7 +10,9 @@ included. The engine joins the pieces: the names come from the tool set, the tai
 compiled the first time its tool is chosen.
 
 Text mode watches for every opener byte-exactly, across any token split; from the last byte of a
-text opener (the first byte that commits to a call) the rest is constrained exactly. Which texts
+text opener (the first byte that commits to a call) the rest is constrained exactly. A *named*
+opener (Pythonic's ``[name(``) spells a tool's whole name before it commits, so its automaton is
+built per snapshot from the tool names. Which texts
 count as a call in auto mode is therefore exactly the list of :meth:`Dialect.openers`.
 """
 

@@ -3,8 +3,8 @@
 Meta's templates for these models ask for the reply ``[func_name1(param_name1=value1, ...),
 func_name2(...)]``: a Python list of calls with keyword arguments and literal values, and
 nothing else in the reply. vLLM's ``pythonic`` parser accordingly treats a reply as calls only
-when the whole of it is such a list. Small models also write the list after a sentence
-("Let me check.\n[get_weather(city=\"Paris\")]"): the ``call`` opener takes those in auto mode.
+when the whole of it is such a list. Small models also write the list after a sentence, on a
+line of its own: the ``call`` opener takes those in auto mode.
 """
 
 from __future__ import annotations
@@ -58,9 +58,9 @@ class Pythonic(Dialect):
         [('get_weather', {'city': 'Paris', 'days': 3}), ('math.factorial', {'number': 5})]
         >>> Pythonic().format_call(ToolCall("set_alarm", {"on": True, "label": None}))
         '[set_alarm(on=True, label=None)]'
-        >>> scan = Pythonic().scan('Checking.\n[get_weather(city="Oslo")]\n[get_time(tz=Oslo)]\n[see](url)')
+        >>> scan = Pythonic().scan('Checking.\\n[get_weather(city="Oslo")]\\n[get_time(tz=Oslo)]\\n[see](url)')
         >>> [c.name for c in scan.calls], scan.broken
-        (['get_weather'], ['[get_time(tz=Oslo)]\n[see](url)'])
+        (['get_weather'], ['[get_time(tz=Oslo)]\\n[see](url)'])
     """
 
     name: ClassVar[str] = "pythonic"
