@@ -112,7 +112,7 @@ class LazyDFA:
         self.marks: dict[int, str] = {}
         self._units = nfa.unit_of
         self._costs = _Costs(nfa, frag[1], window)
-        self._chains = [tuple(nfa.region_chain(s)) for s in range(nfa.size)] if nfa.regions else []
+        self._chains = _chains(nfa)
         self._keys: list[tuple[frozenset[int], Classes]] = [(frozenset(), ())]
         self._index: dict[tuple[frozenset[int], Classes], int] = {(frozenset(), ()): SINK}
         # (targets, counters stepped, classes) -> (state, regions reset): the closure of a move
@@ -440,21 +440,75 @@ class LazyDFA:
         return state != SINK and bool(self.arrays.accepting[state])
 
     def sample(self, rng: random.Random, soft_limit: int = 120) -> bytes:
-        """A random string of the language: random live bytes, then the shortest way to the end."""
+        """A random string of the language: random live bytes, then a shortest way to the end.
+
+        Past ``soft_limit`` the walk follows the distances of the row's targets (as
+        :meth:`shortest` does), one :meth:`advance_exact` per byte, and skips repeats: a counter
+        below ``low`` keeps exact classes, so ``minItems: 600`` means 600 copies of the item's
+        states; once the walk is back at the same NFA states with only that counter higher
+        (one more item written), the bytes in between are repeated as many times as the count
+        stays safely below ``low``, and only the last items are walked (see :meth:`_skip`).
+        """
         state, out = self.start, bytearray()
         counts: dict[int, int] = {}
         if state == SINK:
             raise ValueError("the language is empty")
+        seen: dict[tuple[frozenset[int], tuple[int, ...]], tuple[int, Classes, dict[int, int]]] = {}
         while True:
-            live = np.flatnonzero(self.row(state) >= 0).tolist()
-            if self.arrays.accepting[state] and (not live or rng.random() < 0.25 or len(out) > soft_limit):
+            row = self.row(state)
+            live = np.flatnonzero(row >= 0)
+            if self.arrays.accepting[state] and (not len(live) or rng.random() < 0.25 or len(out) > soft_limit):
                 return bytes(out)
             if len(out) > soft_limit:
-                want = int(self.arrays.dist[state]) - 1
-                live = [b for b in live if int(self.arrays.dist[self.advance_exact(state, b, counts)[0]]) == want][:1]
-            byte = rng.choice(live)
+                dist = self.arrays.dist
+                byte = int(live[np.argmin(dist[row[live]])])  # the first byte on a shortest way
+            else:
+                byte = rng.choice(live.tolist())
             out.append(byte)
             state, counts = self.advance_exact(state, byte, counts)
+            if len(out) > soft_limit and state != SINK:
+                state, counts = self._skip(state, counts, out, seen)
+
+    def _skip(self, sid: int, counts: dict[int, int], out: bytearray,
+              seen: dict[tuple[frozenset[int], tuple[int, ...]], tuple[int, Classes, dict[int, int]]],
+              ) -> tuple[int, dict[int, int]]:
+        """If ``sid`` repeats an earlier state of the walk with one counter ``d`` higher (and no
+        other count changed), write the bytes since then again ``m`` times and return the state
+        with that count ``m * d`` higher; else note the state and return it unchanged.
+
+        Safe because the count stays below ``low`` minus ``d``: every guard on the way (``count
+        >= low`` never, ``count < high`` always) decides as it did the first time, so the same
+        bytes lead through the same NFA states.
+        """
+        states, classes = self._keys[sid]
+        key = (states, tuple(r for r, _ in classes))
+        before = seen.get(key)
+        seen[key] = (len(out), classes, dict(counts))
+        if before is None:
+            return sid, counts
+        pos, old_classes, old_counts = before
+        changed = [(r, old, new) for (r, old), (_, new) in zip(old_classes, classes) if old != new]
+        if len(changed) != 1 or any(old_counts.get(r) != c for r, c in counts.items() if r != changed[0][0]):
+            return sid, counts
+        rid, c0, c1 = changed[0]
+        region = self.nfa.regions[rid]
+        d = c1 - c0
+        if c0 == MID or c1 == MID or d <= 0 or counts.get(rid) != c1:
+            return sid, counts
+        times = (region.low - 1 - d - c1) // d  # the count after the repeats stays below low - d
+        if region.high is not None:
+            times = min(times, (region.high - 1 - d - c1) // d)
+        if times < 1:
+            return sid, counts
+        count = c1 + times * d
+        if self.class_of(rid, count) != count:
+            return sid, counts
+        out.extend(bytes(out[pos:]) * times)
+        fixed = tuple((r, count if r == rid else c) for r, c in classes)
+        with self.lock:
+            nxt = self._intern(states, fixed)
+        seen.clear()
+        return nxt, {**counts, rid: count}
 
     def advance_exact(self, sid: int, byte: int, counts: dict[int, int]) -> tuple[int, dict[int, int]]:
         """One byte with exact counters: the next state (relabelled) and the new counts."""
@@ -513,6 +567,9 @@ class _Costs:
         self._members: dict[int, list[int]] = {}
         for state, scope in enumerate(nfa.scope):
             self._members.setdefault(scope, []).append(state)
+        self._children: dict[int, list[int]] = {}
+        for rid, reg in enumerate(nfa.regions):
+            self._children.setdefault(reg.parent, []).append(rid)
         for rid in range(len(nfa.regions) - 1, -1, -1):  # inner regions were created after outer ones
             self._scope(rid)
         self._scope(TOP, accept)
@@ -535,7 +592,7 @@ class _Costs:
         goal = (target if target is not None else -1) if region is None else region.loop
         members = self._members.get(rid, [])
         reverse: dict[int, list[tuple[int, int]]] = {s: [] for s in members}
-        children = [c for c, reg in enumerate(nfa.regions) if reg.parent == rid]
+        children = self._children.get(rid, [])
         for src in members:
             for _, _, dst in nfa.edges[src]:
                 if nfa.scope[dst] == rid:
@@ -684,6 +741,16 @@ class _Costs:
         result = min(result, INF)
         memo[state] = result
         return result
+
+
+def _chains(nfa: NFA) -> list[tuple[int, ...]]:
+    """Per NFA state, the regions it is inside of, innermost first (one tuple per region, shared)."""
+    if not nfa.regions:
+        return []
+    by_region: list[tuple[int, ...]] = []
+    for rid, region in enumerate(nfa.regions):  # a parent region is created before its children
+        by_region.append((rid, *(by_region[region.parent] if region.parent != TOP else ())))
+    return [by_region[scope] if scope != TOP else () for scope in nfa.scope]
 
 
 def _reachable(nfa: NFA, accept: int) -> list[bool]:

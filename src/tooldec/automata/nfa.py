@@ -201,16 +201,33 @@ class NFA:
         return some if low > 0 else self.optional(some)
 
     def stamp(self, template: tuple[NFA, Frag]) -> Frag:
-        """A fresh copy of a piece built once in another (region-free) NFA."""
+        """A fresh copy of a piece built once in another NFA, its counted regions included.
+
+        The template NFA must hold only that piece (and what it was built from) and must not
+        change afterwards: templates are shared between compiles. Copying is a few list
+        extensions, where building an any-value piece calls thousands of constructors.
+        """
         other, (start, end) = template
-        if other.regions:
-            raise ValueError("only region-free pieces can be stamped")
         base = len(self.edges)
+        rbase = len(self.regions)
         scope = self._scope_stack[-1]
+
+        def shift(state: int) -> int:
+            return state + base if state >= 0 else state
+
         self.edges.extend([(lo, hi, dst + base) for lo, hi, dst in edges] for edges in other.edges)
         self.eps.extend([dst + base for dst in eps] for eps in other.eps)
-        self.guarded.extend([] for _ in other.edges)
-        self.scope.extend(scope for _ in other.edges)
+        self.guarded.extend([(dst + base, kind, region + rbase) for dst, kind, region in guarded]
+                            for guarded in other.guarded)
+        self.scope.extend(scope if inner == TOP else inner + rbase for inner in other.scope)
+        for reg in other.regions:
+            self.regions.append(Region(
+                reg.low, reg.high, scope if reg.parent == TOP else reg.parent + rbase,
+                entry=shift(reg.entry), decide=shift(reg.decide), loop=shift(reg.loop), exit=shift(reg.exit),
+                units={u + base for u in reg.units},
+                separator=None if reg.separator is None else (reg.separator[0] + base, reg.separator[1] + base),
+                separator_states=frozenset(s + base for s in reg.separator_states),
+                text=reg.text, string_quote=shift(reg.string_quote)))
         for state, label in other.marks.items():
             self.marks[state + base] = label
         return start + base, end + base
