@@ -17,7 +17,7 @@ import pytest
 
 from tooldec.automata.dfa import LazyDFA
 from tooldec.automata.json_schema import ANY_DEPTH, SchemaCompiler, Style, Whitespace, _any_value_template
-from tooldec.automata.nfa import NFA
+from tooldec.automata.nfa import NFA, Frag
 from tooldec.automata.regex import fsm_of, regex_fragment
 from tooldec.tools.schema import normalize_any_schema
 
@@ -141,3 +141,38 @@ def test_sample_of_long_min_items_is_valid_and_small(low: int, high: int | None)
     # The walk interned the states of a few items, not one copy per item up to minItems.
     assert dfa.n_states < 2000
     assert dfa.accepts(text)
+
+
+class _Unstamped(SchemaCompiler):
+    """Builds every any-value piece afresh (what the compiler did before templates)."""
+
+    def any_value(self, depth: int) -> Frag:
+        return self._build_any_value(depth)
+
+
+@pytest.mark.parametrize("schema", [
+    FREE,
+    {"type": "array", "items": {}, "minItems": 2, "maxItems": 5},
+    {"type": "object", "properties": {"a": {"type": "array", "items": {}, "minItems": 3}, "b": {}}, "required": ["a"]},
+    {"anyOf": [{"type": "integer"}, {"type": "object", "additionalProperties": {}, "minProperties": 1}]},
+])
+def test_stamped_tables_equal_built_ones(schema: dict[str, Any]) -> None:
+    # Distances and pruning of stamped pieces come from the template's tables: along random
+    # walks every state has the same distance to acceptance as in the automaton built afresh.
+    core = normalize_any_schema(schema)
+    root = core if isinstance(core, dict) else {}
+    fresh_nfa, stamped_nfa = NFA(), NFA()
+    fresh = fresh_nfa.to_dfa(_Unstamped(fresh_nfa, root).value(core), window=8)
+    stamped = stamped_nfa.to_dfa(SchemaCompiler(stamped_nfa, root).value(core), window=8)
+    assert stamped_nfa.stamps and not any(s.template.regions for s in fresh_nfa.stamps)
+    assert fresh.shortest(fresh.start) == stamped.shortest(stamped.start)
+    rng = random.Random(7)
+    for _ in range(40):
+        text = stamped.sample(rng, soft_limit=40)
+        a, b, counts_a, counts_b = fresh.start, stamped.start, {}, {}
+        for byte in text:
+            assert fresh.dist[a] == stamped.dist[b]
+            assert fresh.shortest(a) == stamped.shortest(b)
+            a, counts_a = fresh.advance_exact(a, byte, counts_a)
+            b, counts_b = stamped.advance_exact(b, byte, counts_b)
+        assert fresh.accepting[a] and stamped.accepting[b]

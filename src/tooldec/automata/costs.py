@@ -7,6 +7,7 @@ the per-NFA-state tables computed here once per automaton.
 
 from __future__ import annotations
 
+import functools
 import heapq
 from collections import deque
 from collections.abc import Iterable
@@ -52,9 +53,27 @@ class Costs:
         self._children: dict[int, list[int]] = {}
         for rid, reg in enumerate(nfa.regions):
             self._children.setdefault(reg.parent, []).append(rid)
+        copied = self._copy_stamps()
         for rid in range(len(nfa.regions) - 1, -1, -1):  # inner regions were created after outer ones
-            self._scope(rid)
+            if rid not in copied:
+                self._scope(rid)
         self._scope(TOP, accept)
+
+    def _copy_stamps(self) -> set[int]:
+        """Copy the tables of the regions inside stamped pieces from their template's, computed
+        once per template (a region's table depends only on what is inside it); returns the
+        regions copied. A dozen any-value properties are a dozen copies of one template."""
+        copied: set[int] = set()
+        for stamp in self.nfa.stamps:
+            if not stamp.template.regions:
+                continue
+            local, chars, info = _template_tables(stamp.template, stamp.frag[1], self.window)
+            end = stamp.base + stamp.template.size
+            self.local[stamp.base:end] = local
+            self.chars[stamp.base:end] = chars
+            self.info[stamp.rbase:stamp.rbase + len(info)] = info
+            copied.update(range(stamp.rbase, stamp.rbase + len(info)))
+        return copied
 
     def band(self, region: int) -> int:
         return self.info[region].band
@@ -235,11 +254,42 @@ def region_chains(nfa: NFA) -> list[tuple[int, ...]]:
     return [by_region[scope] if scope != TOP else () for scope in nfa.scope]
 
 
+@functools.lru_cache(maxsize=64)
+def _template_tables(template: NFA, end: int, window: int) -> tuple[list[int], list[int], list[_RegionInfo]]:
+    """A template's region tables (its top-level states left at ``INF``: their distances depend on
+    where the piece is stamped). The template never changes, so the tables are shared; never modified."""
+    costs = Costs(template, end, window)
+    top = [scope == TOP for scope in template.scope]
+    local = [INF if t else v for t, v in zip(top, costs.local)]
+    chars = [INF if t else v for t, v in zip(top, costs.chars)]
+    return local, chars, costs.info
+
+
+@functools.lru_cache(maxsize=64)
+def _template_reach(template: NFA, end: int) -> tuple[int, ...]:
+    """The states of a template that reach its end (offsets; shared, never modified)."""
+    return tuple(state for state, ok in enumerate(_reachable(template, end)) if ok)
+
+
 def _reachable(nfa: NFA, accept: int) -> list[bool]:
-    """Which NFA states can reach ``accept`` at all (guards ignored)."""
+    """Which NFA states can reach ``accept`` at all (guards ignored).
+
+    A stamped piece is left only through its end (nothing is added inside it afterwards), so
+    its states are not walked one by one: once its end is reached, the template's answer (which
+    of its states reach its end) is copied in.
+    """
     n = nfa.size
+    inside = bytearray(n)  # 1: a state of a stamped piece other than its end
+    ends: dict[int, tuple[int, tuple[int, ...]]] = {}
+    for stamp in nfa.stamps:
+        size = stamp.template.size
+        inside[stamp.base:stamp.base + size] = b"\x01" * size
+        inside[stamp.base + stamp.frag[1]] = 0
+        ends[stamp.base + stamp.frag[1]] = (stamp.base, _template_reach(stamp.template, stamp.frag[1]))
     reverse: list[list[int]] = [[] for _ in range(n)]
     for src in range(n):
+        if inside[src]:
+            continue
         for _, _, dst in nfa.edges[src]:
             reverse[dst].append(src)
         for dst in nfa.eps[src]:
@@ -251,6 +301,15 @@ def _reachable(nfa: NFA, accept: int) -> list[bool]:
     queue = deque([accept])
     while queue:
         node = queue.popleft()
+        stamped = ends.get(node)
+        if stamped is not None:
+            base, reach = stamped
+            for offset in reach:
+                state = base + offset
+                if not seen[state]:
+                    seen[state] = True
+                    if reverse[state]:  # entered from outside the piece
+                        queue.append(state)
         for src in reverse[node]:
             if not seen[src]:
                 seen[src] = True

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from .dfa import LazyDFA
 
-__all__ = ["NFA", "Frag", "Guard", "Region", "TOP"]
+__all__ = ["NFA", "TOP", "Frag", "Guard", "Region", "Stamp"]
 
 Frag = tuple[int, int]
 """A piece of NFA: (entry state, exit state). Pieces are used once; build a new one to repeat."""
@@ -48,6 +48,18 @@ class Guard(enum.IntEnum):
     """Passable only while count < high (another unit may start)."""
     AT_LEAST_LOW = 2
     """Passable only when count >= low (the region may end)."""
+
+
+@dataclass(frozen=True)
+class Stamp:
+    """A piece copied from a template NFA (:meth:`NFA.stamp`): its states start at ``base``, its
+    regions at ``rbase``. Only the piece's exit gets edges to the outside afterwards, which
+    lets the distance tables be copied from the template's instead of recomputed."""
+
+    base: int
+    rbase: int
+    template: NFA
+    frag: Frag
 
 
 @dataclass
@@ -84,6 +96,7 @@ class NFA:
         self.regions: list[Region] = []
         self._scope_stack: list[int] = [TOP]
         self._closures: dict[int, frozenset[int]] = {}
+        self.stamps: list[Stamp] = []
 
     def state(self) -> int:
         self.edges.append([])
@@ -230,6 +243,7 @@ class NFA:
                 text=reg.text, string_quote=shift(reg.string_quote)))
         for state, label in other.marks.items():
             self.marks[state + base] = label
+        self.stamps.append(Stamp(base, rbase, other, (start, end)))
         return start + base, end + base
 
     # -- counted regions ------------------------------------------------------------------------
