@@ -4,7 +4,7 @@ instances tooldec generates validate, and compile time and memory stay bounded.
 For each schema file: normalise it (or record the typed error and its keyword), build its
 automaton (NFA, then the lazy DFA's start: what a tool costs before its first mask), timing
 that, then sample instances by random walks over
-bytes (steering to the end after a soft length limit) and validate each with jsonschema (draft
+bytes (``LazyDFA.sample``: exact counters, steering to the end after a soft length limit) and validate each with jsonschema (draft
 2020-12, format checks on) against the schema as written; the time limit covers compile and
 samples. Then it compiles the schema again under tracemalloc for its peak memory (outside the
 time limit; regex automata are cached by then). Writes JSON Lines per schema, prints
@@ -26,10 +26,9 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
-import numpy as np
 from tqdm import tqdm
 
-from tooldec.automata.dfa import SINK, LazyDFA
+from tooldec.automata.dfa import LazyDFA
 from tooldec.automata.json_schema import SchemaCompiler
 from tooldec.automata.nfa import NFA
 from tooldec.bench.datasets import data_dir
@@ -37,24 +36,6 @@ from tooldec.errors import InvalidSchemaError, UnsupportedSchemaError
 from tooldec.tools.schema import normalize_any_schema
 
 SETS = ("Glaiveai2K", "Github_trivial", "Github_easy")
-
-
-def sample(dfa: LazyDFA, rng: random.Random, soft_limit: int = 200) -> bytes:
-    """A random string of the language: random live bytes, then the shortest way to the end."""
-    state, out = dfa.start, bytearray()
-    while True:
-        row = dfa.row(state)
-        live = np.flatnonzero(row >= 0)
-        if dfa.accepting[state] and (not len(live) or rng.random() < 0.2 or len(out) > soft_limit):
-            return bytes(out)
-        if len(out) > soft_limit:
-            byte = int(live[np.argmin(dfa.dist[row[live]])])  # the first byte on a shortest way
-        else:
-            byte = int(rng.choice(live.tolist()))
-        out.append(byte)
-        state = int(row[byte])
-        if state == SINK:
-            raise AssertionError("walked into the sink")
 
 
 def compile_schema(schema: Any) -> tuple[LazyDFA, NFA]:
@@ -81,7 +62,7 @@ def check(schema: Any, samples: int, rng: random.Random) -> dict[str, Any]:
     checker = jsonschema.Draft202012Validator(schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
     bad = []
     for _ in range(samples):
-        text = sample(dfa, rng)
+        text = dfa.sample(rng, soft_limit=200)  # exact counters; a long minItems is skipped through
         try:
             value = json.loads(text)
         except json.JSONDecodeError as err:
