@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gzip
 import json
 import os
 import platform
@@ -81,6 +82,9 @@ SYSTEMS: dict[str, tuple[str, str]] = {  # name -> (server, tool_choice)
     "unconstrained-auto": ("hermes", "auto"),
 }
 _SAFE = re.compile(r"[^A-Za-z0-9_-]")
+STEPS = "steps-tooldec.jsonl"
+"""The tooldec server's per-step timings (``tooldec.serving.vllm.stats``), in ``--out``."""
+STEPS_ENV = "TOOLDEC_VLLM_STATS"
 
 
 # -- data ---------------------------------------------------------------------------------------
@@ -142,8 +146,9 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def start(server: str, python: str, log: Path) -> tuple[subprocess.Popen[bytes], str]:
+def start(server: str, python: str, log: Path, extra_env: dict[str, str] | None = None) -> tuple[subprocess.Popen[bytes], str]:
     flags, env = SERVERS[server]
+    env = {**env, **(extra_env or {})}
     port = _free_port()
     template = _ROOT / "src" / "tooldec" / "serving" / "vllm" / "chatml_tools.jinja"
     argv = [python, "-m", "vllm.entrypoints.openai.api_server", "--model", str(MODEL_DIR),
@@ -262,19 +267,22 @@ def run(args: argparse.Namespace) -> None:
             continue
         log = args.out / f"server-{server}.log"
         print(f"starting the {server} server ({len(cells)} cells) ...", file=sys.stderr, flush=True)
-        process, url = start(server, args.vllm_python, log)
+        steps = {STEPS_ENV: str((args.out / STEPS).resolve())} if server == "tooldec" else {}
+        process, url = start(server, args.vllm_python, log, steps)
         try:
             warm = asyncio.run(cell(url, cells[0][0], 13, "repeated", 1, 1, 16, questions, pool, seed=999))
             print(f"warm-up: {warm}", file=sys.stderr, flush=True)
             for system, size, mode, concurrency in tqdm(cells, desc=server):
                 requests = args.requests if concurrency == 1 else max(args.requests, concurrency)
                 seed = zlib.crc32(f"{system}/{size}/{mode}/{concurrency}".encode())
+                began = time.time()
                 records = asyncio.run(cell(url, system, size, mode, concurrency, requests, args.max_tokens,
                                            questions, pool, seed))
+                span = {"cell_start": began, "cell_end": time.time()}  # joins the processor's step log
                 with out.open("a") as handle:
                     for record in records:
                         handle.write(json.dumps({"system": system, "size": size, "mode": mode,
-                                                 "concurrency": concurrency, **record}) + "\n")
+                                                 "concurrency": concurrency, **record, **span}) + "\n")
         finally:
             process.terminate()
             process.wait(timeout=60)
@@ -285,6 +293,38 @@ def run(args: argparse.Namespace) -> None:
 def _median(values: Sequence[float]) -> float | None:
     values = sorted(values)
     return values[len(values) // 2] if values else None
+
+
+def _step_table(path: Path, cells: dict[tuple[str, int, str, int], list[dict[str, Any]]]) -> list[str]:
+    """What the processor itself took per step in each tooldec cell (its step log, joined to the
+    cells by time): the engine thread's ``apply`` (waiting for masks + writing them) and the
+    worker's mask work, against the step's length."""
+    packed = path.with_name(path.name + ".gz")  # as kept under docs/bench
+    if not path.exists() and not packed.exists():
+        return []
+    text = path.read_text() if path.exists() else gzip.decompress(packed.read_bytes()).decode()
+    steps = [json.loads(line) for line in text.splitlines() if line.strip()]
+    out = ["", ("The tooldec processor's own time per decoding step (`TOOLDEC_VLLM_STATS` step log, steps with "
+                "constrained rows): *apply* runs on the engine's thread after the forward pass (waiting for "
+                "the worker's masks, then writing them); *mask work* runs on the worker thread during the "
+                "forward pass. Sums over the cell's steps."), "",
+           ("| system | tools | list | concurrency | steps | step median (ms) | apply (ms/step) | of it waiting "
+            "(ms/step) | mask work (ms/step) | apply / step time | (apply + work) / step time |"), "|" + " --- |" * 11]
+    for key in sorted(cells, key=lambda k: (k[3], k[2], k[1], k[0])):
+        rs = cells[key]
+        if not key[0].startswith("tooldec") or "cell_start" not in rs[0]:
+            continue
+        lo, hi = rs[0]["cell_start"], rs[0]["cell_end"]
+        inside = [s for s in steps if lo <= s["t"] <= hi and s["interval"] is not None]
+        if not inside:
+            continue
+        total = sum(s["interval"] for s in inside)
+        apply_s, wait_s, work_s = (sum(s[k] for s in inside) for k in ("apply", "wait", "work"))
+        n = len(inside)
+        out.append(f"| {key[0]} | {key[1]} | {key[2]} | {key[3]} | {n} | {1e3 * _median([s['interval'] for s in inside]):.1f} | "
+                   f"{1e3 * apply_s / n:.2f} | {1e3 * wait_s / n:.2f} | {1e3 * work_s / n:.2f} | "
+                   f"{apply_s / total:.2%} | {(apply_s + work_s) / total:.2%} |")
+    return out
 
 
 def report(args: argparse.Namespace) -> None:
@@ -326,6 +366,7 @@ def report(args: argparse.Namespace) -> None:
         xg_ttft = "-" if not xg.get("ttft") else f"{xg['ttft']:.2f}"
         lines.append(f"| {size} | {mode} | {conc} | {base['tps']:.2f} | {s['tps']:.2f} | "
                      f"{base['tps'] / s['tps'] - 1:+.1%} | {base['ttft']:.2f} | {s['ttft']:.2f} | {xg_ttft} | {ratio} |")
+    lines += _step_table(args.out / STEPS, cells)
     text = (f"Machine: {platform.machine()}, {os.cpu_count()} cores; model SmolLM2-135M-Instruct (bfloat16, vLLM 0.32 "
             f"CPU, --enforce-eager); data BFCL simple_python + multiple; {len(rows)} requests.\n\n" + "\n".join(lines))
     (args.out / "serving.md").write_text(text + "\n")

@@ -59,7 +59,7 @@ def test_pythonic_calls_open_the_output(smollm2_vocab: Vocabulary) -> None:
     tools = ToolSet(funcqa_tools())
     dialect = Pythonic()
     grammar = Grammar(tools, smollm2_vocab, dialect)
-    with pytest.raises(ValueError, match="no trigger"):
+    with pytest.raises(ValueError, match="can only open the output"):
         Machine(grammar)
     rng = random.Random(0)
     for _ in range(20):

@@ -11,6 +11,7 @@ from tooldec.decoding import Compiler, Grammar, Machine
 from tooldec.dialects import Hermes
 from tooldec.errors import DuplicateToolError, ToolNotFoundError
 from tooldec.tokens import Vocabulary
+from tooldec.tools import ToolSet
 
 from .conftest import brute_force
 from .tools_zoo import ZOO
@@ -50,6 +51,7 @@ def test_add_replace_remove_between_decodes(smollm2_vocab: Vocabulary) -> None:
     names = at(shrunk, b'<tool_call>\n{"name": "get_')
     assert np.array_equal(names.allowed_token_ids(), brute_force(names))
     assert not any(smollm2_vocab.token_bytes[i].startswith(b"w") for i in names.allowed_token_ids())
+    assert compiler.compile([tool("get_time", "tz")]) is shrunk  # with_tools and compile key alike
     with pytest.raises(DuplicateToolError):
         shrunk.with_tools(add=[tool("get_time", "other")])
     with pytest.raises(ToolNotFoundError):
@@ -61,6 +63,21 @@ def test_a_tool_list_seen_before_is_the_same_snapshot(smollm2_vocab: Vocabulary)
     grammar = compiler.compile(ZOO)
     assert compiler.compile(list(reversed(ZOO))) is grammar
     assert Grammar(ZOO, smollm2_vocab, Hermes()).key == grammar.key  # the shared compiler, same key
+
+
+def test_a_changed_tool_set_compiles_to_its_current_tools(smollm2_vocab: Vocabulary) -> None:
+    compiler = Compiler(smollm2_vocab, Hermes(openers=["tag"]))
+    tools = ToolSet([tool("get_weather", "x")])
+    first = compiler.compile(tools)
+    tools.remove("get_weather")
+    tools.add(tool("get_weather", "y"))
+    tools.add(tool("get_time", "tz"))
+    later = compiler.compile(tools)
+    assert later is not first and later.names == ["get_time", "get_weather"]
+    assert later.key == compiler.inventory_key(later.tools) and first.key == compiler.inventory_key(first.tools)
+    machine = at(later, PREFIX)
+    assert np.array_equal(machine.allowed_token_ids(), brute_force(machine))
+    assert {smollm2_vocab.token_bytes[i][:1] for i in machine.allowed_token_ids()} == {b"y"}
 
 
 def test_snapshots_pickle(smollm2_vocab: Vocabulary) -> None:

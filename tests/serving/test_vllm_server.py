@@ -7,12 +7,14 @@ import concurrent.futures
 import json
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import openai
 import pytest
 
 from tooldec.serving.vllm import chat_template_path, extra_body
+from tooldec.serving.vllm.stats import ENV as STEPS_ENV
 
 from .helpers import (
     ADD,
@@ -36,7 +38,13 @@ WEATHER_Q = [{"role": "user", "content": "What is the weather like in Paris toda
 
 
 @pytest.fixture(scope="module")
-def vllm_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def vllm_steps(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the server's processor logs its per-step timings (``TOOLDEC_VLLM_STATS``)."""
+    return tmp_path_factory.mktemp("vllm-steps") / "steps.jsonl"
+
+
+@pytest.fixture(scope="module")
+def vllm_url(tmp_path_factory: pytest.TempPathFactory, vllm_steps: Path) -> Iterator[str]:
     """``vllm.entrypoints.openai.api_server`` with tooldec, named explicitly (--logits-processors)."""
     port = free_port()
     log = tmp_path_factory.mktemp("vllm") / "server.log"
@@ -47,7 +55,7 @@ def vllm_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         "--chat-template", str(chat_template_path()),
         "--logits-processors", "tooldec.serving.vllm.processor:ToolDecLogitsProcessor",
         "--enable-auto-tool-choice", "--tool-parser-plugin", "tooldec.serving.vllm.tool_parser",
-        "--tool-call-parser", "tooldec"], log)
+        "--tool-call-parser", "tooldec"], log, env={STEPS_ENV: str(vllm_steps)})
     try:
         wait_healthy(f"http://127.0.0.1:{port}/health", process, log, timeout=900)
         yield f"http://127.0.0.1:{port}"
@@ -135,3 +143,14 @@ def test_budget_closes_the_call(client: openai.OpenAI) -> None:
     question = [{"role": "user", "content": "Weather in Llanfairpwllgwyngyllgogerychwyrndrobwllllantysiliogogogoch?"}]
     answer = ask(client, question, tools=[WEATHER], tool_choice="required", max_tokens=30)
     assert len(check_calls(answer.choices[0].message.tool_calls, [WEATHER])) == 1
+
+
+def test_the_step_log_times_each_constrained_step(client: openai.OpenAI, vllm_steps: Path) -> None:
+    before = len(vllm_steps.read_text().splitlines()) if vllm_steps.exists() else 0
+    answer = ask(client, WEATHER_Q, tools=TOOLS, tool_choice="required", max_tokens=24)
+    assert check_calls(answer.choices[0].message.tool_calls, TOOLS)
+    steps = [json.loads(line) for line in vllm_steps.read_text().splitlines()[before:]]
+    assert len(steps) >= answer.usage.completion_tokens - 1  # one line per constrained step
+    assert all(s["rows"] == 1 and s["apply"] >= s["wait"] >= 0 and s["work"] > 0 for s in steps)
+    timed = [s for s in steps[1:] if s["interval"] is not None]
+    assert timed and sum(s["interval"] for s in timed) > sum(s["apply"] for s in timed)  # steps hold their applies

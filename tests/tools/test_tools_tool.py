@@ -255,3 +255,14 @@ def test_a_bad_tool_dict_fails_every_time() -> None:
     for _ in range(2):
         with pytest.raises(ToolRegistrationError):
             Tool.from_dict(bad)
+
+
+def test_a_tool_that_has_validated_arguments_still_pickles() -> None:
+    import pickle
+
+    tool = Tool.coerce({"name": "f", "parameters": {"type": "object", "properties": {"a": {"$ref": "#/$defs/x"}},
+                                                    "$defs": {"x": {"type": "integer"}}}})
+    assert tool.validate_arguments({"a": "s"})  # resolving the reference builds local functions
+    copy = pickle.loads(pickle.dumps(tool))
+    assert copy.schema_hash == tool.schema_hash and copy.validate_arguments({"a": 1}) == []
+    assert copy.validate_arguments({"a": "s"}) == tool.validate_arguments({"a": "s"})

@@ -114,6 +114,25 @@ def test_random_add_remove_keeps_the_names_in_step(ops: list[tuple[bool, str]]) 
                 tools.remove(name)
         assert tools.names == expected and tools.version == version
         assert list(index) == sorted(expected, key=str.encode) and len(index) == len(expected)
+        inventory = tools.inventory()  # the set's own sorted index, kept one change at a time
+        assert inventory.sorted_names == tuple(index.sorted_bytes()) and list(inventory.tools) == expected
+        assert inventory.digest == ToolSet(list(tools)[::-1]).inventory().digest
         for n in expected:
             assert index.terminal(n.encode()) == n and index.has_prefix(n[:1].encode())
             assert all(n.encode()[len(p)] in index.children(p) for p in (n.encode()[:k] for k in range(len(n))))
+
+
+def test_inventory_is_a_frozen_view_whose_digest_follows_names_and_schemas() -> None:
+    tools = ToolSet([{"name": "a", "parameters": {"type": "object", "properties": {"x": {"type": "integer"}}}},
+                     {"name": "b"}])
+    before = tools.inventory()
+    assert tools.inventory() is before  # one per version
+    tools.remove("a")
+    tools.add({"name": "a", "parameters": {"type": "object", "properties": {"x": {"type": "string"}}}})
+    after = tools.inventory()
+    assert after.digest != before.digest and after.sorted_names == before.sorted_names
+    assert list(before.tools) == ["a", "b"] and before.tools["a"] is not after.tools["a"]
+    with pytest.raises(TypeError):
+        before.tools["c"] = after.tools["a"]  # type: ignore[index]
+    renamed = ToolSet([{"name": "b"}, {"name": "c", "parameters": {"type": "object", "properties": {"x": {"type": "string"}}}}])
+    assert renamed.inventory().digest != after.digest  # same schemas, other names

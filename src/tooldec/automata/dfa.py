@@ -18,23 +18,19 @@ vectorised walks hold ``lock`` for their duration.
 
 from __future__ import annotations
 
-import heapq
 import random
 import threading
-from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
-from .nfa import NFA, TOP, Frag, Guard
+from .costs import MID, Costs, region_chains
+from .nfa import NFA, Frag, Guard
 
 __all__ = ["MID", "SINK", "Arrays", "LazyDFA"]
 
 SINK = 0
-MID = -1
-"""Counter class: at least ``low`` and more than the window below ``high``."""
-INF = 1 << 60
 
 Classes = tuple[tuple[int, int], ...]
 """(region, class) for every region a state is inside of, sorted by region."""
@@ -111,8 +107,8 @@ class LazyDFA:
         self.arrays.expanded[SINK] = True
         self.marks: dict[int, str] = {}
         self._units = nfa.unit_of
-        self._costs = _Costs(nfa, frag[1], window)
-        self._chains = [tuple(nfa.region_chain(s)) for s in range(nfa.size)] if nfa.regions else []
+        self._costs = Costs(nfa, frag[1], window)
+        self._chains = region_chains(nfa)
         self._keys: list[tuple[frozenset[int], Classes]] = [(frozenset(), ())]
         self._index: dict[tuple[frozenset[int], Classes], int] = {(frozenset(), ()): SINK}
         # (targets, counters stepped, classes) -> (state, regions reset): the closure of a move
@@ -250,54 +246,61 @@ class LazyDFA:
         self.arrays = arrays  # publish after the entries are written
         return sid
 
+    def _moves_of(self, sid: int) -> Iterator[tuple[int, int, int, frozenset[int], tuple[int, ...]]]:
+        """The moves of ``sid`` by byte interval, in byte order: ``(lo, hi, state, counters
+        stepped, regions reset)`` for bytes ``lo`` to ``hi - 1``; dead intervals are skipped.
+        Each target is interned when its interval is reached (call under ``lock``)."""
+        nfa = self.nfa
+        states, classes = self._keys[sid]
+        cls = dict(classes)
+        moves: list[tuple[int, int, int, int]] = []
+        for state in states:
+            region = self._units.get(state, -1)
+            if region >= 0 and not self._below_high(region, cls[region]):
+                continue
+            moves.extend((lo, hi, dst, region) for lo, hi, dst in nfa.edges[state])
+        if not moves:
+            return
+        starts: dict[int, list[int]] = {}
+        ends: dict[int, list[int]] = {}
+        for k, (a, b, _, _) in enumerate(moves):
+            starts.setdefault(a, []).append(k)
+            ends.setdefault(b + 1, []).append(k)
+        cuts = sorted(starts.keys() | ends.keys())
+        live: set[int] = set()
+        for lo, hi in zip(cuts, cuts[1:]):
+            live.difference_update(ends.get(lo, ()))
+            live.update(starts.get(lo, ()))
+            if not live:
+                continue
+            hits = [(moves[k][2], moves[k][3]) for k in live]
+            targets = frozenset(dst for dst, _ in hits)
+            incs = frozenset(region for _, region in hits if region >= 0)
+            move_key = (targets, incs, classes)
+            move = self._moves.get(move_key)
+            if move is None:
+                after = dict(cls)
+                for region in incs:
+                    after[region] = self._inc(region, after[region])
+                new_states, new_classes, resets = self._closure(targets, after)
+                move = self._moves[move_key] = (self._intern(new_states, new_classes), resets)
+            yield lo, hi, move[0], incs, move[1]
+
     def expand(self, sid: int) -> None:
         """Build the row of ``sid`` (subset construction over byte intervals)."""
         with self.lock:
             if self.arrays.expanded[sid]:
                 return
-            nfa = self.nfa
-            states, classes = self._keys[sid]
-            cls = dict(classes)
-            moves: list[tuple[int, int, int, int]] = []
-            for state in states:
-                region = self._units.get(state, -1)
-                if region >= 0 and not self._below_high(region, cls[region]):
-                    continue
-                moves.extend((lo, hi, dst, region) for lo, hi, dst in nfa.edges[state])
+            regions = self.nfa.regions
             row = np.zeros(256, dtype=np.int32)
             step_of = np.zeros(256, dtype=np.int16)
             steps: list[_Step] = [_Step()]
-            if moves:
-                starts: dict[int, list[int]] = {}
-                ends: dict[int, list[int]] = {}
-                for k, (a, b, _, _) in enumerate(moves):
-                    starts.setdefault(a, []).append(k)
-                    ends.setdefault(b + 1, []).append(k)
-                cuts = sorted(starts.keys() | ends.keys())
-                live: set[int] = set()
-                for lo, hi in zip(cuts, cuts[1:]):
-                    live.difference_update(ends.get(lo, ()))
-                    live.update(starts.get(lo, ()))
-                    if not live:
-                        continue
-                    hits = [(moves[k][2], moves[k][3]) for k in live]
-                    targets = frozenset(dst for dst, _ in hits)
-                    incs = frozenset(region for _, region in hits if region >= 0)
-                    move_key = (targets, incs, classes)
-                    move = self._moves.get(move_key)
-                    if move is None:
-                        after = dict(cls)
-                        for region in incs:
-                            after[region] = self._inc(region, after[region])
-                        new_states, new_classes, resets = self._closure(targets, after)
-                        move = self._moves[move_key] = (self._intern(new_states, new_classes), resets)
-                    found, resets = move
-                    row[lo:hi] = found
-                    if incs or resets:
-                        regions = nfa.regions
-                        tracked = any(regions[r].high is not None or regions[r].low > 0 for r in (*incs, *resets))
-                        step_of[lo:hi] = len(steps)
-                        steps.append(_Step(tuple(sorted(incs)), resets, tracked))
+            for lo, hi, found, incs, resets in self._moves_of(sid):
+                row[lo:hi] = found
+                if incs or resets:
+                    tracked = any(regions[r].high is not None or regions[r].low > 0 for r in (*incs, *resets))
+                    step_of[lo:hi] = len(steps)
+                    steps.append(_Step(tuple(sorted(incs)), resets, tracked))
             arrays = self.arrays
             arrays.table[sid] = row
             self._rows[sid] = np.where(row == SINK, -1, row).astype(np.int32)
@@ -413,16 +416,20 @@ class LazyDFA:
             if step is None:
                 if self.arrays.accepting[sid]:
                     return bytes(out)
-                row = self.row(sid)
-                dist = self.arrays.dist
-                live = np.flatnonzero(row >= 0)
-                good = live[dist[row[live]] == dist[sid] - 1]
-                if not good.size:  # pragma: no cover - distances are exact by construction
-                    raise RuntimeError(f"no shortest step from state {sid}")
-                byte = int(good[0])
-                step = steps[sid] = (byte, int(row[byte]))
+                step = steps[sid] = self._short_step(sid)
             out.append(step[0])
             sid = step[1]
+
+    def _short_step(self, sid: int) -> tuple[int, int]:
+        """The smallest byte whose move keeps to a shortest path, and where it leads. Moves are
+        made in byte order only until one is found: a completion does not expand the states
+        along it (a call's shortest completion crosses dozens of states the model never visits)."""
+        with self.lock:
+            want = int(self.arrays.dist[sid]) - 1
+            for lo, _, found, _, _ in self._moves_of(sid):
+                if found != SINK and int(self.arrays.dist[found]) == want:
+                    return lo, found
+        raise RuntimeError(f"no shortest step from state {sid}")  # pragma: no cover - distances are exact
 
     def walk(self, data: bytes, sid: int | None = None, counts: dict[int, int] | None = None) -> tuple[int, dict[int, int]]:
         """The state (and exact counters) after ``data`` from ``sid`` (default: the start)."""
@@ -440,21 +447,75 @@ class LazyDFA:
         return state != SINK and bool(self.arrays.accepting[state])
 
     def sample(self, rng: random.Random, soft_limit: int = 120) -> bytes:
-        """A random string of the language: random live bytes, then the shortest way to the end."""
+        """A random string of the language: random live bytes, then a shortest way to the end.
+
+        Past ``soft_limit`` the walk follows the distances of the row's targets (as
+        :meth:`shortest` does), one :meth:`advance_exact` per byte, and skips repeats: a counter
+        below ``low`` keeps exact classes, so ``minItems: 600`` means 600 copies of the item's
+        states; once the walk is back at the same NFA states with only that counter higher
+        (one more item written), the bytes in between are repeated as many times as the count
+        stays safely below ``low``, and only the last items are walked (see :meth:`_skip`).
+        """
         state, out = self.start, bytearray()
         counts: dict[int, int] = {}
         if state == SINK:
             raise ValueError("the language is empty")
+        seen: dict[tuple[frozenset[int], tuple[int, ...]], tuple[int, Classes, dict[int, int]]] = {}
         while True:
-            live = np.flatnonzero(self.row(state) >= 0).tolist()
-            if self.arrays.accepting[state] and (not live or rng.random() < 0.25 or len(out) > soft_limit):
+            row = self.row(state)
+            live = np.flatnonzero(row >= 0)
+            if self.arrays.accepting[state] and (not len(live) or rng.random() < 0.25 or len(out) > soft_limit):
                 return bytes(out)
             if len(out) > soft_limit:
-                want = int(self.arrays.dist[state]) - 1
-                live = [b for b in live if int(self.arrays.dist[self.advance_exact(state, b, counts)[0]]) == want][:1]
-            byte = rng.choice(live)
+                dist = self.arrays.dist
+                byte = int(live[np.argmin(dist[row[live]])])  # the first byte on a shortest way
+            else:
+                byte = rng.choice(live.tolist())
             out.append(byte)
             state, counts = self.advance_exact(state, byte, counts)
+            if len(out) > soft_limit and state != SINK:
+                state, counts = self._skip(state, counts, out, seen)
+
+    def _skip(self, sid: int, counts: dict[int, int], out: bytearray,
+              seen: dict[tuple[frozenset[int], tuple[int, ...]], tuple[int, Classes, dict[int, int]]],
+              ) -> tuple[int, dict[int, int]]:
+        """If ``sid`` repeats an earlier state of the walk with one counter ``d`` higher (and no
+        other count changed), write the bytes since then again ``m`` times and return the state
+        with that count ``m * d`` higher; else note the state and return it unchanged.
+
+        Safe because the count stays below ``low`` minus ``d``: every guard on the way (``count
+        >= low`` never, ``count < high`` always) decides as it did the first time, so the same
+        bytes lead through the same NFA states.
+        """
+        states, classes = self._keys[sid]
+        key = (states, tuple(r for r, _ in classes))
+        before = seen.get(key)
+        seen[key] = (len(out), classes, dict(counts))
+        if before is None:
+            return sid, counts
+        pos, old_classes, old_counts = before
+        changed = [(r, old, new) for (r, old), (_, new) in zip(old_classes, classes) if old != new]
+        if len(changed) != 1 or any(old_counts.get(r) != c for r, c in counts.items() if r != changed[0][0]):
+            return sid, counts
+        rid, c0, c1 = changed[0]
+        region = self.nfa.regions[rid]
+        d = c1 - c0
+        if c0 == MID or c1 == MID or d <= 0 or counts.get(rid) != c1:
+            return sid, counts
+        times = (region.low - 1 - d - c1) // d  # the count after the repeats stays below low - d
+        if region.high is not None:
+            times = min(times, (region.high - 1 - d - c1) // d)
+        if times < 1:
+            return sid, counts
+        count = c1 + times * d
+        if self.class_of(rid, count) != count:
+            return sid, counts
+        out.extend(bytes(out[pos:]) * times)
+        fixed = tuple((r, count if r == rid else c) for r, c in classes)
+        with self.lock:
+            nxt = self._intern(states, fixed)
+        seen.clear()
+        return nxt, {**counts, rid: count}
 
     def advance_exact(self, sid: int, byte: int, counts: dict[int, int]) -> tuple[int, dict[int, int]]:
         """One byte with exact counters: the next state (relabelled) and the new counts."""
@@ -483,227 +544,3 @@ class LazyDFA:
             if r not in new and cls != MID:
                 new[r] = cls
         return self.reclass(nxt, new), new
-
-
-@dataclass
-class _RegionInfo:
-    unit_min: int = INF
-    sep_min: int = 0
-    passing: int = 0  # fewest bytes from entry to exit
-    band: int = 0
-
-
-class _Costs:
-    """Fewest bytes to acceptance from an NFA state given its regions' counter classes.
-
-    Each scope (a region, or the top) gets distances to its target (the region's loop state,
-    or acceptance) with inner regions contracted to one edge of their passing cost; a state's
-    cost adds, region by region outwards, the units still owed (``low - count``) and the way out.
-    """
-
-    def __init__(self, nfa: NFA, accept: int, window: int) -> None:
-        self.nfa = nfa
-        self.window = window
-        n = nfa.size
-        self.local = [INF] * n
-        self.chars = [INF] * n  # text regions: fewest characters to the region's end
-        self.info = [_RegionInfo() for _ in nfa.regions]
-        self._cdist: dict[tuple[int, int], int] = {}
-        self._reach = self.reach = _reachable(nfa, accept)
-        self._members: dict[int, list[int]] = {}
-        for state, scope in enumerate(nfa.scope):
-            self._members.setdefault(scope, []).append(state)
-        for rid in range(len(nfa.regions) - 1, -1, -1):  # inner regions were created after outer ones
-            self._scope(rid)
-        self._scope(TOP, accept)
-
-    def band(self, region: int) -> int:
-        return self.info[region].band
-
-    def class_of(self, region: int, count: int) -> int:
-        """The exact count below ``low`` or within the band under ``high``, else ``MID``."""
-        reg = self.nfa.regions[region]
-        if count < reg.low:
-            return count
-        if reg.high is None or reg.high - count > self.info[region].band:
-            return MID
-        return count
-
-    def _scope(self, rid: int, target: int | None = None) -> None:
-        nfa = self.nfa
-        region = nfa.regions[rid] if rid != TOP else None
-        goal = (target if target is not None else -1) if region is None else region.loop
-        members = self._members.get(rid, [])
-        reverse: dict[int, list[tuple[int, int]]] = {s: [] for s in members}
-        children = [c for c, reg in enumerate(nfa.regions) if reg.parent == rid]
-        for src in members:
-            for _, _, dst in nfa.edges[src]:
-                if nfa.scope[dst] == rid:
-                    reverse[dst].append((src, 1))
-            for dst in nfa.eps[src]:
-                if nfa.scope[dst] == rid:
-                    reverse[dst].append((src, 0))
-        for child in children:
-            reg = nfa.regions[child]
-            reverse[reg.exit].append((reg.entry, self.info[child].passing))
-        self._dijkstra(goal, reverse, self.local)
-        if region is None:
-            return
-        info = self.info[rid]
-        if region.text:
-            chars_rev: dict[int, list[tuple[int, int]]] = {s: [] for s in members}
-            units = region.units
-            for src in members:
-                for _, _, dst in nfa.edges[src]:
-                    if nfa.scope[dst] == rid:
-                        chars_rev[dst].append((src, 1 if src in units else 0))
-                for dst in nfa.eps[src]:
-                    if nfa.scope[dst] == rid:
-                        chars_rev[dst].append((src, 0))
-            self._dijkstra(region.loop, chars_rev, self.chars)
-            finite = [self.local[s] for s in members if self.local[s] < INF]
-            info.band = self.window + (max(finite) if finite else 0)
-            info.passing = self.text_dist(region.decide, region.high if region.high is not None else INF)
-            info.unit_min = 1
-            return
-        (unit,) = region.units
-        info.unit_min = self.local[unit]
-        if region.separator is not None:
-            info.sep_min = self.local[region.separator[0]] - info.unit_min
-        info.band = self.window
-        info.passing = 0 if region.low == 0 else region.low * info.unit_min + (region.low - 1) * info.sep_min
-
-    @staticmethod
-    def _dijkstra(goal: int, reverse: dict[int, list[tuple[int, int]]], out: list[int]) -> None:
-        if goal not in reverse:
-            return
-        out[goal] = 0
-        heap = [(0, goal)]
-        while heap:
-            d, node = heapq.heappop(heap)
-            if d > out[node]:
-                continue
-            for src, weight in reverse[node]:
-                cand = d + weight
-                if cand < out[src]:
-                    out[src] = cand
-                    heapq.heappush(heap, (cand, src))
-
-    def text_dist(self, state: int, budget: int) -> int:
-        """Fewest bytes from ``state`` to its text region's end using at most ``budget`` characters."""
-        if budget >= INF or self.chars[state] >= INF or self.chars[state] > budget:
-            return self.local[state] if self.chars[state] <= budget else INF
-        if self.local[state] <= budget:  # a path spends at most one character per byte, so the
-            return self.local[state]  # fewest-bytes path fits (the common case: no search)
-        key = (state, budget)
-        found = self._cdist.get(key)
-        if found is not None:
-            return found
-        nfa = self.nfa
-        rid = nfa.scope[state]
-        region = nfa.regions[rid]
-        units = region.units
-        best: dict[tuple[int, int], int] = {(state, budget): 0}
-        heap = [(0, state, budget)]
-        result = INF
-        while heap:
-            d, node, left = heapq.heappop(heap)
-            if d > best.get((node, left), INF):
-                continue
-            if node == region.loop:
-                result = d
-                break
-            for dst in nfa.eps[node]:
-                if nfa.scope[dst] == rid and d < best.get((dst, left), INF):
-                    best[(dst, left)] = d
-                    heapq.heappush(heap, (d, dst, left))
-            cost = 1 if node in units else 0
-            if left - cost < 0:
-                continue
-            for _, _, dst in nfa.edges[node]:
-                key2 = (dst, left - cost)
-                if nfa.scope[dst] == rid and d + 1 < best.get(key2, INF):
-                    best[key2] = d + 1
-                    heapq.heappush(heap, (d + 1, dst, left - cost))
-        self._cdist[key] = result
-        return result
-
-    def viable(self, state: int, classes: dict[int, int]) -> bool:
-        if not self._reach[state]:
-            return False
-        rid = self.nfa.scope[state]
-        if rid == TOP:
-            return True
-        region = self.nfa.regions[rid]
-        cls = classes.get(rid, MID)
-        if cls == MID or region.high is None or not region.text:
-            return True
-        return self.chars[state] <= region.high - cls
-
-    def of(self, states: Iterable[int], classes: dict[int, int]) -> int:
-        memo: dict[int, int] = {}
-        best = min((self.cost(s, classes, memo) for s in states), default=INF)
-        return best if best < INF else -1
-
-    def cost(self, state: int, classes: dict[int, int], memo: dict[int, int]) -> int:
-        found = memo.get(state)
-        if found is not None:
-            return found
-        nfa = self.nfa
-        rid = nfa.scope[state]
-        if rid == TOP:
-            result = self.local[state]
-        else:
-            region = nfa.regions[rid]
-            info = self.info[rid]
-            cls = classes.get(rid, MID)
-            out = self.cost(region.exit, classes, memo)
-            if region.text:
-                left = INF if cls == MID or region.high is None else region.high - cls
-                result = self.text_dist(state, left) + out
-            else:
-                step = info.sep_min + info.unit_min
-
-                def owed(c: int) -> int:
-                    return 0 if c == MID else max(0, region.low - c) * step
-
-                def after_one() -> int:
-                    return owed(MID if cls == MID else self.class_of(rid, cls + 1)) + out
-
-                if state in (region.decide, region.loop):
-                    result = INF
-                    if cls == MID or cls >= region.low:
-                        result = out
-                    if cls == MID or region.high is None or cls < region.high:
-                        first = (info.sep_min if state == region.loop and region.separator is not None else 0)
-                        result = min(result, first + info.unit_min + after_one())
-                elif state in region.units or state in region.separator_states:
-                    result = self.local[state] + after_one()
-                else:
-                    result = self.local[state] + owed(cls) + out
-        result = min(result, INF)
-        memo[state] = result
-        return result
-
-
-def _reachable(nfa: NFA, accept: int) -> list[bool]:
-    """Which NFA states can reach ``accept`` at all (guards ignored)."""
-    n = nfa.size
-    reverse: list[list[int]] = [[] for _ in range(n)]
-    for src in range(n):
-        for _, _, dst in nfa.edges[src]:
-            reverse[dst].append(src)
-        for dst in nfa.eps[src]:
-            reverse[dst].append(src)
-        for dst, _, _ in nfa.guarded[src]:
-            reverse[dst].append(src)
-    seen = [False] * n
-    seen[accept] = True
-    queue = deque([accept])
-    while queue:
-        node = queue.popleft()
-        for src in reverse[node]:
-            if not seen[src]:
-                seen[src] = True
-                queue.append(src)
-    return seen

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from .dfa import LazyDFA
 
-__all__ = ["NFA", "Frag", "Guard", "Region", "TOP"]
+__all__ = ["NFA", "TOP", "Frag", "Guard", "Region", "Stamp"]
 
 Frag = tuple[int, int]
 """A piece of NFA: (entry state, exit state). Pieces are used once; build a new one to repeat."""
@@ -48,6 +48,18 @@ class Guard(enum.IntEnum):
     """Passable only while count < high (another unit may start)."""
     AT_LEAST_LOW = 2
     """Passable only when count >= low (the region may end)."""
+
+
+@dataclass(frozen=True)
+class Stamp:
+    """A piece copied from a template NFA (:meth:`NFA.stamp`): its states start at ``base``, its
+    regions at ``rbase``. Only the piece's exit gets edges to the outside afterwards, which
+    lets the distance tables be copied from the template's instead of recomputed."""
+
+    base: int
+    rbase: int
+    template: NFA
+    frag: Frag
 
 
 @dataclass
@@ -84,6 +96,7 @@ class NFA:
         self.regions: list[Region] = []
         self._scope_stack: list[int] = [TOP]
         self._closures: dict[int, frozenset[int]] = {}
+        self.stamps: list[Stamp] = []
 
     def state(self) -> int:
         self.edges.append([])
@@ -201,18 +214,36 @@ class NFA:
         return some if low > 0 else self.optional(some)
 
     def stamp(self, template: tuple[NFA, Frag]) -> Frag:
-        """A fresh copy of a piece built once in another (region-free) NFA."""
+        """A fresh copy of a piece built once in another NFA, its counted regions included.
+
+        The template NFA must hold only that piece (and what it was built from) and must not
+        change afterwards: templates are shared between compiles. Copying is a few list
+        extensions, where building an any-value piece calls thousands of constructors.
+        """
         other, (start, end) = template
-        if other.regions:
-            raise ValueError("only region-free pieces can be stamped")
         base = len(self.edges)
+        rbase = len(self.regions)
         scope = self._scope_stack[-1]
+
+        def shift(state: int) -> int:
+            return state + base if state >= 0 else state
+
         self.edges.extend([(lo, hi, dst + base) for lo, hi, dst in edges] for edges in other.edges)
         self.eps.extend([dst + base for dst in eps] for eps in other.eps)
-        self.guarded.extend([] for _ in other.edges)
-        self.scope.extend(scope for _ in other.edges)
+        self.guarded.extend([(dst + base, kind, region + rbase) for dst, kind, region in guarded]
+                            for guarded in other.guarded)
+        self.scope.extend(scope if inner == TOP else inner + rbase for inner in other.scope)
+        for reg in other.regions:
+            self.regions.append(Region(
+                reg.low, reg.high, scope if reg.parent == TOP else reg.parent + rbase,
+                entry=shift(reg.entry), decide=shift(reg.decide), loop=shift(reg.loop), exit=shift(reg.exit),
+                units={u + base for u in reg.units},
+                separator=None if reg.separator is None else (reg.separator[0] + base, reg.separator[1] + base),
+                separator_states=frozenset(s + base for s in reg.separator_states),
+                text=reg.text, string_quote=shift(reg.string_quote)))
         for state, label in other.marks.items():
             self.marks[state + base] = label
+        self.stamps.append(Stamp(base, rbase, other, (start, end)))
         return start + base, end + base
 
     # -- counted regions ------------------------------------------------------------------------

@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import interegular
-from interegular.fsm import anything_else
+from interegular.fsm import State, anything_else
 
 from .nfa import NFA, Frag
 from .utf8 import complement, normalize_ranges
@@ -210,10 +210,18 @@ def _rewrite(escape: str, in_class: bool, negated: bool) -> str:
 @functools.lru_cache(maxsize=256)
 def fsm_of(regexes: tuple[str, ...]) -> interegular.FSM:
     """The character automaton of strings fully matching every one of ``regexes`` (cached)."""
-    fsm = interegular.parse_pattern(regexes[0]).to_fsm()
+    fsm = _fsm_of_one(regexes[0])
     for regex in regexes[1:]:
-        fsm = fsm & interegular.parse_pattern(regex).to_fsm()
+        fsm = fsm & _fsm_of_one(regex)
     return fsm
+
+
+@functools.lru_cache(maxsize=256)
+def _fsm_of_one(regex: str) -> interegular.FSM:
+    """One regex's automaton, cached apart from the tuples it appears in: a key pattern is read
+    alone when registered and with the printable-key class when compiled (building it is most
+    of a long pattern's cost)."""
+    return interegular.parse_pattern(regex).to_fsm()
 
 
 def length_range(fsm: interegular.FSM) -> tuple[int, int | None] | None:
@@ -289,19 +297,35 @@ def regex_fragment(nfa: NFA, regexes: tuple[str, ...], char_class: CharClassBuil
 
 
 def fsm_fragment(nfa: NFA, fsm: interegular.FSM, char_class: CharClassBuilder) -> Frag:
-    """A piece accepting exactly the strings of a character automaton, encoded by ``char_class``."""
+    """A piece accepting exactly the strings of a character automaton, encoded by ``char_class``.
+
+    One character piece per (code point ranges, target), not per transition: ``interegular``
+    splits its alphabet wherever any pattern in the automaton distinguishes characters, so one
+    state often has a dozen symbols leading to the same target (a key pattern minus declared
+    names: ``[0-9a-z]{1,255}`` minus ``id`` took 7,000 pieces). The symbols are merged per
+    target, and sources with the same ranges and target enter one shared piece (a shared
+    suffix: its exit leads to that target only, so the language is unchanged).
+    """
     classes = fsm_char_classes(fsm)
     live = _live_states(fsm)
     node = {state: nfa.state() for state in fsm.states}
     end = nfa.state()
+    shared: dict[tuple[tuple[tuple[int, int], ...], State], int] = {}
     for state, moves in fsm.map.items():
         if state not in live:
             continue
+        by_target: dict[State, list[tuple[int, int]]] = {}
         for symbol, target in moves.items():
             if classes[symbol] and target in live:
-                a, b = char_class(nfa, classes[symbol])
-                nfa.epsilon(node[state], a)
-                nfa.epsilon(b, node[target])
+                by_target.setdefault(target, []).extend(classes[symbol])
+        for goal, ranges in by_target.items():
+            key = (tuple(normalize_ranges(ranges)), goal)
+            entry = shared.get(key)
+            if entry is None:
+                a, b = char_class(nfa, list(key[0]))
+                nfa.epsilon(b, node[goal])
+                entry = shared[key] = a
+            nfa.epsilon(node[state], entry)
     for state in fsm.finals:
         nfa.epsilon(node[state], end)
     return node[fsm.initial], end

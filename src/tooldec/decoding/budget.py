@@ -89,7 +89,7 @@ def _best(options: list[Completion], grammar: Grammar) -> Completion:
 
 
 def _shortest(grammar: Grammar, pos: Position, follow_ok: bool) -> Completion:
-    openers = grammar.compiler.openers
+    openers = grammar.openers
     if isinstance(pos, Name):
         candidates = [pos.only] if pos.only is not None else grammar.name_index.below(pos.prefix)
         texts = []
@@ -110,7 +110,9 @@ def _shortest(grammar: Grammar, pos: Position, follow_ok: bool) -> Completion:
             options.append((1, shortest(grammar, grammar._head(form, pos.only), follow_ok)[1]))
     text: list[bytes] = []
     for commit, path in _open_paths(grammar, pos.state).items():
-        after = grammar._commit(commit, pos.only)
+        after = grammar._commit(commit, pos.only, follow_ok)
+        if after is None:
+            continue
         specials, data = shortest(grammar, after, follow_ok)
         text.append(path + data)
     if text:
@@ -122,7 +124,7 @@ def _shortest(grammar: Grammar, pos: Position, follow_ok: bool) -> Completion:
 
 def _open_paths(grammar: Grammar, state: int) -> dict[int, bytes]:
     """For each commit reachable in the ``open`` automaton: the shortest, smallest path to it."""
-    openers = grammar.compiler.openers
+    openers = grammar.openers
     dfa = openers.open
     paths: dict[int, bytes] = {}
     frontier = {state: b""}
@@ -174,8 +176,8 @@ def _per_token_needs(grammar: Grammar, pos: Position, mask: Mask, start_ok: bool
     ids = mask.ids
     needs = np.zeros(ids.size, dtype=np.int64)
     if isinstance(pos, Text):  # only tokens that complete an opener leave something to finish
-        risky = np.array(sorted({c.token for c in grammar.compiler.openers.committers(pos.state)}
-                                | set(grammar.compiler.openers.special_forms)), dtype=np.int64)
+        risky = np.array(sorted({c.token for c in grammar.openers.committers(pos.state)}
+                                | set(grammar.openers.special_forms)), dtype=np.int64)
         where = np.searchsorted(ids, risky)
         where = where[(where < ids.size)]
         todo = [int(i) for i in where if int(ids[i]) in set(risky.tolist())]

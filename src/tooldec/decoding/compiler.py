@@ -21,7 +21,7 @@ import itertools
 import threading
 import time
 import weakref
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -30,9 +30,9 @@ from ..automata.json_schema import Style, Syntax
 from ..automata.nfa import NFA
 from ..caches import BoundedCache
 from ..dialects.base import Dialect
-from ..errors import DuplicateToolError
 from ..tokens import Vocabulary
 from ..tools import Tool, ToolLike, ToolSet
+from ..tools.toolset import inventory_digest
 from .masks import Mask
 from .names import NameIndex
 from .openers import OpenerTables
@@ -171,26 +171,15 @@ class Compiler:
         """
         from .grammar import Grammar
 
-        if isinstance(tools, ToolSet):  # names unique by construction
-            items = list(tools)
-            by_name = {tool.name: tool for tool in items}
-        else:
-            items = [Tool.coerce(t) for t in tools]
-            by_name = {}
-            for tool in items:
-                if tool.name in by_name:
-                    raise DuplicateToolError(
-                        "a tool with this name is already in the set; remove it first or rename one", tool=tool.name)
-                by_name[tool.name] = tool
-        names = sorted(by_name)  # one sort for the key and the name index
-        key = self.inventory_key(by_name, names)
+        inventory = (tools if isinstance(tools, ToolSet) else ToolSet(tools)).inventory()
+        key = self._key_of(inventory.digest)
         found = self.snapshots.get(key)
         if found is not None:  # its tools were checked when it was made
             return found
-        for tool in items:
-            self.check(tool)
-        # Names are ASCII (``NAME_PATTERN``), so their UTF-8 bytes sort as the strings do.
-        grammar = Grammar._snapshot(self, by_name, NameIndex(_sorted=[n.encode() for n in names]), key)
+        if self._checks_tools:
+            for tool in inventory.tools.values():
+                self.check(tool)
+        grammar = Grammar._snapshot(self, inventory.tools, NameIndex(_sorted=inventory.sorted_names), key)
         return self.snapshots.put(key, grammar)
 
     def check(self, tool: Tool) -> None:
@@ -203,13 +192,13 @@ class Compiler:
             self.dialect.check_tool(tool)
             self._checked.put(key, True)
 
-    def inventory_key(self, tools: dict[str, Tool], names: list[str] | None = None) -> str:
+    def inventory_key(self, tools: Mapping[str, Tool]) -> str:
         """Stable key of an inventory: vocabulary, dialect and every (name, schema hash), in any
-        order (``names``: the names already sorted)."""
-        parts = [self.key]
-        for name in names if names is not None else sorted(tools):
-            parts += ("\0", name, "\0", tools[name].schema_hash)
-        return hashlib.sha256("".join(parts).encode()).hexdigest()
+        order (the key :meth:`compile` gives the same tools as a ``ToolSet``)."""
+        return self._key_of(inventory_digest(sorted(tool.inventory_entry for tool in tools.values())))
+
+    def _key_of(self, digest: str) -> str:
+        return hashlib.sha256(f"{self.key}\0{digest}".encode()).hexdigest()
 
     def tail(self, tool: Tool, form: int, chained: bool) -> CompiledTail:
         """The tail automaton of ``tool`` in ``form`` (built on first use, then shared)."""

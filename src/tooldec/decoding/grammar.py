@@ -24,6 +24,7 @@ from ..tokens import Vocabulary
 from ..tools import Tool, ToolLike, ToolSet
 from .compiler import _SERIALS, CompiledTail, Compiler
 from .names import NameIndex
+from .openers import OpenerTables
 from .positions import Head, Name, Open, Position, Tail, Text
 
 if TYPE_CHECKING:
@@ -58,21 +59,27 @@ class Grammar:
     _names: NameIndex
     _pinned: dict[tuple[str, int, bool], CompiledTail]
     _pin_lock: threading.Lock
+    _openers: list[OpenerTables]
+    _alive: dict[tuple[int, str], bool]
 
     def __init__(self, tools: ToolSet | Iterable[ToolLike], vocab: Vocabulary, dialect: Dialect) -> None:
         made = Compiler.shared(vocab, dialect).compile(tools)
         self.__dict__.update(made.__dict__)
 
     @classmethod
-    def _snapshot(cls, compiler: Compiler, tools: dict[str, Tool], names: NameIndex, key: str) -> Grammar:
+    def _snapshot(cls, compiler: Compiler, tools: Mapping[str, Tool], names: NameIndex, key: str) -> Grammar:
         grammar = cls.__new__(cls)
         grammar.compiler = compiler
         grammar.key = key
         grammar.serial = next(_SERIALS)
-        grammar.tools = MappingProxyType(tools)
+        grammar.tools = tools if isinstance(tools, MappingProxyType) else MappingProxyType(dict(tools))
         grammar._names = names
         grammar._pinned = {}
         grammar._pin_lock = threading.Lock()
+        # one box shared by every copy of this snapshot (``Grammar(...)`` copies the cached one's
+        # fields): state numbers in masks cached by ``serial`` must name one automaton
+        grammar._openers = [] if compiler.dialect.named_openers else [compiler.openers]
+        grammar._alive = {}
         return grammar
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -90,6 +97,23 @@ class Grammar:
     @property
     def dialect(self) -> Dialect:
         return self.compiler.dialect
+
+    @property
+    def openers(self) -> OpenerTables:
+        """The opener automata: the compiler's, or for a dialect with a named opener (one that
+        commits only on a real tool name) this snapshot's own, built from its names on first use."""
+        box = self._openers
+        if not box:
+            made = OpenerTables(self.compiler.index, self.dialect, list(self.tools))
+            with self._pin_lock:
+                if not box:
+                    box.append(made)
+        return box[0]
+
+    @property
+    def openers_owner(self) -> object:
+        """What the opener automata's state numbers belong to (a cache key part)."""
+        return self.compiler.key if self.openers is self.compiler.openers else self.serial
 
     @property
     def names(self) -> list[str]:
@@ -142,7 +166,7 @@ class Grammar:
 
     def start(self, tool_choice: str) -> Position:
         """Where a sequence begins: free text (``auto``, ``none``) or a call that must come first."""
-        openers = self.compiler.openers
+        openers = self.openers
         if tool_choice in ("auto", "none"):
             return Text(openers.search_start)
         return Open(openers.open.start, None if tool_choice == "required" else tool_choice)
@@ -154,18 +178,48 @@ class Grammar:
     def _name_start(self, form: int, only: str | None) -> Position:
         return Name(form, b"", only)
 
-    def _commit(self, commit: int, only: str | None) -> Position:
-        info = self.compiler.openers.commits[commit]
+    def open_alive(self, state: int, only: str | None) -> bool:
+        """Whether the call ``tool_choice`` asks for can still open from ``open`` state ``state``
+        (only named openers can lead to another tool's call; cached per state and tool)."""
+        if only is None or not self.dialect.named_openers:
+            return True
+        key = (state, only)
+        found = self._alive.get(key)
+        if found is None:
+            openers = self.openers
+            dfa = openers.open
+            found, seen, todo = False, {state}, [state]
+            while todo and not found:
+                row = dfa.row(todo.pop())
+                for t in {int(t) for t in row[row >= 0].tolist()} - seen:
+                    seen.add(t)
+                    if not dfa.arrays.exits[t]:
+                        todo.append(t)
+                    elif openers.commits[openers.commit_of(dfa, t)].tool in (None, only):
+                        found = True
+            with self._pin_lock:
+                self._alive[key] = found
+        return found
+
+    def _commit(self, commit: int, only: str | None, follow_ok: bool) -> Position | None:
+        """Where the call goes on once opener ``commit`` completed (``None``: a named opener
+        named another tool than the one ``tool_choice`` asks for)."""
+        info = self.openers.commits[commit]
+        if info.tool is not None:  # the name and the start of its tail are written already
+            if only is not None and only != info.tool:
+                return None
+            named = Name(info.form, info.tool.encode(), info.tool)
+            return self.walk(named, self.dialect.form_tail_literal(info.form), True, follow_ok)[0]
         return self._head(info.form, only) if info.head else Name(info.form, b"", only)
 
     def _head(self, form: int, only: str | None) -> Position:
         """Right after a tag: the form's head, or the name at once when the head is empty."""
-        head = self.compiler.openers.heads[form]
+        head = self.openers.heads[form]
         return Name(form, b"", only) if head.arrays.accepting[head.start] else Head(form, head.start, only)
 
     def after_special(self, pos: Position, tid: int, start_ok: bool) -> Position | None:
         """The position after a special token (no bytes), or ``None`` if it is not allowed there."""
-        openers = self.compiler.openers
+        openers = self.openers
         form = openers.special_forms.get(tid)
         if isinstance(pos, Text):
             if form is not None:
@@ -178,7 +232,7 @@ class Grammar:
     def walk(self, pos: Position, data: bytes, start_ok: bool, follow_ok: bool) -> tuple[Position | None, int]:
         """The position after ``data`` and the calls closed on the way (``None``: ``data`` leaves
         the language)."""
-        openers = self.compiler.openers
+        openers = self.openers
         names = self._names
         i, n, closed = 0, len(data), 0
         while i < n:
@@ -187,17 +241,21 @@ class Grammar:
                 i += used
                 if commit < 0:
                     return Text(state), closed
-                if not start_ok:
+                committed = self._commit(commit, None, follow_ok) if start_ok else None
+                if committed is None:
                     return None, closed
-                pos, start_ok = self._commit(commit, None), follow_ok
+                pos, start_ok = committed, follow_ok
             elif isinstance(pos, Open):
                 state, used, commit = openers.walk_open(pos.state, data[i:])
                 i += used
                 if state == SINK:
                     return None, closed
                 if commit < 0:
-                    return Open(state, pos.only), closed
-                pos = self._commit(commit, pos.only)
+                    return (Open(state, pos.only) if self.open_alive(state, pos.only) else None), closed
+                committed = self._commit(commit, pos.only, follow_ok)
+                if committed is None:
+                    return None, closed
+                pos = committed
             elif isinstance(pos, Head):
                 head = openers.heads[pos.form]
                 state = pos.state

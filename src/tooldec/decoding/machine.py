@@ -44,7 +44,7 @@ class Machine:
 
     Raises:
         ToolNotFoundError: ``tool_choice`` names no tool.
-        ValueError: ``auto`` with a dialect whose calls can only open the output, or a negative
+        ValueError: ``auto`` with a dialect whose openers in use can only open the output, or a negative
             ``max_calls``.
 
     Examples:
@@ -74,10 +74,11 @@ class Machine:
     ) -> None:
         if tool_choice not in ("auto", "required", "none") and tool_choice not in grammar.tools:
             raise ToolNotFoundError(f"tool_choice {tool_choice!r} is neither auto/required/none nor a tool name")
-        if tool_choice == "auto" and grammar.dialect.trigger is None:
+        if tool_choice == "auto" and not grammar.dialect.opens_in_text:
             raise ValueError(
-                f"dialect {grammar.dialect.name!r} has no trigger, so a call can only open the output: "
-                "use tool_choice='required' or a tool name")
+                f"{grammar.dialect!r} has no opener that may follow text, so a call can only open the output: "
+                "use tool_choice='required' or a tool name, or an opener that may follow text (e.g. "
+                "Pythonic(openers=['call']))")
         if max_calls is not None and max_calls < 0:
             raise ValueError(f"max_calls must be >= 0, got {max_calls}")
         self.grammar = grammar

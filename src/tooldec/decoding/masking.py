@@ -25,6 +25,7 @@ import numpy as np
 from ..automata.dfa import MID, SINK, LazyDFA
 from .grammar import Grammar
 from .masks import Mask
+from .openers import Committer
 from .positions import Head, Name, Open, Position, Tail, Text
 from .token_index import TokenIndex
 from .vector_walk import narrow_rows, walk_rows
@@ -52,7 +53,7 @@ def mask_at(grammar: Grammar, pos: Position, start_ok: bool, follow_ok: bool) ->
         compiler.tails.resize(tail.key)  # its DFA may have grown
         return compiler.masks.put(own_key if depends else shared_key, mask)
     if isinstance(pos, Text) and not start_ok:
-        key: tuple[object, ...] = (compiler.key, "text-closed", pos.state)
+        key: tuple[object, ...] = (grammar.openers_owner, "text-closed", pos.state)
     else:
         key = (grammar.serial, pos, start_ok, follow_ok)
     return compiler.masks.get_or_make(key, lambda: _compute(grammar, pos, start_ok, follow_ok))
@@ -91,10 +92,9 @@ def _text_base(grammar: Grammar, start_ok: bool) -> np.ndarray:
 
 
 def _text_mask(grammar: Grammar, pos: Text, start_ok: bool, follow_ok: bool) -> Mask:
-    openers = grammar.compiler.openers
+    openers = grammar.openers
     packed = _text_base(grammar, start_ok).copy()
-    bad = [c.token for c in openers.committers(pos.state)
-           if not start_ok or grammar.walk(grammar._commit(c.commit, None), c.rest, follow_ok, follow_ok)[0] is None]
+    bad = [c.token for c in openers.committers(pos.state) if not start_ok or not _commits(grammar, c, None, follow_ok)]
     if bad:
         ids = np.array(bad, dtype=np.int64)
         np.bitwise_and.at(packed, ids >> 3, ~np.left_shift(1, ids & 7).astype(np.uint8))
@@ -102,23 +102,28 @@ def _text_mask(grammar: Grammar, pos: Text, start_ok: bool, follow_ok: bool) -> 
     return Mask(packed, FAR if far else 0, _count=-1)
 
 
+def _commits(grammar: Grammar, committer: Committer, only: str | None, follow_ok: bool) -> bool:
+    """Whether a token that completes an opener carries on into a call that can still be written."""
+    after = grammar._commit(committer.commit, only, follow_ok)
+    return after is not None and grammar.walk(after, committer.rest, follow_ok, follow_ok)[0] is not None
+
+
 # -- opening ------------------------------------------------------------------------------------------
 
 
 def _open_mask(grammar: Grammar, pos: Open, follow_ok: bool) -> Mask:
-    openers = grammar.compiler.openers
+    openers = grammar.openers
     index = grammar.compiler.index
-    ids, _, committers = openers.open_committers(pos.state)
-    allowed = list(ids)
-    allowed += [c.token for c in committers
-                if grammar.walk(grammar._commit(c.commit, pos.only), c.rest, follow_ok, follow_ok)[0] is not None]
+    ids, ends, committers = openers.open_committers(pos.state)
+    allowed = [i for i, end in zip(ids, ends) if grammar.open_alive(end, pos.only)]
+    allowed += [c.token for c in committers if _commits(grammar, c, pos.only, follow_ok)]
     if pos.state == openers.open.start:
         allowed += list(openers.special_forms)
     return Mask.from_ids(np.array(allowed, dtype=np.int64), index.words, FAR)
 
 
 def _head_mask(grammar: Grammar, pos: Head, follow_ok: bool) -> Mask:
-    openers = grammar.compiler.openers
+    openers = grammar.openers
     index = grammar.compiler.index
     head = openers.heads[pos.form]
     ended_ids, _, rows, states, offsets = narrow_rows(index, head, pos.state)
@@ -214,7 +219,7 @@ def _cross(grammar: Grammar, pos: Tail, dfa: LazyDFA, rows: np.ndarray, states: 
     from ..dialects.base import NEXT_CALL
 
     index = grammar.compiler.index
-    openers = grammar.compiler.openers
+    openers = grammar.openers
     ok = np.zeros(rows.size, dtype=bool)
     after_bytes = np.zeros(rows.size, dtype=np.int64)
     depends = False

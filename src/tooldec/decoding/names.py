@@ -9,7 +9,7 @@ a snapshot never changes under a reader.
 from __future__ import annotations
 
 from bisect import bisect_left, insort
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 
 __all__ = ["NameIndex"]
 
@@ -27,8 +27,8 @@ class NameIndex:
 
     __slots__ = ("_bytes",)
 
-    def __init__(self, names: Iterable[str] = (), *, _sorted: list[bytes] | None = None) -> None:
-        self._bytes: list[bytes] = _sorted if _sorted is not None else sorted(n.encode() for n in names)
+    def __init__(self, names: Iterable[str] = (), *, _sorted: Sequence[bytes] | None = None) -> None:
+        self._bytes: Sequence[bytes] = _sorted if _sorted is not None else sorted(n.encode() for n in names)
 
     def __len__(self) -> int:
         return len(self._bytes)
@@ -115,4 +115,4 @@ class NameIndex:
         return [b.decode() for b in self._bytes[a:z]]
 
     def sorted_bytes(self) -> list[bytes]:
-        return self._bytes
+        return list(self._bytes)

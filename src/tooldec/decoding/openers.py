@@ -8,12 +8,15 @@
 
 Tags the vocabulary holds as special tokens are matched by id (``special_forms``); the others are
 text, matched in the byte stream like any text opener. Built once per compiler (vocabulary and
-dialect), immutable afterwards except the locked per-state scan of committing tokens.
+dialect), immutable afterwards except the locked per-state scan of committing tokens. A dialect
+with a named opener (Pythonic's ``[name(``, which commits only on a real tool name) gets one more
+set of tables per snapshot, built from its names (``Grammar.openers``).
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,12 +41,18 @@ class Committer:
 
 
 class OpenerTables:
-    """The opener automata of one dialect over one vocabulary (see the module docstring)."""
+    """The opener automata of one dialect over one vocabulary (see the module docstring).
 
-    def __init__(self, index: TokenIndex, dialect: Dialect) -> None:
+    Args:
+        index: The vocabulary's token index.
+        dialect: Whose openers.
+        names: The tool names named openers commit on (none: they never commit).
+    """
+
+    def __init__(self, index: TokenIndex, dialect: Dialect, names: Collection[str] = ()) -> None:
         self.index = index
         specials = {text: tid for tid, text in sorted(index.special.items(), reverse=True)}
-        auto = search_automaton(dialect, specials, window=index.longest)
+        auto = search_automaton(dialect, specials, window=index.longest, names=names)
         self.automaton = auto
         self.special_forms: dict[int, int] = {specials[tag]: form for tag, form in auto.special_tags.items()}
         self.commits: list[Commit] = auto.commits

@@ -10,7 +10,9 @@ included. The engine joins the pieces: the names come from the tool set, the tai
 compiled the first time its tool is chosen.
 
 Text mode watches for every opener byte-exactly, across any token split; from the last byte of a
-text opener (the first byte that commits to a call) the rest is constrained exactly. Which texts
+text opener (the first byte that commits to a call) the rest is constrained exactly. A *named*
+opener (Pythonic's ``[name(``) spells a tool's whole name before it commits, so its automaton is
+built per snapshot from the tool names. Which texts
 count as a call in auto mode is therefore exactly the list of :meth:`Dialect.openers`.
 """
 
@@ -109,10 +111,17 @@ class Opener:
     text: Callable[[NFA], Frag] | None = None
     anchor: Anchor = Anchor.ANYWHERE
     head: bool = False
+    named: bool = False
+    """The text is followed by a real tool name and the start of the form's tail
+    (:meth:`Dialect.form_tail_literal`, e.g. Pythonic's ``(``), and commits only at the last
+    byte of that: which texts open a call then depends on the tool set, so the engine builds
+    this opener's automaton per snapshot (``[get_weather(`` commits, ``[see here](url)`` is prose)."""
 
     def __post_init__(self) -> None:
         if (self.tag is None) == (self.text is None):
             raise ValueError(f"opener {self.name!r}: give exactly one of tag and text")
+        if self.named and (self.text is None or self.head):
+            raise ValueError(f"opener {self.name!r}: a named opener is text, and its name follows it at once")
 
 
 @dataclass(frozen=True)
@@ -138,7 +147,7 @@ class Dialect(abc.ABC):
 
     Args:
         openers: Names of the declared openers to keep (``("tag",)`` keeps only the official
-            one); ``None`` keeps them all.
+            one); ``None`` keeps the dialect's ``default_openers`` (all of them unless it says).
     """
 
     name: ClassVar[str]
@@ -146,12 +155,17 @@ class Dialect(abc.ABC):
     head: ClassVar[bytes]
     style: ClassVar[Style] = Style()
     stop_after_call: ClassVar[bool] = False
+    default_openers: ClassVar[tuple[str, ...] | None] = None
+    """The openers kept when ``openers`` is not given (``None``: every declared one)."""
     tail_literal: ClassVar[bytes] = b""
     """Bytes every form-0 tail of this dialect starts with: a token that runs from a name into
     them is checked against these without building the tool's automaton (a test keeps them honest)."""
 
     def __init__(self, *, openers: Sequence[str] | None = None) -> None:
         declared = [o.name for o in self.declared_openers()]
+        self._given = openers is not None
+        if openers is None:
+            openers = self.default_openers
         if openers is not None:
             unknown = sorted(set(openers) - set(declared))
             if unknown:
@@ -162,7 +176,7 @@ class Dialect(abc.ABC):
 
     def options(self) -> dict[str, Any]:
         """Everything that changes the grammar, for the compile key and ``repr``."""
-        return {} if self._keep is None else {"openers": self._keep}
+        return {"openers": self._keep} if self._given and self._keep is not None else {}
 
     @property
     def key(self) -> str:
@@ -187,6 +201,17 @@ class Dialect(abc.ABC):
         """The openers in use (the declared ones, filtered by the ``openers`` option)."""
         declared = self.declared_openers()
         return declared if self._keep is None else tuple(o for o in declared if o.name in self._keep)
+
+    @property
+    def named_openers(self) -> bool:
+        """Whether an opener in use depends on the tool names (its automaton is per snapshot)."""
+        return any(o.named for o in self.openers())
+
+    @property
+    def opens_in_text(self) -> bool:
+        """Whether a call can begin after free text (``tool_choice="auto"``): some opener in use
+        is not bound to the very start of the output."""
+        return any(o.anchor is not Anchor.START for o in self.openers())
 
     @property
     def forms(self) -> int:

@@ -3,35 +3,54 @@
 Meta's templates for these models ask for the reply ``[func_name1(param_name1=value1, ...),
 func_name2(...)]``: a Python list of calls with keyword arguments and literal values, and
 nothing else in the reply. vLLM's ``pythonic`` parser accordingly treats a reply as calls only
-when the whole of it is such a list.
+when the whole of it is such a list. Small models also write the list after a sentence, on a
+line of its own: the ``call`` opener takes those in auto mode.
 """
 
 from __future__ import annotations
 
 import ast
 import keyword
+import re
 from typing import Any, ClassVar
 
 from ..automata.json_schema import SchemaCompiler, Style, Syntax, Whitespace, dumps
 from ..automata.nfa import NFA, Frag
 from ..errors import InvalidToolNameError, UnsupportedSchemaError
 from ..tools import Tool
-from .base import NEXT_CALL, Dialect, ToolCall, require_plain_properties
+from .base import _OBJECT_NAME, NEXT_CALL, Anchor, CallScan, Dialect, Opener, ToolCall, require_plain_properties
 
 __all__ = ["Pythonic"]
 
 
 
 class Pythonic(Dialect):
-    """``[f(a=1, b="x"), g()]``: a list of keyword calls that starts the reply.
+    """``[f(a=1, b="x"), g()]``: a list of keyword calls.
 
-    There is no trigger (``trigger`` is ``None``): the call list can only open the output. A
-    text trigger ``[`` would turn every bracket of ordinary prose (markdown links, citations,
-    lists) into a forced tool call, and the models have no special token for the list;
-    Llama 4's optional ``<|python_start|>`` wrapper is left to the prompt. The grammar after the
-    name is ``(`` + ``name=value`` pairs in declared order (Python ``True``/``False``/``None``,
-    double-quoted strings, ``, `` between pairs) + ``)``, then ``]`` or, when ``next_call`` is
-    asked for, ``, `` and the next name.
+    There is no trigger (``trigger`` is ``None``) and no special token for the list (Llama 4's
+    optional ``<|python_start|>`` wrapper is left to the prompt). A bare ``[`` cannot open a
+    call in free text: it would turn every bracket of prose (markdown links, citations, check
+    boxes, lists) into a forced tool call. The openers (``openers=`` picks; the default keeps
+    ``start`` alone, so ``tool_choice="auto"`` must ask for ``call``):
+
+    * ``start``: ``[`` at the very start of the output commits (``required`` or a named tool:
+      the list is the whole reply, as Meta's template asks);
+    * ``call``: ``[`` + the *whole* name of a tool of the inventory + ``(``, at the start of
+      the answer or of a line (after spaces or tabs), commits at the ``(``; the opener is built
+      from the tool names, per snapshot. Before the ``(`` nothing is constrained, so prose
+      stays free however it begins: ``[1]``, ``[x] done``, ``[ ]``, ``[see here](url)``,
+      ``[get_weather]`` (a name without ``(``), ``[f(x) for x in xs]`` when ``f`` is no tool.
+      Why the whole name: a prefix cannot tell ``[get_weather(`` from ``[get a coffee]`` or
+      ``[g]``, and committing earlier would force prose into a call; the cost is that a
+      misspelled name (``[get_wether(``) is not corrected, only counted (an unknown tool);
+    * ``inline_call``: the same anywhere in a line (``I will call [get_weather(``), left out
+      of ``call`` because a list of calls inside a sentence or an expression is code
+      (``foo([bar(1)])``) more often than a tool call.
+
+    From the committing byte the rest is constrained exactly as a required call: ``name=value``
+    pairs in declared order (Python ``True``/``False``/``None``, double-quoted strings, ``, ``
+    between pairs), ``)``, then ``]`` or, when another call may follow, ``, `` and the next
+    name, a real one.
 
     Examples:
         >>> text = '[get_weather(city="Paris", days=3), math.factorial(number=5)]'
@@ -39,6 +58,9 @@ class Pythonic(Dialect):
         [('get_weather', {'city': 'Paris', 'days': 3}), ('math.factorial', {'number': 5})]
         >>> Pythonic().format_call(ToolCall("set_alarm", {"on": True, "label": None}))
         '[set_alarm(on=True, label=None)]'
+        >>> scan = Pythonic().scan('Checking.\\n[get_weather(city="Oslo")]\\n[get_time(tz=Oslo)]\\n[see](url)')
+        >>> [c.name for c in scan.calls], scan.broken
+        (['get_weather'], ['[get_time(tz=Oslo)]\\n[see](url)'])
     """
 
     name: ClassVar[str] = "pythonic"
@@ -46,6 +68,14 @@ class Pythonic(Dialect):
     head: ClassVar[bytes] = b"["
     tail_literal: ClassVar[bytes] = b"("
     style: ClassVar[Style] = Style(syntax=Syntax.PYTHON, whitespace=Whitespace.SPACED)
+    default_openers: ClassVar[tuple[str, ...] | None] = ("start",)
+
+    def declared_openers(self) -> tuple[Opener, ...]:
+        return (
+            Opener("start", 0, text=lambda nfa: nfa.literal(b"["), anchor=Anchor.START),
+            Opener("call", 0, text=_indented_bracket, anchor=Anchor.LINE, named=True),
+            Opener("inline_call", 0, text=lambda nfa: nfa.literal(b"["), named=True),
+        )
 
     def tail(self, nfa: NFA, tool: Tool, *, next_call: bool) -> Frag:
         """``(a=1, b="x")`` then ``]`` or ``, `` before the next name.
@@ -76,17 +106,27 @@ class Pythonic(Dialect):
         _check_parameters(tool)
 
     def parse_calls(self, text: str) -> list[ToolCall]:
-        calls: list[ToolCall] = []
-        position = 0
-        while (start := text.find("[", position)) >= 0:
-            end = _closing_bracket(text, start)
-            found = None if end is None else _calls(text[start:end + 1])
-            if end is None or found is None:
-                position = start + 1
+        """Every list of keyword calls in ``text``, wherever it is (after prose too)."""
+        return [call for _, _, found in _call_lists(text) for call in found]
+
+    def scan(self, text: str) -> CallScan:
+        """The calls, and as broken each ``[name(`` that did not become a list of calls: at the
+        start of the text or of a line (after indentation), and anywhere when ``inline_call``
+        is in use (exactly where the openers may commit, whatever the tool names), a list
+        comprehension (``[f(x) for x in xs]``) excepted; and each JSON object whose first key
+        is ``"name"`` outside the calls."""
+        lists = _call_lists(text)
+        spans = [(a, b) for a, b, _ in lists]
+        anywhere = any(o.name == "inline_call" for o in self.openers())
+        broken = []
+        for match in (_ANY_OPENER if anywhere else _LINE_OPENER).finditer(text):
+            at = match.start(1)
+            if any(a <= at < b for a, b in spans) or _is_comprehension(text, at):
                 continue
-            calls += found
-            position = end + 1
-        return calls
+            broken.append(text[at:at + 200])
+        broken += [text[m.start():m.start() + 200] for m in _OBJECT_NAME.finditer(text)
+                   if not any(a <= m.start() < b for a, b in spans)]
+        return CallScan([call for _, _, found in lists for call in found], broken)
 
     def render_result(self, call: ToolCall, result: str) -> str:
         """The result text as the tool message content (``ipython`` role for Llama)."""
@@ -95,6 +135,42 @@ class Pythonic(Dialect):
     def format_call(self, call: ToolCall) -> str:
         args = ", ".join(f"{key}={dumps(value, self.style)}" for key, value in call.arguments.items())
         return f"[{call.name}({args})]"
+
+
+_NAME = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
+_LINE_OPENER = re.compile(r"(?:^|(?<=\n))[ \t]*(\[" + _NAME + r"\()")
+_ANY_OPENER = re.compile(r"(\[" + _NAME + r"\()")
+
+
+def _indented_bracket(nfa: NFA) -> Frag:
+    """``[`` after any indentation (the ``call`` opener starts at a line start)."""
+    return nfa.seq(nfa.star(nfa.byte_ranges([(0x20, 0x20), (0x09, 0x09)])), nfa.literal(b"["))
+
+
+def _call_lists(text: str) -> list[tuple[int, int, list[ToolCall]]]:
+    """Each list of keyword calls in ``text``: ``(start, end, calls)``, ``text[start:end]`` the list."""
+    out: list[tuple[int, int, list[ToolCall]]] = []
+    position = 0
+    while (start := text.find("[", position)) >= 0:
+        end = _closing_bracket(text, start)
+        found = None if end is None else _calls(text[start:end + 1])
+        if end is None or found is None:
+            position = start + 1
+            continue
+        out.append((start, end + 1, found))
+        position = end + 1
+    return out
+
+
+def _is_comprehension(text: str, start: int) -> bool:
+    """Whether the bracket at ``start`` holds a list comprehension (code, not a call)."""
+    end = _closing_bracket(text, start)
+    if end is None:
+        return False
+    try:
+        return isinstance(ast.parse(text[start:end + 1], mode="eval").body, ast.ListComp)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return False
 
 
 def _check_parameters(tool: Tool) -> None:

@@ -21,10 +21,12 @@ __all__ = ["Commit", "OpenerWatch", "SearchAutomaton", "search_automaton"]
 
 @dataclass(frozen=True)
 class Commit:
-    """What completing one text opener leads to: the form, and whether its head comes next."""
+    """What completing one text opener leads to: the form, whether its head comes next, and for
+    a named opener the tool it named (the call goes on inside that tool's tail)."""
 
     form: int
     head: bool
+    tool: str | None = None
 
 
 @dataclass
@@ -63,8 +65,15 @@ class SearchAutomaton:
         return int(dfa.marks[state][len("commit"):])
 
 
-def search_automaton(dialect: Dialect, special: Collection[str] = (), *, window: int = 256) -> SearchAutomaton:
-    """The search automata of ``dialect``; tags in ``special`` are matched by token id instead."""
+def search_automaton(dialect: Dialect, special: Collection[str] = (), *, window: int = 256,
+                     names: Collection[str] | None = None) -> SearchAutomaton:
+    """The search automata of ``dialect``; tags in ``special`` are matched by token id instead.
+
+    Args:
+        names: The tool names a named opener (``Opener.named``) commits on, one commit per name;
+            ``None``: any dotted Python identifier, as one commit without a tool (for watching
+            text when the tools are not known: it holds back at least what the engine would).
+    """
     nfa = NFA()
     commits: list[Commit] = []
     special_tags: dict[str, int] = {}
@@ -74,6 +83,16 @@ def search_automaton(dialect: Dialect, special: Collection[str] = (), *, window:
     for opener in dialect.openers():
         if opener.tag is not None and opener.tag in special:
             special_tags[opener.tag] = opener.form
+            continue
+        if opener.named:
+            begin, ends = _named_opener(nfa, opener.text(nfa), dialect.form_tail_literal(opener.form),  # type: ignore[misc]
+                                        names)
+            for tool, end in ends:
+                nfa.mark(end, f"commit{len(commits)}")
+                commits.append(Commit(opener.form, False, tool))
+                nfa.epsilon(end, done)
+            starts[opener.anchor].append(begin)
+            commit_bytes.add(dialect.form_tail_literal(opener.form)[-1])
             continue
         piece = nfa.literal(opener.tag.encode()) if opener.tag is not None else opener.text(nfa)  # type: ignore[misc]
         label = f"commit{len(commits)}"
@@ -107,6 +126,45 @@ def search_automaton(dialect: Dialect, special: Collection[str] = (), *, window:
                            search.state_of([loop]), frozenset(quiet))
 
 
+_IDENT_START = [(0x41, 0x5A), (0x5F, 0x5F), (0x61, 0x7A)]
+_IDENT = [(0x30, 0x39), *_IDENT_START]
+
+
+def _named_opener(nfa: NFA, piece: tuple[int, int], literal: bytes,
+                  names: Collection[str] | None) -> tuple[int, list[tuple[str | None, int]]]:
+    """``piece``, a tool name, then ``literal``: the start state and, per name, its end state.
+
+    The names are spelled as a byte trie (one state per prefix), so the automaton grows with the
+    total length of the names, and each name ends in its own state (its own commit).
+    """
+    if not literal:
+        raise ValueError("a named opener needs the form's tail to start with a fixed byte (form_tail_literal)")
+    ends: list[tuple[str | None, int]] = []
+    if names is None:
+        def word() -> tuple[int, int]:
+            return nfa.seq(nfa.byte_ranges(_IDENT_START), nfa.star(nfa.byte_ranges(_IDENT)))
+
+        dotted = nfa.seq(word(), nfa.star(nfa.seq(nfa.literal(b"."), word())))
+        after = nfa.seq(dotted, nfa.literal(literal))
+        nfa.epsilon(piece[1], after[0])
+        end = nfa.state()
+        nfa.epsilon(after[1], end)
+        return piece[0], [(None, end)]
+    nodes = {b"": piece[1]}
+    for name in sorted(names):
+        data = name.encode()
+        for i in range(1, len(data) + 1):
+            if data[:i] not in nodes:
+                nodes[data[:i]] = nfa.state()
+                nfa.edge(nodes[data[:i - 1]], data[i - 1], data[i - 1], nodes[data[:i]])
+        tail = nfa.literal(literal)
+        nfa.epsilon(nodes[data], tail[0])
+        end = nfa.state()
+        nfa.epsilon(tail[1], end)
+        ends.append((name, end))
+    return piece[0], ends
+
+
 def _bytes_into(nfa: NFA, target: int) -> set[int]:
     """Bytes on the edges that lead (through epsilon moves) into ``target``."""
     out: set[int] = set()
@@ -127,6 +185,12 @@ class OpenerWatch:
     Every tag counts as text here (special tokens are decoded to their text). Not thread-safe:
     one watch per generation.
 
+    Args:
+        dialect: Whose openers to watch for.
+        names: The tool names, for a dialect with a named opener (Pythonic's ``[name(``);
+            without them any dotted identifier counts, so a watch holds back at least what the
+            engine would.
+
     Examples:
         >>> from tooldec.dialects import Hermes
         >>> watch = OpenerWatch(Hermes())
@@ -138,11 +202,15 @@ class OpenerWatch:
         6
     """
 
-    def __init__(self, dialect: Dialect) -> None:
-        with _LOCK:
-            found = _SHARED.get(dialect.key)
-            if found is None:
-                found = _SHARED[dialect.key] = search_automaton(dialect)
+    def __init__(self, dialect: Dialect, names: Collection[str] | None = None) -> None:
+        if names is not None and dialect.named_openers:
+            found = search_automaton(dialect, names=names)
+        else:
+            with _LOCK:
+                shared = _SHARED.get(dialect.key)
+                if shared is None:
+                    shared = _SHARED[dialect.key] = search_automaton(dialect)
+            found = shared
         self._search = found
         self._state = found.search.start
         self._length = 0

@@ -10,6 +10,7 @@ dialect's own ``parse_calls`` as each one closes and sent as ``tool_calls``.
 from __future__ import annotations
 
 import codecs
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from ..dialects import Dialect, ToolCall
@@ -43,6 +44,8 @@ class Assembler:
         dialect: Parses the calls (every opener form it declares).
         watch: Hold back text that may still open a call (a request with tools); ``False``: all
             text is content.
+        names: The request's tool names, for a dialect whose opener names a tool (Pythonic's
+            ``call``): the watch then holds back exactly what the engine may turn into a call.
 
     Examples:
         >>> from tooldec.dialects import Hermes
@@ -57,9 +60,9 @@ class Assembler:
         ('Sure. ', 1)
     """
 
-    def __init__(self, dialect: Dialect, watch: bool = True) -> None:
+    def __init__(self, dialect: Dialect, watch: bool = True, names: Collection[str] | None = None) -> None:
         self.dialect = dialect
-        self.watch = OpenerWatch(dialect) if watch else None
+        self.watch = OpenerWatch(dialect, names) if watch else None
         self.raw = b""
         self.content = ""
         self.calls: list[ToolCall] = []

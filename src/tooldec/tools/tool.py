@@ -204,6 +204,15 @@ class Tool:
         return hashlib.sha256(text.encode()).hexdigest()
 
     @functools.cached_property
+    def inventory_entry(self) -> str:
+        """``name``, NUL, ``schema_hash``: what an inventory's key holds of this tool.
+
+        Entries sort as their names do (names are ASCII and NUL sorts before every name byte),
+        so sorted entries are in name order.
+        """
+        return f"{self.name}\0{self.schema_hash}"
+
+    @functools.cached_property
     def _validator(self) -> Draft202012Validator:
         return Draft202012Validator(self.parameters, format_checker=_format_checker())
 
@@ -219,6 +228,11 @@ class Tool:
     @functools.cached_property
     def _converters(self) -> dict[str, Converter]:
         return argument_converters(self.fn) if self.fn is not None else {}
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The fields and hashes; the validator and converters are rebuilt on use (a validator
+        that has resolved a reference holds local functions, which do not pickle)."""
+        return {k: v for k, v in self.__dict__.items() if k not in ("_validator", "_converters")}
 
     def __call__(self, **arguments: Any) -> Any:
         """Run the tool's function with the arguments by keyword, each of the type its parameter

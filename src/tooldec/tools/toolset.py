@@ -2,11 +2,17 @@
 
 The decoder compiles it into a snapshot whose names are a sorted index read as a trie (the paper's
 Fig. 3; ``tooldec.decoding.names``): adding or removing a tool costs its name, not a recompile.
+The set keeps that sorted index itself (built once for the initial tools, then one insertion or
+deletion per change), so compiling a registered set does not sort or hash its tools again.
 """
 
 from __future__ import annotations
 
+import hashlib
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Union
 
 from tooldec.errors import DuplicateToolError, ToolNotFoundError
@@ -15,10 +21,33 @@ from tooldec.tools.tool import Tool
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-__all__ = ["ToolLike", "ToolSet"]
+__all__ = ["Inventory", "ToolLike", "ToolSet", "inventory_digest"]
 
 #: Anything ``Tool.coerce`` turns into a tool.
 ToolLike = Union[Tool, Callable[..., Any], Mapping[str, Any], "type[BaseModel]"]
+
+
+def inventory_digest(entries: Iterable[str]) -> str:
+    """SHA-256 of tools' ``inventory_entry`` strings given in name order: the same tools give
+    the same digest whatever order they were registered in."""
+    return hashlib.sha256("\n".join(entries).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Inventory:
+    """A ``ToolSet`` at one version, as a compiler reads it. Immutable: any thread may share it.
+
+    Attributes:
+        version: The set's version it was taken at.
+        tools: The tools by name (a read-only view of a private copy).
+        sorted_names: The names as UTF-8 bytes, sorted (the name trie's leaves).
+        digest: :func:`inventory_digest` of the tools (names and schema hashes).
+    """
+
+    version: int
+    tools: Mapping[str, Tool]
+    sorted_names: tuple[bytes, ...]
+    digest: str
 
 
 class ToolSet:
@@ -29,6 +58,9 @@ class ToolSet:
 
     Raises:
         ToolRegistrationError: From :meth:`add`, for the first tool that cannot be added.
+
+    A ``ToolSet`` is not locked: change it from one thread, and share what
+    :meth:`inventory` or a compiler makes of it (both immutable).
 
     Examples:
         >>> def add(a: int, b: int) -> int:
@@ -51,7 +83,18 @@ class ToolSet:
         self._tools: dict[str, Tool] = {}
         self._version = 0
         for tool in tools:
-            self.add(tool)
+            self._put(Tool.coerce(tool))
+        entries = sorted(tool.inventory_entry for tool in self._tools.values())  # one sort for all
+        self._entries: list[str] = entries
+        self._names: list[bytes] = [entry[: entry.index("\0")].encode() for entry in entries]
+        self._inventory: Inventory | None = None
+
+    def _put(self, made: Tool) -> None:
+        if made.name in self._tools:
+            raise DuplicateToolError(
+                "a tool with this name is already in the set; remove it first or rename one", tool=made.name)
+        self._tools[made.name] = made
+        self._version += 1
 
     def add(self, tool: ToolLike) -> Tool:
         """Add a tool (anything ``Tool.coerce`` accepts); the set is unchanged if this raises.
@@ -64,11 +107,12 @@ class ToolSet:
             ToolRegistrationError: ``tool`` cannot be made into a ``Tool`` (bad name or schema, ...).
         """
         made = Tool.coerce(tool)
-        if made.name in self._tools:
-            raise DuplicateToolError(
-                "a tool with this name is already in the set; remove it first or rename one", tool=made.name)
-        self._tools[made.name] = made
-        self._version += 1
+        entry = made.inventory_entry
+        self._put(made)
+        data = made.name.encode()
+        i = bisect_left(self._names, data)
+        self._names.insert(i, data)
+        self._entries.insert(i, entry)
         return made
 
     def remove(self, name: str) -> Tool:
@@ -79,8 +123,19 @@ class ToolSet:
         """
         tool = self[name]
         del self._tools[name]
+        i = bisect_left(self._names, name.encode())
+        del self._names[i], self._entries[i]
         self._version += 1
         return tool
+
+    def inventory(self) -> Inventory:
+        """The set as it is now, immutable (made once per version: copies, no sorting)."""
+        found = self._inventory
+        if found is None or found.version != self._version:
+            found = Inventory(self._version, MappingProxyType(dict(self._tools)), tuple(self._names),
+                              inventory_digest(self._entries))
+            self._inventory = found
+        return found
 
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and name in self._tools

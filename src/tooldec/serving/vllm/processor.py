@@ -15,6 +15,9 @@ are finished in ``apply`` once vLLM has filled it in, without the overlap. A row
 cannot go on (a token the grammar refuses) is allowed only end-of-sequence tokens: it ends,
 never with a broken call.
 
+With ``TOOLDEC_VLLM_STATS=<path>`` in the engine's environment, each step's timings go to that
+file (:mod:`tooldec.serving.vllm.stats`).
+
 Load it with ``--logits-processors tooldec.serving.vllm.processor:ToolDecLogitsProcessor``, or
 installed, through the ``vllm.logits_processors`` entry point (vLLM then loads it in every
 engine of that environment).
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 import weakref
 from collections import OrderedDict
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -43,6 +47,7 @@ from ...tokens import Vocabulary
 from ...tokens.hf import from_hf_tokenizer
 from ..engine import Constraints
 from .args import KEY, ToolDecArgs
+from .stats import StepLog
 
 if TYPE_CHECKING:
     from vllm import SamplingParams
@@ -146,6 +151,7 @@ class ToolDecLogitsProcessor(LogitsProcessor):
         if not self.idle:
             self._engines[id(vllm_config)] = weakref.ref(vllm_config)
         self.rows: dict[int, _Row] = {}
+        self._stats: StepLog | None = None
         if self.idle:
             return
         model = vllm_config.model_config
@@ -159,6 +165,7 @@ class ToolDecLogitsProcessor(LogitsProcessor):
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tooldec-masks")
         self._job: Future[tuple[list[int], np.ndarray]] | None = None
         self._words = (self.width + 31) // 32
+        self._stats = StepLog.from_env()
 
     def is_argmax_invariant(self) -> bool:
         """The masks change which token is most likely."""
@@ -176,6 +183,8 @@ class ToolDecLogitsProcessor(LogitsProcessor):
         """Apply the batch changes, then start computing this step's masks on the worker."""
         if self.idle:
             return
+        if self._stats is not None:
+            self._stats.step_began()
         self._join()
         process_dict_updates(self.rows, batch_update, self._new_row)
         if self.rows:
@@ -185,7 +194,19 @@ class ToolDecLogitsProcessor(LogitsProcessor):
         """Write ``-inf`` into the constrained rows wherever their mask forbids a token."""
         if not self.rows:
             return logits
-        indices, allowed = self._join() or self._pool.submit(self._masks, sorted(self.rows.items())).result()
+        stats = self._stats
+        if stats is None:
+            return self._apply(logits, self._join())
+        start = time.perf_counter()
+        joined = self._join()
+        waited = time.perf_counter() - start
+        rows = len(self.rows)
+        logits = self._apply(logits, joined)
+        stats.applied(rows, time.perf_counter() - start, waited)
+        return logits
+
+    def _apply(self, logits: torch.Tensor, joined: tuple[list[int], np.ndarray] | None) -> torch.Tensor:
+        indices, allowed = joined or self._pool.submit(self._masks, sorted(self.rows.items())).result()
         if not indices:
             return logits
         late = [i for i, row in enumerate(indices) if self.rows[row].pending]
@@ -261,6 +282,7 @@ class ToolDecLogitsProcessor(LogitsProcessor):
         a placeholder (vLLM hands processors loaded only by entry point no tokens under async
         scheduling) is ended rather than left unconstrained.
         """
+        start = time.perf_counter()
         bitmask = np.zeros((len(rows), self._words), dtype=np.int32)
         masked = [True] * len(rows)
         cursors: list[tuple[int, Machine]] = []
@@ -282,6 +304,8 @@ class ToolDecLogitsProcessor(LogitsProcessor):
                 masked[i] = forbids
         keep = [i for i in range(len(rows)) if final or masked[i] or rows[i][1].pending]  # free text: nothing to apply
         allowed = np.unpackbits(bitmask[keep].view(np.uint8), axis=-1, bitorder="little").astype(bool)
+        if self._stats is not None:
+            self._stats.add_work(time.perf_counter() - start)
         return [rows[i][0] for i in keep], allowed
 
 

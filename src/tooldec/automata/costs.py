@@ -1,0 +1,317 @@
+"""Fewest bytes to acceptance from an NFA state, given its counted regions' counter classes.
+
+:class:`~tooldec.automata.dfa.LazyDFA` labels every DFA state with its distance to acceptance
+(budgets and shortest completions read it) and prunes NFA states that cannot accept; both rest on
+the per-NFA-state tables computed here once per automaton.
+"""
+
+from __future__ import annotations
+
+import functools
+import heapq
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from .nfa import NFA, TOP
+
+__all__ = ["INF", "MID", "Costs", "region_chains"]
+
+MID = -1
+"""Counter class: at least ``low`` and more than the window below ``high``."""
+INF = 1 << 60
+
+
+@dataclass
+class _RegionInfo:
+    unit_min: int = INF
+    sep_min: int = 0
+    passing: int = 0  # fewest bytes from entry to exit
+    band: int = 0
+
+
+class Costs:
+    """Fewest bytes to acceptance from an NFA state given its regions' counter classes.
+
+    Each scope (a region, or the top) gets distances to its target (the region's loop state,
+    or acceptance) with inner regions contracted to one edge of their passing cost; a state's
+    cost adds, region by region outwards, the units still owed (``low - count``) and the way out.
+    """
+
+    def __init__(self, nfa: NFA, accept: int, window: int) -> None:
+        self.nfa = nfa
+        self.window = window
+        n = nfa.size
+        self.local = [INF] * n
+        self.chars = [INF] * n  # text regions: fewest characters to the region's end
+        self.info = [_RegionInfo() for _ in nfa.regions]
+        self._cdist: dict[tuple[int, int], int] = {}
+        self._reach = self.reach = _reachable(nfa, accept)
+        self._members: dict[int, list[int]] = {}
+        for state, scope in enumerate(nfa.scope):
+            self._members.setdefault(scope, []).append(state)
+        self._children: dict[int, list[int]] = {}
+        for rid, reg in enumerate(nfa.regions):
+            self._children.setdefault(reg.parent, []).append(rid)
+        copied = self._copy_stamps()
+        for rid in range(len(nfa.regions) - 1, -1, -1):  # inner regions were created after outer ones
+            if rid not in copied:
+                self._scope(rid)
+        self._scope(TOP, accept)
+
+    def _copy_stamps(self) -> set[int]:
+        """Copy the tables of the regions inside stamped pieces from their template's, computed
+        once per template (a region's table depends only on what is inside it); returns the
+        regions copied. A dozen any-value properties are a dozen copies of one template."""
+        copied: set[int] = set()
+        for stamp in self.nfa.stamps:
+            if not stamp.template.regions:
+                continue
+            local, chars, info = _template_tables(stamp.template, stamp.frag[1], self.window)
+            end = stamp.base + stamp.template.size
+            self.local[stamp.base:end] = local
+            self.chars[stamp.base:end] = chars
+            self.info[stamp.rbase:stamp.rbase + len(info)] = info
+            copied.update(range(stamp.rbase, stamp.rbase + len(info)))
+        return copied
+
+    def band(self, region: int) -> int:
+        return self.info[region].band
+
+    def class_of(self, region: int, count: int) -> int:
+        """The exact count below ``low`` or within the band under ``high``, else ``MID``."""
+        reg = self.nfa.regions[region]
+        if count < reg.low:
+            return count
+        if reg.high is None or reg.high - count > self.info[region].band:
+            return MID
+        return count
+
+    def _scope(self, rid: int, target: int | None = None) -> None:
+        nfa = self.nfa
+        region = nfa.regions[rid] if rid != TOP else None
+        goal = (target if target is not None else -1) if region is None else region.loop
+        members = self._members.get(rid, [])
+        reverse: dict[int, list[tuple[int, int]]] = {s: [] for s in members}
+        children = self._children.get(rid, [])
+        for src in members:
+            for _, _, dst in nfa.edges[src]:
+                if nfa.scope[dst] == rid:
+                    reverse[dst].append((src, 1))
+            for dst in nfa.eps[src]:
+                if nfa.scope[dst] == rid:
+                    reverse[dst].append((src, 0))
+        for child in children:
+            reg = nfa.regions[child]
+            reverse[reg.exit].append((reg.entry, self.info[child].passing))
+        self._dijkstra(goal, reverse, self.local)
+        if region is None:
+            return
+        info = self.info[rid]
+        if region.text:
+            chars_rev: dict[int, list[tuple[int, int]]] = {s: [] for s in members}
+            units = region.units
+            for src in members:
+                for _, _, dst in nfa.edges[src]:
+                    if nfa.scope[dst] == rid:
+                        chars_rev[dst].append((src, 1 if src in units else 0))
+                for dst in nfa.eps[src]:
+                    if nfa.scope[dst] == rid:
+                        chars_rev[dst].append((src, 0))
+            self._dijkstra(region.loop, chars_rev, self.chars)
+            finite = [self.local[s] for s in members if self.local[s] < INF]
+            info.band = self.window + (max(finite) if finite else 0)
+            info.passing = self.text_dist(region.decide, region.high if region.high is not None else INF)
+            info.unit_min = 1
+            return
+        (unit,) = region.units
+        info.unit_min = self.local[unit]
+        if region.separator is not None:
+            info.sep_min = self.local[region.separator[0]] - info.unit_min
+        info.band = self.window
+        info.passing = 0 if region.low == 0 else region.low * info.unit_min + (region.low - 1) * info.sep_min
+
+    @staticmethod
+    def _dijkstra(goal: int, reverse: dict[int, list[tuple[int, int]]], out: list[int]) -> None:
+        if goal not in reverse:
+            return
+        out[goal] = 0
+        heap = [(0, goal)]
+        while heap:
+            d, node = heapq.heappop(heap)
+            if d > out[node]:
+                continue
+            for src, weight in reverse[node]:
+                cand = d + weight
+                if cand < out[src]:
+                    out[src] = cand
+                    heapq.heappush(heap, (cand, src))
+
+    def text_dist(self, state: int, budget: int) -> int:
+        """Fewest bytes from ``state`` to its text region's end using at most ``budget`` characters."""
+        if budget >= INF or self.chars[state] >= INF or self.chars[state] > budget:
+            return self.local[state] if self.chars[state] <= budget else INF
+        if self.local[state] <= budget:  # a path spends at most one character per byte, so the
+            return self.local[state]  # fewest-bytes path fits (the common case: no search)
+        key = (state, budget)
+        found = self._cdist.get(key)
+        if found is not None:
+            return found
+        nfa = self.nfa
+        rid = nfa.scope[state]
+        region = nfa.regions[rid]
+        units = region.units
+        best: dict[tuple[int, int], int] = {(state, budget): 0}
+        heap = [(0, state, budget)]
+        result = INF
+        while heap:
+            d, node, left = heapq.heappop(heap)
+            if d > best.get((node, left), INF):
+                continue
+            if node == region.loop:
+                result = d
+                break
+            for dst in nfa.eps[node]:
+                if nfa.scope[dst] == rid and d < best.get((dst, left), INF):
+                    best[(dst, left)] = d
+                    heapq.heappush(heap, (d, dst, left))
+            cost = 1 if node in units else 0
+            if left - cost < 0:
+                continue
+            for _, _, dst in nfa.edges[node]:
+                key2 = (dst, left - cost)
+                if nfa.scope[dst] == rid and d + 1 < best.get(key2, INF):
+                    best[key2] = d + 1
+                    heapq.heappush(heap, (d + 1, dst, left - cost))
+        self._cdist[key] = result
+        return result
+
+    def viable(self, state: int, classes: dict[int, int]) -> bool:
+        if not self._reach[state]:
+            return False
+        rid = self.nfa.scope[state]
+        if rid == TOP:
+            return True
+        region = self.nfa.regions[rid]
+        cls = classes.get(rid, MID)
+        if cls == MID or region.high is None or not region.text:
+            return True
+        return self.chars[state] <= region.high - cls
+
+    def of(self, states: Iterable[int], classes: dict[int, int]) -> int:
+        memo: dict[int, int] = {}
+        best = min((self.cost(s, classes, memo) for s in states), default=INF)
+        return best if best < INF else -1
+
+    def cost(self, state: int, classes: dict[int, int], memo: dict[int, int]) -> int:
+        found = memo.get(state)
+        if found is not None:
+            return found
+        nfa = self.nfa
+        rid = nfa.scope[state]
+        if rid == TOP:
+            result = self.local[state]
+        else:
+            region = nfa.regions[rid]
+            info = self.info[rid]
+            cls = classes.get(rid, MID)
+            out = self.cost(region.exit, classes, memo)
+            if region.text:
+                left = INF if cls == MID or region.high is None else region.high - cls
+                result = self.text_dist(state, left) + out
+            else:
+                step = info.sep_min + info.unit_min
+
+                def owed(c: int) -> int:
+                    return 0 if c == MID else max(0, region.low - c) * step
+
+                def after_one() -> int:
+                    return owed(MID if cls == MID else self.class_of(rid, cls + 1)) + out
+
+                if state in (region.decide, region.loop):
+                    result = INF
+                    if cls == MID or cls >= region.low:
+                        result = out
+                    if cls == MID or region.high is None or cls < region.high:
+                        first = (info.sep_min if state == region.loop and region.separator is not None else 0)
+                        result = min(result, first + info.unit_min + after_one())
+                elif state in region.units or state in region.separator_states:
+                    result = self.local[state] + after_one()
+                else:
+                    result = self.local[state] + owed(cls) + out
+        result = min(result, INF)
+        memo[state] = result
+        return result
+
+
+def region_chains(nfa: NFA) -> list[tuple[int, ...]]:
+    """Per NFA state, the regions it is inside of, innermost first (one tuple per region, shared)."""
+    if not nfa.regions:
+        return []
+    by_region: list[tuple[int, ...]] = []
+    for rid, region in enumerate(nfa.regions):  # a parent region is created before its children
+        by_region.append((rid, *(by_region[region.parent] if region.parent != TOP else ())))
+    return [by_region[scope] if scope != TOP else () for scope in nfa.scope]
+
+
+@functools.lru_cache(maxsize=64)
+def _template_tables(template: NFA, end: int, window: int) -> tuple[list[int], list[int], list[_RegionInfo]]:
+    """A template's region tables (its top-level states left at ``INF``: their distances depend on
+    where the piece is stamped). The template never changes, so the tables are shared; never modified."""
+    costs = Costs(template, end, window)
+    top = [scope == TOP for scope in template.scope]
+    local = [INF if t else v for t, v in zip(top, costs.local)]
+    chars = [INF if t else v for t, v in zip(top, costs.chars)]
+    return local, chars, costs.info
+
+
+@functools.lru_cache(maxsize=64)
+def _template_reach(template: NFA, end: int) -> tuple[int, ...]:
+    """The states of a template that reach its end (offsets; shared, never modified)."""
+    return tuple(state for state, ok in enumerate(_reachable(template, end)) if ok)
+
+
+def _reachable(nfa: NFA, accept: int) -> list[bool]:
+    """Which NFA states can reach ``accept`` at all (guards ignored).
+
+    A stamped piece is left only through its end (nothing is added inside it afterwards), so
+    its states are not walked one by one: once its end is reached, the template's answer (which
+    of its states reach its end) is copied in.
+    """
+    n = nfa.size
+    inside = bytearray(n)  # 1: a state of a stamped piece other than its end
+    ends: dict[int, tuple[int, tuple[int, ...]]] = {}
+    for stamp in nfa.stamps:
+        size = stamp.template.size
+        inside[stamp.base:stamp.base + size] = b"\x01" * size
+        inside[stamp.base + stamp.frag[1]] = 0
+        ends[stamp.base + stamp.frag[1]] = (stamp.base, _template_reach(stamp.template, stamp.frag[1]))
+    reverse: list[list[int]] = [[] for _ in range(n)]
+    for src in range(n):
+        if inside[src]:
+            continue
+        for _, _, dst in nfa.edges[src]:
+            reverse[dst].append(src)
+        for dst in nfa.eps[src]:
+            reverse[dst].append(src)
+        for dst, _, _ in nfa.guarded[src]:
+            reverse[dst].append(src)
+    seen = [False] * n
+    seen[accept] = True
+    queue = deque([accept])
+    while queue:
+        node = queue.popleft()
+        stamped = ends.get(node)
+        if stamped is not None:
+            base, reach = stamped
+            for offset in reach:
+                state = base + offset
+                if not seen[state]:
+                    seen[state] = True
+                    if reverse[state]:  # entered from outside the piece
+                        queue.append(state)
+        for src in reverse[node]:
+            if not seen[src]:
+                seen[src] = True
+                queue.append(src)
+    return seen
