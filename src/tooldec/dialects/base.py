@@ -31,6 +31,7 @@ from ..automata.json_schema import SchemaCompiler, Style, Whitespace
 from ..automata.nfa import NFA, Frag
 from ..errors import UnsupportedSchemaError
 from ..tools import Tool
+from .scanning import NAME_OBJECT
 
 __all__ = ["Anchor", "CallScan", "Dialect", "NEXT_CALL", "Opener", "ToolCall", "json_ws", "require_plain_properties"]
 
@@ -39,7 +40,6 @@ NEXT_CALL = "next_call"
 
 _COMBINATORS = ("$ref", "allOf", "anyOf", "oneOf")
 _DECODER = json.JSONDecoder()
-_OBJECT_NAME = re.compile(r'\{\s*"name"\s*:')
 MAX_WHITESPACE = 24
 """Longest whitespace run between JSON tokens in the loose forms (fenced and bare objects)."""
 
@@ -56,6 +56,12 @@ def require_plain_properties(tool: Tool, why: str) -> None:
             raise UnsupportedSchemaError(
                 f"{why}; write the parameters as plain 'properties'", tool=tool.name, pointer="", keyword=word
             )
+
+
+def json_space(nfa: NFA) -> Frag:
+    """Any run of JSON whitespace, unbounded: inside an opener's text (``{  "name"``), which
+    commits to nothing until it is complete."""
+    return nfa.star(nfa.byte_ranges([(0x20, 0x20), (0x09, 0x0A), (0x0D, 0x0D)]))
 
 
 def json_ws(nfa: NFA) -> Frag:
@@ -278,7 +284,7 @@ class Dialect(abc.ABC):
             extra = text.count(trigger) - len(calls)
             starts = [m.start() for m in re.finditer(re.escape(trigger), text)]
             broken += [text[s:s + 200] for s in starts[len(starts) - extra:]] if extra > 0 else []
-        broken += [text[m.start():m.start() + 200] for m in _OBJECT_NAME.finditer(text)
+        broken += [text[m.start():m.start() + 200] for m in NAME_OBJECT.finditer(text)
                    if not _inside_call(text, m.start(), calls, self)]
         return CallScan(calls, broken)
 

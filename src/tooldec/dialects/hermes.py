@@ -11,7 +11,7 @@ from typing import Any, ClassVar, Literal
 from ..automata.json_schema import Style, Whitespace
 from ..automata.nfa import NFA, Frag
 from ..tools import Tool
-from .base import Anchor, CallScan, Dialect, Opener, ToolCall, json_ws, loose_style, name_head
+from .base import Anchor, CallScan, Dialect, Opener, ToolCall, json_space, json_ws, loose_style, name_head
 from .scanning import JsonForm, scan_json_calls
 
 __all__ = ["Hermes", "json_object_opener", "typed_opener"]
@@ -45,15 +45,11 @@ _FORMS = {  # per opener: where its object starts (the group: the text that comm
 }
 
 
-def _ws(nfa: NFA) -> Frag:
-    return nfa.star(nfa.byte_ranges([(0x20, 0x20), (0x09, 0x0A), (0x0D, 0x0D)]))
-
-
 def _fence(nfa: NFA) -> list[Frag]:
     """A ````` ```json ````` (or ``tool_call``, or bare) fence line and any whitespace after it."""
     lang = nfa.optional(nfa.alt(nfa.literal(b"json"), nfa.literal(b"tool_call")))
     return [nfa.literal(b"```"), lang, nfa.star(nfa.byte_ranges([(0x20, 0x20), (0x09, 0x09)])), nfa.literal(b"\n"),
-            _ws(nfa)]
+            json_space(nfa)]
 
 
 def json_object_opener(nfa: NFA, *, fenced: bool, first_key: bytes = b'"name"', indent: bool = True) -> Frag:
@@ -65,7 +61,7 @@ def json_object_opener(nfa: NFA, *, fenced: bool, first_key: bytes = b'"name"', 
         parts += _fence(nfa)
     elif indent:  # indentation only: a line of whitespace is a line, and the next one starts afresh
         parts.append(nfa.star(nfa.byte_ranges([(0x20, 0x20), (0x09, 0x09)])))
-    parts += [nfa.literal(b"{"), _ws(nfa), nfa.literal(first_key)]
+    parts += [nfa.literal(b"{"), json_space(nfa), nfa.literal(first_key)]
     return nfa.seq(*parts)
 
 
@@ -75,10 +71,10 @@ def typed_opener(nfa: NFA, *, fenced: bool = False, nested: bool = True) -> Frag
     ``fenced``. The form's head (``: "``) follows."""
     parts = _fence(nfa) if fenced else []
     for piece in (b"{", b'"type"', b":", b'"function"', b","):
-        parts += [nfa.literal(piece), _ws(nfa)]
+        parts += [nfa.literal(piece), json_space(nfa)]
     if nested:
         for piece in (b'"function"', b":", b"{"):
-            parts += [nfa.literal(piece), _ws(nfa)]
+            parts += [nfa.literal(piece), json_space(nfa)]
     parts.append(nfa.literal(b'"name"'))
     return nfa.seq(*parts)
 

@@ -22,7 +22,7 @@ from ..automata.json_schema import Style, Whitespace
 from ..automata.nfa import NFA, Frag
 from ..errors import InvalidToolNameError
 from ..tools import Tool
-from .base import NEXT_CALL, Anchor, CallScan, Dialect, Opener, ToolCall, json_ws, loose_style, name_head
+from .base import NEXT_CALL, Anchor, CallScan, Dialect, Opener, ToolCall, json_space, json_ws, loose_style, name_head
 from .scanning import JsonForm, scan_json_calls
 
 __all__ = ["Mistral"]
@@ -40,11 +40,8 @@ _FORMS = (
 
 def _list_opener(nfa: NFA) -> Frag:
     """``[{"name"`` at the start of a line, any JSON whitespace: a bare list of calls (``: "`` follows)."""
-    def ws() -> Frag:
-        return nfa.star(nfa.byte_ranges([(0x20, 0x20), (0x09, 0x0A), (0x0D, 0x0D)]))
-
-    return nfa.seq(nfa.star(nfa.byte_ranges([(0x20, 0x20), (0x09, 0x09)])), nfa.literal(b"["), ws(),
-                   nfa.literal(b"{"), ws(), nfa.literal(b'"name"'))
+    return nfa.seq(nfa.star(nfa.byte_ranges([(0x20, 0x20), (0x09, 0x09)])), nfa.literal(b"["), json_space(nfa),
+                   nfa.literal(b"{"), json_space(nfa), nfa.literal(b'"name"'))
 
 
 def _new_id() -> str:

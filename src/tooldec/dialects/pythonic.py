@@ -18,7 +18,8 @@ from ..automata.json_schema import SchemaCompiler, Style, Syntax, Whitespace, du
 from ..automata.nfa import NFA, Frag
 from ..errors import InvalidToolNameError, UnsupportedSchemaError
 from ..tools import Tool
-from .base import _OBJECT_NAME, NEXT_CALL, Anchor, CallScan, Dialect, Opener, ToolCall, require_plain_properties
+from .base import NEXT_CALL, Anchor, CallScan, Dialect, Opener, ToolCall, require_plain_properties
+from .scanning import NAME_OBJECT
 
 __all__ = ["Pythonic"]
 
@@ -124,7 +125,7 @@ class Pythonic(Dialect):
             if any(a <= at < b for a, b in spans) or _is_comprehension(text, at):
                 continue
             broken.append(text[at:at + 200])
-        broken += [text[m.start():m.start() + 200] for m in _OBJECT_NAME.finditer(text)
+        broken += [text[m.start():m.start() + 200] for m in NAME_OBJECT.finditer(text)
                    if not any(a <= m.start() < b for a, b in spans)]
         return CallScan([call for _, _, found in lists for call in found], broken)
 

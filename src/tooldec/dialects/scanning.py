@@ -13,10 +13,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["JsonForm", "scan_json_calls"]
+__all__ = ["NAME_OBJECT", "JsonForm", "scan_json_calls"]
 
 _DECODER = json.JSONDecoder()
-_NAME_OBJECT = re.compile(r'\{[ \t\r\n]*"name"[ \t\r\n]*:')  # JSON whitespace, as the openers take it
+NAME_OBJECT = re.compile(r'\{[ \t\r\n]*"name"[ \t\r\n]*:')
+"""A JSON object whose first key is ``"name"`` (JSON whitespace, as the openers take it): call-like text."""
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,7 @@ def scan_json_calls(text: str, forms: Sequence[JsonForm], make: Callable[[Any], 
             broken += [json.dumps(item)[:200] for item in whole if (form.make or make)(item) is None]
         spans.append((match.start(), end))
         pos = end
-    for match in _NAME_OBJECT.finditer(text):
+    for match in NAME_OBJECT.finditer(text):
         if not any(a <= match.start() < b for a, b in spans):
             broken.append(text[match.start():match.start() + 200])
     return calls, broken

@@ -8,12 +8,12 @@ back, never send it as content and take it back) and where a call began.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from ..automata.dfa import LazyDFA
 from ..automata.nfa import NFA
+from ..caches import BoundedCache
 from .base import Anchor, Dialect
 
 __all__ = ["Commit", "OpenerWatch", "SearchAutomaton", "search_automaton"]
@@ -175,8 +175,9 @@ def _bytes_into(nfa: NFA, target: int) -> set[int]:
     return out
 
 
-_SHARED: dict[str, SearchAutomaton] = {}
-_LOCK = threading.Lock()
+_SHARED: BoundedCache[tuple[str, tuple[str, ...] | None], SearchAutomaton] = BoundedCache(64, sizer=lambda _: 1)
+"""Search automata by dialect (and tool names, for a named opener): a server's watches share
+them, as the engine shares its opener tables. Bounded (64), locked."""
 
 
 class OpenerWatch:
@@ -203,14 +204,8 @@ class OpenerWatch:
     """
 
     def __init__(self, dialect: Dialect, names: Collection[str] | None = None) -> None:
-        if names is not None and dialect.named_openers:
-            found = search_automaton(dialect, names=names)
-        else:
-            with _LOCK:
-                shared = _SHARED.get(dialect.key)
-                if shared is None:
-                    shared = _SHARED[dialect.key] = search_automaton(dialect)
-            found = shared
+        named = tuple(sorted(names)) if names is not None and dialect.named_openers else None
+        found = _SHARED.get_or_make((dialect.key, named), lambda: search_automaton(dialect, names=named))
         self._search = found
         self._state = found.search.start
         self._length = 0

@@ -133,8 +133,9 @@ class Worker:
     def _generate(self, job: Job) -> Done:
         generator, vocab = self.generator, self.constraints.vocab
         machine = self._machine(job)
+        named = self.constraints.dialect.named_openers  # the names only matter to a named opener
         assembler = Assembler(self.constraints.dialect, watch=machine is not None,
-                              names=machine.grammar.names if machine is not None else None)
+                              names=machine.grammar.names if machine is not None and named else None)
         rng = np.random.default_rng(job.seed)
         budget = min(job.max_tokens, self.context - len(job.prompt_ids) - 1)
         if budget < 1:
