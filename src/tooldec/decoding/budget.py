@@ -9,6 +9,9 @@ tokens iff the position after it needs at most ``b - 1``: exactly, at every posi
 included (a name's need is the least over the tools below it).
 
 Needs are memoised in the compiler's bounded mask cache (per snapshot where names matter).
+
+An exact need before a name is a least over every tool; :mod:`.name_bounds` finds it from lower
+bounds, building a few tools' automata instead of every tool's in every form.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from ..errors import TokenizerError
 from .grammar import Grammar
 from .masking import FAR
 from .masks import Mask
+from .name_bounds import shortest_below
 from .positions import Head, Name, Open, Position, Tail, Text
 from .vector_walk import narrow_rows, walk_rows
 
@@ -92,14 +96,7 @@ def _shortest(grammar: Grammar, pos: Position, follow_ok: bool) -> Completion:
     openers = grammar.openers
     if isinstance(pos, Name):
         candidates = [pos.only] if pos.only is not None else grammar.name_index.below(pos.prefix)
-        texts = []
-        for name in candidates:
-            rest = name.encode()[len(pos.prefix):]
-            tail = grammar.tail(name, pos.form, follow_ok).dfa
-            texts.append(rest + tail.shortest(tail.start, {}))
-        if not texts:
-            raise ValueError(f"no tool below {pos.prefix!r}")
-        return 0, min(texts, key=lambda t: (len(t), t))
+        return 0, shortest_below(grammar, candidates, pos.prefix, pos.form, follow_ok)
     if isinstance(pos, Head):
         head = openers.heads[pos.form]
         return 0, head.shortest(pos.state) + shortest(grammar, Name(pos.form, b"", pos.only), follow_ok)[1]
@@ -156,6 +153,27 @@ def within(grammar: Grammar, pos: Position, mask: Mask, budget: int, start_ok: b
     return np.sort(ids[needs <= budget - 1]).astype(np.int32)
 
 
+def _after(grammar: Grammar, pos: Position, tid: int, start_ok: bool, follow_ok: bool) -> Position | None:
+    """The position after token ``tid`` (``None``: not allowed)."""
+    data = grammar.vocab.token_bytes[tid]
+    if data is None:
+        return grammar.after_special(pos, tid, start_ok)
+    return grammar.walk(pos, data, start_ok, follow_ok)[0]
+
+
+def _todo(grammar: Grammar, pos: Position, ids: np.ndarray) -> list[int]:
+    """Indices into ``ids`` of the tokens that may leave a call to finish (in text, only the
+    ones that complete an opener)."""
+    if not isinstance(pos, Text):
+        return list(range(ids.size))
+    risky = np.array(sorted({c.token for c in grammar.openers.committers(pos.state)}
+                            | set(grammar.openers.special_forms)), dtype=np.int64)
+    where = np.searchsorted(ids, risky)
+    where = where[(where < ids.size)]
+    risky_set = set(risky.tolist())
+    return [int(i) for i in where if int(ids[i]) in risky_set]
+
+
 def token_needs(grammar: Grammar, pos: Position, mask: Mask, start_ok: bool, follow_ok: bool) -> tuple[np.ndarray, np.ndarray]:
     """Every allowed token of ``mask`` with the tokens it leaves to finish the call."""
     if isinstance(pos, Tail):
@@ -172,24 +190,10 @@ class _Needs(tuple):  # type: ignore[type-arg]
 
 def _per_token_needs(grammar: Grammar, pos: Position, mask: Mask, start_ok: bool, follow_ok: bool) -> tuple[np.ndarray, np.ndarray]:
     """Walk each allowed token (only the committing ones in text: the rest leave nothing)."""
-    vocab = grammar.vocab
     ids = mask.ids
     needs = np.zeros(ids.size, dtype=np.int64)
-    if isinstance(pos, Text):  # only tokens that complete an opener leave something to finish
-        risky = np.array(sorted({c.token for c in grammar.openers.committers(pos.state)}
-                                | set(grammar.openers.special_forms)), dtype=np.int64)
-        where = np.searchsorted(ids, risky)
-        where = where[(where < ids.size)]
-        todo = [int(i) for i in where if int(ids[i]) in set(risky.tolist())]
-    else:
-        todo = list(range(ids.size))
-    for i in todo:
-        tid = int(ids[i])
-        data = vocab.token_bytes[tid]
-        if data is None:
-            after: Position | None = grammar.after_special(pos, tid, start_ok)
-        else:
-            after = grammar.walk(pos, data, start_ok, follow_ok)[0]
+    for i in _todo(grammar, pos, ids):
+        after = _after(grammar, pos, int(ids[i]), start_ok, follow_ok)
         needs[i] = FAR if after is None else need(grammar, after, follow_ok)
     return ids, needs
 

@@ -166,6 +166,10 @@ class Dialect(abc.ABC):
     tail_literal: ClassVar[bytes] = b""
     """Bytes every form-0 tail of this dialect starts with: a token that runs from a name into
     them is checked against these without building the tool's automaton (a test keeps them honest)."""
+    arguments_in_tail: ClassVar[bool] = False
+    """Every tail is fixed bytes around :meth:`arguments` in the form's style, so a tail's shortest
+    text is at least those bytes plus the shortest arguments: budgets then search the shortest call
+    among many tools from bounds (``decoding.name_bounds``; a test keeps this honest)."""
 
     def __init__(self, *, openers: Sequence[str] | None = None) -> None:
         declared = [o.name for o in self.declared_openers()]

@@ -113,6 +113,7 @@ class Hermes(Dialect):
     """
 
     name: ClassVar[str] = "hermes"
+    arguments_in_tail: ClassVar[bool] = True
     trigger: ClassVar[str | None] = "<tool_call>"
     head: ClassVar[bytes] = b'\n{"name": "'
     style: ClassVar[Style] = Style(whitespace=Whitespace.SPACED)

@@ -48,6 +48,7 @@ class Llama3Json(Dialect):
     """
 
     name: ClassVar[str] = "llama3_json"
+    arguments_in_tail: ClassVar[bool] = True
     trigger: ClassVar[str | None] = '{"name": "'
     head: ClassVar[bytes] = b""
     tail_literal: ClassVar[bytes] = b'", "parameters": '

@@ -69,6 +69,7 @@ class Mistral(Dialect):
     """
 
     name: ClassVar[str] = "mistral"
+    arguments_in_tail: ClassVar[bool] = True
     trigger: ClassVar[str | None] = _TRIGGER
     head: ClassVar[bytes] = b' [{"name": "'
     tail_literal: ClassVar[bytes] = b'", "arguments": '

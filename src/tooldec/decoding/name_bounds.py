@@ -1,0 +1,151 @@
+"""The shortest call below a name prefix without building every tool's automaton.
+
+A budget asks, before a name, for the shortest bytes that finish a call through any tool below
+what is written: the least over every tool of its remaining name and its tail's shortest text.
+Built naively, that is one tail automaton per tool and form, seconds for a new list of a thousand
+tools. Here the tools are visited from the smallest lower bound up and the search stops once the
+next bound exceeds the best text found, so only a handful of automata are built. The result is
+the same text, ties broken the same way.
+
+A tool's bound is its remaining name, plus the bytes every tail of the form has around the
+arguments (measured once per form on an empty schema), plus a lower bound of the arguments
+object read from the schema (:func:`least_bytes`). The last two only for dialects whose tails are
+fixed bytes around a JSON arguments object (``Dialect.arguments_in_tail``); for the others the
+bound is the remaining name alone.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..automata.dfa import LazyDFA
+from ..automata.json_schema import Syntax
+from ..automata.nfa import NFA
+from ..tools import Tool
+
+if TYPE_CHECKING:
+    from .grammar import Grammar
+
+__all__ = ["least_bytes", "shortest_below", "tail_floor"]
+
+_EMPTY = Tool("bound_probe", "", parameters={"type": "object", "properties": {}, "additionalProperties": False})
+_SCALAR = {"integer": 1, "number": 1, "boolean": 4, "null": 4}
+_COMPOSED = ("anyOf", "oneOf", "allOf", "not", "if", "$ref", "$dynamicRef")
+
+
+def least_bytes(schema: Any) -> int:
+    """A lower bound of the bytes of any JSON text valid under ``schema`` (in any whitespace).
+
+    Examples:
+        >>> least_bytes({"type": "object", "properties": {"city": {"type": "string", "minLength": 2}},
+        ...              "required": ["city"]})
+        13
+        >>> least_bytes({"anyOf": [{"type": "string"}, {"type": "integer"}]})
+        1
+    """
+    if not isinstance(schema, dict) or any(k in schema for k in _COMPOSED):
+        return 1 if schema is not False else 0
+    if "const" in schema:
+        return _least_value(schema["const"])
+    if "enum" in schema and isinstance(schema["enum"], list) and schema["enum"]:
+        return min(_least_value(v) for v in schema["enum"])
+    kinds = schema.get("type")
+    if kinds is None:
+        return 1
+    options = kinds if isinstance(kinds, list) else [kinds]
+    return min((_least_of_type(schema, kind) for kind in options), default=1)
+
+
+def _least_of_type(schema: dict[str, Any], kind: Any) -> int:
+    if kind in _SCALAR:
+        return _SCALAR[kind]
+    if kind == "string":
+        low = schema.get("minLength", 0)
+        return 2 + (low if isinstance(low, int) else 0)
+    if kind == "array":
+        low = schema.get("minItems", 0)
+        return 2 + (2 * low - 1 if isinstance(low, int) and low > 0 else 0)
+    if kind == "object":
+        required = schema.get("required", [])
+        props = schema.get("properties", {})
+        if not isinstance(required, list) or not isinstance(props, dict):
+            return 2
+        keys = [k for k in dict.fromkeys(required) if isinstance(k, str)]
+        body = sum(2 + len(k.encode()) + 1 + least_bytes(props.get(k, True)) for k in keys)
+        return 2 + body + max(len(keys) - 1, 0)
+    return 1
+
+
+def _least_value(value: Any) -> int:
+    """Bytes of the shortest JSON spelling of ``value`` (numbers: 1, whatever their spelling)."""
+    if isinstance(value, bool) or value is None:
+        return 4
+    if isinstance(value, (int, float)):
+        return 1
+    if isinstance(value, str):
+        return 2 + len(value.encode())
+    if isinstance(value, list):
+        return 2 + sum(_least_value(v) for v in value) + max(len(value) - 1, 0)
+    if isinstance(value, dict):
+        return 2 + sum(2 + len(str(k).encode()) + 1 + _least_value(v) for k, v in value.items()) + max(len(value) - 1, 0)
+    return len(json.dumps(value))
+
+
+def tail_floor(grammar: Grammar, form: int, chained: bool) -> int | None:
+    """Bytes every tail of ``form`` has besides its arguments (``None``: the dialect's tails are
+    not bytes around a JSON arguments object; no bound is taken from the schema). Cached per
+    compiler."""
+    compiler = grammar.compiler
+    key = ("tail-floor", compiler.key, form, chained)
+    found: object = compiler.masks.get(key)
+    if found is None:
+        found = compiler.masks.put(key, _floor(grammar, form, chained))  # type: ignore[arg-type]
+    assert isinstance(found, _Floor)
+    return None if found < 0 else int(found)
+
+
+def _floor(grammar: Grammar, form: int, chained: bool) -> _Floor:
+    dialect = grammar.dialect
+    style = dialect.form_style(form)
+    if not dialect.arguments_in_tail or style.syntax is not Syntax.JSON:
+        return _Floor(-1)
+    window = grammar.compiler.index.longest
+    nfa = NFA()
+    tail = LazyDFA(nfa, dialect.call_tail(nfa, _EMPTY, form=form, next_call=chained), window=window)
+    nfa = NFA()
+    args = LazyDFA(nfa, dialect.arguments(nfa, _EMPTY, style), window=window)
+    return _Floor(max(0, len(tail.shortest(tail.start, {})) - len(args.shortest(args.start, {}))))
+
+
+class _Floor(int):
+    """An int the bounded cache can size."""
+
+    nbytes = 64
+
+
+def shortest_below(grammar: Grammar, names: Sequence[str], prefix: bytes, form: int, follow_ok: bool) -> bytes:
+    """The shortest (then smallest) text finishing a call through one of ``names``, from ``prefix``.
+
+    Raises:
+        ValueError: ``names`` is empty.
+    """
+    if not names:
+        raise ValueError(f"no tool below {prefix!r}")
+    floor = tail_floor(grammar, form, follow_ok)
+    bounds = []
+    for name in names:
+        schema_part = 0 if floor is None else floor + least_bytes(grammar.tools[name].parameters)
+        bounds.append((len(name.encode()) - len(prefix) + schema_part, name))
+    bounds.sort()
+    best: bytes | None = None
+    for bound, name in bounds:
+        if best is not None and bound > len(best):
+            break
+        tail = grammar.tail(name, form, follow_ok).dfa
+        text = name.encode()[len(prefix):] + tail.shortest(tail.start, {})
+        if best is None or (len(text), text) < (len(best), best):
+            best = text
+    assert best is not None
+    return best
