@@ -29,6 +29,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
     p.add_argument("--port", type=int, default=8000, help="port (default: 8000)")
     p.add_argument("--dialect", choices=sorted(DIALECTS), default=Hermes.name, help="how the model writes calls")
+    p.add_argument("--openers", default=None,
+                   help="the dialect's openers that start a call in auto mode, comma-separated (e.g. "
+                        "'tag' for Hermes' official tag only, 'start,call' for Pythonic; default: the dialect's own)")
     p.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: TOOLDEC_THREADS or all)")
     p.add_argument("--n-ctx", type=int, default=8192, help="context window in tokens (default: 8192)")
     p.add_argument("--max-queue", type=int, default=256, help="requests waiting before 503 (default: 256)")
@@ -47,11 +50,13 @@ def build_service(args: argparse.Namespace) -> Service:
     from .engine import Constraints
     from .worker import Worker
 
+    openers = [name for name in (args.openers or "").split(",") if name]
+    dialect = get_dialect(args.dialect, **({"openers": openers} if openers else {}))  # refused before the model loads
     path = args.model or smollm2_gguf_path()
     llm, tokenizer = load_llama(path, n_ctx=args.n_ctx, threads=args.threads,
                                 progress=lambda message: print(message, file=sys.stderr))
     generator = generator_for(llm, tokenizer)
-    constraints = Constraints(generator.vocab, get_dialect(args.dialect), cache_size=args.cache_size)
+    constraints = Constraints(generator.vocab, dialect, cache_size=args.cache_size)
     worker = Worker(generator, constraints, max_queue=args.max_queue)
     return Service(args.served_model_name or Path(path).stem, tokenizer, worker, constraints)
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ...dialects import DIALECTS, Hermes
+from ...dialects import DIALECTS, Dialect, Hermes, get_dialect
 from ..engine import tools_key
 
 __all__ = ["KEY", "ToolDecArgs", "extra_args", "extra_body"]
@@ -33,6 +33,7 @@ class ToolDecArgs:
         parallel_tool_calls: Several calls in one answer.
         dialect: How the model writes calls (a name in ``tooldec.dialects.DIALECTS``).
         key: Cache key of the tool list.
+        openers: The dialect's openers to use in auto mode (``None``: its default ones).
     """
 
     tools: tuple[Mapping[str, Any], ...]
@@ -40,6 +41,15 @@ class ToolDecArgs:
     parallel_tool_calls: bool
     dialect: str
     key: str
+    openers: tuple[str, ...] | None = None
+
+    @property
+    def dialect_key(self) -> str:
+        """The dialect and its openers, as one cache key."""
+        return self.dialect if self.openers is None else f"{self.dialect}:{','.join(self.openers)}"
+
+    def make_dialect(self) -> Dialect:
+        return get_dialect(self.dialect, **({} if self.openers is None else {"openers": list(self.openers)}))
 
     @classmethod
     def parse(cls, value: Any) -> ToolDecArgs:
@@ -65,12 +75,30 @@ class ToolDecArgs:
         dialect = value.get("dialect", Hermes.name)
         if dialect not in DIALECTS:
             raise ValueError(f"extra_args[{KEY!r}]['dialect'] {dialect!r} is unknown; known: {', '.join(sorted(DIALECTS))}")
-        return cls(tuple(tools), choice, parallel, str(dialect), tools_key(tools))
+        openers = _openers(value.get("openers"), str(dialect))
+        return cls(tuple(tools), choice, parallel, str(dialect), tools_key(tools), openers)
 
     def to_json(self) -> str:
-        return json.dumps({"tools": list(self.tools), "tool_choice": self.tool_choice,
-                           "parallel_tool_calls": self.parallel_tool_calls, "dialect": self.dialect},
-                          ensure_ascii=False)
+        value: dict[str, Any] = {"tools": list(self.tools), "tool_choice": self.tool_choice,
+                                 "parallel_tool_calls": self.parallel_tool_calls, "dialect": self.dialect}
+        if self.openers is not None:
+            value["openers"] = list(self.openers)
+        return json.dumps(value, ensure_ascii=False)
+
+
+def _openers(value: Any, dialect: str) -> tuple[str, ...] | None:
+    """A list of the dialect's opener names, or ``None``; a name it does not declare is refused."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = [part for part in value.split(",") if part]
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+        raise ValueError(f"extra_args[{KEY!r}]['openers'] must be a non-empty list of opener names")
+    try:
+        get_dialect(dialect, openers=value)
+    except ValueError as error:
+        raise ValueError(f"extra_args[{KEY!r}]['openers']: {error}") from error
+    return tuple(value)
 
 
 def _choice(value: Any) -> str:
@@ -84,7 +112,8 @@ def _choice(value: Any) -> str:
 
 
 def extra_args(tools: Sequence[Mapping[str, Any]], tool_choice: Any = "auto", *,
-               parallel_tool_calls: bool = True, dialect: str = Hermes.name) -> dict[str, str]:
+               parallel_tool_calls: bool = True, dialect: str = Hermes.name,
+               openers: Sequence[str] | None = None) -> dict[str, str]:
     """``SamplingParams(extra_args=...)`` for vLLM's offline ``LLM``.
 
     Examples:
@@ -93,12 +122,15 @@ def extra_args(tools: Sequence[Mapping[str, Any]], tool_choice: Any = "auto", *,
         'required'
     """
     return {KEY: ToolDecArgs.parse({"tools": list(tools), "tool_choice": tool_choice,
-                                    "parallel_tool_calls": parallel_tool_calls, "dialect": dialect}).to_json()}
+                                    "parallel_tool_calls": parallel_tool_calls, "dialect": dialect,
+                                    "openers": None if openers is None else list(openers)}).to_json()}
 
 
 def extra_body(tools: Sequence[Mapping[str, Any]], tool_choice: Any = "auto", *,
-               parallel_tool_calls: bool = True, dialect: str = Hermes.name) -> dict[str, Any]:
+               parallel_tool_calls: bool = True, dialect: str = Hermes.name,
+               openers: Sequence[str] | None = None) -> dict[str, Any]:
     """The official ``openai`` client's ``extra_body`` for a vLLM server run without the
     ``tooldec`` tool parser: ``client.chat.completions.create(..., extra_body=extra_body(tools))``.
     """
-    return {"vllm_xargs": extra_args(tools, tool_choice, parallel_tool_calls=parallel_tool_calls, dialect=dialect)}
+    return {"vllm_xargs": extra_args(tools, tool_choice, parallel_tool_calls=parallel_tool_calls, dialect=dialect,
+                                     openers=openers)}

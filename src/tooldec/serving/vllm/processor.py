@@ -41,7 +41,6 @@ from vllm.v1.sample.logits_processor import BatchUpdate, LogitsProcessor
 from vllm.v1.sample.logits_processor.builtin import process_dict_updates
 
 from ...decoding import Machine
-from ...dialects import get_dialect
 from ...errors import ToolDecError
 from ...tokens import Vocabulary
 from ...tokens.hf import from_hf_tokenizer
@@ -124,10 +123,10 @@ class ToolDecLogitsProcessor(LogitsProcessor):
             args = ToolDecArgs.parse(value)
         except ValueError as error:
             raise VLLMValidationError(f"tooldec: {error}", parameter="vllm_xargs") from error
-        if _VALIDATED.seen(args.key + args.dialect + args.tool_choice):
+        if _VALIDATED.seen(args.key + args.dialect_key + args.tool_choice):
             return
         vocab = Vocabulary.from_tokens([bytes([b]) for b in range(256)])  # tools are checked without a model
-        constraints = Constraints(vocab, get_dialect(args.dialect))
+        constraints = Constraints(vocab, args.make_dialect())
         try:
             tools = constraints.tools(args.tools)
         except ToolDecError as error:
@@ -135,7 +134,7 @@ class ToolDecLogitsProcessor(LogitsProcessor):
         if args.tool_choice not in ("auto", "required", "none") and args.tool_choice not in tools:
             raise VLLMValidationError(f"tooldec: tool_choice names {args.tool_choice!r}, which is not in tools: "
                                       f"{', '.join(tools.names)}", parameter="tool_choice")
-        _VALIDATED.add(args.key + args.dialect + args.tool_choice)
+        _VALIDATED.add(args.key + args.dialect_key + args.tool_choice)
 
     _engines: ClassVar[dict[int, weakref.ref[Any]]] = {}
 
@@ -227,10 +226,11 @@ class ToolDecLogitsProcessor(LogitsProcessor):
 
     # -- worker thread -------------------------------------------------------------------------
 
-    def _constraints_for(self, dialect: str) -> Constraints:
-        constraints = self._constraints.get(dialect)
+    def _constraints_for(self, args: ToolDecArgs) -> Constraints:
+        """One ``Constraints`` (vocabulary prepared once) per dialect and openers in use."""
+        constraints = self._constraints.get(args.dialect_key)
         if constraints is None:
-            constraints = self._constraints[dialect] = Constraints(self.vocab, get_dialect(dialect))
+            constraints = self._constraints[args.dialect_key] = Constraints(self.vocab, args.make_dialect())
         return constraints
 
     def _args(self, raw: object) -> ToolDecArgs:
@@ -255,7 +255,7 @@ class ToolDecLogitsProcessor(LogitsProcessor):
         if row.machine is None:
             try:
                 args = self._args(row.raw)
-                constraints = self._constraints_for(args.dialect)
+                constraints = self._constraints_for(args)
                 compiled = constraints.compile(args.tools, args.key)
                 row.machine = constraints.machine(compiled, tool_choice=args.tool_choice,
                                                   parallel_tool_calls=args.parallel_tool_calls)

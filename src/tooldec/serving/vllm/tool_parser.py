@@ -9,7 +9,10 @@ for a JSON or structural-tag grammar (``supports_required_and_named = False``): 
 constrains auto, required and named choices itself, and this parser reads the calls of all of
 them with the dialect's own ``parse_calls`` (streaming and not), so calls come back as
 ``tool_calls`` and never as call-like ``content``. A client that already put ``tooldec`` into
-``vllm_xargs`` keeps its own value. ``TOOLDEC_DIALECT`` chooses the dialect (default: hermes).
+``vllm_xargs`` keeps its own value. ``TOOLDEC_DIALECT`` chooses the dialect (default: hermes)
+and ``TOOLDEC_OPENERS`` its openers (comma-separated, e.g. ``start,call`` for Pythonic; default:
+the dialect's own); for a named opener (Pythonic's ``call``) the request's tool names tell the
+parser where a call begins, as they tell the engine.
 """
 
 from __future__ import annotations
@@ -50,6 +53,17 @@ def _tool_dicts(tools: Sequence[Any]) -> list[dict[str, Any]]:
     return out
 
 
+def _tool_names(tools: Sequence[Any]) -> list[str]:
+    """The function names of a request's tools (OpenAI chat tools or Responses function tools)."""
+    names = []
+    for tool in tools:
+        function = getattr(tool, "function", None)
+        name = getattr(function, "name", None) if function is not None else getattr(tool, "name", None)
+        if isinstance(name, str):
+            names.append(name)
+    return names
+
+
 def _choice(request: ChatCompletionRequest | ResponsesRequest) -> str:
     choice = request.tool_choice
     if choice is None:
@@ -73,8 +87,14 @@ class ToolDecToolParser(ToolParser):
 
     def __init__(self, tokenizer: TokenizerLike, tools: list[Tool] | None = None) -> None:
         super().__init__(tokenizer, tools)
-        self.dialect: Dialect = get_dialect(os.environ.get("TOOLDEC_DIALECT", Hermes.name))
-        self.watch = OpenerWatch(self.dialect)  # every opener the dialect declares, byte-exactly
+        openers = [name for name in os.environ.get("TOOLDEC_OPENERS", "").split(",") if name]
+        self.openers = tuple(openers) or None
+        self.dialect: Dialect = get_dialect(os.environ.get("TOOLDEC_DIALECT", Hermes.name),
+                                            **({"openers": openers} if openers else {}))
+        # every opener the dialect declares, byte-exactly; a named one (Pythonic's ``[name(``)
+        # commits only on this request's tool names, as the logits processor does
+        self.names = _tool_names(self.tools) if self.dialect.named_openers else None
+        self.watch = OpenerWatch(self.dialect, self.names)
         self._fed = 0
         self._sent_content = 0
         self._call_start: int | None = None
@@ -89,14 +109,15 @@ class ToolDecToolParser(ToolParser):
             xargs[KEY] = ToolDecArgs.parse({
                 "tools": _tool_dicts(request.tools), "tool_choice": _choice(request),
                 "parallel_tool_calls": True if parallel is None else bool(parallel),
-                "dialect": self.dialect.name}).to_json()
+                "dialect": self.dialect.name,
+                "openers": None if self.openers is None else list(self.openers)}).to_json()
             request.vllm_xargs = xargs
         request.skip_special_tokens = False  # a call opener may be a special token
         return request
 
     def _call_offset(self, text: str) -> int | None:
         """Where the first call's opener begins in ``text`` (characters), if one completed."""
-        watch = OpenerWatch(self.dialect)
+        watch = OpenerWatch(self.dialect, self.names)
         raw = text.encode()
         watch.feed(raw)
         return None if watch.call_start is None else len(raw[:watch.call_start].decode("utf-8", errors="ignore"))

@@ -1,0 +1,34 @@
+"""A server's dialect options: which openers start a call in auto mode, chosen per request (vLLM's
+``vllm_xargs``) or per server (``tooldec serve --openers``), checked before anything is loaded."""
+
+from __future__ import annotations
+
+import pytest
+
+from tooldec.dialects import Hermes, Pythonic
+from tooldec.serving.cli import main
+from tooldec.serving.vllm.args import KEY, ToolDecArgs, extra_args
+
+TOOL = {"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {}}}}
+
+
+def test_openers_travel_with_the_request_and_make_the_dialect() -> None:
+    args = ToolDecArgs.parse(extra_args([TOOL], dialect="pythonic", openers=["start", "call"])[KEY])
+    assert args.openers == ("start", "call")
+    dialect = args.make_dialect()
+    assert isinstance(dialect, Pythonic) and dialect.named_openers
+    assert args.dialect_key != ToolDecArgs.parse(extra_args([TOOL], dialect="pythonic")[KEY]).dialect_key
+    only_tag = ToolDecArgs.parse({"tools": [TOOL], "openers": "tag"}).make_dialect()
+    assert isinstance(only_tag, Hermes) and [o.name for o in only_tag.openers()] == ["tag"]
+
+
+@pytest.mark.parametrize("openers", [["nope"], [], "", 3])
+def test_an_unknown_opener_is_refused_with_the_declared_ones(openers: object) -> None:
+    with pytest.raises(ValueError, match="openers"):
+        ToolDecArgs.parse({"tools": [TOOL], "dialect": "hermes", "openers": openers})
+
+
+def test_serve_refuses_an_unknown_opener_before_loading_the_model(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--dialect", "pythonic", "--openers", "start,nope", "--model", "/nonexistent.gguf"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown opener(s) ['nope']" in err and "declared: ['start', 'call', 'inline_call']" in err
