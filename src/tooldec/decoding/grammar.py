@@ -23,6 +23,7 @@ from ..errors import DuplicateToolError, ToolNotFoundError
 from ..tokens import Vocabulary
 from ..tools import Tool, ToolLike, ToolSet
 from .compiler import _SERIALS, CompiledTail, Compiler
+from .masking import mask_at
 from .names import NameIndex
 from .openers import OpenerTables
 from .positions import Head, Name, Open, Position, Tail, Text
@@ -308,8 +309,6 @@ class Grammar:
     # -- masks and budgets (see ``masking`` and ``budget``) ----------------------------------------
 
     def mask(self, pos: Position, start_ok: bool, follow_ok: bool) -> Mask:
-        from .masking import mask_at
-
         return mask_at(self, pos, start_ok, follow_ok)
 
 

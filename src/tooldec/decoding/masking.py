@@ -19,16 +19,20 @@ tokens never reach another tool's name, by the snapshot otherwise.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..automata.dfa import MID, SINK, LazyDFA
-from .grammar import Grammar
+from ..dialects.base import NEXT_CALL
 from .masks import Mask
 from .openers import Committer
 from .positions import Head, Name, Open, Position, Tail, Text
 from .token_index import TokenIndex
 from .vector_walk import narrow_rows, walk_rows
+
+if TYPE_CHECKING:
+    from .grammar import Grammar
 
 __all__ = ["FAR", "mask_at"]
 
@@ -216,8 +220,6 @@ class _Crossing:
 def _cross(grammar: Grammar, pos: Tail, dfa: LazyDFA, rows: np.ndarray, states: np.ndarray, offsets: np.ndarray,
            follow_ok: bool) -> _Crossing:
     """Finish the tokens that reached an exit, one per distinct (state, remainder)."""
-    from ..dialects.base import NEXT_CALL
-
     index = grammar.compiler.index
     openers = grammar.openers
     ok = np.zeros(rows.size, dtype=bool)
