@@ -9,6 +9,7 @@ offline, :func:`extra_body` and :func:`extra_args` build the value.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -17,7 +18,7 @@ from typing import Any
 from ...dialects import DIALECTS, Dialect, Hermes, get_dialect
 from ..engine import tools_key
 
-__all__ = ["KEY", "ToolDecArgs", "extra_args", "extra_body"]
+__all__ = ["KEY", "ToolDecArgs", "extra_args", "extra_body", "text_key"]
 
 KEY = "tooldec"
 """The key of ``SamplingParams.extra_args`` (and ``vllm_xargs``) that carries the arguments."""
@@ -32,7 +33,8 @@ class ToolDecArgs:
         tool_choice: ``"auto"``, ``"required"``, ``"none"`` or a tool name.
         parallel_tool_calls: Several calls in one answer.
         dialect: How the model writes calls (a name in ``tooldec.dialects.DIALECTS``).
-        key: Cache key of the tool list.
+        key: Cache key of the request's tools, choice and dialect (of the JSON text when it came as
+            text, :func:`text_key`; else :func:`~tooldec.serving.engine.tools_key` of the tools).
         openers: The dialect's openers to use in auto mode (``None``: its default ones).
     """
 
@@ -58,7 +60,9 @@ class ToolDecArgs:
         Raises:
             ValueError: Malformed JSON or a field of the wrong type; the message names it.
         """
+        key = None
         if isinstance(value, (str, bytes)):
+            key = text_key(value)
             try:
                 value = json.loads(value)
             except json.JSONDecodeError as error:
@@ -76,7 +80,7 @@ class ToolDecArgs:
         if dialect not in DIALECTS:
             raise ValueError(f"extra_args[{KEY!r}]['dialect'] {dialect!r} is unknown; known: {', '.join(sorted(DIALECTS))}")
         openers = _openers(value.get("openers"), str(dialect))
-        return cls(tuple(tools), choice, parallel, str(dialect), tools_key(tools), openers)
+        return cls(tuple(tools), choice, parallel, str(dialect), key or tools_key(tools), openers)
 
     def to_json(self) -> str:
         value: dict[str, Any] = {"tools": list(self.tools), "tool_choice": self.tool_choice,
@@ -84,6 +88,15 @@ class ToolDecArgs:
         if self.openers is not None:
             value["openers"] = list(self.openers)
         return json.dumps(value, ensure_ascii=False)
+
+
+def text_key(value: str | bytes) -> str:
+    """The key of arguments sent as JSON text: a hash of the text itself. A server gets the same
+    text with every request of a client, and hashing it is cheaper than writing a thousand tools
+    out again in canonical JSON (:func:`~tooldec.serving.engine.tools_key`); the same tools in
+    another text get another key here and meet again in the compiler's snapshot cache."""
+    data = value.encode() if isinstance(value, str) else value
+    return "text:" + hashlib.sha256(data).hexdigest()
 
 
 def _openers(value: Any, dialect: str) -> tuple[str, ...] | None:

@@ -45,7 +45,7 @@ from ...errors import ToolDecError
 from ...tokens import Vocabulary
 from ...tokens.hf import from_hf_tokenizer
 from ..engine import Constraints
-from .args import KEY, ToolDecArgs
+from .args import KEY, ToolDecArgs, text_key
 from .stats import StepLog
 
 if TYPE_CHECKING:
@@ -101,6 +101,25 @@ class _Validated:
 
 
 _VALIDATED = _Validated()
+_CHECKERS: OrderedDict[str, Constraints] = OrderedDict()
+_CHECKERS_LOCK = threading.Lock()
+
+
+def _checker(args: ToolDecArgs) -> Constraints:
+    """Checks tools for the API server without a model (a byte vocabulary), one per dialect and
+    openers (bounded, locked; a ``Constraints`` may be shared by threads)."""
+    with _CHECKERS_LOCK:
+        found = _CHECKERS.get(args.dialect_key)
+        if found is not None:
+            _CHECKERS.move_to_end(args.dialect_key)
+            return found
+    vocab = Vocabulary.from_tokens([bytes([b]) for b in range(256)])
+    made = Constraints(vocab, args.make_dialect(), cache_size=1)
+    with _CHECKERS_LOCK:
+        found = _CHECKERS.setdefault(args.dialect_key, made)
+        while len(_CHECKERS) > 16:
+            _CHECKERS.popitem(last=False)
+    return found
 
 
 class ToolDecLogitsProcessor(LogitsProcessor):
@@ -119,14 +138,17 @@ class ToolDecLogitsProcessor(LogitsProcessor):
         value = (sampling_params.extra_args or {}).get(KEY)
         if value is None:
             return
+        mark = text_key(value) if isinstance(value, (str, bytes)) else None
+        if mark is not None and _VALIDATED.seen(mark):
+            return  # the same text was checked before: not even parsed again
         try:
             args = ToolDecArgs.parse(value)
         except ValueError as error:
             raise VLLMValidationError(f"tooldec: {error}", parameter="vllm_xargs") from error
-        if _VALIDATED.seen(args.key + args.dialect_key + args.tool_choice):
+        mark = mark or args.key + args.dialect_key + args.tool_choice
+        if _VALIDATED.seen(mark):
             return
-        vocab = Vocabulary.from_tokens([bytes([b]) for b in range(256)])  # tools are checked without a model
-        constraints = Constraints(vocab, args.make_dialect())
+        constraints = _checker(args)
         try:
             tools = constraints.tools(args.tools)
         except ToolDecError as error:
@@ -134,7 +156,7 @@ class ToolDecLogitsProcessor(LogitsProcessor):
         if args.tool_choice not in ("auto", "required", "none") and args.tool_choice not in tools:
             raise VLLMValidationError(f"tooldec: tool_choice names {args.tool_choice!r}, which is not in tools: "
                                       f"{', '.join(tools.names)}", parameter="tool_choice")
-        _VALIDATED.add(args.key + args.dialect_key + args.tool_choice)
+        _VALIDATED.add(mark)
 
     _engines: ClassVar[dict[int, weakref.ref[Any]]] = {}
 

@@ -1,5 +1,6 @@
-"""A server's dialect options: which openers start a call in auto mode, chosen per request (vLLM's
-``vllm_xargs``) or per server (``tooldec serve --openers``), checked before anything is loaded."""
+"""What a request tells a server: the dialect's openers (which start a call in auto mode), chosen
+per request (vLLM's ``vllm_xargs``) or per server (``tooldec serve --openers``) and checked before
+anything is loaded; and the key its tools are cached by."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import pytest
 
 from tooldec.dialects import Hermes, Pythonic
 from tooldec.serving.cli import main
-from tooldec.serving.vllm.args import KEY, ToolDecArgs, extra_args
+from tooldec.serving.engine import tools_key
+from tooldec.serving.vllm.args import KEY, ToolDecArgs, extra_args, text_key
 
 TOOL = {"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {}}}}
 
@@ -32,3 +34,13 @@ def test_serve_refuses_an_unknown_opener_before_loading_the_model(capsys: pytest
     assert main(["--dialect", "pythonic", "--openers", "start,nope", "--model", "/nonexistent.gguf"]) == 2
     err = capsys.readouterr().err
     assert "unknown opener(s) ['nope']" in err and "declared: ['start', 'call', 'inline_call']" in err
+
+
+def test_arguments_sent_as_text_are_keyed_by_the_text() -> None:
+    """A server hashes the text a client sends with every request instead of writing the tools out
+    again; decoded arguments (offline) keep the canonical key, the same for any key order."""
+    text = extra_args([TOOL], "required")[KEY]
+    assert ToolDecArgs.parse(text).key == text_key(text) == text_key(text.encode())
+    assert ToolDecArgs.parse(text.replace('"required"', '"auto"')).key != text_key(text)
+    reordered = {"function": dict(reversed(list(TOOL["function"].items()))), "type": "function"}
+    assert ToolDecArgs.parse({"tools": [reordered]}).key == tools_key([TOOL]) == ToolDecArgs.parse({"tools": [TOOL]}).key
