@@ -12,7 +12,7 @@ import pytest
 from tooldec.bench.walks import check_walk, random_walk
 from tooldec.decoding import Grammar, Machine, Mode
 from tooldec.decoding.budget import shortest
-from tooldec.dialects import Hermes
+from tooldec.dialects import Dialect, Hermes, Mistral, Pythonic
 from tooldec.errors import BudgetError
 from tooldec.tokens import Vocabulary
 from tooldec.tools import ToolSet
@@ -119,3 +119,31 @@ def test_a_budget_is_never_left_without_a_token(grammars: Grammar) -> None:
                 break
         assert machine.calls_completed == 1
         assert np.all(machine.allowed_token_ids().size > 0)
+
+
+LIST_TOOLS = [
+    {"name": "add", "description": "Add numbers.", "parameters": {"type": "object", "properties": {
+        "numbers": {"type": "array", "items": {"type": "number"}, "maxItems": 8}}, "required": ["numbers"]}},
+    {"name": "ping", "parameters": {"type": "object", "properties": {}}},
+]
+
+
+@pytest.mark.parametrize("dialect", [Pythonic(), Mistral()], ids=["pythonic", "mistral"])
+def test_a_list_separator_is_counted_with_the_next_call(dialect: Dialect, any_vocab: Vocabulary) -> None:
+    """In a list of calls, ``, `` (``, {"name": "``) is where another call begins, not an end: a
+    token that writes it must leave room for a whole call more (a walk at the least budget once
+    reached an empty mask after ``]),`` with one token left)."""
+    grammar = Grammar(ToolSet(LIST_TOOLS), any_vocab, dialect)
+    rng = random.Random(0)
+    for walk in range(12):
+        machine = Machine(grammar, tool_choice="required")
+        budget = machine.min_tokens() + walk % 4
+        for step in range(budget):
+            ids = machine.allowed_token_ids(budget=budget - step)
+            assert ids.size, (walk, step, machine.text, machine.position)
+            # the walk leans on separators: a token with a comma whenever one is allowed
+            commas = [int(t) for t in ids if b"," in (any_vocab.token_bytes[int(t)] or b"")]
+            assert machine.advance(rng.choice(commas) if commas and walk % 2 else int(ids[rng.randrange(ids.size)]))
+            if machine.is_accepting():
+                break
+        assert machine.calls_completed >= 1 and machine.is_accepting(), (walk, machine.text)

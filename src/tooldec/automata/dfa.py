@@ -409,13 +409,18 @@ class LazyDFA:
         It depends on the state alone: exact counts matter only near a bound, and there the
         state's classes are exact (``counts`` is accepted for symmetry and ignored).
         """
+        return self.shortest_to(sid)[0]
+
+    def shortest_to(self, sid: int) -> tuple[bytes, int]:
+        """:meth:`shortest` and the accepting state it ends in (whose mark may say the text goes on,
+        as a list's separator before another call does)."""
         out = bytearray()
         steps = self._short_steps
         while True:
             step = steps.get(sid)
             if step is None:
                 if self.arrays.accepting[sid]:
-                    return bytes(out)
+                    return bytes(out), sid
                 step = steps[sid] = self._short_step(sid)
             out.append(step[0])
             sid = step[1]

@@ -22,8 +22,9 @@ import numpy as np
 
 from ..automata.dfa import MID, SINK
 from ..errors import TokenizerError
+from .compiler import CompiledTail
 from .grammar import Grammar
-from .masking import FAR
+from .masking import FAR, shortest_in_tail
 from .masks import Mask
 from .name_bounds import shortest_below
 from .positions import Head, Name, Open, Position, Tail, Text
@@ -79,12 +80,23 @@ def shortest(grammar: Grammar, pos: Position, follow_ok: bool) -> Completion:
     if isinstance(pos, Text):
         return 0, b""
     if isinstance(pos, Tail):
-        tail = grammar.tail(pos.tool, pos.form, pos.chained)
-        dfa = tail.dfa
-        key: tuple[object, ...] = ("short-tail", tail.serial, pos.state, pos.counts)
-        return _cached(grammar, key, lambda: _Completion((0, dfa.shortest(pos.state, dict(pos.counts)))))  # type: ignore[return-value]
+        return 0, tail_text(grammar, pos.form, grammar.tail(pos.tool, pos.form, pos.chained), pos.state, follow_ok)
     key = ("short", grammar.serial, pos, follow_ok)
     return _cached(grammar, key, lambda: _Completion(_shortest(grammar, pos, follow_ok)))  # type: ignore[return-value]
+
+
+def tail_text(grammar: Grammar, form: int, tail: CompiledTail, state: int, follow_ok: bool) -> bytes:
+    """The canonical completion from a state of a tail automaton of ``form``. Where the shortest
+    way runs into a list's separator (``, `` before another call, after which the tail accepts),
+    the call goes on: the shortest next call is part of it."""
+    key = ("short-tail", tail.serial, state)  # the tail part: shared by every snapshot using the automaton
+    found: _TailEnd = _cached(grammar, key, lambda: _TailEnd(shortest_in_tail(tail.dfa, state)))  # type: ignore[assignment]
+    text: bytes = found[0]
+    return text + shortest(grammar, Name(form, b"", None), follow_ok)[1] if found[1] else text
+
+
+class _TailEnd(tuple):  # type: ignore[type-arg]
+    nbytes = 128
 
 
 def _best(options: list[Completion], grammar: Grammar) -> Completion:
@@ -207,8 +219,7 @@ def _tail_needs(grammar: Grammar, pos: Tail, mask: Mask, follow_ok: bool) -> tup
     counts = dict(pos.counts)
 
     def state_need(state: int) -> int:
-        end_counts = {r: c for r, c in dfa.classes(state) if c != MID}
-        return tokens_of(grammar, dfa.shortest(state, end_counts))
+        return tokens_of(grammar, tail_text(grammar, pos.form, compiled, state, follow_ok))
 
     ids_out: list[np.ndarray] = []
     needs_out: list[np.ndarray] = []
@@ -217,8 +228,7 @@ def _tail_needs(grammar: Grammar, pos: Tail, mask: Mask, follow_ok: bool) -> tup
         table = compiler.string_table(grammar.dialect.form_style(pos.form))
         string = table.walk(table.start_state)
         count = spot.count_class
-        after_quote = dfa.shortest(spot.after_quote, {r: c for r, c in dfa.classes(spot.after_quote) if c != MID}) \
-            if spot.after_quote != SINK else b""
+        after_quote = tail_text(grammar, pos.form, compiled, spot.after_quote, follow_ok) if spot.after_quote != SINK else b""
         low = spot.low
         finals = string.inside_finals.astype(np.int64)
         owed = np.zeros(finals.size, dtype=np.int64) if count == MID else np.maximum(0, low - count - string.inside_chars)

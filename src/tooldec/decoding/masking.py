@@ -34,7 +34,7 @@ from .vector_walk import narrow_rows, walk_rows
 if TYPE_CHECKING:
     from .grammar import Grammar
 
-__all__ = ["FAR", "mask_at"]
+__all__ = ["FAR", "mask_at", "shortest_in_tail"]
 
 FAR = 1 << 30
 """``max_after`` of tokens that lead into another call's name: counted exactly by the budget."""
@@ -245,6 +245,24 @@ def _cross(grammar: Grammar, pos: Tail, dfa: LazyDFA, rows: np.ndarray, states: 
     return _Crossing(ok, after_bytes, depends)
 
 
+def shortest_in_tail(dfa: LazyDFA, state: int) -> tuple[bytes, bool]:
+    """A tail state's shortest completion, and whether it ends in a list's separator (``, ``
+    before another call, after which a tail accepts): the call then goes on into the next one."""
+    text, end = dfa.shortest_to(state)
+    return text, dfa.marks.get(end) == NEXT_CALL
+
+
+def _bytes_after(dfa: LazyDFA, states: np.ndarray) -> np.ndarray:
+    """Bytes left to finish from each tail state (its distance), ``FAR`` where the shortest way
+    goes on into another call (the budget counts those exactly)."""
+    after: np.ndarray = dfa.arrays.dist[states].astype(np.int64)
+    if states.size and NEXT_CALL in dfa.nfa.marks.values():
+        for state in np.unique(states).tolist():
+            if shortest_in_tail(dfa, state)[1]:
+                after[states == state] = FAR
+    return after
+
+
 def _tail_mask(grammar: Grammar, pos: Tail, follow_ok: bool) -> tuple[Mask, bool]:
     """The mask at a tail position and whether it depends on the inventory's names."""
     compiler = grammar.compiler
@@ -257,9 +275,8 @@ def _tail_mask(grammar: Grammar, pos: Tail, follow_ok: bool) -> tuple[Mask, bool
         crossing = _cross(grammar, pos, dfa, walk.exit_rows, walk.exit_states, walk.exit_offsets, follow_ok)
         ids = np.concatenate([np.array(ended_ids, dtype=np.int64), index.ids[walk.rows].astype(np.int64),
                               index.ids[walk.exit_rows[crossing.ok]].astype(np.int64)])
-        dist = dfa.arrays.dist
-        after = np.concatenate([dist[np.array(ended_states, dtype=np.int64)], dist[walk.finals],
-                                crossing.after[crossing.ok]])
+        after = np.concatenate([_bytes_after(dfa, np.array(ended_states, dtype=np.int64)),
+                                _bytes_after(dfa, walk.finals.astype(np.int64)), crossing.after[crossing.ok]])
         return Mask.from_ids(ids, index.words, int(after.max()) if after.size else 0), crossing.depends
     table = compiler.string_table(grammar.dialect.form_style(pos.form))
     string = table.walk(table.start_state)
@@ -282,9 +299,9 @@ def _tail_mask(grammar: Grammar, pos: Tail, follow_ok: bool) -> tuple[Mask, bool
     if spot.after_quote != SINK and reps.size:
         walk = walk_rows(index, dfa, reps, rep_states, rep_offsets)
         where = {r: i for i, r in enumerate(reps.tolist())}
-        for r, s in zip(walk.rows.tolist(), walk.finals.tolist()):
+        for r, a in zip(walk.rows.tolist(), _bytes_after(dfa, walk.finals.astype(np.int64)).tolist()):
             ok_rep[where[r]] = True
-            after_rep[where[r]] = int(dfa.arrays.dist[s])
+            after_rep[where[r]] = a
         crossing = _cross(grammar, pos, dfa, walk.exit_rows, walk.exit_states, walk.exit_offsets, follow_ok)
         for r, good, a in zip(walk.exit_rows.tolist(), crossing.ok.tolist(), crossing.after.tolist()):
             if good:
