@@ -47,6 +47,7 @@ from .regex import (
     literal_regex,
     string_regexes,
 )
+from .regex_fsm import intersect, subtract
 from .utf8 import normalize_ranges, utf8_sequences
 
 __all__ = ["ANY_DEPTH", "FLEXIBLE_MAX", "SchemaCompiler", "Style", "Syntax", "Whitespace", "dumps"]
@@ -226,7 +227,7 @@ class SchemaCompiler:
             return nfa.counted_string(self.any_char, low, high)
         fsm = fsm_of(regexes or (r"[\s\S]*",))
         if excluded:
-            fsm = fsm - _literals_fsm(tuple(sorted(set(excluded))))
+            fsm = subtract(fsm, _literals_fsm(tuple(sorted(set(excluded)))))
         body = self._bounded_regex(fsm, low, high) if low or high is not None else fsm_fragment(nfa, fsm, self.char_class)
         return nfa.seq(nfa.literal(b'"'), body, nfa.literal(b'"'))
 
@@ -235,7 +236,7 @@ class SchemaCompiler:
         automaton, ``high`` counted by the cursor."""
         nfa = self.nfa
         if low:
-            fsm = fsm & fsm_of((rf"[\s\S]{{{low},}}",))
+            fsm = intersect(fsm, fsm_of((rf"[\s\S]{{{low},}}",)))
         if high is None:
             return fsm_fragment(nfa, fsm, self.char_class)
         return nfa.counted_text(
@@ -465,12 +466,11 @@ def _key_fsm(include: str | None, exclude: tuple[str, ...], declared: tuple[str,
     ``exclude`` patterns and the ``declared`` names."""
     base = (r"[A-Za-z0-9_\-]+",) if include is None else (anchored(include), _PRINTABLE_KEYS)
     fsm = fsm_of(base)
-    for pattern in exclude:
-        fsm = fsm - fsm_of((anchored(pattern),))
+    others = [fsm_of((anchored(pattern),)) for pattern in exclude]
     names = tuple(n for n in declared if n.isascii() and n.isprintable() and n)
     if names:
-        fsm = fsm - _literals_fsm(names)
-    return fsm
+        others.append(_literals_fsm(names))
+    return subtract(fsm, *others) if others else fsm
 
 
 @functools.lru_cache(maxsize=64)

@@ -29,6 +29,7 @@ import interegular
 from interegular.fsm import State, anything_else
 
 from .nfa import NFA, Frag
+from .regex_fsm import intersect, pattern_fsm
 from .utf8 import complement, normalize_ranges
 
 __all__ = [
@@ -210,10 +211,9 @@ def _rewrite(escape: str, in_class: bool, negated: bool) -> str:
 @functools.lru_cache(maxsize=256)
 def fsm_of(regexes: tuple[str, ...]) -> interegular.FSM:
     """The character automaton of strings fully matching every one of ``regexes`` (cached)."""
-    fsm = _fsm_of_one(regexes[0])
-    for regex in regexes[1:]:
-        fsm = fsm & _fsm_of_one(regex)
-    return fsm
+    if len(regexes) == 1:
+        return _fsm_of_one(regexes[0])
+    return intersect(*(_fsm_of_one(regex) for regex in regexes))
 
 
 @functools.lru_cache(maxsize=256)
@@ -221,7 +221,7 @@ def _fsm_of_one(regex: str) -> interegular.FSM:
     """One regex's automaton, cached apart from the tuples it appears in: a key pattern is read
     alone when registered and with the printable-key class when compiled (building it is most
     of a long pattern's cost)."""
-    return interegular.parse_pattern(regex).to_fsm()
+    return pattern_fsm(regex)
 
 
 def length_range(fsm: interegular.FSM) -> tuple[int, int | None] | None:
