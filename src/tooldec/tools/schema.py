@@ -57,7 +57,7 @@ from typing import Any, cast
 from tooldec.automata.pointers import join
 from tooldec.automata.regex import split_pattern_anchors
 from tooldec.errors import InvalidSchemaError, SchemaTooComplexError
-from tooldec.tools.schema_algebra import Schema, kinds
+from tooldec.tools.schema_core import Schema, kinds
 from tooldec.tools.schema_keywords import (
     ANNOTATION_KEYWORDS,
     MAX_DEPTH,
