@@ -90,9 +90,10 @@ class NFA:
         self.edges: list[Sequence[tuple[int, int, int]]] = []
         self.eps: list[Sequence[int]] = []
         self.guarded: list[Sequence[tuple[int, Guard, int]]] = []
-        """Per state: (target, guard, region) epsilon edges. A state's three cells are lists,
-        or tuples for the states a :meth:`stamp` copied (fewer objects for the garbage collector
-        to track and walk: most of a stamp's cost), turned into lists if one ever changes."""
+        """Per state: (target, guard, region) epsilon edges. A state's three cells start as the
+        empty tuple, or as tuples for the states a :meth:`stamp` copied, and become lists when an
+        edge is added: far fewer objects for the garbage collector to track and walk (its passes
+        were most of a stamp's cost, and of a large schema's compile)."""
         self.scope: list[int] = []
         self.marks: dict[int, str] = {}
         self.regions: list[Region] = []
@@ -101,9 +102,9 @@ class NFA:
         self.stamps: list[Stamp] = []
 
     def state(self) -> int:
-        self.edges.append([])
-        self.eps.append([])
-        self.guarded.append([])
+        self.edges.append(())  # a list once the state gets its first edge (most never get all three)
+        self.eps.append(())
+        self.guarded.append(())
         self.scope.append(self._scope_stack[-1])
         return len(self.edges) - 1
 
@@ -239,12 +240,12 @@ class NFA:
         def shift(state: int) -> int:
             return state + base if state >= 0 else state
 
-        self.edges.extend(tuple([(lo, hi, dst + base) for lo, hi, dst in edges]) if edges else ()
-                          for edges in other.edges)
-        self.eps.extend(tuple([dst + base for dst in eps]) if eps else () for eps in other.eps)
-        self.guarded.extend(tuple([(dst + base, kind, region + rbase) for dst, kind, region in guarded]) if guarded else ()
-                            for guarded in other.guarded)
-        self.scope.extend(scope if inner == TOP else inner + rbase for inner in other.scope)
+        self.edges += [tuple([(lo, hi, dst + base) for lo, hi, dst in edges]) if edges else ()
+                       for edges in other.edges]  # list comprehensions: faster than extend(generator)
+        self.eps += [tuple([dst + base for dst in eps]) if eps else () for eps in other.eps]
+        self.guarded += [tuple([(dst + base, kind, region + rbase) for dst, kind, region in guarded]) if guarded else ()
+                         for guarded in other.guarded]
+        self.scope += [scope if inner == TOP else inner + rbase for inner in other.scope]
         for reg in other.regions:
             self.regions.append(Region(
                 reg.low, reg.high, scope if reg.parent == TOP else reg.parent + rbase,
