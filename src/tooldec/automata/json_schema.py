@@ -3,7 +3,7 @@
 The compiler does not interpret schemas: ``tools.schema`` has already decided what every keyword
 means, combined them, unrolled references and refused what cannot be written; the compiler maps
 each core keyword to NFA pieces and never raises on a schema the normalizer accepted. The core
-form is documented in ``tools.schema_algebra``.
+form is documented in ``tools.schema_core``.
 
 Choices that make the language regular and the output predictable, each documented:
 
@@ -37,6 +37,7 @@ from typing import Any
 
 import interegular
 
+from .gcpause import collector_paused
 from .json_members import Members
 from .nfa import NFA, Frag
 from .numbers import integer_fragment, number_fragment
@@ -144,14 +145,19 @@ class SchemaCompiler:
     # -- entry points -------------------------------------------------------------------------
 
     def value(self, schema: Any, refs: tuple[str, ...] = ()) -> Frag:
-        """The values of a core schema (``refs`` is ignored: references are already unrolled)."""
+        """The values of a core schema (``refs`` is ignored: references are already unrolled).
+        Built with the garbage collector paused (:mod:`.gcpause`)."""
+        with collector_paused():
+            return self._value(schema)
+
+    def _value(self, schema: Any) -> Frag:
         nfa = self.nfa
         if schema is True:
             return self.any_value(ANY_DEPTH)
         if schema is False:
             return nfa.never()
         if "anyOf" in schema:
-            return nfa.alt(*(self.value(b) for b in schema["anyOf"]))
+            return nfa.alt(*(self._value(b) for b in schema["anyOf"]))
         if "enum" in schema:
             return self.literals(schema)
         excluded = schema.get("not", {}).get("enum", [])
