@@ -122,3 +122,17 @@ def test_language_tags() -> None:
     fsm = pattern_fsm(anchored(_BCP47))
     assert all(fsm.accepts(tag) for tag in ("en-GB-oed", "de-CH-1996", "zh-min-nan", "x-private"))
     assert not any(fsm.accepts(tag) for tag in ("en--GB", "e", "de-CH-19", ""))
+
+
+def test_per_automaton_memo_is_right_and_bounded() -> None:
+    """``length_range`` and the fragment plan are remembered per automaton object, at most
+    ``_PER_FSM_SIZE`` of them (each entry holds its automaton, so no id is reused meanwhile)."""
+    from tooldec.automata import regex
+
+    fsm = pattern_fsm("a{3,5}|b*c")
+    assert regex.length_range(fsm) == (1, None)
+    assert regex.length_range(fsm) == (1, None)
+    assert regex.length_range(pattern_fsm("a{3,5}")) == (3, 5)
+    for n in range(regex._PER_FSM_SIZE + 50):
+        assert regex.length_range(pattern_fsm(f"{n:04d}")) == (4, 4)
+    assert len(regex._PER_FSM) <= regex._PER_FSM_SIZE
