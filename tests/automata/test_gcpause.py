@@ -1,5 +1,5 @@
-"""The collector pause around grammar builds nests, overlaps between threads, and leaves the
-collector as it found it."""
+"""The collector pause around grammar builds nests, belongs to the thread that started it, and
+leaves the collector as it found it."""
 
 from __future__ import annotations
 
@@ -41,6 +41,7 @@ def test_a_disabled_collector_stays_disabled() -> None:
 
 
 def test_overlapping_builds_in_threads() -> None:
+    """A build in another thread while one thread's pause runs leaves the collector to that pause."""
     inside, release = threading.Barrier(2), threading.Event()
     states: list[bool] = []
 
@@ -58,6 +59,28 @@ def test_overlapping_builds_in_threads() -> None:
     holder.join()
     states.append(gc.isenabled())
     assert states == [False, True]
+
+
+def test_the_first_pause_ends_the_off_time() -> None:
+    """When the thread that switched the collector off is done, it is on again, even while
+    another thread's (overlapping) pause still runs: overlapping builds never keep it off."""
+    first_in, second_in, release = threading.Event(), threading.Event(), threading.Event()
+
+    def second() -> None:
+        first_in.wait()
+        with collector_paused():
+            second_in.set()
+            release.wait()
+
+    other = threading.Thread(target=second)
+    other.start()
+    with collector_paused():
+        first_in.set()
+        second_in.wait()
+    assert gc.isenabled()  # the second thread is still inside its pause
+    release.set()
+    other.join()
+    assert gc.isenabled()
 
 
 def test_an_error_inside_ends_the_pause() -> None:

@@ -8,10 +8,12 @@ compile's CPU time (20 to 55 ms a schema, measured with the collector on and off
 objects that survive are walked once by the next collection after the build instead of at every
 pass during it; garbage cycles made meanwhile are collected then.
 
-The collector's switch is process-wide: pauses nest and overlap between threads through a
-counter under a lock, and the collector is switched back on when the last one ends, if it was
-on when the first began. (A host that switches the collector off while a build is running
-finds it on again afterwards.)
+The collector's switch is process-wide, so a pause belongs to the thread that switched it off
+(its nested pauses extend it) and ends with that thread's outermost one, even if other threads
+are still building: they ran with the collector off meanwhile, and their own pauses do nothing.
+Builds that keep overlapping in several threads therefore never keep the collector off for
+longer than one build. A pause never starts when the collector is already off (the host's
+choice), and only the pause that switched it off switches it back on.
 """
 
 from __future__ import annotations
@@ -24,23 +26,30 @@ from contextlib import contextmanager
 __all__ = ["collector_paused"]
 
 _lock = threading.Lock()
+_owner: int | None = None
+"""The thread whose pause switched the collector off, if one did."""
 _depth = 0
-_was_enabled = False
+"""Nesting depth of the owner's pauses."""
 
 
 @contextmanager
 def collector_paused() -> Iterator[None]:
     """Run the body with the cyclic collector off (see the module docstring)."""
-    global _depth, _was_enabled
+    global _owner, _depth
+    me = threading.get_ident()
     with _lock:
-        if _depth == 0:
-            _was_enabled = gc.isenabled()
+        if _owner is None and gc.isenabled():
             gc.disable()
-        _depth += 1
+            _owner = me
+        owned = _owner == me
+        if owned:
+            _depth += 1
     try:
         yield
     finally:
-        with _lock:
-            _depth -= 1
-            if _depth == 0 and _was_enabled:
-                gc.enable()
+        if owned:
+            with _lock:
+                _depth -= 1
+                if _depth == 0:
+                    _owner = None
+                    gc.enable()
