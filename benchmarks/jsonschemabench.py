@@ -11,6 +11,11 @@ time limit; regex automata are cached by then). Writes JSON Lines per schema, pr
 a summary per set, the refusals by keyword and the ten slowest compiles.
 
     .venv/bin/python benchmarks/jsonschemabench.py [--data DIR] [--samples 5] [--limit N] [--timeout 5]
+    .venv/bin/python benchmarks/jsonschemabench.py --rerun runs/jsonschemabench.jsonl --over-ms 50 --out runs/slow.jsonl
+
+``--rerun`` checks again only the schemas a previous run's records list as compiled in over
+``--over-ms`` milliseconds (wall clock or CPU), in the same order: the slow subset, with fewer
+schemas compiled before each one (so caches shared between schemas are colder than in a full run).
 """
 
 from __future__ import annotations
@@ -91,6 +96,12 @@ def peak_memory(schema: Any) -> float:
         tracemalloc.stop()
 
 
+def _slow_files(records: Path, seconds: float) -> set[str]:
+    """The schemas a previous run compiled in over ``seconds`` (wall clock or CPU)."""
+    rows = [json.loads(line) for line in records.read_text().splitlines() if line.strip()]
+    return {row["file"] for row in rows if max(row.get("seconds", 0), row.get("cpu_seconds", 0)) > seconds}
+
+
 def _raise_timeout(signum: int, frame: object) -> None:
     raise TimeoutError
 
@@ -102,7 +113,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=None, help="schemas per set")
     parser.add_argument("--out", default="runs/jsonschemabench.jsonl")
     parser.add_argument("--timeout", type=int, default=5, help="seconds per schema (compile and samples)")
+    parser.add_argument("--rerun", default=None, help="a previous run's JSON Lines: check only its slow schemas")
+    parser.add_argument("--over-ms", type=float, default=50.0, help="with --rerun: compile time (wall or CPU) over this")
     args = parser.parse_args(argv)
+    chosen = None if args.rerun is None else _slow_files(Path(args.rerun), args.over_ms / 1000)
     signal.signal(signal.SIGALRM, _raise_timeout)
     root = data_dir(args.data) / "jsonschemabench"
     out = Path(args.out)
@@ -114,6 +128,8 @@ def main(argv: list[str] | None = None) -> int:
     with out.open("w") as sink:
         for name in SETS:
             files = sorted((root / name).glob("*.json"))[: args.limit]
+            if chosen is not None:
+                files = [f for f in files if f"{name}/{f.name}" in chosen]
             counts: collections.Counter[str] = collections.Counter()
             for path in tqdm(files, desc=name, leave=False):
                 schema = json.loads(path.read_text())

@@ -35,7 +35,7 @@ from tooldec.automata.dfa import LazyDFA
 from tooldec.automata.nfa import NFA
 from tooldec.errors import ToolDecError
 from tooldec.tools.schema import normalize_any_schema
-from tooldec.tools.schema_algebra import value_key
+from tooldec.tools.schema_core import value_key
 
 EXAMPLES = int(os.environ.get("TOOLDEC_FUZZ", "150"))
 CHECKER = Draft202012Validator.FORMAT_CHECKER

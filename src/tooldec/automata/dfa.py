@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .costs import MID, Costs, region_chains
+from .gcpause import collector_paused
 from .nfa import NFA, Frag, Guard
 
 __all__ = ["MID", "SINK", "Arrays", "LazyDFA"]
@@ -107,8 +108,9 @@ class LazyDFA:
         self.arrays.expanded[SINK] = True
         self.marks: dict[int, str] = {}
         self._units = nfa.unit_of
-        self._costs = Costs(nfa, frag[1], window)
-        self._chains = region_chains(nfa)
+        with collector_paused():  # the tables allocate one object or more per NFA state
+            self._costs = Costs(nfa, frag[1], window)
+            self._chains = region_chains(nfa)
         self._keys: list[tuple[frozenset[int], Classes]] = [(frozenset(), ())]
         self._index: dict[tuple[frozenset[int], Classes], int] = {(frozenset(), ()): SINK}
         # (targets, counters stepped, classes) -> (state, regions reset): the closure of a move

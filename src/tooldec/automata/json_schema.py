@@ -3,7 +3,7 @@
 The compiler does not interpret schemas: ``tools.schema`` has already decided what every keyword
 means, combined them, unrolled references and refused what cannot be written; the compiler maps
 each core keyword to NFA pieces and never raises on a schema the normalizer accepted. The core
-form is documented in ``tools.schema_algebra``.
+form is documented in ``tools.schema_core``.
 
 Choices that make the language regular and the output predictable, each documented:
 
@@ -37,6 +37,7 @@ from typing import Any
 
 import interegular
 
+from .gcpause import collector_paused
 from .json_members import Members
 from .nfa import NFA, Frag
 from .numbers import integer_fragment, number_fragment
@@ -47,6 +48,7 @@ from .regex import (
     literal_regex,
     string_regexes,
 )
+from .regex_fsm import intersect, subtract
 from .utf8 import normalize_ranges, utf8_sequences
 
 __all__ = ["ANY_DEPTH", "FLEXIBLE_MAX", "SchemaCompiler", "Style", "Syntax", "Whitespace", "dumps"]
@@ -143,14 +145,19 @@ class SchemaCompiler:
     # -- entry points -------------------------------------------------------------------------
 
     def value(self, schema: Any, refs: tuple[str, ...] = ()) -> Frag:
-        """The values of a core schema (``refs`` is ignored: references are already unrolled)."""
+        """The values of a core schema (``refs`` is ignored: references are already unrolled).
+        Built with the garbage collector paused (:mod:`.gcpause`)."""
+        with collector_paused():
+            return self._value(schema)
+
+    def _value(self, schema: Any) -> Frag:
         nfa = self.nfa
         if schema is True:
             return self.any_value(ANY_DEPTH)
         if schema is False:
             return nfa.never()
         if "anyOf" in schema:
-            return nfa.alt(*(self.value(b) for b in schema["anyOf"]))
+            return nfa.alt(*(self._value(b) for b in schema["anyOf"]))
         if "enum" in schema:
             return self.literals(schema)
         excluded = schema.get("not", {}).get("enum", [])
@@ -226,7 +233,7 @@ class SchemaCompiler:
             return nfa.counted_string(self.any_char, low, high)
         fsm = fsm_of(regexes or (r"[\s\S]*",))
         if excluded:
-            fsm = fsm - _literals_fsm(tuple(sorted(set(excluded))))
+            fsm = subtract(fsm, _literals_fsm(tuple(sorted(set(excluded)))))
         body = self._bounded_regex(fsm, low, high) if low or high is not None else fsm_fragment(nfa, fsm, self.char_class)
         return nfa.seq(nfa.literal(b'"'), body, nfa.literal(b'"'))
 
@@ -235,7 +242,7 @@ class SchemaCompiler:
         automaton, ``high`` counted by the cursor."""
         nfa = self.nfa
         if low:
-            fsm = fsm & fsm_of((rf"[\s\S]{{{low},}}",))
+            fsm = intersect(fsm, fsm_of((rf"[\s\S]{{{low},}}",)))
         if high is None:
             return fsm_fragment(nfa, fsm, self.char_class)
         return nfa.counted_text(
@@ -465,12 +472,11 @@ def _key_fsm(include: str | None, exclude: tuple[str, ...], declared: tuple[str,
     ``exclude`` patterns and the ``declared`` names."""
     base = (r"[A-Za-z0-9_\-]+",) if include is None else (anchored(include), _PRINTABLE_KEYS)
     fsm = fsm_of(base)
-    for pattern in exclude:
-        fsm = fsm - fsm_of((anchored(pattern),))
+    others = [fsm_of((anchored(pattern),)) for pattern in exclude]
     names = tuple(n for n in declared if n.isascii() and n.isprintable() and n)
     if names:
-        fsm = fsm - _literals_fsm(names)
-    return fsm
+        others.append(_literals_fsm(names))
+    return subtract(fsm, *others) if others else fsm
 
 
 @functools.lru_cache(maxsize=64)

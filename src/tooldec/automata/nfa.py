@@ -87,10 +87,13 @@ class NFA:
     """A growing NFA over bytes: byte-range edges, plain and guarded epsilon edges, regions."""
 
     def __init__(self) -> None:
-        self.edges: list[list[tuple[int, int, int]]] = []
-        self.eps: list[list[int]] = []
-        self.guarded: list[list[tuple[int, Guard, int]]] = []
-        """Per state: (target, guard, region) epsilon edges."""
+        self.edges: list[Sequence[tuple[int, int, int]]] = []
+        self.eps: list[Sequence[int]] = []
+        self.guarded: list[Sequence[tuple[int, Guard, int]]] = []
+        """Per state: (target, guard, region) epsilon edges. A state's three cells start as the
+        empty tuple, or as tuples for the states a :meth:`stamp` copied, and become lists when an
+        edge is added: far fewer objects for the garbage collector to track and walk (its passes
+        were most of a stamp's cost, and of a large schema's compile)."""
         self.scope: list[int] = []
         self.marks: dict[int, str] = {}
         self.regions: list[Region] = []
@@ -99,9 +102,9 @@ class NFA:
         self.stamps: list[Stamp] = []
 
     def state(self) -> int:
-        self.edges.append([])
-        self.eps.append([])
-        self.guarded.append([])
+        self.edges.append(())  # a list once the state gets its first edge (most never get all three)
+        self.eps.append(())
+        self.guarded.append(())
         self.scope.append(self._scope_stack[-1])
         return len(self.edges) - 1
 
@@ -110,13 +113,22 @@ class NFA:
         return len(self.edges)
 
     def edge(self, src: int, lo: int, hi: int, dst: int) -> None:
-        self.edges[src].append((lo, hi, dst))
+        cell = self.edges[src]
+        if not isinstance(cell, list):
+            cell = self.edges[src] = list(cell)
+        cell.append((lo, hi, dst))
 
     def epsilon(self, src: int, dst: int) -> None:
-        self.eps[src].append(dst)
+        cell = self.eps[src]
+        if not isinstance(cell, list):
+            cell = self.eps[src] = list(cell)
+        cell.append(dst)
 
     def guard(self, src: int, dst: int, kind: Guard, region: int) -> None:
-        self.guarded[src].append((dst, kind, region))
+        cell = self.guarded[src]
+        if not isinstance(cell, list):
+            cell = self.guarded[src] = list(cell)
+        cell.append((dst, kind, region))
 
     def mark(self, state: int, label: str) -> None:
         """Label a state; DFA states containing it report the label (used for jumps between parts)."""
@@ -228,11 +240,12 @@ class NFA:
         def shift(state: int) -> int:
             return state + base if state >= 0 else state
 
-        self.edges.extend([(lo, hi, dst + base) for lo, hi, dst in edges] for edges in other.edges)
-        self.eps.extend([dst + base for dst in eps] for eps in other.eps)
-        self.guarded.extend([(dst + base, kind, region + rbase) for dst, kind, region in guarded]
-                            for guarded in other.guarded)
-        self.scope.extend(scope if inner == TOP else inner + rbase for inner in other.scope)
+        self.edges += [tuple([(lo, hi, dst + base) for lo, hi, dst in edges]) if edges else ()
+                       for edges in other.edges]  # list comprehensions: faster than extend(generator)
+        self.eps += [tuple([dst + base for dst in eps]) if eps else () for eps in other.eps]
+        self.guarded += [tuple([(dst + base, kind, region + rbase) for dst, kind, region in guarded]) if guarded else ()
+                         for guarded in other.guarded]
+        self.scope += [scope if inner == TOP else inner + rbase for inner in other.scope]
         for reg in other.regions:
             self.regions.append(Region(
                 reg.low, reg.high, scope if reg.parent == TOP else reg.parent + rbase,

@@ -22,13 +22,16 @@ registered name or IPv4 address (no ``[...]`` IP literal).
 from __future__ import annotations
 
 import functools
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import interegular
 from interegular.fsm import State, anything_else
 
 from .nfa import NFA, Frag
+from .regex_fsm import intersect, pattern_fsm
 from .utf8 import complement, normalize_ranges
 
 __all__ = [
@@ -210,10 +213,9 @@ def _rewrite(escape: str, in_class: bool, negated: bool) -> str:
 @functools.lru_cache(maxsize=256)
 def fsm_of(regexes: tuple[str, ...]) -> interegular.FSM:
     """The character automaton of strings fully matching every one of ``regexes`` (cached)."""
-    fsm = _fsm_of_one(regexes[0])
-    for regex in regexes[1:]:
-        fsm = fsm & _fsm_of_one(regex)
-    return fsm
+    if len(regexes) == 1:
+        return _fsm_of_one(regexes[0])
+    return intersect(*(_fsm_of_one(regex) for regex in regexes))
 
 
 @functools.lru_cache(maxsize=256)
@@ -221,12 +223,43 @@ def _fsm_of_one(regex: str) -> interegular.FSM:
     """One regex's automaton, cached apart from the tuples it appears in: a key pattern is read
     alone when registered and with the printable-key class when compiled (building it is most
     of a long pattern's cost)."""
-    return interegular.parse_pattern(regex).to_fsm()
+    return pattern_fsm(regex)
+
+
+_T = TypeVar("_T")
+_PER_FSM: OrderedDict[tuple[int, str], tuple[interegular.FSM, Any]] = OrderedDict()
+_PER_FSM_LOCK = threading.Lock()
+_PER_FSM_SIZE = 512
+
+
+def _per_fsm(fsm: interegular.FSM, what: str, compute: Callable[[interegular.FSM], _T]) -> _T:
+    """``compute(fsm)``, remembered per automaton (bounded, least recently used first out).
+
+    Automata are unhashable (``==`` compares languages), so the key is the object's ``id``; the
+    entry holds the automaton itself, so that id is not reused while the entry lives. A schema
+    reads the same few regexes many times (``date-time`` under every timestamp property: its
+    length range when normalised, its live states and classes when compiled)."""
+    key = (id(fsm), what)
+    with _PER_FSM_LOCK:
+        found = _PER_FSM.get(key)
+        if found is not None:
+            _PER_FSM.move_to_end(key)
+            return cast(_T, found[1])
+    value = compute(fsm)
+    with _PER_FSM_LOCK:
+        _PER_FSM[key] = (fsm, value)
+        while len(_PER_FSM) > _PER_FSM_SIZE:
+            _PER_FSM.popitem(last=False)
+    return value
 
 
 def length_range(fsm: interegular.FSM) -> tuple[int, int | None] | None:
     """Fewest and most characters of the strings ``fsm`` accepts (``None`` most: unbounded);
-    ``None`` if it accepts nothing."""
+    ``None`` if it accepts nothing (remembered per automaton)."""
+    return _per_fsm(fsm, "lengths", _length_range)
+
+
+def _length_range(fsm: interegular.FSM) -> tuple[int, int | None] | None:
     live = _live_states(fsm)
     if fsm.initial not in live:
         return None
@@ -306,11 +339,26 @@ def fsm_fragment(nfa: NFA, fsm: interegular.FSM, char_class: CharClassBuilder) -
     target, and sources with the same ranges and target enter one shared piece (a shared
     suffix: its exit leads to that target only, so the language is unchanged).
     """
-    classes = fsm_char_classes(fsm)
-    live = _live_states(fsm)
     node = {state: nfa.state() for state in fsm.states}
     end = nfa.state()
     shared: dict[tuple[tuple[tuple[int, int], ...], State], int] = {}
+    for state, key in _per_fsm(fsm, "moves", _merged_moves):
+        entry = shared.get(key)
+        if entry is None:
+            a, b = char_class(nfa, list(key[0]))
+            nfa.epsilon(b, node[key[1]])
+            entry = shared[key] = a
+        nfa.epsilon(node[state], entry)
+    for state in fsm.finals:
+        nfa.epsilon(node[state], end)
+    return node[fsm.initial], end
+
+
+def _merged_moves(fsm: interegular.FSM) -> list[tuple[State, tuple[tuple[tuple[int, int], ...], State]]]:
+    """Per live state, its (code point ranges, target) moves, symbols merged per target."""
+    classes = fsm_char_classes(fsm)
+    live = _live_states(fsm)
+    out = []
     for state, moves in fsm.map.items():
         if state not in live:
             continue
@@ -318,17 +366,8 @@ def fsm_fragment(nfa: NFA, fsm: interegular.FSM, char_class: CharClassBuilder) -
         for symbol, target in moves.items():
             if classes[symbol] and target in live:
                 by_target.setdefault(target, []).extend(classes[symbol])
-        for goal, ranges in by_target.items():
-            key = (tuple(normalize_ranges(ranges)), goal)
-            entry = shared.get(key)
-            if entry is None:
-                a, b = char_class(nfa, list(key[0]))
-                nfa.epsilon(b, node[goal])
-                entry = shared[key] = a
-            nfa.epsilon(node[state], entry)
-    for state in fsm.finals:
-        nfa.epsilon(node[state], end)
-    return node[fsm.initial], end
+        out += [(state, (tuple(normalize_ranges(ranges)), goal)) for goal, ranges in by_target.items()]
+    return out
 
 
 def literal_regex(text: str) -> str:

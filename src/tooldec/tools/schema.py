@@ -30,7 +30,7 @@ its dependents); ``not`` is supported for a type, a const/enum, ``required`` key
 schemas and ``anyOf`` of those. References are resolved by one resolver
 (:mod:`tooldec.automata.pointers`) and unrolled: one ``$ref`` may be entered at most
 ``MAX_REF_DEPTH`` times inside its own expansion (a longer recursion is cut, as if ``false``);
-chains of distinct references have no limit. The output (see :mod:`.schema_algebra` for its
+chains of distinct references have no limit. The output (see :mod:`.schema_core` for its
 exact form) has no ``$ref``, ``$defs`` or combinator other than ``anyOf``.
 
 Documented restrictions (the grammar writes a subset of the valid values): an overlapping
@@ -45,8 +45,9 @@ constrain nothing either, and are dropped.
 
 Layout: this module holds the entry points (nesting checked before reading, size after);
 :mod:`.schema_keywords` the keyword lists and limits; :mod:`.schema_reader` the reader itself;
-:mod:`.schema_refs` the recursive-reference graph; :mod:`.schema_algebra`, :mod:`.schema_outside`
-and :mod:`.schema_size` the intersection, ``oneOf`` complements and size estimate it uses.
+:mod:`.schema_refs` the recursive-reference graph; :mod:`.schema_core` the core form;
+:mod:`.schema_algebra`, :mod:`.schema_outside` and :mod:`.schema_size` the intersection, ``oneOf``
+complements and size estimate it uses.
 """
 
 from __future__ import annotations
@@ -54,10 +55,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, cast
 
+from tooldec.automata.gcpause import collector_paused
 from tooldec.automata.pointers import join
 from tooldec.automata.regex import split_pattern_anchors
 from tooldec.errors import InvalidSchemaError, SchemaTooComplexError
-from tooldec.tools.schema_algebra import Schema, kinds
+from tooldec.tools.schema_core import Schema, kinds
 from tooldec.tools.schema_keywords import (
     ANNOTATION_KEYWORDS,
     MAX_DEPTH,
@@ -126,6 +128,11 @@ def normalize_any_schema(schema: Any, *, tool: str | None = None, openapi: bool 
 
 
 def _normalize(schema: Mapping[str, Any], tool: str | None, *, openapi: bool) -> Schema:
+    with collector_paused():  # many small dicts, no garbage cycles (see automata.gcpause)
+        return _normalize_now(schema, tool, openapi=openapi)
+
+
+def _normalize_now(schema: Mapping[str, Any], tool: str | None, *, openapi: bool) -> Schema:
     _check_nesting(schema, tool)
     reader = Reader(schema, tool, openapi)
     out = reader.read(schema, "", (), 0)

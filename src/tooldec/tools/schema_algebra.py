@@ -1,24 +1,6 @@
 """The algebra of normalized schemas: conjunction, canonical form, disjointness.
 
-A *core* schema (what :mod:`tooldec.tools.schema` outputs, and all the automaton compiler reads)
-is ``true``, ``false``, ``{"anyOf": [core, ...]}`` (two or more branches, alone),
-``{"enum": [value, ...]}`` (alone: the exact values, each valid against the rest of the schema
-it came from), or a dict of these keywords, all of which hold at once:
-
-* ``type``: a string or a list; absent means every JSON type. ``number`` includes integers.
-* numbers: at most one lower bound (``minimum`` or ``exclusiveMinimum``) and one upper bound;
-  for integers they are inclusive ints, and ``multipleOf`` is a positive int (> 1).
-* strings: ``minLength``, ``maxLength``, ``pattern``, ``format``, and ``allOf`` holding only
-  ``{"pattern": ...}`` or ``{"format": ...}`` dicts, the further regexes a string must match.
-* arrays: ``prefixItems``, ``items``, ``minItems``, ``maxItems``.
-* objects: ``properties`` (every ``required`` name is declared; a declared name's schema already
-  includes the ``patternProperties`` it matches), ``required``, ``patternProperties``,
-  ``additionalProperties``, ``minProperties``, ``maxProperties``.
-* ``not``: ``{"enum": [...]}``, values excluded.
-
-There is no ``$ref``, ``allOf`` of schemas, ``oneOf`` or ``dependentRequired``: they were resolved
-into these by conjunction (:meth:`Algebra.conj`), keyword by keyword. A keyword that only concerns
-types the schema excludes is dropped, so every kept keyword constrains something.
+The core form these operations read and write is documented in :mod:`.schema_core`.
 """
 
 from __future__ import annotations
@@ -32,162 +14,27 @@ from jsonschema import Draft202012Validator
 
 from tooldec.automata.regex import fsm_of, length_range, string_regexes
 from tooldec.errors import SchemaTooComplexError, UnsupportedSchemaError
+from tooldec.tools.schema_core import (
+    ALL_TYPES,
+    KIND_KEYS,
+    MAX_BRANCHES,
+    MAX_NODES,
+    Schema,
+    dedupe,
+    has_number,
+    is_writable,
+    kinds,
+    lengths_meet,
+    lower_bound,
+    regex_items,
+    set_regexes,
+    tighter,
+    union_by_type,
+    upper_bound,
+    value_key,
+)
 
-__all__ = ["ALL_TYPES", "Algebra", "Schema", "is_writable", "kinds", "value_key"]
-
-Schema = dict[str, Any] | bool
-
-ALL_TYPES = ("null", "boolean", "object", "array", "number", "integer", "string")
-_NUMBER_KEYS = ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum", "multipleOf")
-_STRING_KEYS = ("minLength", "maxLength", "pattern", "format", "allOf")
-_ARRAY_KEYS = ("prefixItems", "items", "minItems", "maxItems")
-_OBJECT_KEYS = ("properties", "required", "patternProperties", "additionalProperties", "minProperties",
-                "maxProperties")
-KIND_KEYS = {"number": _NUMBER_KEYS, "string": _STRING_KEYS, "array": _ARRAY_KEYS, "object": _OBJECT_KEYS}
-
-MAX_BRANCHES = 64
-"""An ``anyOf`` (after distributing conjunctions over it) may not have more branches."""
-MAX_NODES = 20_000
-"""A normalized schema (recursion unrolled) may not have more subschemas."""
-
-
-def kinds(schema: Mapping[str, Any]) -> list[str]:
-    """The JSON types a core dict allows, ``integer`` listed apart when only integers are."""
-    t = schema.get("type")
-    if t is None:
-        return [k for k in ALL_TYPES if k != "integer"]
-    return [t] if isinstance(t, str) else list(t)
-
-
-def _has_number(ks: Iterable[str]) -> bool:
-    return any(k in ("number", "integer") for k in ks)
-
-
-def value_key(value: Any) -> Any:
-    """A hashable key under which two JSON values are equal exactly when JSON Schema says so
-    (``1 == 1.0``, ``true != 1``, objects compared without order)."""
-    if value is None:
-        return ("null",)
-    if isinstance(value, bool):
-        return ("bool", value)
-    if isinstance(value, (int, float)):
-        return ("num", Fraction(value)) if math.isfinite(value) else ("num", repr(value))
-    if isinstance(value, str):
-        return ("str", value)
-    if isinstance(value, list):
-        return ("arr", tuple(value_key(v) for v in value))
-    if isinstance(value, Mapping):
-        return ("obj", frozenset((k, value_key(v)) for k, v in value.items()))
-    return ("other", repr(value))
-
-
-def is_writable(value: Any) -> bool:
-    """Whether the grammar can write ``value``: finite numbers, strings without lone surrogates."""
-    if isinstance(value, float):
-        return math.isfinite(value)
-    if isinstance(value, str):
-        return not any(0xD800 <= ord(c) <= 0xDFFF for c in value)
-    if isinstance(value, list):
-        return all(is_writable(v) for v in value)
-    if isinstance(value, Mapping):
-        return all(is_writable(k) and is_writable(v) for k, v in value.items())
-    return True
-
-
-def _dedupe(values: Iterable[Any]) -> list[Any]:
-    seen: set[Any] = set()
-    out = []
-    for v in values:
-        key = value_key(v)
-        if key not in seen:
-            seen.add(key)
-            out.append(v)
-    return out
-
-
-def _regexes(schema: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """The (keyword, value) regex constraints on a string: pattern, format, then the allOf extras."""
-    out = [(k, schema[k]) for k in ("pattern", "format") if k in schema]
-    out += [next(iter(extra.items())) for extra in schema.get("allOf", [])]
-    return list(dict.fromkeys(out))
-
-
-def _set_regexes(out: dict[str, Any], items: list[tuple[str, str]]) -> None:
-    for key in ("pattern", "format", "allOf"):
-        out.pop(key, None)
-    extras = []
-    for key, value in items:
-        if key not in out:
-            out[key] = value
-        else:
-            extras.append({key: value})
-    if extras:
-        out["allOf"] = extras
-
-
-def _lower(schema: Mapping[str, Any]) -> tuple[Any, bool] | None:
-    """The tightest lower bound (value, exclusive) of ``minimum`` and ``exclusiveMinimum``."""
-    return _tighter((schema["minimum"], False) if "minimum" in schema else None,
-                    (schema["exclusiveMinimum"], True) if "exclusiveMinimum" in schema else None, lower=True)
-
-
-def _upper(schema: Mapping[str, Any]) -> tuple[Any, bool] | None:
-    """The tightest upper bound (value, exclusive) of ``maximum`` and ``exclusiveMaximum``."""
-    return _tighter((schema["maximum"], False) if "maximum" in schema else None,
-                    (schema["exclusiveMaximum"], True) if "exclusiveMaximum" in schema else None, lower=False)
-
-
-def _tighter(a: tuple[Any, bool] | None, b: tuple[Any, bool] | None, lower: bool) -> tuple[Any, bool] | None:
-    if a is None or b is None:
-        return a if b is None else b
-    if a[0] == b[0]:
-        return a if a[1] else b
-    return (a if a[0] > b[0] else b) if lower else (a if a[0] < b[0] else b)
-
-
-def lengths_meet(regexes: tuple[str, ...], low: int, high: int | None) -> bool:
-    """Whether some string fully matching ``regexes`` has ``low`` to ``high`` characters."""
-    fsm = fsm_of(regexes)
-    found = length_range(fsm)
-    if found is None:
-        return False
-    fewest, most = found
-    if fewest >= low and (high is None or (most is not None and most <= high)):
-        return True
-    if (high is not None and fewest > high) or (most is not None and most < low):
-        return False
-    states: frozenset[Any] = frozenset([fsm.initial])
-    seen: set[frozenset[Any]] = set()
-    length = 0
-    while states:  # the set of states after exactly `length` characters
-        if length >= low:
-            if states & set(fsm.finals):
-                return True
-            if states in seen:
-                return False
-            seen.add(states)
-        if high is not None and length >= high:
-            return False
-        states = frozenset(t for s in states for t in fsm.map.get(s, {}).values())
-        length += 1
-    return False
-
-
-def _union_by_type(branches: list[Schema]) -> Schema:
-    """``anyOf`` branches of pairwise different types are one schema with a type list (each kept
-    keyword concerns only its own type), as ``{"type": ["string", "null"]}``; else the ``anyOf``."""
-    seen: list[str] = []
-    merged: dict[str, Any] = {}
-    for branch in branches:
-        if not isinstance(branch, dict) or "type" not in branch or "enum" in branch or "not" in branch \
-                or "anyOf" in branch:
-            return {"anyOf": branches}
-        ks = kinds(branch)
-        if any(k in seen or (k in ("number", "integer") and _has_number(seen)) for k in ks):
-            return {"anyOf": branches}
-        seen += ks
-        merged.update({k: v for k, v in branch.items() if k != "type"})
-    return {"type": seen, **merged}
+__all__ = ["Algebra"]
 
 
 class Algebra:
@@ -234,7 +81,7 @@ class Algebra:
                 " simplify the anyOf/oneOf/allOf combination", ptr, keyword)
         if not flat:
             return self.empty(ptr, f"every {keyword} branch is unsatisfiable")
-        return flat[0] if len(flat) == 1 else _union_by_type(flat)
+        return flat[0] if len(flat) == 1 else union_by_type(flat)
 
     def conj_all(self, schemas: Iterable[Schema], ptr: str) -> Schema:
         out: Schema = True
@@ -270,25 +117,25 @@ class Algebra:
             return self.empty(ptr, f"the types {ka} and {kb} do not meet")
         if "type" in a or "type" in b:
             out["type"] = both
-        if _has_number(both):
+        if has_number(both):
             self.conj_numbers(a, b, out, ptr)
         if "string" in both:
             for key, pick in (("minLength", max), ("maxLength", min)):
                 found = [s[key] for s in (a, b) if key in s]
                 if found:
                     out[key] = pick(found)
-            _set_regexes(out, list(dict.fromkeys(_regexes(a) + _regexes(b))))
+            set_regexes(out, list(dict.fromkeys(regex_items(a) + regex_items(b))))
         if "array" in both:
             self.conj_arrays(a, b, out, ptr)
         if "object" in both:
             self.conj_objects(a, b, out, ptr)
         if "not" in a or "not" in b:
-            out["not"] = {"enum": _dedupe([*a.get("not", {}).get("enum", []), *b.get("not", {}).get("enum", [])])}
+            out["not"] = {"enum": dedupe([*a.get("not", {}).get("enum", []), *b.get("not", {}).get("enum", [])])}
         return self.canonical(out, ptr)
 
     def conj_numbers(self, a: Mapping[str, Any], b: Mapping[str, Any], out: dict[str, Any], ptr: str) -> None:
-        low = _tighter(_lower(a), _lower(b), lower=True)
-        high = _tighter(_upper(a), _upper(b), lower=False)
+        low = tighter(lower_bound(a), lower_bound(b), lower=True)
+        high = tighter(upper_bound(a), upper_bound(b), lower=False)
         if low is not None:
             out["exclusiveMinimum" if low[1] else "minimum"] = low[0]
         if high is not None:
@@ -362,11 +209,11 @@ class Algebra:
         if "enum" in schema:
             rest = {k: v for k, v in schema.items() if k != "enum"}
             check = self.validator(rest) if rest else None
-            values = [v for v in _dedupe(schema["enum"]) if is_writable(v) and (check is None or check.is_valid(v))]
+            values = [v for v in dedupe(schema["enum"]) if is_writable(v) and (check is None or check.is_valid(v))]
             return {"enum": values} if values else self.empty(ptr, "no value of the enum fits the other keywords")
         ks = kinds(schema)
         out = dict(schema)
-        if _has_number(ks) and not self.canonical_numbers(out, ks, ptr):
+        if has_number(ks) and not self.canonical_numbers(out, ks, ptr):
             ks = [k for k in ks if k not in ("number", "integer")]
         if "string" in ks and not self.canonical_string(out, ptr):
             ks.remove("string")
@@ -403,7 +250,7 @@ class Algebra:
         return out if out else True
 
     def canonical_numbers(self, out: dict[str, Any], ks: list[str], ptr: str) -> bool:
-        low, high = _lower(out), _upper(out)
+        low, high = lower_bound(out), upper_bound(out)
         multiple = out.get("multipleOf", 1)
         if "multipleOf" in out and "number" in ks:
             ks[ks.index("number")] = "integer"  # multiples (of 1 too) are written as integers
@@ -552,7 +399,7 @@ class Algebra:
     def disjoint_kind(self, a: Mapping[str, Any], b: Mapping[str, Any], kind: str, ptr: str) -> bool:
         if kind in ("number", "integer"):
             for x, y in ((a, b), (b, a)):
-                high, low = _upper(x), _lower(y)
+                high, low = upper_bound(x), lower_bound(y)
                 if high is not None and low is not None and (
                         high[0] < low[0] or (high[0] == low[0] and (high[1] or low[1]))):
                     return True

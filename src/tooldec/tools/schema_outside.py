@@ -23,7 +23,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from tooldec.automata.pointers import join
-from tooldec.tools.schema_algebra import ALL_TYPES, Algebra, Schema, kinds
+from tooldec.tools.schema_algebra import Algebra
+from tooldec.tools.schema_core import ALL_TYPES, Schema, kinds
 
 __all__ = ["MAX_OUTSIDE_BRANCHES", "MAX_OUTSIDE_DEPTH", "MAX_PIECES", "exclusive_branches", "outside"]
 

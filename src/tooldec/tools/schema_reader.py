@@ -19,7 +19,8 @@ from jsonschema import Draft202012Validator
 from tooldec.automata.pointers import MISSING, join, ref_tokens, resolve_ref
 from tooldec.automata.regex import CHECKED_FORMATS, FORMAT_PATTERNS, anchored, fsm_of
 from tooldec.errors import InvalidSchemaError, SchemaTooComplexError, UnsupportedSchemaError
-from tooldec.tools.schema_algebra import ALL_TYPES, KIND_KEYS, Algebra, Schema, value_key
+from tooldec.tools.schema_algebra import Algebra
+from tooldec.tools.schema_core import ALL_TYPES, KIND_KEYS, Schema, value_key
 from tooldec.tools.schema_keywords import (
     ANNOTATION_KEYWORDS,
     BFCL_TYPES,
