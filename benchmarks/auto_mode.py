@@ -284,6 +284,33 @@ def report(out: Path, data: Path | None = None, *, recounted: bool = False, limi
     return table
 
 
+def compare(out: Path) -> str:
+    """What the text of RESULTS says about the answers, per model, on the items every system has
+    answered (as ``--common``): how often tooldec and the unconstrained loop wrote the same text,
+    where one is right and the other not, irrelevance questions with a call made, tooldec's right
+    answers in the call categories."""
+    lines = []
+    for folder in sorted(p for p in out.iterdir() if p.is_dir()):
+        records = {system: {r["id"]: r for r in map(json.loads, (folder / f"{system}.jsonl").read_text().splitlines())}
+                   for system in SYSTEMS if (folder / f"{system}.jsonl").exists()}
+        if not {"tooldec", "unconstrained"} <= set(records):
+            continue
+        shared = sorted(set.intersection(*(set(rows) for rows in records.values())))
+        ours, free = records["tooldec"], records["unconstrained"]
+        same = sum(1 for i in shared if ours[i]["text"] == free[i]["text"])
+        better = [i for i in shared if ours[i]["correct"] and not free[i]["correct"]]
+        worse = [i for i in shared if free[i]["correct"] and not ours[i]["correct"]]
+        irrelevant = [i for i in shared if ours[i]["category"] == "irrelevance"]
+        called = {system: sum(1 for i in irrelevant if rows[i]["calls_made"]) for system, rows in records.items()}
+        right = [i for i in shared if ours[i]["category"] != "irrelevance" and ours[i]["correct"]]
+        lines += [f"{folder.name}: {len(shared)} items; tooldec and unconstrained wrote the same text in {same}",
+                  f"  tooldec right, unconstrained not: {len(better)} {better}",
+                  f"  unconstrained right, tooldec not: {len(worse)} {worse}",
+                  f"  irrelevance questions with a call made (of {len(irrelevant)}): {called}",
+                  f"  tooldec right in the call categories: {len(right)}" + (f" {right}" if len(right) <= 8 else "")]
+    return "\n".join(lines)
+
+
 def plot(rows: list[dict[str, Any]], path: Path) -> None:
     """Broken calls, AST accuracy, irrelevance accuracy and tokens/s: bars per model, one colour per system."""
     import matplotlib
@@ -330,12 +357,16 @@ def main() -> None:
                         help="with --report: count every recorded answer again with the current scan")
     parser.add_argument("--common", action="store_true",
                         help="table of the items every system of a model has answered (the same questions)")
+    parser.add_argument("--compare", action="store_true",
+                        help="with --report: also the answers compared on the common items (RESULTS' text)")
     args = parser.parse_args()
     if not args.report:
         run(args)
     subset = args.report and "--limit" in sys.argv  # --report --limit N: the first N items only
     data = data_dir(args.data) if args.recount or subset else None
     print(report(args.out, data, recounted=args.recount, limit=args.limit if subset else None, common=args.common))
+    if args.compare:
+        print(compare(args.out))
     print(f"results in {args.out}")
 
 

@@ -12,15 +12,15 @@ from ..automata.json_schema import Style, Whitespace
 from ..automata.nfa import NFA, Frag
 from ..tools import Tool
 from .base import Anchor, CallScan, Dialect, Opener, ToolCall, json_space, json_ws, loose_style, name_head
-from .scanning import JsonForm, scan_json_calls
+from .scanning import NAME_KEY, JsonForm, scan_json_calls
+from .scanning import WS as _WS
 
 __all__ = ["Hermes", "json_object_opener", "typed_opener"]
 
 TAG, FENCED, BARE, FENCED_OPENAI, OPENAI = 0, 1, 2, 3, 4
-_WS = r"[ \t\r\n]*"
 _FENCE = r"```(?:json|tool_call)?[ \t]*\n" + _WS
-_NAME = r'(\{' + _WS + r'"name"' + _WS + ':)'  # JSON whitespace only, as the openers take it
-_OPENAI = r'(\{' + _WS.join(['', '"type"', ':', '"function"', ',', '"function"', ':', r'\{', '"name"', ':']) + ')'
+_NAME = "(" + NAME_KEY + ")"  # the text the object openers commit at
+_OPENAI = r'(\{' + _WS.join(['', '"type"', ':', '"function"', ',', '"function"', ':', r'\{', '"name"']) + ')'
 
 
 def _unwrap(item: Any) -> ToolCall | None:
@@ -36,7 +36,10 @@ def _form(start: str, *, fenced: bool = False, make: Callable[[Any], Any | None]
 
 
 _FORMS = {  # per opener: where its object starts (the group: the text that commits to it)
-    "tag": JsonForm(re.compile(r"<tool_call>" + _WS + r"(?=\{)"), re.compile(_WS + r"</tool_call>"), lenient_end=True),
+    # the tag commits alone (the mask then writes the head): a tag followed by prose, or by
+    # nothing, is a broken call too
+    "tag": JsonForm(re.compile(r"<tool_call>(?=(" + _WS + "(?:" + NAME_KEY + ")?))"), re.compile(_WS + r"</tool_call>"),
+                    lenient_end=True),
     "fenced": _form(_FENCE + "(?=" + _NAME + ")", fenced=True),
     "bare": _form(r"(?:^|(?<=\n))[ \t]*(?=" + _NAME + ")"),
     "fenced_openai": _form(_FENCE + "(?=" + _OPENAI + ")", fenced=True, make=_unwrap),

@@ -18,16 +18,16 @@ from ..automata.nfa import NFA, Frag
 from ..tools import Tool
 from .base import CallScan, Dialect, Opener, ToolCall, json_ws, loose_style, name_head
 from .hermes import json_object_opener, typed_opener
-from .scanning import JsonForm, scan_json_calls
+from .scanning import NAME_KEY, JsonForm, scan_json_calls
+from .scanning import WS as _WS
 
 __all__ = ["Llama3Json"]
 
 TAG, OBJECT, TYPED = 0, 1, 2
-_WS = r"[ \t\r\n]*"
-_FORMS = (
-    JsonForm(re.compile(r"<\|python_tag\|>" + _WS + r'(?=\{\s*"name"\s*:)')),
-    JsonForm(re.compile(r'(?=\{\s*"name"\s*:)')),
-    JsonForm(re.compile(r'(?=\{\s*"type"\s*:\s*"function"\s*,\s*"name"\s*:)')),
+_FORMS = (  # per opener, the group: the text that commits to it (JSON whitespace, as the openers take it)
+    JsonForm(re.compile(r"<\|python_tag\|>(?=(" + _WS + "(?:" + NAME_KEY + ")?))")),  # the tag alone commits
+    JsonForm(re.compile("(?=(" + NAME_KEY + "))")),
+    JsonForm(re.compile(r'(?=(\{' + _WS.join(['', '"type"', ':', '"function"', ',', '"name"']) + "))")),
 )
 
 

@@ -23,7 +23,8 @@ from ..automata.nfa import NFA, Frag
 from ..errors import InvalidToolNameError
 from ..tools import Tool
 from .base import NEXT_CALL, Anchor, CallScan, Dialect, Opener, ToolCall, json_space, json_ws, loose_style, name_head
-from .scanning import JsonForm, scan_json_calls
+from .scanning import NAME_KEY, JsonForm, scan_json_calls
+from .scanning import WS as _WS
 
 __all__ = ["Mistral"]
 
@@ -32,9 +33,10 @@ _NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 _ID_CHARS = [(0x30, 0x39), (0x41, 0x5A), (0x61, 0x7A)]
 _TRIGGER = "[TOOL_CALLS]"
 TAG, LIST = 0, 1
-_FORMS = (
-    JsonForm(re.compile(re.escape(_TRIGGER) + r"\s*(?=\[)"), list_of_calls=True),
-    JsonForm(re.compile(r'(?:^|(?<=\n))[ \t]*(?=\[\s*\{\s*"name"\s*:)'), list_of_calls=True),
+_LIST = r"\[" + _WS + NAME_KEY  # ``[{"name"``: where the list opener commits
+_FORMS = (  # per opener, the group: the text that commits to it
+    JsonForm(re.compile(re.escape(_TRIGGER) + "(?=(" + _WS + "(?:" + _LIST + ")?))"), list_of_calls=True),  # the tag alone
+    JsonForm(re.compile(r"(?:^|(?<=\n))[ \t]*(?=(" + _LIST + "))"), list_of_calls=True),
 )
 
 

@@ -114,17 +114,23 @@ class Pythonic(Dialect):
         """The calls, and as broken each ``[name(`` that did not become a list of calls: at the
         start of the text or of a line (after indentation), and anywhere when ``inline_call``
         is in use (exactly where the openers may commit, whatever the tool names), a list
-        comprehension (``[f(x) for x in xs]``) excepted; and each JSON object whose first key
-        is ``"name"`` outside the calls."""
+        comprehension (``[f(x) for x in xs]``) excepted; with ``start`` in use, a ``[`` that
+        begins the text and no list of calls (that opener commits at the bracket alone); and
+        each object whose first key is ``"name"`` outside the calls."""
         lists = _call_lists(text)
         spans = [(a, b) for a, b, _ in lists]
         anywhere = any(o.name == "inline_call" for o in self.openers())
         broken = []
+        counted = set()
         for match in (_ANY_OPENER if anywhere else _LINE_OPENER).finditer(text):
             at = match.start(1)
             if any(a <= at < b for a, b in spans) or _is_comprehension(text, at):
                 continue
+            counted.add(at)
             broken.append(text[at:at + 200])
+        starts = any(o.name == "start" for o in self.openers())
+        if starts and text.startswith("[") and 0 not in counted and not (spans and spans[0][0] == 0):
+            broken.append(text[:200])  # ``start`` commits at a first ``[``: anything else there is broken
         broken += [text[m.start():m.start() + 200] for m in NAME_OBJECT.finditer(text)
                    if not any(a <= m.start() < b for a, b in spans)]
         return CallScan([call for _, _, found in lists for call in found], broken)

@@ -13,11 +13,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["NAME_OBJECT", "JsonForm", "scan_json_calls"]
+__all__ = ["NAME_KEY", "NAME_OBJECT", "WS", "JsonForm", "scan_json_calls"]
 
 _DECODER = json.JSONDecoder()
-NAME_OBJECT = re.compile(r'\{[ \t\r\n]*"name"[ \t\r\n]*:')
-"""A JSON object whose first key is ``"name"`` (JSON whitespace, as the openers take it): call-like text."""
+WS = r"[ \t\r\n]*"
+"""JSON whitespace, as the openers take it."""
+NAME_KEY = r'\{' + WS + r'"name"'
+"""``{"name"``: where an object opener commits (the key's closing quote), ``:`` or not."""
+NAME_OBJECT = re.compile(NAME_KEY)
+"""An object whose first key is ``"name"``: call-like text, the text an object opener commits at."""
 
 
 @dataclass(frozen=True)
@@ -32,9 +36,10 @@ class JsonForm:
         make: Reads a decoded value as a call (default: the ``make`` given to the scan), for
             wrapped objects such as the OpenAI tool shape.
 
-    A capturing group in ``start`` (inside its lookahead) marks the text that commits to a call:
-    when the object does not parse, the scan resumes after it, so a failed occurrence is counted
-    once (not again for a ``{"name"`` nested in its committing text).
+    A capturing group in ``start`` (inside its lookahead) marks the text that commits to a call
+    (for a tag: the tag alone, and the object's ``{"name"`` when it follows): when the object does
+    not parse, the scan resumes after that text, or after the whole JSON value when one decodes
+    there, so a failed occurrence is counted once (not again for a ``{"name"`` nested in it).
     """
 
     start: re.Pattern[str]
@@ -74,23 +79,37 @@ def scan_json_calls(text: str, forms: Sequence[JsonForm], make: Callable[[Any], 
         found, end = _read(text, match.end(), form, form.make or make)
         if found is None:
             broken.append(text[match.start():match.start() + 200])
-            if match.re.groups:
-                skip = match.end(1)
-            else:
-                skip = match.end() + len(text[match.end():]) - len(text[match.end():].lstrip()) + 1
+            skip = _past_failed(text, match)
             spans.append((match.start(), skip))
             pos = skip  # not again as another form (a bare object inside a bad tag)
             continue
         calls.extend(found)
         if form.list_of_calls:  # the items of a list that are not calls count as broken ones
-            whole = _DECODER.raw_decode(text, text.index("[", match.end()))[0]
-            broken += [json.dumps(item)[:200] for item in whole if (form.make or make)(item) is None]
+            whole = _DECODER.raw_decode(text, len(text) - len(text[match.end():].lstrip(" \t\r\n")))[0]
+            if isinstance(whole, list):
+                broken += [json.dumps(item)[:200] for item in whole if (form.make or make)(item) is None]
         spans.append((match.start(), end))
         pos = end
     for match in NAME_OBJECT.finditer(text):
         if not any(a <= match.start() < b for a, b in spans):
             broken.append(text[match.start():match.start() + 200])
     return calls, broken
+
+
+def _past_failed(text: str, match: re.Match[str]) -> int:
+    """Where the scan resumes after a form occurrence that did not become a call, so that it
+    counts once: past its JSON value when one decodes there (``<tool_call>{"type": ...}``, a
+    list whose items are no calls), else past the committing text (the group, when the form
+    has one) or the first character after the match."""
+    at = match.end()
+    while at < len(text) and text[at] in " \t\r\n":
+        at += 1
+    committed = match.end(1) if match.re.groups and match.start(1) >= 0 else at + 1
+    try:
+        end = _DECODER.raw_decode(text, at)[1]
+    except json.JSONDecodeError:
+        end = 0
+    return max(end, committed, match.start() + 1)
 
 
 def _read(text: str, at: int, form: JsonForm, make: Callable[[Any], Any | None]) -> tuple[list[Any] | None, int]:
