@@ -60,9 +60,9 @@ def test_saved_rows_are_loaded_not_retrained(session: Session, out: Path) -> Non
                                                                                         "divide"]
 
 
-@pytest.mark.parametrize("system", ["tooldec", "tooldec_beam", "toolkengpt", "zeroshot"])
+@pytest.mark.parametrize("system", ["tooldec", "tooldec_beam", "toolkengpt", "zeroshot", "fewshot"])
 def test_figure5_rows(session: Session, out: Path, system: str) -> None:
-    subsets = ("kamel_30" if system == "zeroshot" else "kamel_60", "funcqa_oh_unseen")  # docs in context: shorter
+    subsets = ("kamel_30" if system.endswith("shot") else "kamel_60", "funcqa_oh_unseen")  # docs in context: shorter
     summary = run("figure5", session, system, data=DATA, out=out, limit=1, subsets=subsets)
     for subset in subsets:
         (row,) = [json.loads(line) for line in (out / "figure5" / "smollm2" / system / f"{subset}.jsonl").open()]

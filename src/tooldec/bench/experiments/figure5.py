@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -349,7 +349,7 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
     left.set_xticks(list(KAMEL_SIZES), [str(k) for k in KAMEL_SIZES])
     left.set_xticks([], minor=True)  # a log axis labels its minor ticks too (4x10^1 over 30..234)
     left.set_xlim(KAMEL_SIZES[0] * 0.85, KAMEL_SIZES[-1] * 1.15)
-    n_kamel = {r["subset"]: int(r["n"]) for r in rows if r["subset"].startswith("kamel_")}
+    n_kamel = _counts(r for r in rows if r["subset"].startswith("kamel_"))
     left.set_xlabel("tools (30 seen)")
     left.set_ylabel("accuracy")
     left.set_ylim(0, 1.05)
@@ -365,8 +365,16 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
     right.set_xticks([i + width * (len(systems) - 1) / 2 for i in range(len(subsets))],
                      [s.removeprefix("funcqa_") for s in subsets], fontsize=8)
     right.set_ylim(0, 1.05)
-    n = {r["subset"]: int(r["n"]) for r in rows}
+    n = _counts(rows)
     right.set_title("FuncQA (n: " + ", ".join(f"{s.removeprefix('funcqa_')}={n[s]}" for s in subsets) + ")", fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def _counts(rows: Iterable[dict[str, Any]]) -> dict[str, str]:
+    """Questions per subset for a plot title: ``100/200`` when the systems ran different counts."""
+    seen: dict[str, set[int]] = {}
+    for row in rows:
+        seen.setdefault(row["subset"], set()).add(int(row["n"]))
+    return {subset: "/".join(str(k) for k in sorted(ks)) for subset, ks in seen.items()}
