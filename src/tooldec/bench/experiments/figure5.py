@@ -30,6 +30,7 @@ import json
 import re
 import time
 from collections.abc import Iterable, Sequence
+from math import comb
 from pathlib import Path
 from typing import Any
 
@@ -321,11 +322,59 @@ def extra_tables(folder: Path) -> str:
     """The mode-switching table (the paper's A.7), from the learned rows' metadata."""
     from .common import markdown_table
 
+    out = ""
     rows = switching_rows(folder / "learned")
-    if not rows:
-        return ""
-    columns = ["task", "tokens", "tools", "precision", "recall", "f1", "calls", "fired", "tool_accuracy"]
-    return "\n\nMode switching on held-out demonstrations (teacher forcing, greedy):\n\n" + markdown_table(rows, columns)
+    if rows:
+        columns = ["task", "tokens", "tools", "precision", "recall", "f1", "calls", "fired", "tool_accuracy"]
+        out += "\n\nMode switching on held-out demonstrations (teacher forcing, greedy):\n\n" + markdown_table(rows, columns)
+    paired = [row for subset in SUBSETS if (row := paired_names(folder, subset))]
+    if paired:
+        out += ("\n\nName choice, greedy (`tooldec`) against the beam (`tooldec_beam`) on the same questions "
+                "(p: exact two-sided sign test on the questions only one gets right):\n\n"
+                + markdown_table(paired, list(paired[0])))
+    return out
+
+
+def paired_names(folder: Path, subset: str) -> dict[str, Any] | None:
+    """``tooldec`` and ``tooldec_beam`` on the questions both ran (the first ``n`` of ``subset``)."""
+    files = [folder / system / f"{subset}.jsonl" for system in ("tooldec", "tooldec_beam")]
+    if not all(f.exists() for f in files):
+        return None
+    greedy, beam = ([json.loads(line) for line in f.open()] for f in files)
+    pairs = list(zip(greedy, beam, strict=False))
+    if not pairs or any(g["question"] != b["question"] for g, b in pairs):
+        return None
+    only_greedy = sum(g["correct"] and not b["correct"] for g, b in pairs)
+    only_beam = sum(b["correct"] and not g["correct"] for g, b in pairs)
+    return {"subset": subset, "greedy": mean(float(g["correct"]) for g, _ in pairs),
+            "beam": mean(float(b["correct"]) for _, b in pairs), "only_greedy": only_greedy, "only_beam": only_beam,
+            "p": sign_test(only_greedy, only_beam), "other_name": sum(_names(g) != _names(b) for g, b in pairs),
+            "greedy_errors": sum(g["invalid_calls"] for g, _ in pairs),
+            "beam_errors": sum(b["invalid_calls"] for _, b in pairs),
+            "name_evaluations": mean(s["evaluations"] for _, b in pairs for s in b.get("beam", [])),
+            "name_seconds": mean(s["seconds"] for _, b in pairs for s in b.get("beam", [])),
+            "greedy_s": mean(g["seconds"] for g, _ in pairs), "beam_s": mean(b["seconds"] for _, b in pairs),
+            "n": len(pairs)}
+
+
+def _names(row: dict[str, Any]) -> Any:
+    """The tool a KAMEL row chose, or the tools a FuncQA row called."""
+    return row["chosen"] if "chosen" in row else row.get("called")
+
+
+def sign_test(a: int, b: int) -> float:
+    """Exact two-sided p-value that ``a`` and ``b`` discordant pairs came from a fair coin (McNemar's exact test).
+
+    Examples:
+        >>> round(sign_test(10, 2), 4)
+        0.0386
+        >>> sign_test(3, 3)
+        1.0
+    """
+    n, k = a + b, min(a, b)
+    if n == 0:
+        return 1.0
+    return min(1.0, 2 * sum(comb(n, i) for i in range(k + 1)) / float(2**n))
 
 
 def plot(rows: list[dict[str, Any]], path: Path) -> None:
