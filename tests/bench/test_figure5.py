@@ -14,6 +14,7 @@ import pytest
 
 from tooldec.bench.datasets import data_dir
 from tooldec.bench.experiments.common import Session
+from tooldec.bench.experiments.figure5 import extra_tables, paired_names
 from tooldec.bench.experiments.learn import Protocol, learned_tokens, split
 from tooldec.bench.experiments.runner import report, run
 from tooldec.learned import LearnedTokens
@@ -60,9 +61,9 @@ def test_saved_rows_are_loaded_not_retrained(session: Session, out: Path) -> Non
                                                                                         "divide"]
 
 
-@pytest.mark.parametrize("system", ["tooldec", "tooldec_beam", "toolkengpt", "zeroshot"])
+@pytest.mark.parametrize("system", ["tooldec", "tooldec_beam", "toolkengpt", "zeroshot", "fewshot"])
 def test_figure5_rows(session: Session, out: Path, system: str) -> None:
-    subsets = ("kamel_30" if system == "zeroshot" else "kamel_60", "funcqa_oh_unseen")  # docs in context: shorter
+    subsets = ("kamel_30" if system.endswith("shot") else "kamel_60", "funcqa_oh_unseen")  # docs in context: shorter
     summary = run("figure5", session, system, data=DATA, out=out, limit=1, subsets=subsets)
     for subset in subsets:
         (row,) = [json.loads(line) for line in (out / "figure5" / "smollm2" / system / f"{subset}.jsonl").open()]
@@ -71,6 +72,21 @@ def test_figure5_rows(session: Session, out: Path, system: str) -> None:
         assert 0 <= summary["subsets"][subset]["ci_low"] <= summary["subsets"][subset]["ci_high"] <= 1
     table = report("figure5", out / "figure5" / "smollm2")
     assert "Mode switching" in table and (out / "figure5" / "smollm2" / "figure5.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_greedy_and_beam_are_paired_by_question(tmp_path: Path) -> None:
+    rows = {"tooldec": [(True, "a"), (False, "b"), (False, "b")], "tooldec_beam": [(True, "a"), (True, "c")]}
+    for system, answers in rows.items():
+        (tmp_path / system).mkdir()
+        lines = [json.dumps({"question": f"q{i}", "correct": ok, "chosen": name, "invalid_calls": 0, "seconds": 1.0,
+                             **({"beam": [{"evaluations": 4, "seconds": 0.5}]} if system == "tooldec_beam" else {})})
+                 for i, (ok, name) in enumerate(answers)]
+        (tmp_path / system / "kamel_60.jsonl").write_text("\n".join(lines) + "\n")
+    row = paired_names(tmp_path, "kamel_60")
+    assert row is not None and row["n"] == 2 and (row["greedy"], row["beam"]) == (0.5, 1.0)
+    assert (row["only_greedy"], row["only_beam"], row["other_name"], row["p"]) == (0, 1, 1, 1.0)
+    assert row["name_evaluations"] == 4 and paired_names(tmp_path, "kamel_30") is None
+    assert "Name choice" in extra_tables(tmp_path)
 
 
 def test_naming_rows_and_the_names_cache(session: Session, out: Path) -> None:

@@ -29,7 +29,8 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from math import comb
 from pathlib import Path
 from typing import Any
 
@@ -321,11 +322,59 @@ def extra_tables(folder: Path) -> str:
     """The mode-switching table (the paper's A.7), from the learned rows' metadata."""
     from .common import markdown_table
 
+    out = ""
     rows = switching_rows(folder / "learned")
-    if not rows:
-        return ""
-    columns = ["task", "tokens", "tools", "precision", "recall", "f1", "calls", "fired", "tool_accuracy"]
-    return "\n\nMode switching on held-out demonstrations (teacher forcing, greedy):\n\n" + markdown_table(rows, columns)
+    if rows:
+        columns = ["task", "tokens", "tools", "precision", "recall", "f1", "calls", "fired", "tool_accuracy"]
+        out += "\n\nMode switching on held-out demonstrations (teacher forcing, greedy):\n\n" + markdown_table(rows, columns)
+    paired = [row for subset in SUBSETS if (row := paired_names(folder, subset))]
+    if paired:
+        out += ("\n\nName choice, greedy (`tooldec`) against the beam (`tooldec_beam`) on the same questions "
+                "(p: exact two-sided sign test on the questions only one gets right):\n\n"
+                + markdown_table(paired, list(paired[0])))
+    return out
+
+
+def paired_names(folder: Path, subset: str) -> dict[str, Any] | None:
+    """``tooldec`` and ``tooldec_beam`` on the questions both ran (the first ``n`` of ``subset``)."""
+    files = [folder / system / f"{subset}.jsonl" for system in ("tooldec", "tooldec_beam")]
+    if not all(f.exists() for f in files):
+        return None
+    greedy, beam = ([json.loads(line) for line in f.open()] for f in files)
+    pairs = list(zip(greedy, beam, strict=False))
+    if not pairs or any(g["question"] != b["question"] for g, b in pairs):
+        return None
+    only_greedy = sum(g["correct"] and not b["correct"] for g, b in pairs)
+    only_beam = sum(b["correct"] and not g["correct"] for g, b in pairs)
+    return {"subset": subset, "greedy": mean(float(g["correct"]) for g, _ in pairs),
+            "beam": mean(float(b["correct"]) for _, b in pairs), "only_greedy": only_greedy, "only_beam": only_beam,
+            "p": sign_test(only_greedy, only_beam), "other_name": sum(_names(g) != _names(b) for g, b in pairs),
+            "greedy_errors": sum(g["invalid_calls"] for g, _ in pairs),
+            "beam_errors": sum(b["invalid_calls"] for _, b in pairs),
+            "name_evaluations": mean(s["evaluations"] for _, b in pairs for s in b.get("beam", [])),
+            "name_seconds": mean(s["seconds"] for _, b in pairs for s in b.get("beam", [])),
+            "greedy_s": mean(g["seconds"] for g, _ in pairs), "beam_s": mean(b["seconds"] for _, b in pairs),
+            "n": len(pairs)}
+
+
+def _names(row: dict[str, Any]) -> Any:
+    """The tool a KAMEL row chose, or the tools a FuncQA row called."""
+    return row["chosen"] if "chosen" in row else row.get("called")
+
+
+def sign_test(a: int, b: int) -> float:
+    """Exact two-sided p-value that ``a`` and ``b`` discordant pairs came from a fair coin (McNemar's exact test).
+
+    Examples:
+        >>> round(sign_test(10, 2), 4)
+        0.0386
+        >>> sign_test(3, 3)
+        1.0
+    """
+    n, k = a + b, min(a, b)
+    if n == 0:
+        return 1.0
+    return min(1.0, 2 * sum(comb(n, i) for i in range(k + 1)) / float(2**n))
 
 
 def plot(rows: list[dict[str, Any]], path: Path) -> None:
@@ -349,7 +398,7 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
     left.set_xticks(list(KAMEL_SIZES), [str(k) for k in KAMEL_SIZES])
     left.set_xticks([], minor=True)  # a log axis labels its minor ticks too (4x10^1 over 30..234)
     left.set_xlim(KAMEL_SIZES[0] * 0.85, KAMEL_SIZES[-1] * 1.15)
-    n_kamel = {r["subset"]: int(r["n"]) for r in rows if r["subset"].startswith("kamel_")}
+    n_kamel = _counts(r for r in rows if r["subset"].startswith("kamel_"))
     left.set_xlabel("tools (30 seen)")
     left.set_ylabel("accuracy")
     left.set_ylim(0, 1.05)
@@ -365,8 +414,16 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
     right.set_xticks([i + width * (len(systems) - 1) / 2 for i in range(len(subsets))],
                      [s.removeprefix("funcqa_") for s in subsets], fontsize=8)
     right.set_ylim(0, 1.05)
-    n = {r["subset"]: int(r["n"]) for r in rows}
+    n = _counts(rows)
     right.set_title("FuncQA (n: " + ", ".join(f"{s.removeprefix('funcqa_')}={n[s]}" for s in subsets) + ")", fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def _counts(rows: Iterable[dict[str, Any]]) -> dict[str, str]:
+    """Questions per subset for a plot title: ``100/200`` when the systems ran different counts."""
+    seen: dict[str, set[int]] = {}
+    for row in rows:
+        seen.setdefault(row["subset"], set()).add(int(row["n"]))
+    return {subset: "/".join(str(k) for k in sorted(ks)) for subset, ks in seen.items()}
