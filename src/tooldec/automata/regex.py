@@ -22,14 +22,13 @@ registered name or IPv4 address (no ``[...]`` IP literal).
 from __future__ import annotations
 
 import functools
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar, cast
 
 import interegular
 from interegular.fsm import State, anything_else
 
+from ..caches import BoundedCache
 from .nfa import NFA, Frag
 from .regex_fsm import intersect, pattern_fsm
 from .utf8 import complement, normalize_ranges
@@ -227,9 +226,8 @@ def _fsm_of_one(regex: str) -> interegular.FSM:
 
 
 _T = TypeVar("_T")
-_PER_FSM: OrderedDict[tuple[int, str], tuple[interegular.FSM, Any]] = OrderedDict()
-_PER_FSM_LOCK = threading.Lock()
 _PER_FSM_SIZE = 512
+_PER_FSM: BoundedCache[tuple[int, str], tuple[interegular.FSM, Any]] = BoundedCache(_PER_FSM_SIZE, sizer=lambda _: 1)
 
 
 def _per_fsm(fsm: interegular.FSM, what: str, compute: Callable[[interegular.FSM], _T]) -> _T:
@@ -239,18 +237,8 @@ def _per_fsm(fsm: interegular.FSM, what: str, compute: Callable[[interegular.FSM
     entry holds the automaton itself, so that id is not reused while the entry lives. A schema
     reads the same few regexes many times (``date-time`` under every timestamp property: its
     length range when normalised, its live states and classes when compiled)."""
-    key = (id(fsm), what)
-    with _PER_FSM_LOCK:
-        found = _PER_FSM.get(key)
-        if found is not None:
-            _PER_FSM.move_to_end(key)
-            return cast(_T, found[1])
-    value = compute(fsm)
-    with _PER_FSM_LOCK:
-        _PER_FSM[key] = (fsm, value)
-        while len(_PER_FSM) > _PER_FSM_SIZE:
-            _PER_FSM.popitem(last=False)
-    return value
+    found = _PER_FSM.get_or_make((id(fsm), what), lambda: (fsm, compute(fsm)))
+    return cast(_T, found[1])
 
 
 def length_range(fsm: interegular.FSM) -> tuple[int, int | None] | None:

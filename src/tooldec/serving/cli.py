@@ -48,10 +48,10 @@ def build_service(args: argparse.Namespace) -> Service:
     from ..models import smollm2_gguf_path
     from .app import Service
     from .engine import Constraints
+    from .vllm.args import opener_names
     from .worker import Worker
 
-    openers = [name for name in (args.openers or "").split(",") if name]
-    dialect = get_dialect(args.dialect, **({"openers": openers} if openers else {}))  # refused before the model loads
+    dialect = get_dialect(args.dialect, openers=opener_names(args.openers))  # refused before the model loads
     path = args.model or smollm2_gguf_path()
     llm, tokenizer = load_llama(path, n_ctx=args.n_ctx, threads=args.threads,
                                 progress=lambda message: print(message, file=sys.stderr))

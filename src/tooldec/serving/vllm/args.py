@@ -18,7 +18,7 @@ from typing import Any
 from ...dialects import DIALECTS, Dialect, Hermes, get_dialect
 from ..engine import tools_key
 
-__all__ = ["KEY", "ToolDecArgs", "extra_args", "extra_body", "text_key"]
+__all__ = ["KEY", "ToolDecArgs", "extra_args", "extra_body", "opener_names", "text_key"]
 
 KEY = "tooldec"
 """The key of ``SamplingParams.extra_args`` (and ``vllm_xargs``) that carries the arguments."""
@@ -51,7 +51,7 @@ class ToolDecArgs:
         return self.dialect if self.openers is None else f"{self.dialect}:{','.join(self.openers)}"
 
     def make_dialect(self) -> Dialect:
-        return get_dialect(self.dialect, **({} if self.openers is None else {"openers": list(self.openers)}))
+        return get_dialect(self.dialect, openers=None if self.openers is None else list(self.openers))
 
     @classmethod
     def parse(cls, value: Any) -> ToolDecArgs:
@@ -99,12 +99,19 @@ def text_key(value: str | bytes) -> str:
     return "text:" + hashlib.sha256(data).hexdigest()
 
 
+def opener_names(text: str | None) -> list[str] | None:
+    """Opener names written comma-separated (``"start,call"``: an option or environment
+    variable), ``None`` when none are given (the dialect's default openers)."""
+    names = [name for name in (text or "").split(",") if name]
+    return names or None
+
+
 def _openers(value: Any, dialect: str) -> tuple[str, ...] | None:
     """A list of the dialect's opener names, or ``None``; a name it does not declare is refused."""
     if value is None:
         return None
     if isinstance(value, str):
-        value = [part for part in value.split(",") if part]
+        value = opener_names(value) or []
     if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
         raise ValueError(f"extra_args[{KEY!r}]['openers'] must be a non-empty list of opener names")
     try:

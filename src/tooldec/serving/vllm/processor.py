@@ -26,7 +26,6 @@ engine of that environment).
 from __future__ import annotations
 
 import logging
-import threading
 import time
 import weakref
 from collections import OrderedDict
@@ -40,6 +39,7 @@ from vllm.exceptions import VLLMValidationError
 from vllm.v1.sample.logits_processor import BatchUpdate, LogitsProcessor
 from vllm.v1.sample.logits_processor.builtin import process_dict_updates
 
+from ...caches import BoundedCache
 from ...decoding import Machine
 from ...errors import ToolDecError
 from ...tokens import Vocabulary
@@ -77,49 +77,17 @@ class _Row:
     pending: bool = field(default=False)
 
 
-class _Validated:
-    """Tool lists already checked in this process (bounded, locked): a repeated list is not
-    checked twice."""
-
-    def __init__(self, size: int = 256) -> None:
-        self._keys: OrderedDict[str, None] = OrderedDict()
-        self._lock = threading.Lock()
-        self._size = size
-
-    def seen(self, key: str) -> bool:
-        with self._lock:
-            if key in self._keys:
-                self._keys.move_to_end(key)
-                return True
-            return False
-
-    def add(self, key: str) -> None:
-        with self._lock:
-            self._keys[key] = None
-            while len(self._keys) > self._size:
-                self._keys.popitem(last=False)
-
-
-_VALIDATED = _Validated()
-_CHECKERS: OrderedDict[str, Constraints] = OrderedDict()
-_CHECKERS_LOCK = threading.Lock()
+_VALIDATED: BoundedCache[str, bool] = BoundedCache(256, sizer=lambda _: 1)
+"""Tool lists (their keys) already checked in this process: a repeated list is not checked twice."""
+_CHECKERS: BoundedCache[str, Constraints] = BoundedCache(16, sizer=lambda _: 1)
+"""Tool checkers by dialect and openers (a ``Constraints`` may be shared by threads)."""
 
 
 def _checker(args: ToolDecArgs) -> Constraints:
-    """Checks tools for the API server without a model (a byte vocabulary), one per dialect and
-    openers (bounded, locked; a ``Constraints`` may be shared by threads)."""
-    with _CHECKERS_LOCK:
-        found = _CHECKERS.get(args.dialect_key)
-        if found is not None:
-            _CHECKERS.move_to_end(args.dialect_key)
-            return found
-    vocab = Vocabulary.from_tokens([bytes([b]) for b in range(256)])
-    made = Constraints(vocab, args.make_dialect(), cache_size=1)
-    with _CHECKERS_LOCK:
-        found = _CHECKERS.setdefault(args.dialect_key, made)
-        while len(_CHECKERS) > 16:
-            _CHECKERS.popitem(last=False)
-    return found
+    """Checks tools for the API server without a model: a byte vocabulary, made once per
+    dialect and openers."""
+    return _CHECKERS.get_or_make(args.dialect_key, lambda: Constraints(
+        Vocabulary.from_tokens([bytes([b]) for b in range(256)]), args.make_dialect(), cache_size=1))
 
 
 class ToolDecLogitsProcessor(LogitsProcessor):
@@ -139,14 +107,14 @@ class ToolDecLogitsProcessor(LogitsProcessor):
         if value is None:
             return
         mark = text_key(value) if isinstance(value, (str, bytes)) else None
-        if mark is not None and _VALIDATED.seen(mark):
+        if mark is not None and _VALIDATED.get(mark):
             return  # the same text was checked before: not even parsed again
         try:
             args = ToolDecArgs.parse(value)
         except ValueError as error:
             raise VLLMValidationError(f"tooldec: {error}", parameter="vllm_xargs") from error
         mark = mark or args.key + args.dialect_key + args.tool_choice
-        if _VALIDATED.seen(mark):
+        if _VALIDATED.get(mark):
             return
         constraints = _checker(args)
         try:
@@ -156,7 +124,7 @@ class ToolDecLogitsProcessor(LogitsProcessor):
         if args.tool_choice not in ("auto", "required", "none") and args.tool_choice not in tools:
             raise VLLMValidationError(f"tooldec: tool_choice names {args.tool_choice!r}, which is not in tools: "
                                       f"{', '.join(tools.names)}", parameter="tool_choice")
-        _VALIDATED.add(mark)
+        _VALIDATED.put(mark, True)
 
     _engines: ClassVar[dict[int, weakref.ref[Any]]] = {}
 

@@ -39,7 +39,7 @@ from vllm.tool_parsers.abstract_tool_parser import Tool, ToolParser, ToolParserM
 from ...dialects import Dialect, Hermes, get_dialect
 from ...dialects import ToolCall as DialectCall
 from ...dialects.watch import OpenerWatch
-from .args import KEY, ToolDecArgs
+from .args import KEY, ToolDecArgs, opener_names
 
 __all__ = ["ToolDecToolParser"]
 
@@ -87,10 +87,9 @@ class ToolDecToolParser(ToolParser):
 
     def __init__(self, tokenizer: TokenizerLike, tools: list[Tool] | None = None) -> None:
         super().__init__(tokenizer, tools)
-        openers = [name for name in os.environ.get("TOOLDEC_OPENERS", "").split(",") if name]
-        self.openers = tuple(openers) or None
-        self.dialect: Dialect = get_dialect(os.environ.get("TOOLDEC_DIALECT", Hermes.name),
-                                            **({"openers": openers} if openers else {}))
+        openers = opener_names(os.environ.get("TOOLDEC_OPENERS"))
+        self.openers = None if openers is None else tuple(openers)
+        self.dialect: Dialect = get_dialect(os.environ.get("TOOLDEC_DIALECT", Hermes.name), openers=openers)
         # every opener the dialect declares, byte-exactly; a named one (Pythonic's ``[name(``)
         # commits only on this request's tool names, as the logits processor does
         self.names = _tool_names(self.tools) if self.dialect.named_openers else None
