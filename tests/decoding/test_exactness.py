@@ -99,3 +99,23 @@ def test_masks_inside_arguments(any_vocab: Vocabulary, prefix: str) -> None:
     got = machine.allowed_token_ids()
     assert np.array_equal(got, expected), f"extra {np.setdiff1d(got, expected)[:10]} missing {np.setdiff1d(expected, got)[:10]}"
     assert expected.size > 0
+
+
+@pytest.mark.parametrize("prefix", PREFIXES)
+def test_bitmask_rows_hold_the_allowed_ids_on_every_write(any_vocab: Vocabulary, prefix: str) -> None:
+    """A cached mask is written whole the first time, then as its common word plus the words that
+    differ: every write must leave exactly the allowed tokens, whatever the row held before."""
+    from tooldec.decoding.masks import bitmask_words, unpack_bitmask
+
+    from .test_walks import greedy_ids
+
+    machine = Machine(Grammar(ToolSet([WEATHER]), any_vocab, Hermes()))
+    for tid in greedy_ids(any_vocab, prefix):
+        assert machine.advance(tid)
+    expected = machine.allowed_token_ids()
+    words = bitmask_words(any_vocab.size) + 3  # wider than the vocabulary: the padding is masked
+    rows = np.random.default_rng(0).integers(-2**31, 2**31, size=(3, words), dtype=np.int64).astype(np.int32)
+    for write in range(3):
+        machine.fill_bitmask(rows, row=write)
+        got = np.flatnonzero(unpack_bitmask(rows[write], words * 32))
+        assert np.array_equal(got, expected), f"write {write}: {got.size} allowed instead of {expected.size}"

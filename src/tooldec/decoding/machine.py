@@ -86,6 +86,7 @@ class Machine:
         self.parallel_tool_calls = parallel_tool_calls
         self.max_calls = max_calls
         self._eos = grammar.vocab.eos_ids
+        self._vocab_size = grammar.vocab.size
         self.reset()
 
     def reset(self) -> None:
@@ -196,8 +197,8 @@ class Machine:
         mask, filtered = self._mask(budget)
         if filtered is not None:
             mask = Mask.from_ids(filtered, words)
-        target[:] = mask.words(words)
-        return mask.count < self.grammar.vocab.size
+        mask.write(target)
+        return mask.count < self._vocab_size
 
     # -- moving -------------------------------------------------------------------------------
 
