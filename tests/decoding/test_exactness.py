@@ -103,8 +103,8 @@ def test_masks_inside_arguments(any_vocab: Vocabulary, prefix: str) -> None:
 
 @pytest.mark.parametrize("prefix", PREFIXES)
 def test_bitmask_rows_hold_the_allowed_ids_on_every_write(any_vocab: Vocabulary, prefix: str) -> None:
-    """A cached mask is written whole the first time, then as its common word plus the words that
-    differ: every write must leave exactly the allowed tokens, whatever the row held before."""
+    """``fill_bitmask`` writes the whole row: every write (the first computes the mask, later ones
+    reuse it) leaves exactly the allowed tokens, whatever the row held before, padding masked."""
     from tooldec.decoding.masks import bitmask_words, unpack_bitmask
 
     from .test_walks import greedy_ids

@@ -86,7 +86,6 @@ class Machine:
         self.parallel_tool_calls = parallel_tool_calls
         self.max_calls = max_calls
         self._eos = grammar.vocab.eos_ids
-        self._vocab_size = grammar.vocab.size
         self.reset()
 
     def reset(self) -> None:
@@ -197,8 +196,8 @@ class Machine:
         mask, filtered = self._mask(budget)
         if filtered is not None:
             mask = Mask.from_ids(filtered, words)
-        mask.write(target)
-        return mask.count < self._vocab_size
+        target[:] = mask.words(words)
+        return mask.count < self.grammar.vocab.size
 
     # -- moving -------------------------------------------------------------------------------
 

@@ -76,7 +76,6 @@ class Mask:
     _ids: np.ndarray | None = field(default=None, repr=False)
     _count: int = field(default=-1, repr=False)
     _words: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
-    _sparse: dict[int, tuple[int, np.ndarray, np.ndarray]] = field(default_factory=dict, repr=False)
 
     @classmethod
     def from_ids(cls, ids: np.ndarray, words: int, max_after: int = 0) -> Mask:
@@ -103,8 +102,7 @@ class Mask:
     @property
     def nbytes(self) -> int:
         extra = 0 if self._ids is None else int(self._ids.nbytes)
-        sparse = sum(int(v[1].nbytes + v[2].nbytes) for v in self._sparse.values())
-        return int(self.packed.nbytes) + extra + sum(int(w.nbytes) for w in self._words.values()) + sparse + 120
+        return int(self.packed.nbytes) + extra + sum(int(w.nbytes) for w in self._words.values()) + 120
 
     @property
     def count(self) -> int:
@@ -137,49 +135,7 @@ class Mask:
             self._words[n] = row
         return row
 
-    def write(self, target: np.ndarray) -> None:
-        """Write the mask into ``target``, one int32 bitmask row (zero padded like :meth:`words`).
-
-        Most masks are nearly all one word value (a name or a literal allows a few tokens; a
-        string's content allows nearly all): those are written as that value plus the few words
-        that differ, which reads a few hundred bytes instead of the whole row. With many masks
-        cached, a whole-row copy mostly waits on memory.
-        """
-        n = target.shape[-1]
-        layout = self._sparse.get(n)
-        if layout is None:  # the first write: a mask used once does not pay for the split
-            self._sparse[n] = _ONCE
-            layout = _DENSE
-        elif layout is _ONCE:
-            layout = self._sparse[n] = _sparse_words(self.words(n))
-        if layout is _DENSE:
-            target[:] = self.words(n)
-            return
-        fill, where, values = layout
-        target.fill(fill)
-        if where.size:
-            target[where] = values
-
     def contains(self, token_id: int) -> bool:
         if not 0 <= token_id < self.packed.size * 8:
             return False
         return bool(self.packed[token_id >> 3] >> (token_id & 7) & 1)
-
-
-_NOWHERE = np.empty(0, np.intp)
-_DENSE: tuple[int, np.ndarray, np.ndarray] = (0, _NOWHERE, _NOWHERE)
-"""Layout marker (by identity): too many words differ for a sparse write."""
-_ONCE: tuple[int, np.ndarray, np.ndarray] = (0, _NOWHERE, _NOWHERE)
-"""Layout marker (by identity): written once, whole."""
-SPARSE_SHARE = 16
-"""A row is written sparsely when at most one word in this many differs from its common value."""
-
-
-def _sparse_words(row: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
-    """(common value, where the other words are, their values), or ``_DENSE``."""
-    zeros = int(np.count_nonzero(row == 0))
-    fill = 0 if 2 * zeros >= row.size else -1
-    where = np.flatnonzero(row != fill).astype(np.intp)
-    if where.size * SPARSE_SHARE > row.size:
-        return _DENSE
-    return fill, where, row[where].copy()
