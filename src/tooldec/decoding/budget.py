@@ -157,12 +157,16 @@ def _open_paths(grammar: Grammar, state: int) -> dict[int, bytes]:
 # -- budgets -------------------------------------------------------------------------------------------
 
 
-def within(grammar: Grammar, pos: Position, mask: Mask, budget: int, start_ok: bool, follow_ok: bool) -> np.ndarray:
-    """The ids of ``mask`` after which the call can still close within ``budget - 1`` tokens."""
+def within(grammar: Grammar, pos: Position, mask: Mask, budget: int, start_ok: bool, follow_ok: bool) -> np.ndarray | None:
+    """The ids of ``mask`` after which the call can still close within ``budget - 1`` tokens;
+    ``None`` when every one can (the mask stands as it is: no copy, no new bitmask row)."""
     if budget - 1 >= mask.max_after:
-        return mask.ids
+        return None
     ids, needs = token_needs(grammar, pos, mask, start_ok, follow_ok)
-    return np.sort(ids[needs <= budget - 1]).astype(np.int32)
+    fits = needs <= budget - 1
+    if fits.all():
+        return None
+    return np.sort(ids[fits]).astype(np.int32)
 
 
 def _after(grammar: Grammar, pos: Position, tid: int, start_ok: bool, follow_ok: bool) -> Position | None:

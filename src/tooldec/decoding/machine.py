@@ -163,11 +163,10 @@ class Machine:
         grammar, pos = self.grammar, self._pos
         start_ok, follow_ok = self._flags()
         mask = grammar.mask(pos, start_ok, follow_ok)
-        if budget is not None:
-            budget = max(budget, 1)  # this token at least: asking for a mask means one more comes
-        if budget is None or budget - 1 >= mask.max_after:
+        if budget is None:
             return mask, None
-        return mask, within(grammar, pos, mask, budget, start_ok, follow_ok)
+        # this token at least: asking for a mask means one more comes
+        return mask, within(grammar, pos, mask, max(budget, 1), start_ok, follow_ok)
 
     def allowed_token_ids(self, budget: int | None = None) -> np.ndarray:
         """Sorted ids of the tokens allowed next.
