@@ -10,8 +10,13 @@ from typing import Any
 import numpy as np
 import pytest
 
+from tooldec.automata.dfa import LazyDFA
+from tooldec.automata.json_schema import dumps
+from tooldec.automata.nfa import NFA
 from tooldec.decoding import Compiler, Machine
-from tooldec.decoding.name_bounds import least_bytes, shortest_below, tail_floor
+from tooldec.decoding.budget import _name_needs, token_needs
+from tooldec.decoding.name_bounds import NO_WITNESS, least_bytes, name_most, shortest_below, tail_floor, witness
+from tooldec.decoding.positions import Name
 from tooldec.dialects import DIALECTS, Dialect, Hermes
 from tooldec.errors import ToolDecError
 from tooldec.tokens import Vocabulary
@@ -111,3 +116,75 @@ def test_a_budget_before_the_name_builds_few_tool_automata(qwen_vocab: Vocabular
 ])
 def test_least_bytes_is_the_shortest_compact_text(schema: dict, text: str) -> None:
     assert least_bytes(schema) == len(text.encode())
+
+
+@pytest.mark.parametrize("dialect_name", sorted(DIALECTS))
+def test_every_witness_is_valid_and_bounds_its_tail(dialect_name: str, qwen_vocab: Vocabulary,
+                                                   bfcl: list[dict[str, Any]], inventories: dict[str, ToolSet]) -> None:
+    """A witness is valid under its schema, the tool's own argument automaton writes it, and its
+    tail is no longer than the floor plus the witness: the upper bound the budget trusts."""
+    dialect = DIALECTS[dialect_name]()
+    given = bfcl + ZOO + [{"name": x.name.replace(".", "_"), "parameters": x.parameters}
+                          for inventory in ("funcqa", "kamel", "tooleval") for x in inventories[inventory]]
+    tools = accepted(dialect, list({t["name"]: t for t in given}.values()))
+    grammar = Compiler(qwen_vocab, dialect).compile(tools)
+    written = 0
+    for form in range(dialect.forms):
+        style = dialect.form_style(form)
+        floor = tail_floor(grammar, form, False)
+        for name in grammar.names:
+            tool = grammar.tools[name]
+            value = witness(tool.parameters, style)
+            if value is NO_WITNESS:
+                continue
+            assert tool.validate_arguments(value) == [], (name, value)
+            nfa = NFA()
+            args = LazyDFA(nfa, dialect.arguments(nfa, tool, style), window=grammar.compiler.index.longest)
+            assert args.accepts(dumps(value, style).encode()), (name, dumps(value, style))
+            if floor is not None:
+                tail = grammar.tail(name, form, False).dfa
+                assert len(tail.shortest(tail.start, {})) <= floor + len(dumps(value, style).encode()), name
+                bounds = name_most(grammar, form, False)
+                assert bounds is not None
+                assert bounds[grammar.name_index.span(name.encode())[0]] >= len(name) + len(tail.shortest(tail.start, {}))
+            written += 1
+    assert written >= 0.8 * dialect.forms * len(grammar.names)  # most real schemas have one
+
+
+@pytest.mark.parametrize("schema", [
+    {"type": "string", "pattern": "^[a-z]+$"},
+    {"type": "string", "format": "date"},
+    {"not": {"type": "string"}},
+    {"type": "object", "properties": {}, "required": ["x"]},
+    False,
+])
+def test_no_witness_where_the_schema_is_not_read(schema: Any) -> None:
+    assert witness(schema, Hermes().style) is NO_WITNESS
+
+
+@pytest.mark.parametrize("dialect_name", ["hermes", "mistral", "llama3_json"])
+def test_a_name_mask_passed_whole_under_a_budget_is_what_the_exact_needs_allow(
+        dialect_name: str, qwen_vocab: Vocabulary, bfcl: list[dict[str, Any]]) -> None:
+    """Under a budget, a name's tokens are filtered by upper bounds of their needs, made exact
+    only where a budget does not clear them: the same tokens as the exact needs, from tight
+    budgets to loose, and every bound at least the exact need."""
+    dialect = DIALECTS[dialect_name]()
+    grammar = Compiler(qwen_vocab, dialect).compile(accepted(dialect, bfcl[:80] + ZOO))
+    rng = random.Random(3)
+    prefixes = [b""] + sorted({name.encode()[:k] for name in rng.sample(grammar.names, 12) for k in (1, 2, 4)})
+    whole = 0
+    for prefix in prefixes:
+        for form in range(dialect.forms):
+            pos = Name(form, prefix, None)
+            machine = Machine(grammar, tool_choice="required")
+            machine._pos = pos  # a cursor at that name prefix (the mask is what the position allows)
+            mask = grammar.mask(pos, True, True)
+            ids, needs = token_needs(grammar, pos, mask, True, True)
+            bounds = _name_needs(grammar, pos, mask, True, True)
+            assert bounds is not None and np.array_equal(bounds.ids, ids)
+            assert np.all(bounds.upper >= needs), (prefix, form)
+            for budget in (128, 64, 48, 32, 24, 16, 8):  # loose first: bounds are made exact as budgets tighten
+                got = machine.allowed_token_ids(budget=budget)
+                assert np.array_equal(got, np.sort(ids[needs <= budget - 1])), (prefix, form, budget)
+                whole += got.size == ids.size
+    assert whole > 0  # the bounds let whole masks through somewhere

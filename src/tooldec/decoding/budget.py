@@ -16,6 +16,7 @@ bounds, building a few tools' automata instead of every tool's in every form.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 
 import numpy as np
@@ -26,7 +27,7 @@ from .compiler import CompiledTail
 from .grammar import Grammar
 from .masking import FAR, shortest_in_tail
 from .masks import Mask
-from .name_bounds import shortest_below
+from .name_bounds import name_most, shortest_below
 from .positions import Head, Name, Open, Position, Tail, Text
 from .vector_walk import narrow_rows, walk_rows
 
@@ -63,6 +64,15 @@ class _Int(int):
     """An int the bounded cache can size."""
 
     nbytes = 64
+
+
+class _NoBounds:
+    """Cached where a name position has no bounds (the exact needs decide)."""
+
+    nbytes = 64
+
+
+_NO_BOUNDS = _NoBounds()
 
 
 class _Completion(tuple):  # type: ignore[type-arg]
@@ -162,11 +172,78 @@ def within(grammar: Grammar, pos: Position, mask: Mask, budget: int, start_ok: b
     ``None`` when every one can (the mask stands as it is: no copy, no new bitmask row)."""
     if budget - 1 >= mask.max_after:
         return None
+    if isinstance(pos, Name):
+        bounds = _cached(grammar, ("name-needs", grammar.serial, pos, start_ok, follow_ok),
+                         lambda: _name_needs(grammar, pos, mask, start_ok, follow_ok) or _NO_BOUNDS)
+        if isinstance(bounds, _NameNeeds):
+            def exact_need(tid: int) -> int:
+                after = _after(grammar, pos, tid, start_ok, follow_ok)
+                return FAR if after is None else need(grammar, after, follow_ok)
+
+            fitting = bounds.within(budget - 1, exact_need)
+            return None if fitting is None else fitting.astype(np.int32)
     ids, needs = token_needs(grammar, pos, mask, start_ok, follow_ok)
     fits = needs <= budget - 1
     if fits.all():
         return None
     return np.sort(ids[fits]).astype(np.int32)
+
+
+class _NameNeeds:
+    """At one name position: each allowed token's need, or an upper bound of it until a budget
+    asks for more. A token that stays within the names leaves at most the largest bound of the
+    tools below what it writes (:func:`.name_bounds.name_most`, bytes, so tokens too); the exact
+    need is found only for tokens whose bound a budget does not clear. Thread-safe (a lock)."""
+
+    def __init__(self, ids: np.ndarray, upper: np.ndarray, exact: np.ndarray) -> None:
+        self.ids, self.upper, self.exact = ids, upper, exact
+        self.most = int(upper.max()) if upper.size else 0
+        self.lock = threading.Lock()
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.ids.nbytes + self.upper.nbytes + self.exact.nbytes) + 96
+
+    def within(self, slack: int, exact_need: Callable[[int], int]) -> np.ndarray | None:
+        """The ids whose need is at most ``slack`` (``None``: all of them)."""
+        if self.most <= slack:
+            return None
+        with self.lock:
+            for i in np.flatnonzero((self.upper > slack) & ~self.exact).tolist():
+                self.upper[i] = exact_need(int(self.ids[i]))
+                self.exact[i] = True
+            fits = self.upper <= slack
+            self.most = int(self.upper.max())
+        return None if bool(fits.all()) else self.ids[fits]
+
+
+def _name_needs(grammar: Grammar, pos: Name, mask: Mask, start_ok: bool, follow_ok: bool) -> _NameNeeds | None:
+    """The bounds of a name mask's tokens (exact for tokens that run past a name into its tail),
+    ``None`` for dialects without name bounds."""
+    most = name_most(grammar, pos.form, follow_ok)
+    if most is None:
+        return None
+    index = grammar.name_index
+    only = None if pos.only is None else pos.only.encode()
+    ids = mask.ids
+    upper = np.zeros(ids.size, dtype=np.int64)
+    exact = np.zeros(ids.size, dtype=bool)
+    token_bytes = grammar.vocab.token_bytes
+    for i, tid in enumerate(ids.tolist()):
+        data = token_bytes[tid]
+        written = None if data is None else pos.prefix + data
+        if written is not None and (only.startswith(written) if only is not None else index.has_prefix(written)):
+            if only is not None:  # the one tool allowed: its own bound
+                largest = int(most[index.span(only)[0]])
+            else:
+                a, z = index.span(written)
+                largest = int(most[a:z].max())
+            upper[i] = largest - len(written)
+            continue
+        after = _after(grammar, pos, tid, start_ok, follow_ok)
+        upper[i] = FAR if after is None else need(grammar, after, follow_ok)
+        exact[i] = True
+    return _NameNeeds(ids, upper, exact)
 
 
 def _after(grammar: Grammar, pos: Position, tid: int, start_ok: bool, follow_ok: bool) -> Position | None:

@@ -12,6 +12,10 @@ arguments (measured once per form on an empty schema), plus a lower bound of the
 object read from the schema (:func:`least_bytes`). The last two only for dialects whose tails are
 fixed bytes around a JSON arguments object (``Dialect.arguments_in_tail``); for the others the
 bound is the remaining name alone.
+
+The other way round, a budget that is plainly enough needs no search at all: one valid
+arguments object read from the schema (:func:`witness`, checked against the schema) bounds a
+tool's shortest call from above (:func:`name_most`, per name).
 """
 
 from __future__ import annotations
@@ -20,15 +24,17 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from ..automata.dfa import LazyDFA
-from ..automata.json_schema import Syntax
+from ..automata.json_schema import Style, Syntax, dumps
 from ..automata.nfa import NFA
 from ..tools import Tool
 
 if TYPE_CHECKING:
     from .grammar import Grammar
 
-__all__ = ["least_bytes", "shortest_below", "tail_floor"]
+__all__ = ["least_bytes", "name_most", "shortest_below", "tail_floor", "witness"]
 
 _EMPTY = Tool("bound_probe", "", parameters={"type": "object", "properties": {}, "additionalProperties": False})
 _SCALAR = {"integer": 1, "number": 1, "boolean": 4, "null": 4}
@@ -76,6 +82,114 @@ def _least_of_type(schema: dict[str, Any], kind: Any) -> int:
         body = sum(2 + len(k.encode()) + 1 + least_bytes(props.get(k, True)) for k in keys)
         return 2 + body + max(len(keys) - 1, 0)
     return 1
+
+
+NO_WITNESS: Any = object()
+"""What :func:`witness` returns for a schema it does not read (then no upper bound is taken)."""
+_WITNESS_KEYS = frozenset({"type", "enum", "const", "properties", "required", "additionalProperties", "items",
+                           "minItems", "maxItems", "minLength", "maxLength", "minimum", "maximum"})
+
+
+def witness(schema: Any, style: Style) -> Any:
+    """One short value valid under a normalized ``schema`` (not always the shortest), or
+    :data:`NO_WITNESS` for the keywords it does not read (patterns, formats, ``not``, ...).
+
+    Examples:
+        >>> witness({"type": "object", "properties": {"n": {"type": "integer", "minimum": 3},
+        ...     "s": {"type": "string", "minLength": 2}}, "required": ["n", "s"]}, Style())
+        {'n': 3, 's': 'aa'}
+    """
+    if schema is True:
+        return 0
+    if not isinstance(schema, dict):
+        return NO_WITNESS
+    if set(schema) == {"anyOf"}:
+        found = [w for w in (witness(b, style) for b in schema["anyOf"]) if w is not NO_WITNESS]
+        return min(found, key=lambda w: len(dumps(w, style).encode()), default=NO_WITNESS)
+    if not set(schema) <= _WITNESS_KEYS:
+        return NO_WITNESS
+    if "const" in schema:
+        return schema["const"]
+    if "enum" in schema:
+        return min(schema["enum"], key=lambda v: len(dumps(v, style).encode()), default=NO_WITNESS)
+    if "type" not in schema:
+        return NO_WITNESS
+    kinds = schema["type"]
+    found = [w for w in (_witness_of_type(schema, k, style) for k in (kinds if isinstance(kinds, list) else [kinds]))
+             if w is not NO_WITNESS]
+    return min(found, key=lambda w: len(dumps(w, style).encode()), default=NO_WITNESS)
+
+
+def _witness_of_type(schema: dict[str, Any], kind: str, style: Style) -> Any:
+    if kind in ("integer", "number"):
+        low, high = schema.get("minimum"), schema.get("maximum")
+        return 0 if (low is None or low <= 0) and (high is None or high >= 0) else (low if low is not None and low > 0 else high)
+    if kind == "string":
+        return "a" * schema.get("minLength", 0)
+    if kind == "boolean":
+        return True
+    if kind == "null":
+        return None
+    if kind == "array":
+        count = schema.get("minItems", 0)
+        item = witness(schema.get("items", True), style) if count else None
+        return NO_WITNESS if item is NO_WITNESS else [item] * count
+    if kind == "object":
+        props = schema.get("properties", {})
+        required = schema.get("required", [])
+        if not all(key in props for key in required):
+            return NO_WITNESS
+        members = {key: witness(props[key], style) for key in props if key in required}
+        return NO_WITNESS if any(v is NO_WITNESS for v in members.values()) else members
+    return NO_WITNESS
+
+
+def name_most(grammar: Grammar, form: int, follow_ok: bool) -> np.ndarray | None:
+    """For each name of the snapshot (sorted), an upper bound of the bytes of its shortest call
+    from the name's start: the name, the form's tail floor and the tool's witness (a tool without
+    one: its own shortest call, from its automaton). ``None`` for dialects without a tail floor.
+    Cached per snapshot."""
+    floor = tail_floor(grammar, form, follow_ok)
+    if floor is None:
+        return None
+    compiler = grammar.compiler
+
+    def make() -> _Bounds:
+        style = grammar.dialect.form_style(form)
+        out = []
+        for name in grammar.name_index:
+            tool = grammar.tools[name]
+            key = ("witness-bytes", tool.schema_hash, style)
+            found: object = compiler.masks.get(key)
+            if found is None:
+                found = compiler.masks.put(key, _Floor(_witness_bytes(tool, style)))  # type: ignore[arg-type]
+            assert isinstance(found, _Floor)
+            if found < 0:
+                tail = grammar.tail(name, form, follow_ok).dfa
+                out.append(len(name.encode()) + len(tail.shortest(tail.start, {})))
+            else:
+                out.append(len(name.encode()) + floor + int(found))
+        return np.asarray(out, dtype=np.int64).view(_Bounds)
+
+    key = ("name-most", grammar.serial, form, follow_ok)
+    found = compiler.masks.get(key)
+    if found is None:
+        found = compiler.masks.put(key, make())  # type: ignore[arg-type]
+    assert isinstance(found, np.ndarray)
+    return found
+
+
+class _Bounds(np.ndarray):
+    """An int64 array the bounded cache can size (``nbytes``) and hash as a value."""
+
+
+def _witness_bytes(tool: Tool, style: Style) -> int:
+    """Bytes of the tool's witness as ``style`` writes it; -1 without one. (Not validated here:
+    ``tests/decoding/test_name_bounds.py`` checks witnesses against the schemas and automata.)"""
+    value = witness(tool.parameters, style)
+    if value is NO_WITNESS or not isinstance(value, dict):
+        return -1
+    return len(dumps(value, style).encode())
 
 
 def _least_value(value: Any) -> int:
