@@ -310,16 +310,27 @@ def _tail_needs(grammar: Grammar, pos: Tail, mask: Mask, follow_ok: bool) -> tup
         string = table.walk(table.start_state)
         count = spot.count_class
         after_quote = tail_text(grammar, pos.form, compiled, spot.after_quote, follow_ok) if spot.after_quote != SINK else b""
-        low = spot.low
-        finals = string.inside_finals.astype(np.int64)
-        owed = np.zeros(finals.size, dtype=np.int64) if count == MID else np.maximum(0, low - count - string.inside_chars)
-        pairs, inverse = np.unique(np.stack([finals, owed]), axis=1, return_inverse=True)
-        per_pair = np.empty(pairs.shape[1], dtype=np.int64)
-        for j, (q, k) in enumerate(zip(pairs[0].tolist(), pairs[1].tolist())):
-            finish = table.shortest(q)
+        # an inside token's need depends on (its final state, the characters still owed): one
+        # need per distinct pair, the pair read as one integer key
+        owed = None if count == MID else np.maximum(0, spot.low - count - string.inside_chars)
+        width = 1 if owed is None else int(owed.max(initial=0)) + 1
+        keys = string.final_index if owed is None else string.final_index * width + owed
+        distinct: np.ndarray  # the keys met; slots[i]: where token i's need is in per_key
+        if string.final_set.size * width <= max(keys.size, 1 << 16):  # few keys: a table, no sort
+            distinct = np.flatnonzero(np.bincount(keys, minlength=string.final_set.size * width))
+            per_key = np.zeros(string.final_set.size * width, dtype=np.int64)
+            places, slots = distinct, keys
+        else:
+            unique = np.unique(keys, return_inverse=True)
+            distinct, slots = unique[0], unique[1]
+            per_key = np.zeros(distinct.size, dtype=np.int64)
+            places = np.arange(distinct.size)
+        for slot, key in zip(places.tolist(), distinct.tolist()):
+            finish = table.shortest(int(string.final_set[key // width]))
+            k = key % width
             text = finish[:-1] + b" " * k + b'"' + after_quote if k else finish + after_quote
-            per_pair[j] = tokens_of(grammar, text)
-        inside_needs = per_pair[inverse.reshape(-1)]
+            per_key[slot] = tokens_of(grammar, text)
+        inside_needs = per_key[slots.reshape(-1)]
         ids_out.append(index.ids[string.inside_rows].astype(np.int64))
         needs_out.append(inside_needs)
         allowed = np.zeros(index.size, dtype=bool)

@@ -209,6 +209,7 @@ class StringWalk:
     inside_finals: np.ndarray  # canonical state each of them ends in
     inside_chars: np.ndarray  # characters each of them starts
     final_set: np.ndarray  # the distinct values of inside_finals
+    final_index: np.ndarray  # for each inside token, where its final state is in final_set
     closing_rows: np.ndarray
     closing_offsets: np.ndarray  # bytes consumed up to and including the closing quote
     closing_chars: np.ndarray  # characters before the quote
@@ -259,7 +260,8 @@ class StringTable:
 
     @property
     def nbytes(self) -> int:
-        return sum(int(w.packed.nbytes + w.inside_rows.nbytes * 3) for w in self._walks.values()) + int(self.counter.nbytes)
+        return sum(int(w.packed.nbytes + w.inside_rows.nbytes * 3 + w.final_index.nbytes) for w in self._walks.values()) \
+            + int(self.counter.nbytes)
 
     def walk(self, q: int) -> StringWalk:
         """What the vocabulary does from canonical content state ``q`` (computed once)."""
@@ -282,8 +284,10 @@ class StringTable:
             if k == len(firsts):
                 firsts.append(i)
             rest_of[i] = k
+        final_set = np.unique(walk.finals)
         got = StringWalk(
-            packed, walk.rows, walk.finals, walk.counts, np.unique(walk.finals), walk.exit_rows, walk.exit_offsets,
+            packed, walk.rows, walk.finals, walk.counts, final_set, np.searchsorted(final_set, walk.finals),
+            walk.exit_rows, walk.exit_offsets,
             walk.exit_counts, np.array(firsts, dtype=np.int64), rest_of,
             int(walk.counts.max()) if walk.counts.size else 0, index.ids[walk.rows],
         )
