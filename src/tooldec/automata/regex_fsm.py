@@ -38,6 +38,7 @@ class _Thompson:
         self.symbols = frozenset(alphabet)  # characters and ``anything_else``
         self.eps: list[list[int]] = []
         self.moves: list[list[tuple[frozenset[int], int]]] = []
+        self._groups: dict[int, frozenset[int]] = {}  # id of a class node -> its keys (a repeat builds it again)
 
     def state(self) -> int:
         self.eps.append([])
@@ -65,8 +66,11 @@ class _Thompson:
         if isinstance(node, _Repeated):
             return self._repeat(node)
         if isinstance(node, _CharGroup):
-            chars = self.symbols - node.chars if node.negated else node.chars
-            return self._char(frozenset(self.alphabet[c] for c in chars))
+            keys = self._groups.get(id(node))  # the node outlives the build: its id is not reused
+            if keys is None:
+                chars = self.symbols - node.chars if node.negated else node.chars
+                keys = self._groups[id(node)] = frozenset(self.alphabet[c] for c in chars)
+            return self._char(keys)
         if node is _DOT:
             return self._char(frozenset(self.alphabet[c] for c in self.symbols - {"\n"}))
         if node is _EMPTY:
@@ -161,22 +165,37 @@ def pattern_fsm(regex: str) -> FSM:
 
 def _product(fsms: Sequence[FSM], accepts: Callable[[list[bool | None]], bool], needed: int) -> FSM:
     """The reachable product of ``fsms`` over their united alphabet; a component that leaves
-    its automaton is ``None`` (a dead state), which ends the walk for the first ``needed``."""
+    its automaton is ``None`` (a dead state), which ends the walk for the first ``needed``.
+
+    Each component state's moves are read once into a tuple aligned with the united keys, and
+    a product state's moves are those tuples zipped: a key pattern with a long bounded repeat
+    minus a few declared names is hundreds of states times a dozen keys."""
     alphabet, to_old = Alphabet.union(*(f.alphabet for f in fsms))
+    keys = list(alphabet.by_transition)
+    olds = [[old[key] for key in keys] for old in to_old]
+    dead: tuple[None, ...] = (None,) * len(keys)
+    rows: list[dict[Any, tuple[Any, ...]]] = [{} for _ in fsms]
+
+    def row_of(c: int, state: Any) -> tuple[Any, ...]:
+        found = rows[c].get(state)
+        if found is None:
+            moves = fsms[c].map.get(state, {})
+            found = rows[c][state] = tuple([moves.get(o) for o in olds[c]])
+        return found
+
     first: tuple[Any, ...] = tuple(f.initial for f in fsms)
+    nowhere = (None,) * len(fsms)
     index = {first: 0}
     order = [first]
     table: dict[int, dict[int, int]] = {}
     finals = set()
-    keys = list(alphabet.by_transition)
     for i, current in enumerate(order):  # grows while it is read
         if accepts([None if s is None else s in f.finals for f, s in zip(fsms, current)]):
             finals.add(i)
         row = table[i] = {}
-        for key in keys:
-            nxt: tuple[Any, ...] = tuple(None if s is None else f.map.get(s, {}).get(old[key])
-                        for f, s, old in zip(fsms, current, to_old))
-            if any(s is None for s in nxt[:needed]) or all(s is None for s in nxt):
+        columns = [dead if s is None else row_of(c, s) for c, s in enumerate(current)]
+        for key, nxt in zip(keys, zip(*columns)):
+            if None in nxt[:needed] or nxt == nowhere:
                 continue
             j = index.get(nxt)
             if j is None:
