@@ -94,13 +94,18 @@ class Costs:
         members = self._members.get(rid, [])
         reverse: dict[int, list[tuple[int, int]]] = {s: [] for s in members}
         children = self._children.get(rid, [])
+        edges, eps, scope = nfa.edges, nfa.eps, nfa.scope
         for src in members:
-            for _, _, dst in nfa.edges[src]:
-                if nfa.scope[dst] == rid:
-                    reverse[dst].append((src, 1))
-            for dst in nfa.eps[src]:
-                if nfa.scope[dst] == rid:
-                    reverse[dst].append((src, 0))
+            if edges[src]:
+                byte = (src, 1)
+                for _, _, dst in edges[src]:
+                    if scope[dst] == rid:
+                        reverse[dst].append(byte)
+            if eps[src]:
+                free = (src, 0)
+                for dst in eps[src]:
+                    if scope[dst] == rid:
+                        reverse[dst].append(free)
         for child in children:
             reg = nfa.regions[child]
             reverse[reg.exit].append((reg.entry, self.info[child].passing))
@@ -137,15 +142,16 @@ class Costs:
             return
         out[goal] = 0
         heap = [(0, goal)]
+        pop, push = heapq.heappop, heapq.heappush
         while heap:
-            d, node = heapq.heappop(heap)
+            d, node = pop(heap)
             if d > out[node]:
                 continue
             for src, weight in reverse[node]:
                 cand = d + weight
                 if cand < out[src]:
                     out[src] = cand
-                    heapq.heappush(heap, (cand, src))
+                    push(heap, (cand, src))
 
     def text_dist(self, state: int, budget: int) -> int:
         """Fewest bytes from ``state`` to its text region's end using at most ``budget`` characters."""
@@ -287,14 +293,15 @@ def _reachable(nfa: NFA, accept: int) -> list[bool]:
         inside[stamp.base + stamp.frag[1]] = 0
         ends[stamp.base + stamp.frag[1]] = (stamp.base, _template_reach(stamp.template, stamp.frag[1]))
     reverse: list[list[int]] = [[] for _ in range(n)]
+    edges, eps, guarded = nfa.edges, nfa.eps, nfa.guarded
     for src in range(n):
         if inside[src]:
             continue
-        for _, _, dst in nfa.edges[src]:
+        for _, _, dst in edges[src]:
             reverse[dst].append(src)
-        for dst in nfa.eps[src]:
+        for dst in eps[src]:
             reverse[dst].append(src)
-        for dst, _, _ in nfa.guarded[src]:
+        for dst, _, _ in guarded[src]:
             reverse[dst].append(src)
     seen = [False] * n
     seen[accept] = True
