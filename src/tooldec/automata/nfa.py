@@ -137,12 +137,15 @@ class NFA:
     # -- pieces -----------------------------------------------------------------------------
 
     def literal(self, data: bytes) -> Frag:
-        start = cur = self.state()
-        for byte in data:
-            nxt = self.state()
-            self.edge(cur, byte, byte, nxt)
-            cur = nxt
-        return start, cur
+        """A chain of ``len(data) + 1`` states, added at once (enum values and keys are most of
+        some schemas' states)."""
+        base, n = len(self.edges), len(data)
+        self.edges += [((byte, byte, base + i + 1),) for i, byte in enumerate(data)]
+        self.edges.append(())
+        self.eps += [()] * (n + 1)
+        self.guarded += [()] * (n + 1)
+        self.scope += [self._scope_stack[-1]] * (n + 1)
+        return base, base + n
 
     def byte_ranges(self, ranges: Iterable[tuple[int, int]]) -> Frag:
         """One byte out of the given inclusive ranges."""
