@@ -19,6 +19,7 @@ from jsonschema import Draft202012Validator
 
 from tooldec.automata.pointers import MISSING, join, ref_tokens, resolve_ref
 from tooldec.automata.regex import CHECKED_FORMATS, FORMAT_PATTERNS, anchored, fsm_of
+from tooldec.automata.regex_fsm import MAX_PATTERN_UNITS, unrolled_units
 from tooldec.errors import InvalidSchemaError, SchemaTooComplexError, UnsupportedSchemaError
 from tooldec.tools.schema_algebra import Algebra
 from tooldec.tools.schema_core import ALL_TYPES, KIND_KEYS, Schema, value_key
@@ -270,10 +271,17 @@ class Reader:
         except re.error as err:
             raise self.invalid(f"pattern {pattern!r} is not a regular expression: {err}", ptr) from None
         try:
-            fsm_of((anchored(pattern),))
+            units = unrolled_units(anchored(pattern))
+            if units <= MAX_PATTERN_UNITS:
+                fsm_of((anchored(pattern),))
         except (interegular.patterns.Unsupported, interegular.patterns.InvalidSyntax, ValueError, KeyError) as err:
             raise self.unsupported(f"pattern {pattern!r} cannot be compiled ({type(err).__name__}: {err});"
                                    f" simplify it or enforce it in the tool", ptr, "pattern") from None
+        if units > MAX_PATTERN_UNITS:
+            raise SchemaTooComplexError(
+                f"pattern {pattern[:80]!r} is {units} character pieces once its bounded repeats are unrolled (at"
+                f" most {MAX_PATTERN_UNITS}); for a long string use maxLength/minLength with a pattern such as"
+                " '^[a-z]*$' (lengths are counted, not unrolled)", tool=self.tool, pointer=ptr, keyword="pattern")
         return pattern
 
     # -- references and combinators -----------------------------------------------------------
