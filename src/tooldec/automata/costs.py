@@ -153,20 +153,32 @@ class Costs:
 
     @staticmethod
     def _dijkstra(goal: int, reverse: dict[int, list[tuple[int, int]]], out: list[int]) -> None:
+        """Fewest-cost distances to ``goal`` over ``reverse`` (into ``out``), by buckets of equal
+        distance: most weights are 0 or 1, so a weight-0 move joins the bucket being read and
+        only the few distinct distances go through a heap (no tuple per move)."""
         if goal not in reverse:
             return
         out[goal] = 0
-        heap = [(0, goal)]
+        buckets = {0: [goal]}
+        pending = [0]
         pop, push = heapq.heappop, heapq.heappush
-        while heap:
-            d, node = pop(heap)
-            if d > out[node]:
-                continue
-            for src, weight in reverse[node]:
-                cand = d + weight
-                if cand < out[src]:
-                    out[src] = cand
-                    push(heap, (cand, src))
+        while pending:
+            d = pop(pending)
+            bucket = buckets.pop(d)
+            for node in bucket:  # grows while it is read (weight-0 moves)
+                if out[node] != d:
+                    continue  # reached more cheaply since it was put here
+                for src, weight in reverse[node]:
+                    cand = d + weight
+                    if cand < out[src]:
+                        out[src] = cand
+                        if not weight:
+                            bucket.append(src)
+                        elif cand in buckets:
+                            buckets[cand].append(src)
+                        else:
+                            buckets[cand] = [src]
+                            push(pending, cand)
 
     def text_dist(self, state: int, budget: int) -> int:
         """Fewest bytes from ``state`` to its text region's end using at most ``budget`` characters."""
