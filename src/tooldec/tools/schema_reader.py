@@ -75,9 +75,11 @@ class Reader:
         return UnsupportedSchemaError(message, tool=self.tool, pointer=pointer, keyword=keyword)
 
     def validator(self, schema: Schema) -> Draft202012Validator:
-        """A validator of ``schema``, made once per reading: the enums of a schema are filtered
-        by the same few schemas (GeoJSON: 435 times ``type: string``). Built on a copy, so a
-        later change to ``schema`` cannot reach it."""
+        """A validator of ``schema``. A flat one (no subschema inside) is made once per reading:
+        the enums of a schema are filtered by the same few (GeoJSON: 435 times ``type: string``);
+        it is built on a copy, so a later change to ``schema`` cannot reach it."""
+        if not isinstance(schema, Mapping) or any(isinstance(v, Mapping) for v in schema.values()):
+            return Draft202012Validator(schema, format_checker=_FORMAT_CHECKER)
         key = repr(schema)
         found = self.validators.get(key)
         if found is None:
