@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import heapq
-from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -46,10 +45,7 @@ class Costs:
         self.chars = [INF] * n  # text regions: fewest characters to the region's end
         self.info = [_RegionInfo() for _ in nfa.regions]
         self._cdist: dict[tuple[int, int], int] = {}
-        self._reach = self.reach = _reachable(nfa, accept)
-        self._members: dict[int, list[int]] = {}
-        for state, scope in enumerate(nfa.scope):
-            self._members.setdefault(scope, []).append(state)
+        self._members = _members(nfa)
         self._children: dict[int, list[int]] = {}
         for rid, reg in enumerate(nfa.regions):
             self._children.setdefault(reg.parent, []).append(rid)
@@ -58,6 +54,25 @@ class Costs:
             if rid not in copied:
                 self._scope(rid)
         self._scope(TOP, accept)
+        self._reach = self.reach = self._reaching()
+
+    def _reaching(self) -> list[bool]:
+        """Which NFA states can reach acceptance, read off the distance tables: a state reaches
+        its scope's target (the region's loop, or acceptance at the top) within its scope, or
+        is the region's ``decide`` or ``loop`` (which may leave it), and the region's exit
+        reaches acceptance in turn. Inner regions are passed only when they can be (their
+        passing cost is finite), so this is at most what a walk ignoring the counters reaches,
+        and never less than what a walk respecting them does.
+        """
+        nfa, local = self.nfa, self.local
+        ok: list[bool] = []  # per region: its exit reaches acceptance (a parent comes first)
+        for region in nfa.regions:
+            ok.append(local[region.exit] < INF and (region.parent == TOP or ok[region.parent]))
+        reach = [d < INF and (scope == TOP or ok[scope]) for d, scope in zip(local, nfa.scope)]
+        for rid, region in enumerate(nfa.regions):
+            if ok[rid]:
+                reach[region.decide] = reach[region.loop] = True
+        return reach
 
     def _copy_stamps(self) -> set[int]:
         """Copy the tables of the regions inside stamped pieces from their template's, computed
@@ -94,13 +109,18 @@ class Costs:
         members = self._members.get(rid, [])
         reverse: dict[int, list[tuple[int, int]]] = {s: [] for s in members}
         children = self._children.get(rid, [])
+        edges, eps, scope = nfa.edges, nfa.eps, nfa.scope
         for src in members:
-            for _, _, dst in nfa.edges[src]:
-                if nfa.scope[dst] == rid:
-                    reverse[dst].append((src, 1))
-            for dst in nfa.eps[src]:
-                if nfa.scope[dst] == rid:
-                    reverse[dst].append((src, 0))
+            if edges[src]:
+                byte = (src, 1)
+                for _, _, dst in edges[src]:
+                    if scope[dst] == rid:
+                        reverse[dst].append(byte)
+            if eps[src]:
+                free = (src, 0)
+                for dst in eps[src]:
+                    if scope[dst] == rid:
+                        reverse[dst].append(free)
         for child in children:
             reg = nfa.regions[child]
             reverse[reg.exit].append((reg.entry, self.info[child].passing))
@@ -133,19 +153,32 @@ class Costs:
 
     @staticmethod
     def _dijkstra(goal: int, reverse: dict[int, list[tuple[int, int]]], out: list[int]) -> None:
+        """Fewest-cost distances to ``goal`` over ``reverse`` (into ``out``), by buckets of equal
+        distance: most weights are 0 or 1, so a weight-0 move joins the bucket being read and
+        only the few distinct distances go through a heap (no tuple per move)."""
         if goal not in reverse:
             return
         out[goal] = 0
-        heap = [(0, goal)]
-        while heap:
-            d, node = heapq.heappop(heap)
-            if d > out[node]:
-                continue
-            for src, weight in reverse[node]:
-                cand = d + weight
-                if cand < out[src]:
-                    out[src] = cand
-                    heapq.heappush(heap, (cand, src))
+        buckets = {0: [goal]}
+        pending = [0]
+        pop, push = heapq.heappop, heapq.heappush
+        while pending:
+            d = pop(pending)
+            bucket = buckets.pop(d)
+            for node in bucket:  # grows while it is read (weight-0 moves)
+                if out[node] != d:
+                    continue  # reached more cheaply since it was put here
+                for src, weight in reverse[node]:
+                    cand = d + weight
+                    if cand < out[src]:
+                        out[src] = cand
+                        if not weight:
+                            bucket.append(src)
+                        elif cand in buckets:
+                            buckets[cand].append(src)
+                        else:
+                            buckets[cand] = [src]
+                            push(pending, cand)
 
     def text_dist(self, state: int, budget: int) -> int:
         """Fewest bytes from ``state`` to its text region's end using at most ``budget`` characters."""
@@ -266,52 +299,29 @@ def _template_tables(template: NFA, end: int, window: int) -> tuple[list[int], l
 
 
 @functools.lru_cache(maxsize=64)
-def _template_reach(template: NFA, end: int) -> tuple[int, ...]:
-    """The states of a template that reach its end (offsets; shared, never modified)."""
-    return tuple(state for state, ok in enumerate(_reachable(template, end)) if ok)
+def _template_top(template: NFA) -> tuple[int, ...]:
+    """The states of a template outside its regions (shared, never modified)."""
+    return tuple(state for state, scope in enumerate(template.scope) if scope == TOP)
 
 
-def _reachable(nfa: NFA, accept: int) -> list[bool]:
-    """Which NFA states can reach ``accept`` at all (guards ignored).
+def _members(nfa: NFA) -> dict[int, list[int]]:
+    """The states of each scope whose distances are computed here: inside a stamped piece only
+    its top-level states (its regions' tables are copied from the template's), so a dozen
+    any-value properties add a few dozen states each, not 2,000."""
+    members: dict[int, list[int]] = {}
+    scope = nfa.scope
 
-    A stamped piece is left only through its end (nothing is added inside it afterwards), so
-    its states are not walked one by one: once its end is reached, the template's answer (which
-    of its states reach its end) is copied in.
-    """
-    n = nfa.size
-    inside = bytearray(n)  # 1: a state of a stamped piece other than its end
-    ends: dict[int, tuple[int, tuple[int, ...]]] = {}
-    for stamp in nfa.stamps:
-        size = stamp.template.size
-        inside[stamp.base:stamp.base + size] = b"\x01" * size
-        inside[stamp.base + stamp.frag[1]] = 0
-        ends[stamp.base + stamp.frag[1]] = (stamp.base, _template_reach(stamp.template, stamp.frag[1]))
-    reverse: list[list[int]] = [[] for _ in range(n)]
-    for src in range(n):
-        if inside[src]:
-            continue
-        for _, _, dst in nfa.edges[src]:
-            reverse[dst].append(src)
-        for dst in nfa.eps[src]:
-            reverse[dst].append(src)
-        for dst, _, _ in nfa.guarded[src]:
-            reverse[dst].append(src)
-    seen = [False] * n
-    seen[accept] = True
-    queue = deque([accept])
-    while queue:
-        node = queue.popleft()
-        stamped = ends.get(node)
-        if stamped is not None:
-            base, reach = stamped
-            for offset in reach:
-                state = base + offset
-                if not seen[state]:
-                    seen[state] = True
-                    if reverse[state]:  # entered from outside the piece
-                        queue.append(state)
-        for src in reverse[node]:
-            if not seen[src]:
-                seen[src] = True
-                queue.append(src)
-    return seen
+    def add(states: Iterable[int]) -> None:
+        for state in states:
+            members.setdefault(scope[state], []).append(state)
+
+    done = 0
+    for stamp in nfa.stamps:  # in the order they were made: increasing, disjoint blocks
+        add(range(done, stamp.base))
+        if stamp.template.regions:
+            add(stamp.base + offset for offset in _template_top(stamp.template))
+        else:
+            add(range(stamp.base, stamp.base + stamp.template.size))
+        done = stamp.base + stamp.template.size
+    add(range(done, nfa.size))
+    return members

@@ -28,6 +28,7 @@ import numpy as np
 from .costs import MID, Costs, region_chains
 from .gcpause import collector_paused
 from .nfa import NFA, Frag, Guard
+from .sampling import sample
 
 __all__ = ["MID", "SINK", "Arrays", "LazyDFA"]
 
@@ -454,75 +455,8 @@ class LazyDFA:
         return state != SINK and bool(self.arrays.accepting[state])
 
     def sample(self, rng: random.Random, soft_limit: int = 120) -> bytes:
-        """A random string of the language: random live bytes, then a shortest way to the end.
-
-        Past ``soft_limit`` the walk follows the distances of the row's targets (as
-        :meth:`shortest` does), one :meth:`advance_exact` per byte, and skips repeats: a counter
-        below ``low`` keeps exact classes, so ``minItems: 600`` means 600 copies of the item's
-        states; once the walk is back at the same NFA states with only that counter higher
-        (one more item written), the bytes in between are repeated as many times as the count
-        stays safely below ``low``, and only the last items are walked (see :meth:`_skip`).
-        """
-        state, out = self.start, bytearray()
-        counts: dict[int, int] = {}
-        if state == SINK:
-            raise ValueError("the language is empty")
-        seen: dict[tuple[frozenset[int], tuple[int, ...]], tuple[int, Classes, dict[int, int]]] = {}
-        while True:
-            row = self.row(state)
-            live = np.flatnonzero(row >= 0)
-            if self.arrays.accepting[state] and (not len(live) or rng.random() < 0.25 or len(out) > soft_limit):
-                return bytes(out)
-            if len(out) > soft_limit:
-                dist = self.arrays.dist
-                byte = int(live[np.argmin(dist[row[live]])])  # the first byte on a shortest way
-            else:
-                byte = rng.choice(live.tolist())
-            out.append(byte)
-            state, counts = self.advance_exact(state, byte, counts)
-            if len(out) > soft_limit and state != SINK:
-                state, counts = self._skip(state, counts, out, seen)
-
-    def _skip(self, sid: int, counts: dict[int, int], out: bytearray,
-              seen: dict[tuple[frozenset[int], tuple[int, ...]], tuple[int, Classes, dict[int, int]]],
-              ) -> tuple[int, dict[int, int]]:
-        """If ``sid`` repeats an earlier state of the walk with one counter ``d`` higher (and no
-        other count changed), write the bytes since then again ``m`` times and return the state
-        with that count ``m * d`` higher; else note the state and return it unchanged.
-
-        Safe because the count stays below ``low`` minus ``d``: every guard on the way (``count
-        >= low`` never, ``count < high`` always) decides as it did the first time, so the same
-        bytes lead through the same NFA states.
-        """
-        states, classes = self._keys[sid]
-        key = (states, tuple(r for r, _ in classes))
-        before = seen.get(key)
-        seen[key] = (len(out), classes, dict(counts))
-        if before is None:
-            return sid, counts
-        pos, old_classes, old_counts = before
-        changed = [(r, old, new) for (r, old), (_, new) in zip(old_classes, classes) if old != new]
-        if len(changed) != 1 or any(old_counts.get(r) != c for r, c in counts.items() if r != changed[0][0]):
-            return sid, counts
-        rid, c0, c1 = changed[0]
-        region = self.nfa.regions[rid]
-        d = c1 - c0
-        if c0 == MID or c1 == MID or d <= 0 or counts.get(rid) != c1:
-            return sid, counts
-        times = (region.low - 1 - d - c1) // d  # the count after the repeats stays below low - d
-        if region.high is not None:
-            times = min(times, (region.high - 1 - d - c1) // d)
-        if times < 1:
-            return sid, counts
-        count = c1 + times * d
-        if self.class_of(rid, count) != count:
-            return sid, counts
-        out.extend(bytes(out[pos:]) * times)
-        fixed = tuple((r, count if r == rid else c) for r, c in classes)
-        with self.lock:
-            nxt = self._intern(states, fixed)
-        seen.clear()
-        return nxt, {**counts, rid: count}
+        """A random string of the language, counters exact (see :func:`.sampling.sample`)."""
+        return sample(self, rng, soft_limit)
 
     def advance_exact(self, sid: int, byte: int, counts: dict[int, int]) -> tuple[int, dict[int, int]]:
         """One byte with exact counters: the next state (relabelled) and the new counts."""

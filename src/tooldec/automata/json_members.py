@@ -14,6 +14,9 @@ if TYPE_CHECKING:
 
 __all__ = ["Members"]
 
+_KEY_ENCODER = json.JSONEncoder(ensure_ascii=False)
+"""``json.dumps(key, ensure_ascii=False)``'s encoder, made once (not per key)."""
+
 
 class Members:
     """The members of one object: declared properties in order, then extra keys.
@@ -50,7 +53,7 @@ class Members:
         start = self.node(0, 0, False)
         frontier = {(0, False)}
         for i, (name, sub) in enumerate(self.props):
-            key = name.encode() if self.kwargs else json.dumps(name, ensure_ascii=False).encode()
+            key = name.encode() if self.kwargs else _KEY_ENCODER.encode(name).encode()
             nxt: set[tuple[int, bool]] = set()
             for count in sorted({k for k, _ in frontier}):
                 if self.high is not None and count >= self.high:

@@ -108,8 +108,13 @@ def dumps(value: Any, style: Style = Style()) -> str:
             return "{" + sep.join(f"{json.dumps(k, ensure_ascii=False)}{ksep}{dumps(v, style)}" for k, v in value.items()) + "}"
         if isinstance(value, list):
             return "[" + style.item_sep.decode().join(dumps(v, style) for v in value) + "]"
-    seps = (style.item_sep.decode(), style.key_sep.decode())
-    return json.dumps(value, ensure_ascii=False, separators=seps)
+    return _encoder(style.item_sep, style.key_sep).encode(value)
+
+
+@functools.cache
+def _encoder(item_sep: bytes, key_sep: bytes) -> json.JSONEncoder:
+    """``json.dumps(..., ensure_ascii=False, separators=...)``'s encoder, made once (not per value)."""
+    return json.JSONEncoder(ensure_ascii=False, separators=(item_sep.decode(), key_sep.decode()))
 
 
 _ALL_KINDS = ("null", "boolean", "object", "array", "number", "string")

@@ -22,6 +22,7 @@ Each NFA state belongs to one *scope*: the innermost region it is inside of, or 
 from __future__ import annotations
 
 import enum
+import functools
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -137,12 +138,15 @@ class NFA:
     # -- pieces -----------------------------------------------------------------------------
 
     def literal(self, data: bytes) -> Frag:
-        start = cur = self.state()
-        for byte in data:
-            nxt = self.state()
-            self.edge(cur, byte, byte, nxt)
-            cur = nxt
-        return start, cur
+        """A chain of ``len(data) + 1`` states, added at once (enum values and keys are most of
+        some schemas' states)."""
+        base, n = len(self.edges), len(data)
+        self.edges += [((byte, byte, base + i + 1),) for i, byte in enumerate(data)]
+        self.edges.append(())
+        self.eps += [()] * (n + 1)
+        self.guarded += [()] * (n + 1)
+        self.scope += [self._scope_stack[-1]] * (n + 1)
+        return base, base + n
 
     def byte_ranges(self, ranges: Iterable[tuple[int, int]]) -> Frag:
         """One byte out of the given inclusive ranges."""
@@ -240,12 +244,24 @@ class NFA:
         def shift(state: int) -> int:
             return state + base if state >= 0 else state
 
-        self.edges += [tuple([(lo, hi, dst + base) for lo, hi, dst in edges]) if edges else ()
-                       for edges in other.edges]  # list comprehensions: faster than extend(generator)
-        self.eps += [tuple([dst + base for dst in eps]) if eps else () for eps in other.eps]
-        self.guarded += [tuple([(dst + base, kind, region + rbase) for dst, kind, region in guarded]) if guarded else ()
-                         for guarded in other.guarded]
-        self.scope += [scope if inner == TOP else inner + rbase for inner in other.scope]
+        plan = _stamp_plan(other)
+        size = other.size
+        edges: list[Sequence[tuple[int, int, int]]] = [()] * size  # only the cells with edges are rebuilt
+        for state, cell in plan.edges:
+            edges[state] = tuple([(lo, hi, dst + base) for lo, hi, dst in cell])
+        eps: list[Sequence[int]] = [()] * size
+        for state, targets in plan.eps:
+            eps[state] = tuple([dst + base for dst in targets])
+        guarded: list[Sequence[tuple[int, Guard, int]]] = [()] * size
+        for state, guards in plan.guarded:
+            guarded[state] = tuple([(dst + base, kind, region + rbase) for dst, kind, region in guards])
+        scopes = [inner + rbase for inner in other.scope]
+        for state in plan.top:
+            scopes[state] = scope
+        self.edges += edges
+        self.eps += eps
+        self.guarded += guarded
+        self.scope += scopes
         for reg in other.regions:
             self.regions.append(Region(
                 reg.low, reg.high, scope if reg.parent == TOP else reg.parent + rbase,
@@ -385,3 +401,24 @@ class NFA:
     def unit_of(self) -> dict[int, int]:
         """Unit-start state -> its region."""
         return {state: rid for rid, region in enumerate(self.regions) for state in region.units}
+
+
+@dataclass(frozen=True)
+class _StampPlan:
+    """A template's non-empty cells and top-level states, listed once (see :meth:`NFA.stamp`)."""
+
+    edges: tuple[tuple[int, Sequence[tuple[int, int, int]]], ...]
+    eps: tuple[tuple[int, Sequence[int]], ...]
+    guarded: tuple[tuple[int, Sequence[tuple[int, Guard, int]]], ...]
+    top: tuple[int, ...]
+
+
+@functools.lru_cache(maxsize=64)
+def _stamp_plan(template: NFA) -> _StampPlan:
+    """What :meth:`NFA.stamp` copies from ``template``: half of an any-value piece's cells are
+    empty, and copying skips them (templates never change, so the plan is shared)."""
+    return _StampPlan(
+        tuple((s, cell) for s, cell in enumerate(template.edges) if cell),
+        tuple((s, cell) for s, cell in enumerate(template.eps) if cell),
+        tuple((s, cell) for s, cell in enumerate(template.guarded) if cell),
+        tuple(s for s, inner in enumerate(template.scope) if inner == TOP))

@@ -22,6 +22,7 @@ remainder of the digits read so far.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import sys
@@ -201,7 +202,27 @@ def _magnitude(nfa: NFA, lo: Fraction, lo_open: bool, hi: Fraction | None, hi_op
 
 def integer_fragment(nfa: NFA, low: int | None = None, high: int | None = None, *, multiple_of: int = 1) -> Frag:
     """Integers in ``[low, high]`` (inclusive; ``None`` is unbounded), written as JSON writes
-    them, and divisible by ``multiple_of``."""
+    them, and divisible by ``multiple_of``.
+
+    Stamped from a piece built once per bounds (see :func:`_template`): a schema often has
+    dozens of numbers with the same bounds (GeoJSON coordinates), and a copy is a few list
+    extensions where a build is a constructor call per state."""
+    return nfa.stamp(_template("integer", low, high, multiple_of))
+
+
+@functools.lru_cache(maxsize=256)
+def _template(kind: str, *args: Any) -> tuple[NFA, Frag]:
+    """The piece of :func:`integer_fragment` or :func:`number_fragment` for ``args``, built
+    once in an NFA of its own (bounded; templates are shared between compiles, never modified)."""
+    nfa = NFA()
+    if kind == "integer":
+        low, high, multiple_of = args
+        return nfa, _build_integer(nfa, low, high, multiple_of)
+    low, high, low_open, high_open = args
+    return nfa, _build_number(nfa, low, high, low_open, high_open)
+
+
+def _build_integer(nfa: NFA, low: int | None, high: int | None, multiple_of: int) -> Frag:
     parts = []
     if high is None or high >= 0:
         lo = Fraction(max(low, 0) if low is not None else 0)
@@ -262,13 +283,18 @@ def number_fragment(
     """JSON numbers in the interval (bounds are exact: ints, or floats taken at their exact value).
 
     Unbounded numbers may use a fraction and a short exponent; bounded ones have no exponent.
+    Stamped from a piece built once per bounds (as :func:`integer_fragment`).
     """
+    return nfa.stamp(_template("number", low, high, low_open, high_open))
+
+
+def _build_number(nfa: NFA, low: Number | None, high: Number | None, low_open: bool, high_open: bool) -> Frag:
     if low is None and high is None:
         return _free_number(nfa)
     lo_int = None if low is None else (math.floor(Fraction(low)) + 1 if low_open else math.ceil(Fraction(low)))
     hi_int = None if high is None else (math.ceil(Fraction(high)) - 1 if high_open else math.floor(Fraction(high)))
     whole = nfa.never() if lo_int is not None and hi_int is not None and lo_int > hi_int else \
-        integer_fragment(nfa, lo_int, hi_int)
+        _build_integer(nfa, lo_int, hi_int, 1)
     flo = None if low is None else _float_space(low, low_open, upward=True)
     fhi = None if high is None else _float_space(high, high_open, upward=False)
     if (low is not None and flo is None) or (high is not None and fhi is None):

@@ -23,7 +23,14 @@ def escape(token: str | int) -> str:
 
 
 def join(parent: str, *tokens: str | int) -> str:
-    """``parent`` extended by ``tokens`` (each escaped)."""
+    """``parent`` extended by ``tokens`` (each escaped). Called for every keyword a schema
+    reader visits (the pointer its errors name), so one plain token takes a short way."""
+    if len(tokens) == 1:
+        token = tokens[0]
+        if isinstance(token, int):
+            return f"{parent}/{token}"
+        if "~" not in token and "/" not in token:
+            return f"{parent}/{token}"
     return parent + "".join(f"/{escape(t)}" for t in tokens)
 
 

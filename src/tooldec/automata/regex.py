@@ -343,18 +343,25 @@ def fsm_fragment(nfa: NFA, fsm: interegular.FSM, char_class: CharClassBuilder) -
 
 
 def _merged_moves(fsm: interegular.FSM) -> list[tuple[State, tuple[tuple[tuple[int, int], ...], State]]]:
-    """Per live state, its (code point ranges, target) moves, symbols merged per target."""
+    """Per live state, its (code point ranges, target) moves, symbols merged per target (the
+    ranges of one set of symbols merged once: most states of a long repeat move alike)."""
     classes = fsm_char_classes(fsm)
     live = _live_states(fsm)
+    merged: dict[tuple[object, ...], tuple[tuple[int, int], ...]] = {}
     out = []
     for state, moves in fsm.map.items():
         if state not in live:
             continue
-        by_target: dict[State, list[tuple[int, int]]] = {}
+        by_target: dict[State, list[object]] = {}
         for symbol, target in moves.items():
-            if classes[symbol] and target in live:
-                by_target.setdefault(target, []).extend(classes[symbol])
-        out += [(state, (tuple(normalize_ranges(ranges)), goal)) for goal, ranges in by_target.items()]
+            if target in live and classes[symbol]:
+                by_target.setdefault(target, []).append(symbol)
+        for goal, symbols in by_target.items():
+            key = tuple(symbols)
+            ranges = merged.get(key)
+            if ranges is None:
+                ranges = merged[key] = tuple(normalize_ranges(r for symbol in symbols for r in classes[symbol]))
+            out.append((state, (ranges, goal)))
     return out
 
 

@@ -21,9 +21,15 @@ from typing import Any
 
 import interegular
 from interegular.fsm import FSM, Alphabet
-from interegular.patterns import REFlags, _CharGroup, _Concatenation, _Repeated
+from interegular.patterns import REFlags, _CharGroup, _Concatenation, _NonCapturing, _Repeated
 
-__all__ = ["intersect", "pattern_fsm", "subtract"]
+__all__ = ["MAX_PATTERN_UNITS", "intersect", "pattern_fsm", "subtract", "unrolled_units"]
+
+MAX_PATTERN_UNITS = 1_000
+"""The most character pieces a ``pattern`` may unroll to (:func:`unrolled_units`). Every pattern and
+format in the JSONSchemaBench sets tooldec uses is under 600 (``ipv6``: 546; ``[0-9a-zA-Z_-]{1,255}``:
+255); ``{1,20000}`` took 0.2 s to build, each further use of it more. A longer string is a
+``maxLength``, which the cursor counts."""
 
 
 class _Unread(Exception):
@@ -38,6 +44,7 @@ class _Thompson:
         self.symbols = frozenset(alphabet)  # characters and ``anything_else``
         self.eps: list[list[int]] = []
         self.moves: list[list[tuple[frozenset[int], int]]] = []
+        self._groups: dict[int, frozenset[int]] = {}  # id of a class node -> its keys (a repeat builds it again)
 
     def state(self) -> int:
         self.eps.append([])
@@ -65,8 +72,11 @@ class _Thompson:
         if isinstance(node, _Repeated):
             return self._repeat(node)
         if isinstance(node, _CharGroup):
-            chars = self.symbols - node.chars if node.negated else node.chars
-            return self._char(frozenset(self.alphabet[c] for c in chars))
+            keys = self._groups.get(id(node))  # the node outlives the build: its id is not reused
+            if keys is None:
+                chars = self.symbols - node.chars if node.negated else node.chars
+                keys = self._groups[id(node)] = frozenset(self.alphabet[c] for c in chars)
+            return self._char(keys)
         if node is _DOT:
             return self._char(frozenset(self.alphabet[c] for c in self.symbols - {"\n"}))
         if node is _EMPTY:
@@ -143,6 +153,30 @@ _DOT = interegular.patterns._DOT  # the parser's shared '.' and empty nodes
 _EMPTY = interegular.patterns._EMPTY
 
 
+def unrolled_units(regex: str) -> int:
+    """How many character pieces the automaton of ``regex`` holds with its bounded repeats
+    unrolled (``[a-z]{1,20000}``: 20,000), read from the parse tree before anything is built:
+    the size the construction (and every product with the regex) grows with.
+
+    Raises:
+        interegular.patterns.Unsupported, interegular.patterns.InvalidSyntax: as
+            ``interegular.parse_pattern`` does.
+    """
+    return _units(interegular.parse_pattern(regex))
+
+
+def _units(node: object) -> int:
+    if isinstance(node, interegular.Pattern):
+        return sum(_units(option) for option in node.options)
+    if isinstance(node, _Concatenation):
+        return sum(_units(part) for part in node.parts)
+    if isinstance(node, _Repeated):
+        return _units(node.base) * max(node.max if node.max is not None else node.min + 1, 1)
+    if isinstance(node, _NonCapturing):  # a lookaround: its inner pattern is built too
+        return _units(node.inner)
+    return 0 if node is _EMPTY else 1
+
+
 def pattern_fsm(regex: str) -> FSM:
     """The automaton of the strings that fully match ``regex``, as ``interegular`` reads it.
 
@@ -161,22 +195,37 @@ def pattern_fsm(regex: str) -> FSM:
 
 def _product(fsms: Sequence[FSM], accepts: Callable[[list[bool | None]], bool], needed: int) -> FSM:
     """The reachable product of ``fsms`` over their united alphabet; a component that leaves
-    its automaton is ``None`` (a dead state), which ends the walk for the first ``needed``."""
+    its automaton is ``None`` (a dead state), which ends the walk for the first ``needed``.
+
+    Each component state's moves are read once into a tuple aligned with the united keys, and
+    a product state's moves are those tuples zipped: a key pattern with a long bounded repeat
+    minus a few declared names is hundreds of states times a dozen keys."""
     alphabet, to_old = Alphabet.union(*(f.alphabet for f in fsms))
+    keys = list(alphabet.by_transition)
+    olds = [[old[key] for key in keys] for old in to_old]
+    dead: tuple[None, ...] = (None,) * len(keys)
+    rows: list[dict[Any, tuple[Any, ...]]] = [{} for _ in fsms]
+
+    def row_of(c: int, state: Any) -> tuple[Any, ...]:
+        found = rows[c].get(state)
+        if found is None:
+            moves = fsms[c].map.get(state, {})
+            found = rows[c][state] = tuple([moves.get(o) for o in olds[c]])
+        return found
+
     first: tuple[Any, ...] = tuple(f.initial for f in fsms)
+    nowhere = (None,) * len(fsms)
     index = {first: 0}
     order = [first]
     table: dict[int, dict[int, int]] = {}
     finals = set()
-    keys = list(alphabet.by_transition)
     for i, current in enumerate(order):  # grows while it is read
         if accepts([None if s is None else s in f.finals for f, s in zip(fsms, current)]):
             finals.add(i)
         row = table[i] = {}
-        for key in keys:
-            nxt: tuple[Any, ...] = tuple(None if s is None else f.map.get(s, {}).get(old[key])
-                        for f, s, old in zip(fsms, current, to_old))
-            if any(s is None for s in nxt[:needed]) or all(s is None for s in nxt):
+        columns = [dead if s is None else row_of(c, s) for c, s in enumerate(current)]
+        for key, nxt in zip(keys, zip(*columns)):
+            if None in nxt[:needed] or nxt == nowhere:
                 continue
             j = index.get(nxt)
             if j is None:

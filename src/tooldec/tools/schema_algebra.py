@@ -13,6 +13,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from tooldec.automata.regex import fsm_of, length_range, string_regexes
+from tooldec.automata.regex_fsm import MAX_PATTERN_UNITS
 from tooldec.errors import SchemaTooComplexError, UnsupportedSchemaError
 from tooldec.tools.schema_core import (
     ALL_TYPES,
@@ -291,10 +292,17 @@ class Algebra:
         regexes = string_regexes(out)
         if not regexes:
             return True
+        fsm = fsm_of(regexes)
+        span = length_range(fsm)
+        grown = len(fsm.states) * low  # minLength is intersected into the automaton as [\s\S]{low,}
+        if span is not None and span[0] < low and (span[1] is None or span[1] >= low) and grown > MAX_PATTERN_UNITS:
+            raise self.too_complex(
+                f"minLength {low} beside a pattern or format is built into the pattern's automaton: its"
+                f" {len(fsm.states)} states times {low} characters (at most {MAX_PATTERN_UNITS}); without a pattern"
+                " or format the length is counted", f"{ptr}/minLength", "minLength")
         if not lengths_meet(regexes, low, high):
             what = "these lengths" if "minLength" in out or "maxLength" in out else "one string"
             return self.empty(ptr, f"no string matches every pattern and format in {what}")
-        span = length_range(fsm_of(regexes))
         if span is not None and span[0] >= low and high is not None and span[1] is not None and span[1] <= high:
             out.pop("minLength", None)  # the regexes alone already keep the length in range
             out.pop("maxLength", None)

@@ -8,6 +8,7 @@ which add the nesting and size checks, are in :mod:`.schema`.
 
 from __future__ import annotations
 
+import copy
 import math
 import re
 from collections.abc import Mapping
@@ -18,6 +19,7 @@ from jsonschema import Draft202012Validator
 
 from tooldec.automata.pointers import MISSING, join, ref_tokens, resolve_ref
 from tooldec.automata.regex import CHECKED_FORMATS, FORMAT_PATTERNS, anchored, fsm_of
+from tooldec.automata.regex_fsm import MAX_PATTERN_UNITS, unrolled_units
 from tooldec.errors import InvalidSchemaError, SchemaTooComplexError, UnsupportedSchemaError
 from tooldec.tools.schema_algebra import Algebra
 from tooldec.tools.schema_core import ALL_TYPES, KIND_KEYS, Schema, value_key
@@ -60,6 +62,7 @@ class Reader:
         self.root = root
         self.tool = tool
         self.openapi = openapi
+        self.validators: dict[str, Draft202012Validator] = {}  # by repr (see ``validator``)
         self.algebra = Algebra(tool, self.validator, self.matches)
         self.wide = False  # reading a superset of the values instead (see ``wide``)
         self.memos: dict[bool, dict[tuple[str, ...], Schema]] = {False: {}, True: {}}  # by self.wide
@@ -71,9 +74,17 @@ class Reader:
     def unsupported(self, message: str, pointer: str, keyword: str) -> UnsupportedSchemaError:
         return UnsupportedSchemaError(message, tool=self.tool, pointer=pointer, keyword=keyword)
 
-    @staticmethod
-    def validator(schema: Schema) -> Draft202012Validator:
-        return Draft202012Validator(schema, format_checker=_FORMAT_CHECKER)
+    def validator(self, schema: Schema) -> Draft202012Validator:
+        """A validator of ``schema``. A flat one (no subschema inside) is made once per reading:
+        the enums of a schema are filtered by the same few (GeoJSON: 435 times ``type: string``);
+        it is built on a copy, so a later change to ``schema`` cannot reach it."""
+        if not isinstance(schema, Mapping) or any(isinstance(v, Mapping) for v in schema.values()):
+            return Draft202012Validator(schema, format_checker=_FORMAT_CHECKER)
+        key = repr(schema)
+        found = self.validators.get(key)
+        if found is None:
+            found = self.validators[key] = Draft202012Validator(copy.deepcopy(schema), format_checker=_FORMAT_CHECKER)
+        return found
 
     @staticmethod
     def matches(pattern: str, name: str) -> bool:
@@ -262,10 +273,17 @@ class Reader:
         except re.error as err:
             raise self.invalid(f"pattern {pattern!r} is not a regular expression: {err}", ptr) from None
         try:
-            fsm_of((anchored(pattern),))
+            units = unrolled_units(anchored(pattern))
+            if units <= MAX_PATTERN_UNITS:
+                fsm_of((anchored(pattern),))
         except (interegular.patterns.Unsupported, interegular.patterns.InvalidSyntax, ValueError, KeyError) as err:
             raise self.unsupported(f"pattern {pattern!r} cannot be compiled ({type(err).__name__}: {err});"
                                    f" simplify it or enforce it in the tool", ptr, "pattern") from None
+        if units > MAX_PATTERN_UNITS:
+            raise SchemaTooComplexError(
+                f"pattern {pattern[:80]!r} is {units} character pieces once its bounded repeats are unrolled (at"
+                f" most {MAX_PATTERN_UNITS}); for a long string use maxLength/minLength with a pattern such as"
+                " '^[a-z]*$' (lengths are counted, not unrolled)", tool=self.tool, pointer=ptr, keyword="pattern")
         return pattern
 
     # -- references and combinators -----------------------------------------------------------
