@@ -14,7 +14,7 @@ from vllm.exceptions import VLLMValidationError
 from vllm.v1.sample.logits_processor import BatchUpdate, MoveDirectionality
 
 from tooldec.decoding import Grammar, Machine
-from tooldec.dialects import Hermes
+from tooldec.dialects import Hermes, ToolCall
 from tooldec.serving.vllm import chat_template_path, extra_args
 from tooldec.serving.vllm.processor import ToolDecLogitsProcessor
 
@@ -125,3 +125,41 @@ def test_named_twice_in_one_engine_masks_once() -> None:
     first = ToolDecLogitsProcessor(config, torch.device("cpu"), False)
     second = ToolDecLogitsProcessor(config, torch.device("cpu"), False)
     assert not first.idle and second.idle
+
+
+def test_a_closed_call_allows_only_the_tokens_that_stop_the_request() -> None:
+    """After the call, only the request's own stop tokens: SmolLM2's tokenizer also calls
+    ``<|endoftext|>`` an end, but vLLM stops at ``<|im_end|>`` (its generation config), so a row
+    allowed ``<|endoftext|>`` wrote it until ``max_tokens``. A row whose cursor took an end is
+    given the stop tokens too (an empty row would make vLLM pick token 0)."""
+    processor = ToolDecLogitsProcessor(engine_config(), torch.device("cpu"), False)
+    vocab = processor.vocab
+    im_end, endoftext = vocab.special_id("<|im_end|>"), vocab.special_id("<|endoftext|>")
+    assert im_end is not None and endoftext is not None and {im_end, endoftext} <= set(processor.eos.tolist())
+    params = SamplingParams(max_tokens=64, extra_args=extra_args([ADD], "required", parallel_tool_calls=False))
+    params.update_from_generation_config({}, eos_token_id=im_end)
+    output: list[int] = []
+    processor.update_state(BatchUpdate(batch_size=1, removed=[], moved=[], added=[(0, params, None, output)]))
+    call = Hermes().format_call(ToolCall("add", {"a": 1, "b": 2}))
+    for token in vocab.longest_match(call.encode()):
+        allowed = torch.isfinite(processor.apply(torch.zeros(1, processor.width))[0])
+        assert allowed[token], vocab.token_bytes[token]
+        output.append(token)
+        processor.update_state(None)
+    after = torch.isfinite(processor.apply(torch.zeros(1, processor.width))[0])
+    assert after[im_end] and not after[endoftext]  # text may follow; the request ends at its own stop
+    output.append(endoftext)  # as if sampled anyway: the cursor takes it as the end, vLLM does not
+    processor.update_state(None)
+    allowed = torch.isfinite(processor.apply(torch.zeros(1, processor.width))[0]).nonzero().flatten().tolist()
+    assert allowed == [im_end]
+
+
+def test_a_budget_no_call_fits_in_leaves_the_call_unbudgeted() -> None:
+    """``max_tokens`` below the shortest call: no token would fit, and an all ``-inf`` row makes vLLM
+    sample token 0. The call goes on without the budget (cut at ``max_tokens``), as it would start."""
+    processor = ToolDecLogitsProcessor(engine_config(), torch.device("cpu"), False)
+    params = SamplingParams(max_tokens=3, extra_args=extra_args([ADD], "required"))
+    processor.update_state(BatchUpdate(batch_size=1, removed=[], moved=[], added=[(0, params, None, [])]))
+    allowed = torch.isfinite(processor.apply(torch.zeros(1, processor.width))[0]).nonzero().flatten().tolist()
+    expected = Machine(Grammar([ADD], processor.vocab, Hermes()), tool_choice="required").allowed_token_ids()
+    assert allowed == expected.tolist()

@@ -41,7 +41,7 @@ from vllm.v1.sample.logits_processor.builtin import process_dict_updates
 
 from ...caches import BoundedCache
 from ...decoding import Machine
-from ...errors import ToolDecError
+from ...errors import BudgetError, ToolDecError
 from ...tokens import Vocabulary
 from ...tokens.hf import from_hf_tokenizer
 from ..engine import Constraints
@@ -71,6 +71,10 @@ class _Row:
     decoded on the engine's own thread)."""
     output: list[int]
     max_tokens: int | None
+    other_ends: np.ndarray
+    """End tokens of the vocabulary that do not stop this request (vLLM stops at the request's
+    stop ids; SmolLM2's tokenizer also calls ``<|endoftext|>`` an end): never allowed, or a
+    closed call would be followed by them until ``max_tokens``."""
     machine: Machine | None = None
     consumed: int = 0
     failed: str | None = None
@@ -166,7 +170,9 @@ class ToolDecLogitsProcessor(LogitsProcessor):
         value = (params.extra_args or {}).get(KEY)
         if value is None:
             return None
-        return _Row(value, output, params.max_tokens)
+        stops = set(params.all_stop_token_ids)
+        other = self.eos[~np.isin(self.eos, list(stops))] if stops & set(self.eos.tolist()) else self.eos[:0]
+        return _Row(value, output, params.max_tokens, other)
 
     def update_state(self, batch_update: BatchUpdate | None) -> None:
         """Apply the batch changes, then start computing this step's masks on the worker."""
@@ -253,6 +259,12 @@ class ToolDecLogitsProcessor(LogitsProcessor):
                 row.failed = f"tools refused: {error}"
                 log.error("tooldec: %s", row.failed)
                 return
+            if row.max_tokens is not None:
+                try:
+                    row.machine.check_budget(row.max_tokens)
+                except BudgetError as error:  # no token would be allowed: the call goes on unbudgeted, cut at max_tokens
+                    log.warning("tooldec: %s; the call may be cut", error)
+                    row.max_tokens = None
         output = row.output
         while row.consumed < len(output):
             token = output[row.consumed]
@@ -283,15 +295,21 @@ class ToolDecLogitsProcessor(LogitsProcessor):
                 row.failed = ("vLLM gave no sampled tokens (async scheduling: name the processor with "
                               "--logits-processors, or use --no-async-scheduling)")
                 log.error("tooldec: %s; the request is ended", row.failed)
-            if row.failed is not None or row.machine is None or row.pending:
-                bitmask[i] = 0
-                _set_bits(bitmask[i], self.eos)  # a failed row ends; a pending one is redone in apply
+            if row.failed is not None or row.machine is None or row.pending or row.machine.is_done():
+                bitmask[i] = 0  # a failed or finished row ends; a pending one is redone in apply
+                _set_bits(bitmask[i], self.eos)
+                _clear_bits(bitmask[i], row.other_ends)
                 continue
             cursors.append((i, row.machine))
             budgets.append(None if row.max_tokens is None else max(row.max_tokens - row.consumed, 1))
         if cursors:
-            for (i, _), forbids in zip(cursors, Constraints.fill(cursors, bitmask, budgets)):
-                masked[i] = forbids
+            for (i, machine), forbids in zip(cursors, Constraints.fill(cursors, bitmask, budgets)):
+                other_ends = rows[i][1].other_ends
+                # text before any call is left alone (an untouched row costs nothing); after a
+                # call, an end that does not stop the request would be written to max_tokens
+                masked[i] = forbids or (machine.calls_completed > 0 and other_ends.size > 0)
+                if masked[i]:
+                    _clear_bits(bitmask[i], other_ends)
         keep = [i for i in range(len(rows)) if final or masked[i] or rows[i][1].pending]  # free text: nothing to apply
         allowed = np.unpackbits(bitmask[keep].view(np.uint8), axis=-1, bitorder="little").astype(bool)
         if self._stats is not None:
@@ -304,3 +322,10 @@ def _set_bits(row: np.ndarray, ids: np.ndarray) -> None:
     words = row.view(np.uint32)
     for token in ids.tolist():
         words[token >> 5] |= np.uint32(1 << (token & 31))
+
+
+def _clear_bits(row: np.ndarray, ids: np.ndarray) -> None:
+    """Forbid ``ids`` in one int32 bitmask row."""
+    words = row.view(np.uint32)
+    for token in ids.tolist():
+        words[token >> 5] &= np.uint32(~(1 << (token & 31)) & 0xFFFFFFFF)
