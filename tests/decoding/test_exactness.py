@@ -119,3 +119,16 @@ def test_bitmask_rows_hold_the_allowed_ids_on_every_write(any_vocab: Vocabulary,
         machine.fill_bitmask(rows, row=write)
         got = np.flatnonzero(unpack_bitmask(rows[write], words * 32))
         assert np.array_equal(got, expected), f"write {write}: {got.size} allowed instead of {expected.size}"
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+def test_the_turn_is_over_after_the_last_call_allowed(qwen_vocab: Vocabulary, parallel: bool) -> None:
+    from .test_walks import greedy_ids
+
+    machine = Machine(Grammar(ToolSet([WEATHER]), qwen_vocab, Hermes()), tool_choice="required",
+                      parallel_tool_calls=parallel)
+    assert not machine.turn_over
+    for tid in greedy_ids(qwen_vocab, '<tool_call>\n{"name": "get_weather", "arguments": {"city": "X"}}\n</tool_call>'):
+        assert not machine.turn_over
+        assert machine.advance(tid)
+    assert machine.calls_completed == 1 and machine.turn_over is not parallel

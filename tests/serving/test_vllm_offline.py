@@ -127,8 +127,9 @@ def test_named_twice_in_one_engine_masks_once() -> None:
     assert not first.idle and second.idle
 
 
-def test_a_closed_call_allows_only_the_tokens_that_stop_the_request() -> None:
-    """After the call, only the request's own stop tokens: SmolLM2's tokenizer also calls
+def test_after_its_last_call_a_request_ends_at_its_own_stop() -> None:
+    """After the last call the request may make, only its own stop tokens: the client runs the call
+    (the model wrote prose after it until ``max_tokens``). SmolLM2's tokenizer also calls
     ``<|endoftext|>`` an end, but vLLM stops at ``<|im_end|>`` (its generation config), so a row
     allowed ``<|endoftext|>`` wrote it until ``max_tokens``. A row whose cursor took an end is
     given the stop tokens too (an empty row would make vLLM pick token 0)."""
@@ -146,8 +147,8 @@ def test_a_closed_call_allows_only_the_tokens_that_stop_the_request() -> None:
         assert allowed[token], vocab.token_bytes[token]
         output.append(token)
         processor.update_state(None)
-    after = torch.isfinite(processor.apply(torch.zeros(1, processor.width))[0])
-    assert after[im_end] and not after[endoftext]  # text may follow; the request ends at its own stop
+    allowed = torch.isfinite(processor.apply(torch.zeros(1, processor.width))[0]).nonzero().flatten().tolist()
+    assert allowed == [im_end]  # no second call may follow: the message ends, at the request's own stop
     output.append(endoftext)  # as if sampled anyway: the cursor takes it as the end, vLLM does not
     processor.update_state(None)
     allowed = torch.isfinite(processor.apply(torch.zeros(1, processor.width))[0]).nonzero().flatten().tolist()

@@ -110,6 +110,12 @@ class Machine:
         return self._pos
 
     @property
+    def turn_over(self) -> bool:
+        """In text after the last call this cursor allows: a server whose client runs the tools
+        ends the message here (what the model would write next is no call)."""
+        return self.calls_completed > 0 and not self._done and isinstance(self._pos, Text) and not self._flags()[0]
+
+    @property
     def text(self) -> bytes:
         """The bytes consumed so far (special tokens without bytes leave nothing)."""
         return bytes(self._text)

@@ -295,8 +295,9 @@ class ToolDecLogitsProcessor(LogitsProcessor):
                 row.failed = ("vLLM gave no sampled tokens (async scheduling: name the processor with "
                               "--logits-processors, or use --no-async-scheduling)")
                 log.error("tooldec: %s; the request is ended", row.failed)
-            if row.failed is not None or row.machine is None or row.pending or row.machine.is_done():
-                bitmask[i] = 0  # a failed or finished row ends; a pending one is redone in apply
+            if row.failed is not None or row.machine is None or row.pending or row.machine.is_done() \
+                    or row.machine.turn_over:
+                bitmask[i] = 0  # a failed or finished row ends (the client runs the calls); a pending one is redone in apply
                 _set_bits(bitmask[i], self.eos)
                 _clear_bits(bitmask[i], row.other_ends)
                 continue
