@@ -64,6 +64,7 @@ def test_parallel_calls_on_and_off(client: openai.OpenAI) -> None:
     assert len(check_calls(several.choices[0].message.tool_calls, TOOLS)) >= 1
     one = ask(client, question, tools=TOOLS, tool_choice="required", parallel_tool_calls=False, max_tokens=160)
     assert len(check_calls(one.choices[0].message.tool_calls, TOOLS)) == 1
+    assert one.choices[0].finish_reason == "tool_calls" and one.usage.completion_tokens < 160  # ends with its call
 
 
 def test_tool_choice_none_and_no_tools_give_text(client: openai.OpenAI) -> None:

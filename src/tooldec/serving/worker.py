@@ -160,7 +160,7 @@ class Worker:
             ids.append(token)
             for event in assembler.feed(_bytes(vocab, token), in_call=machine is not None and _in_call(machine)):
                 job.emit(event)
-            if machine is not None and machine.is_done():
+            if machine is not None and (machine.is_done() or machine.turn_over):  # the client runs the calls
                 finish = "stop"
                 break
         for event in assembler.finish():
