@@ -270,9 +270,23 @@ def _todo(grammar: Grammar, pos: Position, ids: np.ndarray) -> list[int]:
 def token_needs(grammar: Grammar, pos: Position, mask: Mask, start_ok: bool, follow_ok: bool) -> tuple[np.ndarray, np.ndarray]:
     """Every allowed token of ``mask`` with the tokens it leaves to finish the call."""
     if isinstance(pos, Tail):
-        return _tail_needs(grammar, pos, mask, follow_ok)
+        if grammar.tail(pos.tool, pos.form, pos.chained).dfa.string_spot(pos.state) is not None:
+            return _tail_needs(grammar, pos, mask, follow_ok)  # string content: vectorised, too large to keep
+        tail_key = ("tail-needs", grammar.serial, pos, follow_ok)
+        found = grammar.compiler.masks.get(tail_key)
+        if found is not None:
+            return found  # type: ignore[return-value]
+        made = _Needs(_tail_needs(grammar, pos, mask, follow_ok))
+        if made[0].size <= KEPT_TAIL_NEEDS:
+            grammar.compiler.masks.put(tail_key, made)  # type: ignore[arg-type]
+        return made
     key = ("needs", grammar.serial, pos, start_ok, follow_ok)
     return _cached(grammar, key, lambda: _Needs(_per_token_needs(grammar, pos, mask, start_ok, follow_ok)))  # type: ignore[return-value]
+
+
+KEPT_TAIL_NEEDS = 4096
+"""The needs of an argument position are kept (per snapshot) when it allows at most this many
+tokens: a budget that bites asks for them at every step, and walking them is a cold mask's work."""
 
 
 class _Needs(tuple):  # type: ignore[type-arg]
