@@ -1,6 +1,7 @@
 """The paper's Figure 5 as it was run (Experiment II): tools seen in training against tools never seen.
 
-Raw completion prompts, as ToolkenGPT's (no chat template), and five systems on the same model:
+Raw completion prompts, as ToolkenGPT's (no chat template; KAMEL few-shot excepted, below), and five
+systems on the same model:
 
 * ``zeroshot``: every tool's one-line doc in the prompt and the call syntax, no example.
 * ``fewshot``: the same docs plus demonstrations of the seen tools (KAMEL: ToolkenGPT's own 30
