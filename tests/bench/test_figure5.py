@@ -74,6 +74,21 @@ def test_figure5_rows(session: Session, out: Path, system: str) -> None:
     assert "Mode switching" in table and (out / "figure5" / "smollm2" / "figure5.png").read_bytes()[:4] == b"\x89PNG"
 
 
+def test_kamel_few_shot_is_given_as_chat_turns(session: Session) -> None:
+    """The 30 examples are prior turns of the chat template (a user question, the assistant's
+    call), and the prompt ends where the assistant's next turn begins."""
+    from tooldec.bench.experiments.figure5 import _kamel_shots, kamel_chat_prompt
+    from tooldec.bench.experiments.generalization import _kamel
+    from tooldec.dialects import Hermes
+
+    tools, names, docs = _kamel(DATA, 60)
+    shots = _kamel_shots(DATA, names, {t.name: list(t.parameters["properties"]) for t in tools})
+    prompt = kamel_chat_prompt(session, "Where was 964 Subamara discovered?", docs, shots)
+    assert len(shots) == 30 and all(Hermes().parse_calls(call) for _, call in shots)
+    assert prompt.count("<|im_start|>assistant") == 31 and prompt.endswith("<|im_start|>assistant\n")
+    assert shots[0][1] in prompt and docs in prompt
+
+
 def test_greedy_and_beam_are_paired_by_question(tmp_path: Path) -> None:
     rows = {"tooldec": [(True, "a"), (False, "b"), (False, "b")], "tooldec_beam": [(True, "a"), (True, "c")]}
     for system, answers in rows.items():

@@ -134,6 +134,26 @@ def test_an_inline_dialect_writes_results_into_the_text(smollm2_model: tuple[Any
     assert result.trace.generations == 2
 
 
+def test_an_inline_result_follows_its_call_directly(smollm2_model: tuple[Any, Any, Vocabulary]) -> None:
+    """ToolkenGPT (issue 14): the examples quote their results (``(3,4)="<12>"``), so the model
+    would close the call with ``="`` or ``="<``, one token; generation stops at the call's end,
+    so that token's extra bytes would sit between the call and its result (``="56"``, or a
+    ``<`` that opens a call never closed). The mask ends the token at ``)=``."""
+    from tooldec.bench.experiments.funcqa import funcqa_toolset
+    from tooldec.dialects import ToolkenGPT
+
+    tools = funcqa_toolset()
+    runner = decoder(smollm2_model, tools, dialect=ToolkenGPT(tools), tool_choice="multiply", max_calls_per_turn=1,
+                     max_new_tokens=24)
+    shots = "".join(f'Q: What is {a} times {b}?\nA: <multiply>({a},{b})="<{a * b}>"\n' for a, b in [(3, 4), (5, 6), (2, 9)])
+    result = runner.run(shots + "Q: What is 7 times 8?\nA: ")
+    print(result.text)
+    assert len(result.calls) == 1 and not result.trace.invalid
+    written = result.trace.events[0].text
+    assert written.endswith(")=")  # the first generation stops exactly where the call ends
+    assert f"{written}{result.calls[0].observation}" in result.text
+
+
 def test_options_are_checked_before_any_generation(smollm2_model: tuple[Any, Any, Vocabulary]) -> None:
     from tooldec.errors import ToolNotFoundError
 

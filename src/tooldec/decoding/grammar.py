@@ -8,6 +8,11 @@ before. It walks positions over bytes (:meth:`walk`); masks and budgets live in 
 
 Two flags from the cursor take part everywhere: ``start_ok`` (a call may begin in text) and
 ``follow_ok`` (another call may follow the one being written).
+
+With a dialect that writes results inline (``Dialect.stop_after_call``: ToolkenGPT, ReAct), a
+call's last byte ends a token: generation stops there and the result is written right after it,
+so a token that ran on (``)=<``, ``)="``) would put its extra bytes between the call and its
+result, a ``<`` among them a call that never closes.
 """
 
 from __future__ import annotations
@@ -301,6 +306,8 @@ class Grammar:
                 closed += 1
                 if dfa.marks.get(state) == NEXT_CALL:
                     pos = Name(pos.form, b"", None)
+                elif i < n and self.dialect.stop_after_call:
+                    return None, closed  # the runtime writes the result right here: the call ends the token
                 else:
                     pos = Text(openers.after_call)
                     start_ok = follow_ok

@@ -238,7 +238,10 @@ def _cross(grammar: Grammar, pos: Tail, dfa: LazyDFA, rows: np.ndarray, states: 
                 after = Text(openers.after_call)
                 if rest and openers.walk_text(openers.after_call, rest)[2] >= 0:
                     depends = True
-            new, _ = grammar.walk(after, rest, follow_ok, follow_ok)
+            if rest and dfa.marks.get(s) != NEXT_CALL and grammar.dialect.stop_after_call:
+                new = None  # the result goes right after the call: its end ends the token (Grammar.walk)
+            else:
+                new, _ = grammar.walk(after, rest, follow_ok, follow_ok)
             far = isinstance(new, (Name, Head, Tail, Open))
             verdict = seen[(s, rest)] = (new is not None, FAR if far else 0)
         ok[i], after_bytes[i] = verdict

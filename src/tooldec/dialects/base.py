@@ -150,6 +150,8 @@ class Dialect(abc.ABC):
         style: how argument values are spelled (syntax and whitespace) in the official form.
         stop_after_call: the runtime runs the tool as soon as a call closes and writes the result
             into the text (ToolkenGPT, ReAct); otherwise calls run when the model stops (Hermes).
+            The grammar then ends a token where a call ends: nothing of the model's may come
+            between a call and its result (``Grammar.walk``).
 
     Args:
         openers: Names of the declared openers to keep (``("tag",)`` keeps only the official

@@ -1,11 +1,13 @@
 """The paper's Figure 5 as it was run (Experiment II): tools seen in training against tools never seen.
 
-Raw completion prompts, as ToolkenGPT's (no chat template), and five systems on the same model:
+Raw completion prompts, as ToolkenGPT's (no chat template; KAMEL few-shot excepted, below), and five
+systems on the same model:
 
 * ``zeroshot``: every tool's one-line doc in the prompt and the call syntax, no example.
 * ``fewshot``: the same docs plus demonstrations of the seen tools (KAMEL: ToolkenGPT's own 30
-  examples of ``kamel_first_30.txt``; FuncQA: one ``train.json`` text per seen operator with its
-  call written in).
+  examples of ``kamel_first_30.txt``, given to the chat model as prior turns of its chat template,
+  each a user question and the assistant's ``<tool_call>``, so the answer is the model's next
+  turn; FuncQA: one ``train.json`` text per seen operator with its call written in, raw).
 * ``toolkengpt``: no docs; one learned toolken per *seen* tool (unseen tools cannot be called).
 * ``tooldec``: no docs; the learned ``<T>`` opens a call, whose name is decoded under the
   finite-state machine over *all* the tools, then its arguments.
@@ -118,25 +120,33 @@ def _empty(session: Session) -> Any:
 # -- KAMEL ------------------------------------------------------------------------------------
 
 
-def _kamel_shots(data: Path, names: dict[str, str], specs: dict[str, list[str]]) -> str:
-    """ToolkenGPT's 30 in-context examples (one per seen relation), in this experiment's syntax."""
+def _kamel_shots(data: Path, names: dict[str, str], specs: dict[str, list[str]]) -> list[tuple[str, str]]:
+    """ToolkenGPT's 30 in-context examples (one per seen relation): (question, call in Hermes syntax)."""
     text = (data / "kamel" / "template" / "kamel_first_30.txt").read_text()
     shots = []
     for question, rel, arg in re.findall(r"Question: (.*)\nAnswer: The answer is <(P\d+)>\((.*?)\)=", text):
         name = names[rel]
-        call = Hermes().format_call(ToolCall(name, {specs[name][0]: arg}))
-        shots.append(f"Question: {question}\nAnswer: The answer is{call}")
-    return "\n".join(shots)
+        shots.append((question, Hermes().format_call(ToolCall(name, {specs[name][0]: arg}))))
+    return shots
 
 
-def kamel_prompt(system: System, question: str, docs: str = "", shots: str = "") -> str:
-    """ToolkenGPT's ``kamel_general.txt`` frame; the prompted systems get docs (and examples) first."""
+def kamel_prompt(system: System, question: str, docs: str = "") -> str:
+    """ToolkenGPT's ``kamel_general.txt`` frame, raw; zero-shot gets the docs first."""
     frame = f"Question: {question}\nAnswer: The answer is"
     if system == "zeroshot":
         return f"{KAMEL_TASK}\nAPI list:\n{docs}\n\n{frame}"
-    if system == "fewshot":
-        return f"{KAMEL_TASK}\nAPI list:\n{docs}\n\n{shots}\n{frame}"
     return frame
+
+
+def kamel_chat_prompt(session: Session, question: str, docs: str, shots: Sequence[tuple[str, str]]) -> str:
+    """Few-shot through the chat template: the task and docs as system message, each example a
+    user turn and the assistant's call. In the raw frame, after 30 calls that open with Qwen's
+    ``<tool_call>``, the instruct model wrote its end-of-turn token first on every question."""
+    messages: list[dict[str, str]] = [{"role": "system", "content": f"{KAMEL_TASK}\nAPI list:\n{docs}"}]
+    for shot, call in shots:
+        messages += [{"role": "user", "content": shot}, {"role": "assistant", "content": call}]
+    messages.append({"role": "user", "content": question})
+    return session.chat(messages)
 
 
 def _score_kamel(session: Session, system: System, subset: str, item: dict[str, Any], data: Path) -> dict[str, Any]:
@@ -145,13 +155,16 @@ def _score_kamel(session: Session, system: System, subset: str, item: dict[str, 
     rels = list(names)
     gold, seen = names[item["api"]], rels.index(item["api"]) < KAMEL_SEEN
     specs = {t.name: list(t.parameters.get("properties", {})) for t in tools}
-    shots = session.cached(("kamel_shots",), lambda: _kamel_shots(data, names, specs)) if system == "fewshot" else ""
-    prompt = kamel_prompt(system, item["question"], docs, shots)
+    if system == "fewshot":
+        shots = session.cached(("kamel_shots",), lambda: _kamel_shots(data, names, specs))
+        prompt = kamel_chat_prompt(session, item["question"], docs, shots)
+    else:
+        prompt = kamel_prompt(system, item["question"], docs)
     ids = list(session.tokenizer.encode(prompt, add_special_tokens=False))
     errors: list[str] = []
     runner: Any = None
-    if system in ("zeroshot", "fewshot"):
-        generator = _generator(session, data, "kamel", _NO_ROWS, stop=("\n",))
+    if system in ("zeroshot", "fewshot"):  # a chat turn ends with its end-of-turn token (its call spans lines)
+        generator = _generator(session, data, "kamel", _NO_ROWS, stop=("\n",) if system == "zeroshot" else ())
         generation, seconds = _timed(lambda: generator.generate(ids, max_new_tokens=64, stop_after_call=Hermes()))
         text = _decode(generator, generation.ids)
         calls = Hermes().parse_calls(text)[:1]
