@@ -191,9 +191,10 @@ def within(grammar: Grammar, pos: Position, mask: Mask, budget: int, start_ok: b
 
 class _NameNeeds:
     """At one name position: each allowed token's need, or an upper bound of it until a budget
-    asks for more. A token that stays within the names leaves at most the largest bound of the
-    tools below what it writes (:func:`.name_bounds.name_most`, bytes, so tokens too); the exact
-    need is found only for tokens whose bound a budget does not clear. Thread-safe (a lock)."""
+    asks for more. A token that stays within the names leaves the shortest call below what it
+    writes, no longer than any one tool's bound there (:func:`.name_bounds.name_most`, bytes, so
+    tokens too): the smallest of them bounds it. The exact need is found only for tokens whose
+    bound a budget does not clear. Thread-safe (a lock)."""
 
     def __init__(self, ids: np.ndarray, upper: np.ndarray, exact: np.ndarray) -> None:
         self.ids, self.upper, self.exact = ids, upper, exact
@@ -234,11 +235,11 @@ def _name_needs(grammar: Grammar, pos: Name, mask: Mask, start_ok: bool, follow_
         written = None if data is None else pos.prefix + data
         if written is not None and (only.startswith(written) if only is not None else index.has_prefix(written)):
             if only is not None:  # the one tool allowed: its own bound
-                largest = int(most[index.span(only)[0]])
+                least = int(most[index.span(only)[0]])
             else:
                 a, z = index.span(written)
-                largest = int(most[a:z].max())
-            upper[i] = largest - len(written)
+                least = int(most[a:z].min())
+            upper[i] = least - len(written)
             continue
         after = _after(grammar, pos, tid, start_ok, follow_ok)
         upper[i] = FAR if after is None else need(grammar, after, follow_ok)

@@ -14,8 +14,9 @@ fixed bytes around a JSON arguments object (``Dialect.arguments_in_tail``); for 
 bound is the remaining name alone.
 
 The other way round, a budget that is plainly enough needs no search at all: one valid
-arguments object read from the schema (:func:`witness`, checked against the schema) bounds a
-tool's shortest call from above (:func:`name_most`, per name).
+arguments object read from the schema (:func:`witness`) bounds a tool's shortest call from above
+(:func:`name_most`, per name). Witnesses are not validated while decoding; the tests check every
+real tool's against its schema and its own argument automaton.
 """
 
 from __future__ import annotations
@@ -154,7 +155,7 @@ def name_most(grammar: Grammar, form: int, follow_ok: bool) -> np.ndarray | None
         return None
     compiler = grammar.compiler
 
-    def make() -> _Bounds:
+    def make() -> np.ndarray:
         style = grammar.dialect.form_style(form)
         out = []
         for name in grammar.name_index:
@@ -169,7 +170,7 @@ def name_most(grammar: Grammar, form: int, follow_ok: bool) -> np.ndarray | None
                 out.append(len(name.encode()) + len(tail.shortest(tail.start, {})))
             else:
                 out.append(len(name.encode()) + floor + int(found))
-        return np.asarray(out, dtype=np.int64).view(_Bounds)
+        return np.asarray(out, dtype=np.int64)
 
     key = ("name-most", grammar.serial, form, follow_ok)
     found = compiler.masks.get(key)
@@ -179,13 +180,8 @@ def name_most(grammar: Grammar, form: int, follow_ok: bool) -> np.ndarray | None
     return found
 
 
-class _Bounds(np.ndarray):
-    """An int64 array the bounded cache can size (``nbytes``) and hash as a value."""
-
-
 def _witness_bytes(tool: Tool, style: Style) -> int:
-    """Bytes of the tool's witness as ``style`` writes it; -1 without one. (Not validated here:
-    ``tests/decoding/test_name_bounds.py`` checks witnesses against the schemas and automata.)"""
+    """Bytes of the tool's witness as ``style`` writes it; -1 without one."""
     value = witness(tool.parameters, style)
     if value is NO_WITNESS or not isinstance(value, dict):
         return -1
