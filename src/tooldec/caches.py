@@ -27,6 +27,8 @@ def size_of(value: object) -> int:
         return nbytes
     if isinstance(value, np.ndarray):
         return int(value.nbytes)
+    if isinstance(value, int):  # counts and lengths kept beside the masks
+        return 64
     if isinstance(value, (bytes, str)):
         return sys.getsizeof(value)
     return 256

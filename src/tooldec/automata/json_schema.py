@@ -111,7 +111,7 @@ def dumps(value: Any, style: Style = Style()) -> str:
     return _encoder(style.item_sep, style.key_sep).encode(value)
 
 
-@functools.cache
+@functools.lru_cache(maxsize=8)  # one per style's separators
 def _encoder(item_sep: bytes, key_sep: bytes) -> json.JSONEncoder:
     """``json.dumps(..., ensure_ascii=False, separators=...)``'s encoder, made once (not per value)."""
     return json.JSONEncoder(ensure_ascii=False, separators=(item_sep.decode(), key_sep.decode()))

@@ -38,11 +38,8 @@ Completion = tuple[int, bytes]
 
 
 def _cached(grammar: Grammar, key: tuple[object, ...], make: Callable[[], object]) -> object:
-    cache = grammar.compiler.masks
-    found = cache.get(key)
-    if found is None:
-        found = cache.put(key, make())  # type: ignore[arg-type]
-    return found
+    """A value kept in the compiler's bounded mask cache (it holds masks and what budgets need)."""
+    return grammar.compiler.masks.get_or_make(key, make)  # type: ignore[arg-type]
 
 
 def tokens_of(grammar: Grammar, data: bytes) -> int:
@@ -52,27 +49,12 @@ def tokens_of(grammar: Grammar, data: bytes) -> int:
 
     def count() -> object:
         try:
-            return _Int(len(grammar.vocab.longest_match(data)))
+            return len(grammar.vocab.longest_match(data))
         except TokenizerError:
-            return _Int(len(data))
+            return len(data)
 
     found: int = _cached(grammar, ("tokens", grammar.compiler.key, data), count)  # type: ignore[assignment]
     return found
-
-
-class _Int(int):
-    """An int the bounded cache can size."""
-
-    nbytes = 64
-
-
-class _NoBounds:
-    """Cached where a name position has no bounds (the exact needs decide)."""
-
-    nbytes = 64
-
-
-_NO_BOUNDS = _NoBounds()
 
 
 class _Completion(tuple):  # type: ignore[type-arg]
@@ -174,13 +156,9 @@ def within(grammar: Grammar, pos: Position, mask: Mask, budget: int, start_ok: b
         return None
     if isinstance(pos, Name):
         bounds = _cached(grammar, ("name-needs", grammar.serial, pos, start_ok, follow_ok),
-                         lambda: _name_needs(grammar, pos, mask, start_ok, follow_ok) or _NO_BOUNDS)
+                         lambda: _name_needs(grammar, pos, mask, start_ok, follow_ok) or False)  # False: no bounds
         if isinstance(bounds, _NameNeeds):
-            def exact_need(tid: int) -> int:
-                after = _after(grammar, pos, tid, start_ok, follow_ok)
-                return FAR if after is None else need(grammar, after, follow_ok)
-
-            fitting = bounds.within(budget - 1, exact_need)
+            fitting = bounds.within(budget - 1, lambda tid: _token_need(grammar, pos, tid, start_ok, follow_ok))
             return None if fitting is None else fitting.astype(np.int32)
     ids, needs = token_needs(grammar, pos, mask, start_ok, follow_ok)
     fits = needs <= budget - 1
@@ -241,18 +219,16 @@ def _name_needs(grammar: Grammar, pos: Name, mask: Mask, start_ok: bool, follow_
                 least = int(most[a:z].min())
             upper[i] = least - len(written)
             continue
-        after = _after(grammar, pos, tid, start_ok, follow_ok)
-        upper[i] = FAR if after is None else need(grammar, after, follow_ok)
+        upper[i] = _token_need(grammar, pos, tid, start_ok, follow_ok)
         exact[i] = True
     return _NameNeeds(ids, upper, exact)
 
 
-def _after(grammar: Grammar, pos: Position, tid: int, start_ok: bool, follow_ok: bool) -> Position | None:
-    """The position after token ``tid`` (``None``: not allowed)."""
+def _token_need(grammar: Grammar, pos: Position, tid: int, start_ok: bool, follow_ok: bool) -> int:
+    """Tokens left to finish the call after token ``tid`` (``FAR`` if it is not allowed)."""
     data = grammar.vocab.token_bytes[tid]
-    if data is None:
-        return grammar.after_special(pos, tid, start_ok)
-    return grammar.walk(pos, data, start_ok, follow_ok)[0]
+    after = grammar.after_special(pos, tid, start_ok) if data is None else grammar.walk(pos, data, start_ok, follow_ok)[0]
+    return FAR if after is None else need(grammar, after, follow_ok)
 
 
 def _todo(grammar: Grammar, pos: Position, ids: np.ndarray) -> list[int]:
@@ -301,8 +277,7 @@ def _per_token_needs(grammar: Grammar, pos: Position, mask: Mask, start_ok: bool
     ids = mask.ids
     needs = np.zeros(ids.size, dtype=np.int64)
     for i in _todo(grammar, pos, ids):
-        after = _after(grammar, pos, int(ids[i]), start_ok, follow_ok)
-        needs[i] = FAR if after is None else need(grammar, after, follow_ok)
+        needs[i] = _token_need(grammar, pos, int(ids[i]), start_ok, follow_ok)
     return ids, needs
 
 

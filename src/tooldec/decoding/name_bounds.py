@@ -21,6 +21,7 @@ real tool's against its schema and its own argument automaton.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -105,20 +106,24 @@ def witness(schema: Any, style: Style) -> Any:
     if not isinstance(schema, dict):
         return NO_WITNESS
     if set(schema) == {"anyOf"}:
-        found = [w for w in (witness(b, style) for b in schema["anyOf"]) if w is not NO_WITNESS]
-        return min(found, key=lambda w: len(dumps(w, style).encode()), default=NO_WITNESS)
+        return _shortest_value([witness(b, style) for b in schema["anyOf"]], style)
     if not set(schema) <= _WITNESS_KEYS:
         return NO_WITNESS
     if "const" in schema:
         return schema["const"]
     if "enum" in schema:
-        return min(schema["enum"], key=lambda v: len(dumps(v, style).encode()), default=NO_WITNESS)
+        return _shortest_value(schema["enum"], style)
     if "type" not in schema:
         return NO_WITNESS
     kinds = schema["type"]
-    found = [w for w in (_witness_of_type(schema, k, style) for k in (kinds if isinstance(kinds, list) else [kinds]))
-             if w is not NO_WITNESS]
-    return min(found, key=lambda w: len(dumps(w, style).encode()), default=NO_WITNESS)
+    return _shortest_value([_witness_of_type(schema, k, style) for k in (kinds if isinstance(kinds, list) else [kinds])],
+                           style)
+
+
+def _shortest_value(values: list[Any], style: Style) -> Any:
+    """The value ``style`` writes in the fewest bytes (``NO_WITNESS`` ones left out)."""
+    return min((v for v in values if v is not NO_WITNESS), key=lambda v: len(dumps(v, style).encode()),
+               default=NO_WITNESS)
 
 
 def _witness_of_type(schema: dict[str, Any], kind: str, style: Style) -> Any:
@@ -160,11 +165,9 @@ def name_most(grammar: Grammar, form: int, follow_ok: bool) -> np.ndarray | None
         out = []
         for name in grammar.name_index:
             tool = grammar.tools[name]
-            key = ("witness-bytes", tool.schema_hash, style)
-            found: object = compiler.masks.get(key)
-            if found is None:
-                found = compiler.masks.put(key, _Floor(_witness_bytes(tool, style)))  # type: ignore[arg-type]
-            assert isinstance(found, _Floor)
+            found = compiler.masks.get_or_make(("witness-bytes", tool.schema_hash, style),
+                                               functools.partial(_witness_bytes, tool, style))  # type: ignore[arg-type]
+            assert isinstance(found, int)
             if found < 0:
                 tail = grammar.tail(name, form, follow_ok).dfa
                 out.append(len(name.encode()) + len(tail.shortest(tail.start, {})))
@@ -172,10 +175,7 @@ def name_most(grammar: Grammar, form: int, follow_ok: bool) -> np.ndarray | None
                 out.append(len(name.encode()) + floor + int(found))
         return np.asarray(out, dtype=np.int64)
 
-    key = ("name-most", grammar.serial, form, follow_ok)
-    found = compiler.masks.get(key)
-    if found is None:
-        found = compiler.masks.put(key, make())  # type: ignore[arg-type]
+    found = compiler.masks.get_or_make(("name-most", grammar.serial, form, follow_ok), make)  # type: ignore[arg-type]
     assert isinstance(found, np.ndarray)
     return found
 
@@ -208,31 +208,23 @@ def tail_floor(grammar: Grammar, form: int, chained: bool) -> int | None:
     not bytes around a JSON arguments object; no bound is taken from the schema). Cached per
     compiler."""
     compiler = grammar.compiler
-    key = ("tail-floor", compiler.key, form, chained)
-    found: object = compiler.masks.get(key)
-    if found is None:
-        found = compiler.masks.put(key, _floor(grammar, form, chained))  # type: ignore[arg-type]
-    assert isinstance(found, _Floor)
-    return None if found < 0 else int(found)
+    found = compiler.masks.get_or_make(("tail-floor", compiler.key, form, chained),
+                                       lambda: _floor(grammar, form, chained))  # type: ignore[arg-type,return-value]
+    assert isinstance(found, int)
+    return None if found < 0 else found
 
 
-def _floor(grammar: Grammar, form: int, chained: bool) -> _Floor:
+def _floor(grammar: Grammar, form: int, chained: bool) -> int:
     dialect = grammar.dialect
     style = dialect.form_style(form)
     if not dialect.arguments_in_tail or style.syntax is not Syntax.JSON:
-        return _Floor(-1)
+        return -1
     window = grammar.compiler.index.longest
     nfa = NFA()
     tail = LazyDFA(nfa, dialect.call_tail(nfa, _EMPTY, form=form, next_call=chained), window=window)
     nfa = NFA()
     args = LazyDFA(nfa, dialect.arguments(nfa, _EMPTY, style), window=window)
-    return _Floor(max(0, len(tail.shortest(tail.start, {})) - len(args.shortest(args.start, {}))))
-
-
-class _Floor(int):
-    """An int the bounded cache can size."""
-
-    nbytes = 64
+    return max(0, len(tail.shortest(tail.start, {})) - len(args.shortest(args.start, {})))
 
 
 def shortest_below(grammar: Grammar, names: Sequence[str], prefix: bytes, form: int, follow_ok: bool) -> bytes:

@@ -28,7 +28,6 @@ from __future__ import annotations
 import logging
 import time
 import weakref
-from collections import OrderedDict
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -56,7 +55,7 @@ __all__ = ["ToolDecLogitsProcessor"]
 
 log = logging.getLogger("tooldec.vllm")
 PARSED_CACHE = 64
-"""Most request argument texts kept parsed (the worker's own, unlocked: one thread uses it)."""
+"""Most request argument texts kept parsed (by the worker thread)."""
 PLACEHOLDER = -1
 """vLLM's stand-in for a sampled token not yet copied back (async scheduling)."""
 
@@ -154,7 +153,7 @@ class ToolDecLogitsProcessor(LogitsProcessor):
         self.vocab = from_hf_tokenizer(tokenizer, vocab_size=self.width)
         self.eos = np.array(sorted(i for i in self.vocab.eos_ids if i < self.width), dtype=np.int64)
         self._constraints: dict[str, Constraints] = {}
-        self._parsed: OrderedDict[str, ToolDecArgs] = OrderedDict()
+        self._parsed: BoundedCache[str, ToolDecArgs] = BoundedCache(PARSED_CACHE, sizer=lambda _: 1)
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tooldec-masks")
         self._job: Future[tuple[list[int], np.ndarray]] | None = None
         self._words = (self.width + 31) // 32
@@ -231,17 +230,9 @@ class ToolDecLogitsProcessor(LogitsProcessor):
 
     def _args(self, raw: object) -> ToolDecArgs:
         """Parse a request's arguments; a list sent again (the same JSON text) is not parsed again."""
-        key = raw if isinstance(raw, str) else None
-        hit = self._parsed.get(key) if key is not None else None
-        if hit is None:
-            hit = ToolDecArgs.parse(raw)
-            if key is not None:
-                self._parsed[key] = hit
-                while len(self._parsed) > PARSED_CACHE:
-                    self._parsed.popitem(last=False)
-        elif key is not None:
-            self._parsed.move_to_end(key)
-        return hit
+        if not isinstance(raw, str):
+            return ToolDecArgs.parse(raw)
+        return self._parsed.get_or_make(raw, lambda: ToolDecArgs.parse(raw))
 
     def _advance(self, row: _Row) -> None:
         """Create the row's cursor if new, and move it by the tokens vLLM sampled since."""
