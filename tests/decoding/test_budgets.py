@@ -147,3 +147,44 @@ def test_a_list_separator_is_counted_with_the_next_call(dialect: Dialect, any_vo
             if machine.is_accepting():
                 break
         assert machine.calls_completed >= 1 and machine.is_accepting(), (walk, machine.text)
+
+
+WEATHER = {"name": "get_weather", "parameters": {"type": "object", "properties": {
+    "city": {"type": "string"}, "code": {"type": "string", "minLength": 6}, "days": {"type": "integer"},
+    "note": {"type": "string", "minLength": 90}}, "required": ["city", "code", "days", "note"]}}
+ORACLE_PREFIXES = [
+    '<tool_call>\n{"name": "get_weather", "arguments": {"city": "',  # string content
+    '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris, Fr',
+    '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo", "code": "ab',  # characters owed
+    '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo", "code": "abcdefgh", "days": 1',
+    '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo", "code": "abcdefgh", "days": 1, "note": "a',
+    '<tool_call>\n{"name": "get_w',
+]
+
+
+@pytest.mark.parametrize("prefix", ORACLE_PREFIXES)
+def test_a_budgeted_mask_is_what_trying_every_token_allows(smollm2_vocab: Vocabulary, prefix: str) -> None:
+    """The oracle: every token ``advance`` takes, kept iff the cursor after it needs at most the
+    budget left. String content takes a shortcut (the needs of a few keys and remainders, kept
+    between steps, with the inside tokens as whole packed bits): it must agree, budget by budget,
+    from one that allows every token to one that allows almost none."""
+    grammar = Grammar(ToolSet([WEATHER, {"name": "get_wind", "parameters": {"type": "object", "properties": {}}}]),
+                      smollm2_vocab, Hermes())
+    machine = Machine(grammar, tool_choice="required", parallel_tool_calls=False)
+    for tid in smollm2_vocab.longest_match(prefix.encode()):
+        assert machine.advance(tid)
+    needs: dict[int, int] = {}
+    for tid in machine.allowed_token_ids().tolist():
+        assert machine.advance(tid)
+        needs[tid] = machine.min_tokens()
+        machine.rollback()
+    seen = set()
+    for budget in sorted({n + 1 for n in needs.values()} | {200}, reverse=True):  # every cut, and none
+        want = np.array(sorted(t for t, n in needs.items() if n <= budget - 1), dtype=np.int32)
+        got = machine.allowed_token_ids(budget=budget)
+        assert np.array_equal(got, want), (budget, np.setdiff1d(got, want)[:8], np.setdiff1d(want, got)[:8])
+        bitmask = np.zeros((1, (smollm2_vocab.size + 31) // 32), dtype=np.int32)
+        machine.fill_bitmask(bitmask, 0, budget)
+        assert np.array_equal(np.flatnonzero(np.unpackbits(bitmask.view(np.uint8), bitorder="little")), want)
+        seen.add(got.size)
+    assert len(seen) >= 2  # the budgets cut the mask

@@ -37,8 +37,9 @@ def accepted(dialect: Dialect, tools: list[dict[str, Any]]) -> list[Tool]:
     return kept
 
 
-def naive(grammar, names, prefix, form, follow_ok):  # type: ignore[no-untyped-def]
+def naive(grammar, prefix, form, follow_ok, only=None):  # type: ignore[no-untyped-def]
     """The least over every tool, each tail built: the reference."""
+    names = [only] if only is not None else grammar.name_index.below(prefix)
     texts = []
     for name in names:
         tail = grammar.tail(name, form, follow_ok).dfa
@@ -68,7 +69,8 @@ def test_every_tail_is_at_least_its_bound(dialect_name: str, qwen_vocab: Vocabul
             for name in grammar.names:
                 tail = grammar.tail(name, form, chained).dfa
                 length = len(tail.shortest(tail.start, {}))
-                bound = 0 if floor is None else floor + least_bytes(grammar.tools[name].parameters)
+                bound = 0 if floor is None else floor + least_bytes(grammar.tools[name].parameters,
+                                                                    dialect.form_style(form))
                 assert length >= bound, (dialect_name, form, chained, name, length, bound)
                 checked += 1
     assert checked >= 2 * len(grammar.names)
@@ -82,8 +84,9 @@ def test_the_search_finds_the_least_of_every_tool(dialect_name: str, qwen_vocab:
     prefixes = [b""] + sorted({name.encode()[:k] for name in rng.sample(grammar.names, 10) for k in (1, 3)})
     for form in range(dialect.forms):
         for prefix in prefixes:
-            names = grammar.name_index.below(prefix)
-            assert shortest_below(grammar, names, prefix, form, False) == naive(grammar, names, prefix, form, False)
+            assert shortest_below(grammar, prefix, form, False) == naive(grammar, prefix, form, False)
+        only = grammar.names[0]
+        assert shortest_below(grammar, b"", form, False, only) == naive(grammar, b"", form, False, only)
 
 
 def test_a_budget_before_the_name_builds_few_tool_automata(qwen_vocab: Vocabulary, bfcl: list[dict[str, Any]],
@@ -116,6 +119,19 @@ def test_a_budget_before_the_name_builds_few_tool_automata(qwen_vocab: Vocabular
 ])
 def test_least_bytes_is_the_shortest_compact_text(schema: dict, text: str) -> None:
     assert least_bytes(schema) == len(text.encode())
+
+
+@pytest.mark.parametrize("schema, text", [
+    ({"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}}, "required": ["a", "b"]},
+     '{"a": 0, "b": ""}'),
+    ({"type": "array", "minItems": 3, "items": {"type": "integer"}}, "[0, 0, 0]"),
+    ({"const": {"k": [1, 2], "j": None}}, '{"k": [1, 2], "j": null}'),
+])
+def test_least_bytes_counts_the_separators_a_spaced_style_writes(schema: dict, text: str) -> None:
+    """Hermes writes ``", "`` and ``": "``: counting them makes the bound of BFCL's tools exact,
+    so the search builds the automaton of the tool it returns and few others."""
+    assert Hermes().style.item_sep == b", "
+    assert least_bytes(schema, Hermes().style) == len(text.encode())
 
 
 @pytest.mark.parametrize("dialect_name", sorted(DIALECTS))

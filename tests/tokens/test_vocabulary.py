@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pickle
+import random
 
 import pytest
 
@@ -122,3 +123,31 @@ def test_byte_level_piece_outside_the_alphabet_is_an_error(piece: str) -> None:
         assert piece_bytes(VocabKind.BYTE_LEVEL, piece[:2]) == bytes([0xE9, 0x00])
     with pytest.raises(TokenizerError, match="outside the byte-level"):
         piece_bytes(VocabKind.BYTE_LEVEL, piece)
+
+
+def _longest_by_every_size(vocab: Vocabulary, data: bytes) -> list[int]:
+    """The reference: at each step, try every token length from the longest down."""
+    first: dict[bytes, int] = {}
+    for token_id, token in enumerate(vocab.token_bytes):
+        if token:
+            first.setdefault(token, token_id)
+    longest = max(len(t) for t in first)
+    ids, i = [], 0
+    while i < len(data):
+        size = next(k for k in range(min(longest, len(data) - i), 0, -1) if data[i : i + k] in first)
+        ids.append(first[data[i : i + size]])
+        i += size
+    return ids
+
+
+def test_longest_match_takes_the_longest_token_at_each_step(any_vocab: Vocabulary) -> None:
+    """Found by one binary search per token (the budgets count tokens with it at every step): the
+    same cut as trying every length, on calls, code, multilingual text and random bytes."""
+    rng = random.Random(11)
+    texts = [b'<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}\n</tool_call>',
+             'def f(x):\n    return x ** 2  # carré, 平方, квадрат 🙂'.encode(),
+             b"                                                            ", b"aaaaaaaaaaaaaaaaaaaaaaaaaaa"]
+    texts += [bytes(rng.choice(b'{}":, abcxyz_0123\n\t') for _ in range(rng.randint(1, 80))) for _ in range(200)]
+    for data in texts:
+        assert any_vocab.longest_match(data) == _longest_by_every_size(any_vocab, data), data
+    assert any_vocab.decode(any_vocab.longest_match(texts[1])) == texts[1]

@@ -29,7 +29,7 @@ from .masking import FAR, shortest_in_tail
 from .masks import Mask
 from .name_bounds import name_most, shortest_below
 from .positions import Head, Name, Open, Position, Tail, Text
-from .vector_walk import narrow_rows, walk_rows
+from .vector_walk import StringWalk, narrow_rows, walk_rows
 
 __all__ = ["Completion", "need", "shortest", "within"]
 
@@ -99,8 +99,7 @@ def _best(options: list[Completion], grammar: Grammar) -> Completion:
 def _shortest(grammar: Grammar, pos: Position, follow_ok: bool) -> Completion:
     openers = grammar.openers
     if isinstance(pos, Name):
-        candidates = [pos.only] if pos.only is not None else grammar.name_index.below(pos.prefix)
-        return 0, shortest_below(grammar, candidates, pos.prefix, pos.form, follow_ok)
+        return 0, shortest_below(grammar, pos.prefix, pos.form, follow_ok, pos.only)
     if isinstance(pos, Head):
         head = openers.heads[pos.form]
         return 0, head.shortest(pos.state) + shortest(grammar, Name(pos.form, b"", pos.only), follow_ok)[1]
@@ -149,22 +148,25 @@ def _open_paths(grammar: Grammar, state: int) -> dict[int, bytes]:
 # -- budgets -------------------------------------------------------------------------------------------
 
 
-def within(grammar: Grammar, pos: Position, mask: Mask, budget: int, start_ok: bool, follow_ok: bool) -> np.ndarray | None:
-    """The ids of ``mask`` after which the call can still close within ``budget - 1`` tokens;
+def within(grammar: Grammar, pos: Position, mask: Mask, budget: int, start_ok: bool, follow_ok: bool) -> Mask | None:
+    """The tokens of ``mask`` after which the call can still close within ``budget - 1`` tokens;
     ``None`` when every one can (the mask stands as it is: no copy, no new bitmask row)."""
     if budget - 1 >= mask.max_after:
         return None
+    words = grammar.compiler.index.words
     if isinstance(pos, Name):
         bounds = _cached(grammar, ("name-needs", grammar.serial, pos, start_ok, follow_ok),
                          lambda: _name_needs(grammar, pos, mask, start_ok, follow_ok) or False)  # False: no bounds
         if isinstance(bounds, _NameNeeds):
             fitting = bounds.within(budget - 1, lambda tid: _token_need(grammar, pos, tid, start_ok, follow_ok))
-            return None if fitting is None else fitting.astype(np.int32)
+            return None if fitting is None else Mask.from_ids(fitting, words)
+    if isinstance(pos, Tail) and grammar.tail(pos.tool, pos.form, pos.chained).dfa.string_spot(pos.state) is not None:
+        return _string_within(grammar, pos, mask, budget - 1, follow_ok)
     ids, needs = token_needs(grammar, pos, mask, start_ok, follow_ok)
     fits = needs <= budget - 1
     if fits.all():
         return None
-    return np.sort(ids[fits]).astype(np.int32)
+    return Mask.from_ids(np.sort(ids[fits]), words)
 
 
 class _NameNeeds:
@@ -281,6 +283,94 @@ def _per_token_needs(grammar: Grammar, pos: Position, mask: Mask, start_ok: bool
     return ids, needs
 
 
+class _StringParts:
+    """The needs at a string-content position, by what decides them: an inside token's need is
+    its (final state, characters still owed) key's, a closing token's that of the bytes after its
+    quote. Small unless a ``minLength`` is owed (then ``slots`` is one key per inside token); kept
+    per snapshot and position, so a budget that bites through a long string compares a few
+    numbers per step instead of walking the vocabulary. Immutable."""
+
+    def __init__(self, string: StringWalk, per_key: np.ndarray, used: np.ndarray, slots: np.ndarray,
+                 closing_ids: np.ndarray, closing_needs: np.ndarray) -> None:
+        self.string, self.per_key, self.used, self.slots = string, per_key, used, slots  # used: entries some token has
+        self.closing_ids, self.closing_needs = closing_ids, closing_needs
+
+    @property
+    def nbytes(self) -> int:
+        own_slots = 0 if self.slots is self.string.final_index else int(self.slots.nbytes)
+        return int(self.per_key.nbytes + self.used.nbytes + self.closing_ids.nbytes + self.closing_needs.nbytes) \
+            + own_slots + 160
+
+
+def _string_parts(grammar: Grammar, pos: Tail, mask: Mask, follow_ok: bool) -> _StringParts:
+    compiler = grammar.compiler
+    index = compiler.index
+    compiled = grammar.tail(pos.tool, pos.form, pos.chained)
+    dfa = compiled.dfa
+    spot = dfa.string_spot(pos.state)
+    assert spot is not None
+    table = compiler.string_table(grammar.dialect.form_style(pos.form))
+    string = table.walk(table.start_state)
+    count = spot.count_class
+    after_quote = tail_text(grammar, pos.form, compiled, spot.after_quote, follow_ok) if spot.after_quote != SINK else b""
+    # an inside token's need depends on (its final state, the characters still owed): one
+    # need per distinct pair, the pair read as one integer key
+    owed = None if count == MID else np.maximum(0, spot.low - count - string.inside_chars)
+    width = 1 if owed is None else int(owed.max(initial=0)) + 1
+    keys = string.final_index if owed is None else string.final_index * width + owed
+    distinct: np.ndarray  # the keys met; slots[i]: where token i's need is in per_key
+    if string.final_set.size * width <= max(keys.size, 1 << 16):  # few keys: a table, no sort
+        distinct = np.flatnonzero(np.bincount(keys, minlength=string.final_set.size * width))
+        per_key = np.zeros(string.final_set.size * width, dtype=np.int64)
+        places, slots = distinct, keys
+    else:
+        unique = np.unique(keys, return_inverse=True)
+        distinct, slots = unique[0], unique[1].reshape(-1)
+        per_key = np.zeros(distinct.size, dtype=np.int64)
+        places = np.arange(distinct.size)
+    for slot, key in zip(places.tolist(), distinct.tolist()):
+        finish = table.shortest(int(string.final_set[key // width]))
+        k = key % width
+        text = finish[:-1] + b" " * k + b'"' + after_quote if k else finish + after_quote
+        per_key[slot] = tokens_of(grammar, text)
+    closing_ids = index.ids[string.closing_rows].astype(np.int64)
+    allowed = np.zeros(index.size, dtype=bool)
+    allowed[mask.ids] = True
+    open_rows = allowed[closing_ids]
+    rest_need = np.full(string.rest_first.size, FAR, dtype=np.int64)
+    at = Tail(pos.form, pos.tool, pos.chained, spot.after_quote,
+              tuple(sorted((r, c) for r, c in dfa.classes(spot.after_quote) if c != MID)))
+    for rest_id in np.unique(string.rest_of[open_rows]).tolist():  # one walk per distinct remainder
+        first = int(string.rest_first[rest_id])
+        rep, off = int(string.closing_rows[first]), int(string.closing_offsets[first])
+        rest = bytes(index.flat[index.offsets[rep] + off : index.offsets[rep] + index.lengths[rep]])
+        after, _ = grammar.walk(at, rest, follow_ok, follow_ok)
+        rest_need[rest_id] = FAR if after is None else need(grammar, after, follow_ok)
+    closing_needs = np.where(open_rows, rest_need[string.rest_of], FAR)
+    return _StringParts(string, per_key, np.asarray(places), slots, closing_ids, closing_needs)
+
+
+def _string_within(grammar: Grammar, pos: Tail, mask: Mask, slack: int, follow_ok: bool) -> Mask | None:
+    """:func:`within` at string content, from the kept :class:`_StringParts`: inside tokens come
+    whole from the string table's packed bits when every key fits (or none does)."""
+    parts: _StringParts = _cached(grammar, ("string-needs", grammar.serial, pos, follow_ok),
+                                  lambda: _string_parts(grammar, pos, mask, follow_ok))  # type: ignore[assignment]
+    string = parts.string
+    fits = parts.per_key <= slack
+    met = fits[parts.used]
+    if bool(met.all()):
+        packed = string.packed.copy()
+    elif not bool(met.any()):
+        packed = np.zeros_like(string.packed)
+    else:
+        packed = Mask.from_ids(string.index_ids[fits[parts.slots]], string.packed.size // 4).packed
+    closing = parts.closing_ids[parts.closing_needs <= slack]
+    np.bitwise_or.at(packed, closing >> 3, np.left_shift(1, closing & 7).astype(np.uint8))
+    packed &= mask.packed  # both over the compiler's index words
+    kept = int(np.bitwise_count(packed).sum(dtype=np.int64))
+    return None if kept == mask.count else Mask(packed, _count=kept)
+
+
 def _tail_needs(grammar: Grammar, pos: Tail, mask: Mask, follow_ok: bool) -> tuple[np.ndarray, np.ndarray]:
     """Vectorised for tails: the need of each token depends only on where it ends."""
     compiler = grammar.compiler
@@ -294,55 +384,12 @@ def _tail_needs(grammar: Grammar, pos: Tail, mask: Mask, follow_ok: bool) -> tup
 
     ids_out: list[np.ndarray] = []
     needs_out: list[np.ndarray] = []
-    spot = dfa.string_spot(pos.state)
-    if spot is not None:
-        table = compiler.string_table(grammar.dialect.form_style(pos.form))
-        string = table.walk(table.start_state)
-        count = spot.count_class
-        after_quote = tail_text(grammar, pos.form, compiled, spot.after_quote, follow_ok) if spot.after_quote != SINK else b""
-        # an inside token's need depends on (its final state, the characters still owed): one
-        # need per distinct pair, the pair read as one integer key
-        owed = None if count == MID else np.maximum(0, spot.low - count - string.inside_chars)
-        width = 1 if owed is None else int(owed.max(initial=0)) + 1
-        keys = string.final_index if owed is None else string.final_index * width + owed
-        distinct: np.ndarray  # the keys met; slots[i]: where token i's need is in per_key
-        if string.final_set.size * width <= max(keys.size, 1 << 16):  # few keys: a table, no sort
-            distinct = np.flatnonzero(np.bincount(keys, minlength=string.final_set.size * width))
-            per_key = np.zeros(string.final_set.size * width, dtype=np.int64)
-            places, slots = distinct, keys
-        else:
-            unique = np.unique(keys, return_inverse=True)
-            distinct, slots = unique[0], unique[1]
-            per_key = np.zeros(distinct.size, dtype=np.int64)
-            places = np.arange(distinct.size)
-        for slot, key in zip(places.tolist(), distinct.tolist()):
-            finish = table.shortest(int(string.final_set[key // width]))
-            k = key % width
-            text = finish[:-1] + b" " * k + b'"' + after_quote if k else finish + after_quote
-            per_key[slot] = tokens_of(grammar, text)
-        inside_needs = per_key[slots.reshape(-1)]
-        ids_out.append(index.ids[string.inside_rows].astype(np.int64))
-        needs_out.append(inside_needs)
-        allowed = np.zeros(index.size, dtype=bool)
-        allowed[mask.ids] = True
-        closing = string.closing_rows
-        rest_needs: dict[int, int] = {}
-        closing_needs = np.full(closing.size, FAR, dtype=np.int64)
-        for i, (row, rest_id) in enumerate(zip(closing.tolist(), string.rest_of.tolist())):
-            if not allowed[index.ids[row]]:
-                continue
-            found = rest_needs.get(rest_id)
-            if found is None:
-                rep = int(string.closing_rows[string.rest_first[rest_id]])
-                off = int(string.closing_offsets[string.rest_first[rest_id]])
-                rest = bytes(index.flat[index.offsets[rep] + off : index.offsets[rep] + index.lengths[rep]])
-                at = Tail(pos.form, pos.tool, pos.chained, spot.after_quote,
-                          tuple(sorted((r, c) for r, c in dfa.classes(spot.after_quote) if c != MID)))
-                after, _ = grammar.walk(at, rest, follow_ok, follow_ok)
-                found = rest_needs[rest_id] = FAR if after is None else need(grammar, after, follow_ok)
-            closing_needs[i] = found
-        ids_out.append(index.ids[closing].astype(np.int64))
-        needs_out.append(closing_needs)
+    if dfa.string_spot(pos.state) is not None:
+        parts = _string_parts(grammar, pos, mask, follow_ok)
+        ids_out.append(parts.string.index_ids.astype(np.int64))
+        needs_out.append(parts.per_key[parts.slots.reshape(-1)])
+        ids_out.append(parts.closing_ids)
+        needs_out.append(parts.closing_needs)
     else:
         ended_ids, ended_states, rows, states, offsets = narrow_rows(index, dfa, pos.state)
         walk = walk_rows(index, dfa, rows, states, offsets)

@@ -165,7 +165,7 @@ class Machine:
 
     # -- masks --------------------------------------------------------------------------------
 
-    def _mask(self, budget: int | None) -> tuple[Mask, np.ndarray | None]:
+    def _mask(self, budget: int | None) -> tuple[Mask, Mask | None]:
         grammar, pos = self.grammar, self._pos
         start_ok, follow_ok = self._flags()
         mask = grammar.mask(pos, start_ok, follow_ok)
@@ -184,7 +184,7 @@ class Machine:
         if self._done:
             return np.empty(0, dtype=np.int32)
         mask, filtered = self._mask(budget)
-        return mask.ids if filtered is None else filtered
+        return (mask if filtered is None else filtered).ids
 
     def fill_bitmask(self, bitmask: np.ndarray, row: int = 0, budget: int | None = None) -> bool:
         """Write the allowed set into ``bitmask[row]`` (int32 words, bit i = token 32*w+i), or into
@@ -200,7 +200,7 @@ class Machine:
             return True
         mask, filtered = self._mask(budget)
         if filtered is not None:
-            mask = Mask.from_ids(filtered, words)
+            mask = filtered
         target[:] = mask.words(words)
         return mask.count < self.grammar.vocab.size
 

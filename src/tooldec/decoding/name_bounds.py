@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -36,15 +35,18 @@ from ..tools import Tool
 if TYPE_CHECKING:
     from .grammar import Grammar
 
-__all__ = ["least_bytes", "name_most", "shortest_below", "tail_floor", "witness"]
+__all__ = ["least_bytes", "name_least", "name_most", "shortest_below", "tail_floor", "tail_start_text", "witness"]
 
+_COMPACT = Style()
 _EMPTY = Tool("bound_probe", "", parameters={"type": "object", "properties": {}, "additionalProperties": False})
 _SCALAR = {"integer": 1, "number": 1, "boolean": 4, "null": 4}
 _COMPOSED = ("anyOf", "oneOf", "allOf", "not", "if", "$ref", "$dynamicRef")
 
 
-def least_bytes(schema: Any) -> int:
-    """A lower bound of the bytes of any JSON text valid under ``schema`` (in any whitespace).
+def least_bytes(schema: Any, style: Style = _COMPACT) -> int:
+    """A lower bound of the bytes of any JSON text valid under ``schema``, written with ``style``'s
+    separators (``style.whitespace`` spaced: ``", "`` and ``": "``; otherwise the compact ones,
+    the least of any whitespace).
 
     Examples:
         >>> least_bytes({"type": "object", "properties": {"city": {"type": "string", "minLength": 2}},
@@ -53,20 +55,24 @@ def least_bytes(schema: Any) -> int:
         >>> least_bytes({"anyOf": [{"type": "string"}, {"type": "integer"}]})
         1
     """
+    return _least(schema, len(style.item_sep), len(style.key_sep))
+
+
+def _least(schema: Any, item: int, key: int) -> int:
     if not isinstance(schema, dict) or any(k in schema for k in _COMPOSED):
         return 1 if schema is not False else 0
     if "const" in schema:
-        return _least_value(schema["const"])
+        return _least_value(schema["const"], item, key)
     if "enum" in schema and isinstance(schema["enum"], list) and schema["enum"]:
-        return min(_least_value(v) for v in schema["enum"])
+        return min(_least_value(v, item, key) for v in schema["enum"])
     kinds = schema.get("type")
     if kinds is None:
         return 1
     options = kinds if isinstance(kinds, list) else [kinds]
-    return min((_least_of_type(schema, kind) for kind in options), default=1)
+    return min((_least_of_type(schema, kind, item, key) for kind in options), default=1)
 
 
-def _least_of_type(schema: dict[str, Any], kind: Any) -> int:
+def _least_of_type(schema: dict[str, Any], kind: Any, item: int, key: int) -> int:
     if kind in _SCALAR:
         return _SCALAR[kind]
     if kind == "string":
@@ -74,15 +80,15 @@ def _least_of_type(schema: dict[str, Any], kind: Any) -> int:
         return 2 + (low if isinstance(low, int) else 0)
     if kind == "array":
         low = schema.get("minItems", 0)
-        return 2 + (2 * low - 1 if isinstance(low, int) and low > 0 else 0)
+        return 2 + (low + item * (low - 1) if isinstance(low, int) and low > 0 else 0)
     if kind == "object":
         required = schema.get("required", [])
         props = schema.get("properties", {})
         if not isinstance(required, list) or not isinstance(props, dict):
             return 2
         keys = [k for k in dict.fromkeys(required) if isinstance(k, str)]
-        body = sum(2 + len(k.encode()) + 1 + least_bytes(props.get(k, True)) for k in keys)
-        return 2 + body + max(len(keys) - 1, 0)
+        body = sum(2 + len(k.encode()) + key + _least(props.get(k, True), item, key) for k in keys)
+        return 2 + body + item * max(len(keys) - 1, 0)
     return 1
 
 
@@ -169,8 +175,7 @@ def name_most(grammar: Grammar, form: int, follow_ok: bool) -> np.ndarray | None
                                                functools.partial(_witness_bytes, tool, style))  # type: ignore[arg-type]
             assert isinstance(found, int)
             if found < 0:
-                tail = grammar.tail(name, form, follow_ok).dfa
-                out.append(len(name.encode()) + len(tail.shortest(tail.start, {})))
+                out.append(len(name.encode()) + len(tail_start_text(grammar, name, form, follow_ok)))
             else:
                 out.append(len(name.encode()) + floor + int(found))
         return np.asarray(out, dtype=np.int64)
@@ -188,8 +193,9 @@ def _witness_bytes(tool: Tool, style: Style) -> int:
     return len(dumps(value, style).encode())
 
 
-def _least_value(value: Any) -> int:
-    """Bytes of the shortest JSON spelling of ``value`` (numbers: 1, whatever their spelling)."""
+def _least_value(value: Any, item: int = 1, key: int = 1) -> int:
+    """Bytes of the shortest spelling of ``value`` with these separator lengths (numbers: 1,
+    whatever their spelling)."""
     if isinstance(value, bool) or value is None:
         return 4
     if isinstance(value, (int, float)):
@@ -197,9 +203,10 @@ def _least_value(value: Any) -> int:
     if isinstance(value, str):
         return 2 + len(value.encode())
     if isinstance(value, list):
-        return 2 + sum(_least_value(v) for v in value) + max(len(value) - 1, 0)
+        return 2 + sum(_least_value(v, item, key) for v in value) + item * max(len(value) - 1, 0)
     if isinstance(value, dict):
-        return 2 + sum(2 + len(str(k).encode()) + 1 + _least_value(v) for k, v in value.items()) + max(len(value) - 1, 0)
+        return (2 + sum(2 + len(str(k).encode()) + key + _least_value(v, item, key) for k, v in value.items())
+                + item * max(len(value) - 1, 0))
     return len(json.dumps(value))
 
 
@@ -227,26 +234,70 @@ def _floor(grammar: Grammar, form: int, chained: bool) -> int:
     return max(0, len(tail.shortest(tail.start, {})) - len(args.shortest(args.start, {})))
 
 
-def shortest_below(grammar: Grammar, names: Sequence[str], prefix: bytes, form: int, follow_ok: bool) -> bytes:
-    """The shortest (then smallest) text finishing a call through one of ``names``, from ``prefix``.
+def tail_start_text(grammar: Grammar, name: str, form: int, chained: bool) -> bytes:
+    """The shortest text of the tool's tail from its start (after the name), kept per schema in the
+    compiler's mask cache: a few dozen bytes that outlive the automaton, which the bounded tail
+    cache may drop (a search for the shortest call visits many tools once)."""
+    tool = grammar.tools[name]
+
+    def make() -> bytes:
+        tail = grammar.tail(name, form, chained).dfa
+        return tail.shortest(tail.start, {})
+
+    found = grammar.compiler.masks.get_or_make(("tail-start", tool.schema_hash, form, chained), make)  # type: ignore[arg-type]
+    assert isinstance(found, bytes)
+    return found
+
+
+def name_least(grammar: Grammar, form: int, follow_ok: bool) -> np.ndarray:
+    """For each name of the snapshot (sorted), a lower bound of the bytes of its shortest call from
+    the name's start: the name, and for dialects with a tail floor the floor and
+    :func:`least_bytes` of the schema. Cached per snapshot (each schema's bound per compiler)."""
+    compiler = grammar.compiler
+    floor = tail_floor(grammar, form, follow_ok)
+
+    def make() -> np.ndarray:
+        style = grammar.dialect.form_style(form)
+        out = []
+        for name in grammar.name_index:
+            bound = len(name.encode())
+            if floor is not None:
+                tool = grammar.tools[name]
+                found = compiler.masks.get_or_make(("least-bytes", tool.schema_hash, style),
+                                                   functools.partial(least_bytes, tool.parameters, style))  # type: ignore[arg-type]
+                assert isinstance(found, int)
+                bound += floor + found
+            out.append(bound)
+        return np.asarray(out, dtype=np.int64)
+
+    found = compiler.masks.get_or_make(("name-least", grammar.serial, form, follow_ok), make)  # type: ignore[arg-type]
+    assert isinstance(found, np.ndarray)
+    return found
+
+
+def shortest_below(grammar: Grammar, prefix: bytes, form: int, follow_ok: bool, only: str | None = None) -> bytes:
+    """The shortest (then smallest) text finishing a call through a tool whose name starts with
+    ``prefix`` (or through ``only``), from ``prefix``.
 
     Raises:
-        ValueError: ``names`` is empty.
+        ValueError: No name starts with ``prefix``.
     """
-    if not names:
+    index = grammar.name_index
+    least = name_least(grammar, form, follow_ok)
+    if only is not None:
+        a = index.span(only.encode())[0]
+        order = np.array([a])
+    else:
+        a, z = index.span(prefix)
+        order = a + np.argsort(least[a:z], kind="stable")
+    if not order.size:
         raise ValueError(f"no tool below {prefix!r}")
-    floor = tail_floor(grammar, form, follow_ok)
-    bounds = []
-    for name in names:
-        schema_part = 0 if floor is None else floor + least_bytes(grammar.tools[name].parameters)
-        bounds.append((len(name.encode()) - len(prefix) + schema_part, name))
-    bounds.sort()
     best: bytes | None = None
-    for bound, name in bounds:
-        if best is not None and bound > len(best):
+    for i in order.tolist():
+        if best is not None and int(least[i]) - len(prefix) > len(best):
             break
-        tail = grammar.tail(name, form, follow_ok).dfa
-        text = name.encode()[len(prefix):] + tail.shortest(tail.start, {})
+        name = index.at(i)
+        text = name.encode()[len(prefix):] + tail_start_text(grammar, name, form, follow_ok)
         if best is None or (len(text), text) < (len(best), best):
             best = text
     assert best is not None

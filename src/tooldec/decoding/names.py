@@ -114,5 +114,9 @@ class NameIndex:
         a, z = self.span(prefix)
         return [b.decode() for b in self._bytes[a:z]]
 
+    def at(self, i: int) -> str:
+        """The ``i``-th name in sorted order."""
+        return self._bytes[i].decode()
+
     def sorted_bytes(self) -> list[bytes]:
         return list(self._bytes)

@@ -12,6 +12,7 @@ import enum
 import functools
 import hashlib
 from array import array
+from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
@@ -219,19 +220,35 @@ class Vocabulary:
             TokenizerError: A byte has no token at all.
         """
         lookup = self._first_id_of_bytes
+        ordered = self._sorted_tokens
         longest = self._longest_token
         ids: list[int] = []
         i = 0
         while i < len(data):
-            for size in range(min(longest, len(data) - i), 0, -1):
-                token_id = lookup.get(data[i : i + size])
-                if token_id is not None:
-                    ids.append(token_id)
-                    i += size
-                    break
-            else:
+            window = data[i : i + longest]
+            # Every token that is a prefix of ``window`` sorts at or before it, and the last token
+            # that does starts with each of them: it bounds the longest match.
+            j = bisect_right(ordered, window) - 1
+            size = 0
+            if j >= 0:
+                last = ordered[j]
+                if window.startswith(last):
+                    size = len(last)
+                else:
+                    limit = min(len(last), len(window))
+                    while size < limit and last[size] == window[size]:
+                        size += 1
+                    while size and window[:size] not in lookup:
+                        size -= 1
+            if not size:
                 raise TokenizerError(f"{self.name}: no token covers byte {data[i]:#04x}")
+            ids.append(lookup[window[:size]])
+            i += size
         return ids
+
+    @functools.cached_property
+    def _sorted_tokens(self) -> list[bytes]:
+        return sorted(self._first_id_of_bytes)
 
     @functools.cached_property
     def _first_id_of_bytes(self) -> dict[bytes, int]:
