@@ -87,6 +87,8 @@ def test_the_search_finds_the_least_of_every_tool(dialect_name: str, qwen_vocab:
             assert shortest_below(grammar, prefix, form, False) == naive(grammar, prefix, form, False)
         only = grammar.names[0]
         assert shortest_below(grammar, b"", form, False, only) == naive(grammar, b"", form, False, only)
+    with pytest.raises(ValueError, match="not a tool"):
+        shortest_below(grammar, b"", 0, False, "no_such_tool")
 
 
 def test_a_budget_before_the_name_builds_few_tool_automata(qwen_vocab: Vocabulary, bfcl: list[dict[str, Any]],

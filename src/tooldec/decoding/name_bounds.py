@@ -280,13 +280,14 @@ def shortest_below(grammar: Grammar, prefix: bytes, form: int, follow_ok: bool, 
     ``prefix`` (or through ``only``), from ``prefix``.
 
     Raises:
-        ValueError: No name starts with ``prefix``.
+        ValueError: No name starts with ``prefix``, or ``only`` is no tool's name.
     """
     index = grammar.name_index
     least = name_least(grammar, form, follow_ok)
     if only is not None:
-        a = index.span(only.encode())[0]
-        order = np.array([a])
+        if index.terminal(only.encode()) is None:
+            raise ValueError(f"{only!r} is not a tool of this snapshot")
+        order = np.array([index.span(only.encode())[0]])
     else:
         a, z = index.span(prefix)
         order = a + np.argsort(least[a:z], kind="stable")
