@@ -286,9 +286,10 @@ def _per_token_needs(grammar: Grammar, pos: Position, mask: Mask, start_ok: bool
 class _StringParts:
     """The needs at a string-content position, by what decides them: an inside token's need is
     its (final state, characters still owed) key's, a closing token's that of the bytes after its
-    quote. Small unless a ``minLength`` is owed (then ``slots`` is one key per inside token); kept
-    per snapshot and position, so a budget that bites through a long string compares a few
-    numbers per step instead of walking the vocabulary. Immutable."""
+    quote. Kept per snapshot and position unless a ``minLength`` is owed (then ``slots`` holds one
+    key per inside token, and the position changes with every character), so a budget that bites
+    through a long string compares a few numbers per step instead of walking the vocabulary.
+    Immutable."""
 
     def __init__(self, string: StringWalk, per_key: np.ndarray, used: np.ndarray, slots: np.ndarray,
                  closing_ids: np.ndarray, closing_needs: np.ndarray) -> None:
@@ -296,10 +297,8 @@ class _StringParts:
         self.closing_ids, self.closing_needs = closing_ids, closing_needs
 
     @property
-    def nbytes(self) -> int:
-        own_slots = 0 if self.slots is self.string.final_index else int(self.slots.nbytes)
-        return int(self.per_key.nbytes + self.used.nbytes + self.closing_ids.nbytes + self.closing_needs.nbytes) \
-            + own_slots + 160
+    def nbytes(self) -> int:  # ``slots`` is the string table's own array when kept
+        return int(self.per_key.nbytes + self.used.nbytes + self.closing_ids.nbytes + self.closing_needs.nbytes) + 160
 
 
 def _string_parts(grammar: Grammar, pos: Tail, mask: Mask, follow_ok: bool) -> _StringParts:
@@ -353,8 +352,14 @@ def _string_parts(grammar: Grammar, pos: Tail, mask: Mask, follow_ok: bool) -> _
 def _string_within(grammar: Grammar, pos: Tail, mask: Mask, slack: int, follow_ok: bool) -> Mask | None:
     """:func:`within` at string content, from the kept :class:`_StringParts`: inside tokens come
     whole from the string table's packed bits when every key fits (or none does)."""
-    parts: _StringParts = _cached(grammar, ("string-needs", grammar.serial, pos, follow_ok),
-                                  lambda: _string_parts(grammar, pos, mask, follow_ok))  # type: ignore[assignment]
+    key = ("string-needs", grammar.serial, pos, follow_ok)
+    found: object = grammar.compiler.masks.get(key)  # the mask cache also keeps what budgets need
+    if isinstance(found, _StringParts):
+        parts = found
+    else:
+        parts = _string_parts(grammar, pos, mask, follow_ok)
+        if parts.slots is parts.string.final_index:  # owing characters, it holds a key per token: not kept
+            grammar.compiler.masks.put(key, parts)  # type: ignore[arg-type]
     string = parts.string
     fits = parts.per_key <= slack
     met = fits[parts.used]
