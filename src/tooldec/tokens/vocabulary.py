@@ -227,7 +227,8 @@ class Vocabulary:
         while i < len(data):
             window = data[i : i + longest]
             # Every token that is a prefix of ``window`` sorts at or before it, and the last token
-            # that does starts with each of them: it bounds the longest match.
+            # sorting at or before it starts with each of them: what it shares with ``window``
+            # bounds the longest match.
             j = bisect_right(ordered, window) - 1
             size = 0
             if j >= 0:
