@@ -96,12 +96,22 @@ class BoundedCache(Generic[K, V]):
             self._evict(keep=0)
             return value
 
-    def get_or_make(self, key: K, make: Callable[[], V]) -> V:
-        """The cached value, or ``make()`` stored (computed outside the lock)."""
+    def get_or_make(self, key: K, make: Callable[[], V], keep: Callable[[V], bool] | None = None) -> V:
+        """The cached value, or ``make()`` stored (computed outside the lock); with ``keep``, a
+        made value is stored only if ``keep(value)``.
+
+        Examples:
+            >>> cache: BoundedCache[str, int] = BoundedCache(1024)
+            >>> cache.get_or_make("a", lambda: 1, keep=lambda v: v > 1), len(cache)
+            (1, 0)
+            >>> cache.get_or_make("b", lambda: 2, keep=lambda v: v > 1), len(cache)
+            (2, 1)
+        """
         found = self.get(key)
         if found is not None:
             return found
-        return self.put(key, make())
+        made = make()
+        return made if keep is not None and not keep(made) else self.put(key, made)
 
     def resize(self, key: K) -> None:
         """Account again for a value that grew in place (a lazily expanded automaton): it becomes

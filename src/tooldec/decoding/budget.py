@@ -37,9 +37,11 @@ Completion = tuple[int, bytes]
 """A canonical completion: special tokens it starts with, then bytes."""
 
 
-def _cached(grammar: Grammar, key: tuple[object, ...], make: Callable[[], object]) -> object:
-    """A value kept in the compiler's bounded mask cache (it holds masks and what budgets need)."""
-    return grammar.compiler.masks.get_or_make(key, make)  # type: ignore[arg-type]
+def _cached(grammar: Grammar, key: tuple[object, ...], make: Callable[[], object],
+            keep: Callable[[object], bool] | None = None) -> object:
+    """A value kept in the compiler's bounded mask cache (it holds masks and what budgets need);
+    with ``keep``, only a made value it accepts is stored."""
+    return grammar.compiler.masks.get_or_make(key, make, keep)  # type: ignore[arg-type]
 
 
 def tokens_of(grammar: Grammar, data: bytes) -> int:
@@ -160,7 +162,7 @@ def within(grammar: Grammar, pos: Position, mask: Mask, budget: int, start_ok: b
         if isinstance(bounds, _NameNeeds):
             fitting = bounds.within(budget - 1, lambda tid: _token_need(grammar, pos, tid, start_ok, follow_ok))
             return None if fitting is None else Mask.from_ids(fitting, words)
-    if isinstance(pos, Tail) and grammar.tail(pos.tool, pos.form, pos.chained).dfa.string_spot(pos.state) is not None:
+    if isinstance(pos, Tail) and _in_string(grammar, pos):
         return _string_within(grammar, pos, mask, budget - 1, follow_ok)
     ids, needs = token_needs(grammar, pos, mask, start_ok, follow_ok)
     fits = needs <= budget - 1
@@ -249,18 +251,28 @@ def _todo(grammar: Grammar, pos: Position, ids: np.ndarray) -> list[int]:
 def token_needs(grammar: Grammar, pos: Position, mask: Mask, start_ok: bool, follow_ok: bool) -> tuple[np.ndarray, np.ndarray]:
     """Every allowed token of ``mask`` with the tokens it leaves to finish the call."""
     if isinstance(pos, Tail):
-        if grammar.tail(pos.tool, pos.form, pos.chained).dfa.string_spot(pos.state) is not None:
-            return _tail_needs(grammar, pos, mask, follow_ok)  # string content: vectorised, too large to keep
-        tail_key = ("tail-needs", grammar.serial, pos, follow_ok)
-        found = grammar.compiler.masks.get(tail_key)
-        if found is not None:
-            return found  # type: ignore[return-value]
-        made = _Needs(_tail_needs(grammar, pos, mask, follow_ok))
-        if made[0].size <= KEPT_TAIL_NEEDS:
-            grammar.compiler.masks.put(tail_key, made)  # type: ignore[arg-type]
-        return made
+        if _in_string(grammar, pos):
+            parts = _kept_string_parts(grammar, pos, mask, follow_ok)
+            return _allowed_only(grammar, mask, np.concatenate([parts.string.index_ids.astype(np.int64), parts.closing_ids]),
+                                 np.concatenate([parts.per_key[parts.slots], parts.closing_needs]))
+        return _cached(grammar, ("tail-needs", grammar.serial, pos, follow_ok),  # type: ignore[return-value]
+                       lambda: _Needs(_tail_needs(grammar, pos, mask, follow_ok)),
+                       keep=lambda made: isinstance(made, _Needs) and made[0].size <= KEPT_TAIL_NEEDS)
     key = ("needs", grammar.serial, pos, start_ok, follow_ok)
     return _cached(grammar, key, lambda: _Needs(_per_token_needs(grammar, pos, mask, start_ok, follow_ok)))  # type: ignore[return-value]
+
+
+def _in_string(grammar: Grammar, pos: Tail) -> bool:
+    """Whether ``pos`` is inside a string's content (its needs are :class:`_StringParts`)."""
+    return grammar.tail(pos.tool, pos.form, pos.chained).dfa.string_spot(pos.state) is not None
+
+
+def _allowed_only(grammar: Grammar, mask: Mask, ids: np.ndarray, needs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The ids of ``mask`` among ``ids``, with their needs."""
+    allowed = np.zeros(grammar.compiler.index.size, dtype=bool)
+    allowed[mask.ids] = True
+    keep = allowed[ids]
+    return ids[keep], needs[keep]
 
 
 KEPT_TAIL_NEEDS = 4096
@@ -349,17 +361,19 @@ def _string_parts(grammar: Grammar, pos: Tail, mask: Mask, follow_ok: bool) -> _
     return _StringParts(string, per_key, np.asarray(places), slots, closing_ids, closing_needs)
 
 
+def _kept_string_parts(grammar: Grammar, pos: Tail, mask: Mask, follow_ok: bool) -> _StringParts:
+    """:func:`_string_parts`, kept in the mask cache unless characters are owed (then it holds a key
+    per inside token)."""
+    found = _cached(grammar, ("string-needs", grammar.serial, pos, follow_ok), lambda: _string_parts(grammar, pos, mask, follow_ok),
+                    keep=lambda made: isinstance(made, _StringParts) and made.slots is made.string.final_index)
+    assert isinstance(found, _StringParts)
+    return found
+
+
 def _string_within(grammar: Grammar, pos: Tail, mask: Mask, slack: int, follow_ok: bool) -> Mask | None:
     """:func:`within` at string content, from the kept :class:`_StringParts`: inside tokens come
     whole from the string table's packed bits when every key fits (or none does)."""
-    key = ("string-needs", grammar.serial, pos, follow_ok)
-    found: object = grammar.compiler.masks.get(key)  # the mask cache also keeps what budgets need
-    if isinstance(found, _StringParts):
-        parts = found
-    else:
-        parts = _string_parts(grammar, pos, mask, follow_ok)
-        if parts.slots is parts.string.final_index:  # owing characters, it holds a key per token: not kept
-            grammar.compiler.masks.put(key, parts)  # type: ignore[arg-type]
+    parts = _kept_string_parts(grammar, pos, mask, follow_ok)
     string = parts.string
     fits = parts.per_key <= slack
     met = fits[parts.used]
@@ -382,44 +396,30 @@ def _tail_needs(grammar: Grammar, pos: Tail, mask: Mask, follow_ok: bool) -> tup
     index = compiler.index
     compiled = grammar.tail(pos.tool, pos.form, pos.chained)
     dfa = compiled.dfa
-    counts = dict(pos.counts)
+    at = Tail(pos.form, pos.tool, pos.chained, pos.state, tuple(sorted(pos.counts)))  # where crossing tokens start
 
     def state_need(state: int) -> int:
         return tokens_of(grammar, tail_text(grammar, pos.form, compiled, state, follow_ok))
 
     ids_out: list[np.ndarray] = []
     needs_out: list[np.ndarray] = []
-    if dfa.string_spot(pos.state) is not None:
-        parts = _string_parts(grammar, pos, mask, follow_ok)
-        ids_out.append(parts.string.index_ids.astype(np.int64))
-        needs_out.append(parts.per_key[parts.slots.reshape(-1)])
-        ids_out.append(parts.closing_ids)
-        needs_out.append(parts.closing_needs)
-    else:
-        ended_ids, ended_states, rows, states, offsets = narrow_rows(index, dfa, pos.state)
-        walk = walk_rows(index, dfa, rows, states, offsets)
-        per_state: dict[int, int] = {}
-        for tid_list, state_list in ((ended_ids, ended_states), (index.ids[walk.rows].tolist(), walk.finals.tolist())):
-            arr = np.empty(len(state_list), dtype=np.int64)
-            for i, s in enumerate(state_list):
-                found = per_state.get(s)
-                if found is None:
-                    found = per_state[s] = state_need(s)
-                arr[i] = found
-            ids_out.append(np.asarray(tid_list, dtype=np.int64))
-            needs_out.append(arr)
-        crossing_ids = index.ids[walk.exit_rows].tolist()
-        arr = np.empty(len(crossing_ids), dtype=np.int64)
-        for i, tid in enumerate(crossing_ids):
-            after, _ = grammar.walk(Tail(pos.form, pos.tool, pos.chained, pos.state, tuple(sorted(counts.items()))),
-                                    grammar.vocab.token_bytes[tid] or b"", follow_ok, follow_ok)
-            arr[i] = FAR if after is None else need(grammar, after, follow_ok)
-        ids_out.append(np.asarray(crossing_ids, dtype=np.int64))
+    ended_ids, ended_states, rows, states, offsets = narrow_rows(index, dfa, pos.state)
+    walk = walk_rows(index, dfa, rows, states, offsets)
+    per_state: dict[int, int] = {}
+    for tid_list, state_list in ((ended_ids, ended_states), (index.ids[walk.rows].tolist(), walk.finals.tolist())):
+        arr = np.empty(len(state_list), dtype=np.int64)
+        for i, s in enumerate(state_list):
+            found = per_state.get(s)
+            if found is None:
+                found = per_state[s] = state_need(s)
+            arr[i] = found
+        ids_out.append(np.asarray(tid_list, dtype=np.int64))
         needs_out.append(arr)
-    ids = np.concatenate(ids_out) if ids_out else np.empty(0, np.int64)
-    needs = np.concatenate(needs_out) if needs_out else np.empty(0, np.int64)
-    keep = np.zeros(ids.size, dtype=bool)
-    allowed_set = np.zeros(index.size, dtype=bool)
-    allowed_set[mask.ids] = True
-    keep = allowed_set[ids]
-    return ids[keep], needs[keep]
+    crossing_ids = index.ids[walk.exit_rows].tolist()
+    arr = np.empty(len(crossing_ids), dtype=np.int64)
+    for i, tid in enumerate(crossing_ids):
+        after, _ = grammar.walk(at, grammar.vocab.token_bytes[tid] or b"", follow_ok, follow_ok)
+        arr[i] = FAR if after is None else need(grammar, after, follow_ok)
+    ids_out.append(np.asarray(crossing_ids, dtype=np.int64))
+    needs_out.append(arr)
+    return _allowed_only(grammar, mask, np.concatenate(ids_out), np.concatenate(needs_out))
