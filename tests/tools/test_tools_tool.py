@@ -248,6 +248,28 @@ def test_equal_tool_dicts_share_one_tool_and_its_checks() -> None:
     assert other is not first and other.description == "Look it up."
 
 
+def test_tool_dicts_that_differ_only_in_types_are_different_tools() -> None:
+    """The shared-tool cache tells ``true`` from ``1`` (Python's ``True == 1``): a constant of
+    another type is another schema, and the machine must write the one the dict says."""
+    def spec(const: object) -> dict[str, object]:
+        return {"name": "set_flag", "parameters": {"type": "object", "properties": {"v": {"const": const}},
+                                                   "required": ["v"]}}
+
+    def value(tool: Tool) -> object:
+        (only,) = tool.parameters["properties"]["v"]["enum"]
+        return only
+
+    as_bool, as_int, as_float = Tool.from_dict(spec(True)), Tool.from_dict(spec(1)), Tool.from_dict(spec(1.5))
+    assert as_bool is not as_int and value(as_bool) is True and type(value(as_int)) is int
+    assert Tool.from_dict(spec(True)) is as_bool and Tool.from_dict(spec(1.5)) is as_float
+
+    class Spec(dict):  # type: ignore[type-arg]
+        pass
+
+    subclassed = Spec(spec(True))  # not a plain dict: made afresh each time, still right
+    assert Tool.from_dict(subclassed) is not as_bool and Tool.from_dict(subclassed).parameters == as_bool.parameters
+
+
 def test_a_bad_tool_dict_fails_every_time() -> None:
     """Only successes are cached: the same bad dict raises on every registration."""
     bad = {"name": "bad_enum", "parameters": {"type": "object", "properties": {"x": {"enum": []}},
