@@ -110,6 +110,7 @@ def test_constrained_output_is_a_valid_call_and_every_token_was_allowed(
         assert calls, text
         assert all(TOOLS[c.name].validate_arguments(c.arguments) == [] for c in calls), text
         assert generation.masked_steps == len(generation.ids)
+        assert generation.overlapped_seconds > 0  # the masks were computed on the worker thread
 
 
 def test_a_budget_just_large_enough_still_closes_the_call(generator: LlamaCppGenerator) -> None:

@@ -20,8 +20,11 @@ class Generation:
             generated (the padding after it is dropped).
         ended: The model emitted an end-of-sequence token.
         call_closed: Generation stopped because a call closed (``stop_after_call`` dialects).
-        masking_seconds: Time spent masking (0 when unconstrained).
+        masking_seconds: Time the generation loop spent masking (0 when unconstrained): what
+            masks add to the time of a token.
         masked_steps: Steps that were masked (0 when unconstrained).
+        overlapped_seconds: Time masks took on a worker thread while the model evaluated the
+            previous token (llama.cpp); not in ``masking_seconds`` unless the loop waited for it.
     """
 
     ids: list[int]
@@ -29,6 +32,7 @@ class Generation:
     call_closed: bool
     masking_seconds: float
     masked_steps: int
+    overlapped_seconds: float = 0.0
 
 
 def generator_for(model: Any, tokenizer: Any, vocab: Any = None) -> Any:

@@ -158,11 +158,21 @@ class LlamaCppGenerator:
         max_new_tokens = min(max_new_tokens, self.model.n_ctx() - len(prompt_ids))
         machine = None
         pending: Future[np.ndarray] | None = None
+        overlapped = [0.0]  # written by the worker, read after a result(): no race
+
+        def timed(budget: int) -> np.ndarray:
+            assert machine is not None
+            start = time.perf_counter()
+            try:
+                return machine.allowed_token_ids(budget)
+            finally:
+                overlapped[0] += time.perf_counter() - start
+
         if grammar is not None:
             machine = Machine(grammar, tool_choice=tool_choice, parallel_tool_calls=parallel_tool_calls,
                               max_calls=max_calls)
             machine.check_budget(max_new_tokens)
-            pending = self._masker().submit(machine.allowed_token_ids, max_new_tokens)  # overlaps the prompt
+            pending = self._masker().submit(timed, max_new_tokens)  # overlaps the prompt
         width = self.width
         eos = set(self.eos_ids)
         self._feed(prompt_ids)
@@ -204,11 +214,11 @@ class LlamaCppGenerator:
                     break
             if len(ids) < max_new_tokens:
                 if machine is not None:  # the next mask is computed while llama.cpp evaluates the token
-                    pending = self._masker().submit(machine.allowed_token_ids, max_new_tokens - len(ids))
+                    pending = self._masker().submit(timed, max_new_tokens - len(ids))
                 self.model.eval([token])
         if pending is not None:
             pending.result()
-        return Generation(ids, ended, closed, masking, steps)
+        return Generation(ids, ended, closed, masking, steps, overlapped[0])
 
     def _masker(self) -> ThreadPoolExecutor:
         """One worker thread for this generator's masks (llama.cpp's eval releases the GIL)."""
