@@ -232,8 +232,14 @@ class Costs:
         return self.chars[state] <= region.high - cls
 
     def of(self, states: Iterable[int], classes: dict[int, int]) -> int:
+        """Fewest bytes to acceptance from any of ``states`` with counters at ``classes``."""
+        local, scope = self.local, self.nfa.scope
         memo: dict[int, int] = {}
-        best = min((self.cost(s, classes, memo) for s in states), default=INF)
+        best = INF
+        for s in states:  # a state outside every region costs its local distance
+            found = local[s] if scope[s] == TOP else self.cost(s, classes, memo)
+            if found < best:
+                best = found
         return best if best < INF else -1
 
     def cost(self, state: int, classes: dict[int, int], memo: dict[int, int]) -> int:

@@ -34,6 +34,8 @@ __all__ = ["MID", "SINK", "Arrays", "LazyDFA"]
 
 SINK = 0
 
+_DEAD_ROW = np.full(256, -1, dtype=np.int32)  # read-only template: copied, never written
+
 Classes = tuple[tuple[int, int], ...]
 """(region, class) for every region a state is inside of, sorted by region."""
 
@@ -195,7 +197,7 @@ class LazyDFA:
         stack = list(states)
         guarded = nfa.guarded
         while stack:
-            for state in nfa.closure([stack.pop()]):
+            for state in nfa.closure_one(stack.pop()):
                 if state in out:
                     continue
                 out.add(state)
@@ -237,7 +239,8 @@ class LazyDFA:
         if sid >= arrays.table.shape[0]:
             arrays = arrays.grown()
         accepting = self.accept in states
-        labels = [self.nfa.marks[s] for s in states if s in self.nfa.marks]
+        marks = self.nfa.marks  # few: the handovers of a call
+        labels = [text for s, text in marks.items() if s in states] if marks else []
         label = min(labels, key=lambda text: (len(text), text)) if labels else None  # deterministic: the first declared
         arrays.accepting[sid] = accepting
         arrays.exits[sid] = accepting or label is not None
@@ -264,6 +267,13 @@ class LazyDFA:
             moves.extend((lo, hi, dst, region) for lo, hi, dst in nfa.edges[state])
         if not moves:
             return
+        moves.sort()
+        if all(a[1] < b[0] for a, b in zip(moves, moves[1:])):  # disjoint (a literal, a byte class): one target each
+            for lo, hi, dst, region in moves:
+                incs = frozenset((region,)) if region >= 0 else frozenset()
+                found, resets = self._move(frozenset((dst,)), incs, classes, cls)
+                yield lo, hi + 1, found, incs, resets
+            return
         starts: dict[int, list[int]] = {}
         ends: dict[int, list[int]] = {}
         for k, (a, b, _, _) in enumerate(moves):
@@ -279,15 +289,22 @@ class LazyDFA:
             hits = [(moves[k][2], moves[k][3]) for k in live]
             targets = frozenset(dst for dst, _ in hits)
             incs = frozenset(region for _, region in hits if region >= 0)
-            move_key = (targets, incs, classes)
-            move = self._moves.get(move_key)
-            if move is None:
-                after = dict(cls)
-                for region in incs:
-                    after[region] = self._inc(region, after[region])
-                new_states, new_classes, resets = self._closure(targets, after)
-                move = self._moves[move_key] = (self._intern(new_states, new_classes), resets)
-            yield lo, hi, move[0], incs, move[1]
+            found, resets = self._move(targets, incs, classes, cls)
+            yield lo, hi, found, incs, resets
+
+    def _move(self, targets: frozenset[int], incs: frozenset[int], classes: Classes,
+              cls: dict[int, int]) -> tuple[int, tuple[int, ...]]:
+        """The state a move to ``targets`` leads to (counters ``incs`` stepped), and the regions
+        it resets; computed once per automaton (call under ``lock``)."""
+        move_key = (targets, incs, classes)
+        move = self._moves.get(move_key)
+        if move is None:
+            after = dict(cls)
+            for region in incs:
+                after[region] = self._inc(region, after[region])
+            new_states, new_classes, resets = self._closure(targets, after)
+            move = self._moves[move_key] = (self._intern(new_states, new_classes), resets)
+        return move
 
     def expand(self, sid: int) -> None:
         """Build the row of ``sid`` (subset construction over byte intervals)."""
@@ -296,17 +313,20 @@ class LazyDFA:
                 return
             regions = self.nfa.regions
             row = np.zeros(256, dtype=np.int32)
+            live = _DEAD_ROW.copy()
             step_of = np.zeros(256, dtype=np.int16)
             steps: list[_Step] = [_Step()]
             for lo, hi, found, incs, resets in self._moves_of(sid):
                 row[lo:hi] = found
+                if found != SINK:
+                    live[lo:hi] = found
                 if incs or resets:
                     tracked = any(regions[r].high is not None or regions[r].low > 0 for r in (*incs, *resets))
                     step_of[lo:hi] = len(steps)
                     steps.append(_Step(tuple(sorted(incs)), resets, tracked))
             arrays = self.arrays
             arrays.table[sid] = row
-            self._rows[sid] = np.where(row == SINK, -1, row).astype(np.int32)
+            self._rows[sid] = live
             if len(steps) > 1:
                 self._steps[sid] = (step_of, steps)
             arrays.expanded[sid] = True

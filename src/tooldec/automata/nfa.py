@@ -366,21 +366,24 @@ class NFA:
 
     def closure(self, states: Iterable[int]) -> frozenset[int]:
         """The states reachable through plain epsilon edges (memoised per single state)."""
-        memo = self._closures
         out: set[int] = set()
         for state in states:
-            one = memo.get(state)
-            if one is None:
-                seen = {state}
-                stack = [state]
-                while stack:
-                    for nxt in self.eps[stack.pop()]:
-                        if nxt not in seen:
-                            seen.add(nxt)
-                            stack.append(nxt)
-                one = memo[state] = frozenset(seen)
-            out |= one
+            out |= self.closure_one(state)
         return frozenset(out)
+
+    def closure_one(self, state: int) -> frozenset[int]:
+        """:meth:`closure` of one state (the memoised set itself, not a copy)."""
+        one = self._closures.get(state)
+        if one is None:
+            seen = {state}
+            stack = [state]
+            while stack:
+                for nxt in self.eps[stack.pop()]:
+                    if nxt not in seen:
+                        seen.add(nxt)
+                        stack.append(nxt)
+            one = self._closures[state] = frozenset(seen)
+        return one
 
     def region_chain(self, state: int) -> list[int]:
         """The regions ``state`` is inside of, innermost first."""
