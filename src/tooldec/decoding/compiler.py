@@ -133,6 +133,8 @@ class Compiler:
         # automaton per key while anything holds it, so cursors and caches agree on state numbers.
         self._live_tails: weakref.WeakValueDictionary[tuple[str, int, bool], CompiledTail] = weakref.WeakValueDictionary()
         self.masks: BoundedCache[tuple[Any, ...], Mask] = BoundedCache(mask_cache_bytes)
+        # What a token that ends a call goes on to (masking._exit_verdict): about 400 bytes an entry.
+        self.exits: BoundedCache[tuple[Any, ...], tuple[bool, int, bool]] = BoundedCache(4 * MB, sizer=lambda _: 400)
         self.snapshots: BoundedCache[str, Grammar] = BoundedCache(snapshot_cache * 1024, sizer=lambda g: 1024)
         self._checked: BoundedCache[tuple[str, str], bool] = BoundedCache(8 * MB, sizer=lambda _: 200)
         self._lock = threading.Lock()

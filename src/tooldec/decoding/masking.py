@@ -219,33 +219,59 @@ class _Crossing:
 
 def _cross(grammar: Grammar, pos: Tail, dfa: LazyDFA, rows: np.ndarray, states: np.ndarray, offsets: np.ndarray,
            follow_ok: bool) -> _Crossing:
-    """Finish the tokens that reached an exit, one per distinct (state, remainder)."""
+    """Finish the tokens that reached an exit, one per distinct (kind of exit, remainder)."""
     index = grammar.compiler.index
-    openers = grammar.openers
     ok = np.zeros(rows.size, dtype=bool)
     after_bytes = np.zeros(rows.size, dtype=np.int64)
     depends = False
-    seen: dict[tuple[int, bytes], tuple[bool, int]] = {}
+    seen: dict[tuple[bool, bytes], tuple[bool, int, bool]] = {}
     for i, (r, s, off) in enumerate(zip(rows.tolist(), states.tolist(), offsets.tolist())):
-        rest = _rest(index, r, off)
-        verdict = seen.get((s, rest))
+        key = (dfa.marks.get(s) == NEXT_CALL, _rest(index, r, off))
+        verdict = seen.get(key)
         if verdict is None:
-            after: Position
-            if dfa.marks.get(s) == NEXT_CALL:
-                depends = depends or bool(rest)
-                after = Name(pos.form, b"", None)
-            else:
-                after = Text(openers.after_call)
-                if rest and openers.walk_text(openers.after_call, rest)[2] >= 0:
-                    depends = True
-            if rest and dfa.marks.get(s) != NEXT_CALL and grammar.dialect.stop_after_call:
-                new = None  # the result goes right after the call: its end ends the token (Grammar.walk)
-            else:
-                new, _ = grammar.walk(after, rest, follow_ok, follow_ok)
-            far = isinstance(new, (Name, Head, Tail, Open))
-            verdict = seen[(s, rest)] = (new is not None, FAR if far else 0)
-        ok[i], after_bytes[i] = verdict
+            verdict = seen[key] = _exit_verdict(grammar, key[0], pos.form, key[1], follow_ok)
+        ok[i], after_bytes[i] = verdict[0], verdict[1]
+        depends = depends or verdict[2]
     return _Crossing(ok, after_bytes, depends)
+
+
+def _exit_verdict(grammar: Grammar, next_call: bool, form: int, rest: bytes, follow_ok: bool) -> tuple[bool, int, bool]:
+    """For a token that reached the end of a call (``next_call``: the separator before another
+    one) with ``rest`` of its bytes left: whether it is allowed, the bytes it leaves to finish
+    (``FAR`` when it runs into another call) and whether that depends on the inventory's names.
+
+    The answer does not depend on the tool, so it is cached in the compiler: by the opener
+    tables when the names play no part (shared by every snapshot), else by the snapshot. A
+    vocabulary with many tokens that start with ``}`` (Llama-3) meets hundreds per mask.
+    """
+    exits = grammar.compiler.exits
+    shared = (grammar.openers_owner, next_call, form if next_call else -1, rest, follow_ok)
+    found = exits.get(shared)
+    if found is None:
+        own = (grammar.serial, shared)
+        found = exits.get(own)
+        if found is None:
+            made = _judge_exit(grammar, next_call, form, rest, follow_ok)
+            found = exits.put(own if made[2] else shared, made)
+    return found
+
+
+def _judge_exit(grammar: Grammar, next_call: bool, form: int, rest: bytes, follow_ok: bool) -> tuple[bool, int, bool]:
+    """:func:`_exit_verdict`, computed."""
+    openers = grammar.openers
+    after: Position
+    if next_call:
+        depends = bool(rest)
+        after = Name(form, b"", None)
+    else:
+        after = Text(openers.after_call)
+        depends = bool(rest) and openers.walk_text(openers.after_call, rest)[2] >= 0
+    if rest and not next_call and grammar.dialect.stop_after_call:
+        new = None  # the result goes right after the call: its end ends the token (Grammar.walk)
+    else:
+        new, _ = grammar.walk(after, rest, follow_ok, follow_ok)
+    far = isinstance(new, (Name, Head, Tail, Open))
+    return new is not None, FAR if far else 0, depends
 
 
 def shortest_in_tail(dfa: LazyDFA, state: int) -> tuple[bytes, bool]:
