@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from tooldec.decoding import Compiler, Grammar, Machine
-from tooldec.dialects import Hermes
+from tooldec.decoding.masking import _exit_verdict
+from tooldec.dialects import Hermes, Mistral
 from tooldec.errors import DuplicateToolError, ToolNotFoundError
 from tooldec.tokens import Vocabulary
 from tooldec.tools import ToolSet
@@ -86,3 +87,17 @@ def test_snapshots_pickle(smollm2_vocab: Vocabulary) -> None:
     assert copy.key == grammar.key and copy.names == grammar.names
     machine = at(copy, PREFIX)
     assert machine.allowed_token_ids().size > 0
+
+
+def test_what_follows_a_call_is_judged_against_each_snapshots_names(mistral_vocab: Vocabulary) -> None:
+    """A token that ends a call and runs into the next call's name is allowed by the names of
+    the snapshot it is judged in: the compiler caches those verdicts per snapshot, and shares
+    only the ones the names play no part in."""
+    compiler = Compiler(mistral_vocab, Mistral())
+    with_get = compiler.compile([tool("get_weather", "x"), tool("lookup", "y")])
+    without = compiler.compile([tool("lookup", "y"), tool("set_alarm", "z")])
+    for grammar, allowed in ((with_get, True), (without, False), (with_get, True)):
+        ok, _, depends = _exit_verdict(grammar, True, 0, b"get_w", True)
+        assert (ok, depends) == (allowed, True), grammar
+    closing = [_exit_verdict(grammar, False, 0, b"", True) for grammar in (with_get, without)]
+    assert closing[0] == closing[1] and not closing[0][2]  # nothing left: the same for every inventory
