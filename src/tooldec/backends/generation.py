@@ -20,11 +20,12 @@ class Generation:
             generated (the padding after it is dropped).
         ended: The model emitted an end-of-sequence token.
         call_closed: Generation stopped because a call closed (``stop_after_call`` dialects).
-        masking_seconds: Time the generation loop spent masking (0 when unconstrained): what
-            masks add to the time of a token.
+        masking_seconds: Time the generation loop spent masking (0 when unconstrained): waiting
+            for the mask, picking from it, advancing the machine.
         masked_steps: Steps that were masked (0 when unconstrained).
         overlapped_seconds: Time masks took on a worker thread while the model evaluated the
-            previous token (llama.cpp); not in ``masking_seconds`` unless the loop waited for it.
+            previous token (llama.cpp); not in ``masking_seconds`` unless the loop waited for it,
+            but taken from the model's threads when no core is free for it.
     """
 
     ids: list[int]

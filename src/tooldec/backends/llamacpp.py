@@ -221,7 +221,9 @@ class LlamaCppGenerator:
         return Generation(ids, ended, closed, masking, steps, overlapped[0])
 
     def _masker(self) -> ThreadPoolExecutor:
-        """One worker thread for this generator's masks (llama.cpp's eval releases the GIL)."""
+        """One worker thread for this generator's masks (llama.cpp's eval releases the GIL). It
+        hides the masks' time where a core is free beside llama.cpp's threads; where none is, the
+        time comes out of theirs (measured in docs/RESULTS.md, end to end)."""
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tooldec-mask")
         return self._pool
