@@ -37,26 +37,18 @@ Completion = tuple[int, bytes]
 """A canonical completion: special tokens it starts with, then bytes."""
 
 
-def _cached(grammar: Grammar, key: tuple[object, ...], make: Callable[[], object],
-            keep: Callable[[object], bool] | None = None) -> object:
-    """A value kept in the compiler's bounded mask cache (it holds masks and what budgets need);
-    with ``keep``, only a made value it accepts is stored."""
-    return grammar.compiler.masks.get_or_make(key, make, keep)  # type: ignore[arg-type]
-
-
 def tokens_of(grammar: Grammar, data: bytes) -> int:
     """Tokens in the longest-match cut of ``data`` (bytes, if some byte has no token)."""
     if not data:
         return 0
 
-    def count() -> object:
+    def count() -> int:
         try:
             return len(grammar.vocab.longest_match(data))
         except TokenizerError:
             return len(data)
 
-    found: int = _cached(grammar, ("tokens", grammar.compiler.key, data), count)  # type: ignore[assignment]
-    return found
+    return grammar.compiler.kept(("tokens", grammar.compiler.key, data), count)
 
 
 class _Completion(tuple):  # type: ignore[type-arg]
@@ -76,7 +68,7 @@ def shortest(grammar: Grammar, pos: Position, follow_ok: bool) -> Completion:
     if isinstance(pos, Tail):
         return 0, tail_text(grammar, pos.form, grammar.tail(pos.tool, pos.form, pos.chained), pos.state, follow_ok)
     key = ("short", grammar.serial, pos, follow_ok)
-    return _cached(grammar, key, lambda: _Completion(_shortest(grammar, pos, follow_ok)))  # type: ignore[return-value]
+    return grammar.compiler.kept(key, lambda: _Completion(_shortest(grammar, pos, follow_ok)))
 
 
 def tail_text(grammar: Grammar, form: int, tail: CompiledTail, state: int, follow_ok: bool) -> bytes:
@@ -84,7 +76,7 @@ def tail_text(grammar: Grammar, form: int, tail: CompiledTail, state: int, follo
     way runs into a list's separator (``, `` before another call, after which the tail accepts),
     the call goes on: the shortest next call is part of it."""
     key = ("short-tail", tail.serial, state)  # the tail part: shared by every snapshot using the automaton
-    found: _TailEnd = _cached(grammar, key, lambda: _TailEnd(shortest_in_tail(tail.dfa, state)))  # type: ignore[assignment]
+    found: _TailEnd = grammar.compiler.kept(key, lambda: _TailEnd(shortest_in_tail(tail.dfa, state)))
     text: bytes = found[0]
     return text + shortest(grammar, Name(form, b"", None), follow_ok)[1] if found[1] else text
 
@@ -157,8 +149,8 @@ def within(grammar: Grammar, pos: Position, mask: Mask, budget: int, start_ok: b
         return None
     words = grammar.compiler.index.words
     if isinstance(pos, Name):
-        bounds = _cached(grammar, ("name-needs", grammar.serial, pos, start_ok, follow_ok),
-                         lambda: _name_needs(grammar, pos, mask, start_ok, follow_ok) or False)  # False: no bounds
+        bounds = grammar.compiler.kept(("name-needs", grammar.serial, pos, start_ok, follow_ok),
+                                       lambda: _name_needs(grammar, pos, mask, start_ok, follow_ok) or False)  # False: no bounds
         if isinstance(bounds, _NameNeeds):
             fitting = bounds.within(budget - 1, lambda tid: _token_need(grammar, pos, tid, start_ok, follow_ok))
             return None if fitting is None else Mask.from_ids(fitting, words)
@@ -253,13 +245,13 @@ def token_needs(grammar: Grammar, pos: Position, mask: Mask, start_ok: bool, fol
     if isinstance(pos, Tail):
         if _in_string(grammar, pos):
             parts = _kept_string_parts(grammar, pos, mask, follow_ok)
-            return _allowed_only(grammar, mask, np.concatenate([parts.string.index_ids.astype(np.int64), parts.closing_ids]),
+            return _allowed_only(mask, np.concatenate([parts.string.index_ids.astype(np.int64), parts.closing_ids]),
                                  np.concatenate([parts.per_key[parts.slots], parts.closing_needs]))
-        return _cached(grammar, ("tail-needs", grammar.serial, pos, follow_ok),  # type: ignore[return-value]
-                       lambda: _Needs(_tail_needs(grammar, pos, mask, follow_ok)),
-                       keep=lambda made: isinstance(made, _Needs) and made[0].size <= KEPT_TAIL_NEEDS)
+        return grammar.compiler.kept(("tail-needs", grammar.serial, pos, follow_ok),
+                                     lambda: _Needs(_tail_needs(grammar, pos, mask, follow_ok)),
+                                     keep=lambda made: bool(made[0].size <= KEPT_TAIL_NEEDS))
     key = ("needs", grammar.serial, pos, start_ok, follow_ok)
-    return _cached(grammar, key, lambda: _Needs(_per_token_needs(grammar, pos, mask, start_ok, follow_ok)))  # type: ignore[return-value]
+    return grammar.compiler.kept(key, lambda: _Needs(_per_token_needs(grammar, pos, mask, start_ok, follow_ok)))
 
 
 def _in_string(grammar: Grammar, pos: Tail) -> bool:
@@ -267,11 +259,9 @@ def _in_string(grammar: Grammar, pos: Tail) -> bool:
     return grammar.tail(pos.tool, pos.form, pos.chained).dfa.string_spot(pos.state) is not None
 
 
-def _allowed_only(grammar: Grammar, mask: Mask, ids: np.ndarray, needs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _allowed_only(mask: Mask, ids: np.ndarray, needs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The ids of ``mask`` among ``ids``, with their needs."""
-    allowed = np.zeros(grammar.compiler.index.size, dtype=bool)
-    allowed[mask.ids] = True
-    keep = allowed[ids]
+    keep = mask.has(ids)
     return ids[keep], needs[keep]
 
 
@@ -345,9 +335,7 @@ def _string_parts(grammar: Grammar, pos: Tail, mask: Mask, follow_ok: bool) -> _
         text = finish[:-1] + b" " * k + b'"' + after_quote if k else finish + after_quote
         per_key[slot] = tokens_of(grammar, text)
     closing_ids = index.ids[string.closing_rows].astype(np.int64)
-    allowed = np.zeros(index.size, dtype=bool)
-    allowed[mask.ids] = True
-    open_rows = allowed[closing_ids]
+    open_rows = mask.has(closing_ids)
     rest_need = np.full(string.rest_first.size, FAR, dtype=np.int64)
     at = Tail(pos.form, pos.tool, pos.chained, spot.after_quote,
               tuple(sorted((r, c) for r, c in dfa.classes(spot.after_quote) if c != MID)))
@@ -364,10 +352,9 @@ def _string_parts(grammar: Grammar, pos: Tail, mask: Mask, follow_ok: bool) -> _
 def _kept_string_parts(grammar: Grammar, pos: Tail, mask: Mask, follow_ok: bool) -> _StringParts:
     """:func:`_string_parts`, kept in the mask cache unless characters are owed (then it holds a key
     per inside token)."""
-    found = _cached(grammar, ("string-needs", grammar.serial, pos, follow_ok), lambda: _string_parts(grammar, pos, mask, follow_ok),
-                    keep=lambda made: isinstance(made, _StringParts) and made.slots is made.string.final_index)
-    assert isinstance(found, _StringParts)
-    return found
+    return grammar.compiler.kept(("string-needs", grammar.serial, pos, follow_ok),
+                                 lambda: _string_parts(grammar, pos, mask, follow_ok),
+                                 keep=lambda made: made.slots is made.string.final_index)
 
 
 def _string_within(grammar: Grammar, pos: Tail, mask: Mask, slack: int, follow_ok: bool) -> Mask | None:
@@ -422,4 +409,4 @@ def _tail_needs(grammar: Grammar, pos: Tail, mask: Mask, follow_ok: bool) -> tup
         arr[i] = FAR if after is None else need(grammar, after, follow_ok)
     ids_out.append(np.asarray(crossing_ids, dtype=np.int64))
     needs_out.append(arr)
-    return _allowed_only(grammar, mask, np.concatenate(ids_out), np.concatenate(needs_out))
+    return _allowed_only(mask, np.concatenate(ids_out), np.concatenate(needs_out))

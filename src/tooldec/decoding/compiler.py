@@ -21,9 +21,9 @@ import itertools
 import threading
 import time
 import weakref
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..automata.dfa import LazyDFA
 from ..automata.json_schema import Style, Syntax
@@ -38,6 +38,8 @@ from .names import NameIndex
 from .openers import OpenerTables
 from .token_index import TokenIndex
 from .vector_walk import StringTable
+
+T = TypeVar("T")
 
 if TYPE_CHECKING:
     from .grammar import Grammar
@@ -140,6 +142,12 @@ class Compiler:
         self._lock = threading.Lock()
         self.prepare_seconds = time.perf_counter() - start
         """Time spent preparing the vocabulary and the opener automata (once per compiler)."""
+
+    def kept(self, key: tuple[Any, ...], make: Callable[[], T], keep: Callable[[T], bool] | None = None) -> T:
+        """A value kept beside the masks in their bounded cache (what budgets and name searches
+        need), made on a miss; with ``keep``, a made value is stored only if it accepts it.
+        ``key`` must name what the value depends on (snapshot serial, schema hash, ...)."""
+        return self.masks.get_or_make(key, make, keep)  # type: ignore[arg-type,return-value]
 
     # -- shared compilers for the ``Grammar(tools, vocab, dialect)`` shorthand ----------------------
 

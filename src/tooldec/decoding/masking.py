@@ -18,12 +18,14 @@ tokens never reach another tool's name, by the snapshot otherwise.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
 from ..automata.dfa import MID, SINK, LazyDFA
+from ..caches import BoundedCache
 from ..dialects.base import NEXT_CALL
 from .masks import Mask
 from .openers import Committer
@@ -36,6 +38,8 @@ if TYPE_CHECKING:
 
 __all__ = ["FAR", "mask_at", "shortest_in_tail"]
 
+V = TypeVar("V")
+
 FAR = 1 << 30
 """``max_after`` of tokens that lead into another call's name: counted exactly by the budget."""
 
@@ -45,17 +49,13 @@ def mask_at(grammar: Grammar, pos: Position, start_ok: bool, follow_ok: bool) ->
     compiler = grammar.compiler
     if isinstance(pos, Tail):
         tail = grammar.tail(pos.tool, pos.form, pos.chained)
-        shared_key = ("tail", tail.serial, pos.state, follow_ok)
-        found = compiler.masks.get(shared_key)
-        if found is not None:
-            return found
-        own_key = (grammar.serial, shared_key)
-        found = compiler.masks.get(own_key)
-        if found is not None:
-            return found
-        mask, depends = _tail_mask(grammar, pos, follow_ok)
-        compiler.tails.resize(tail.key)  # its DFA may have grown
-        return compiler.masks.put(own_key if depends else shared_key, mask)
+
+        def make() -> tuple[Mask, bool]:
+            made = _tail_mask(grammar, pos, follow_ok)
+            compiler.tails.resize(tail.key)  # its DFA may have grown
+            return made
+
+        return _shared_or_own(compiler.masks, ("tail", tail.serial, pos.state, follow_ok), grammar.serial, make)
     if isinstance(pos, Text) and not start_ok:
         key: tuple[object, ...] = (grammar.openers_owner, "text-closed", pos.state)
     else:
@@ -244,15 +244,25 @@ def _exit_verdict(grammar: Grammar, next_call: bool, form: int, rest: bytes, fol
     tables when the names play no part (shared by every snapshot), else by the snapshot. A
     vocabulary with many tokens that start with ``}`` (Llama-3) meets hundreds per mask.
     """
-    exits = grammar.compiler.exits
+    def make() -> tuple[tuple[bool, int, bool], bool]:
+        verdict = _judge_exit(grammar, next_call, form, rest, follow_ok)
+        return verdict, verdict[2]
+
     shared = (grammar.openers_owner, next_call, form if next_call else -1, rest, follow_ok)
-    found = exits.get(shared)
+    return _shared_or_own(grammar.compiler.exits, shared, grammar.serial, make)
+
+
+def _shared_or_own(cache: BoundedCache[tuple[Any, ...], V], shared: tuple[Any, ...], serial: int,
+                   make: Callable[[], tuple[V, bool]]) -> V:
+    """The value kept under ``shared`` (for every snapshot) or under ``(serial, shared)`` (this
+    snapshot's), else ``make()``'s value, kept under the second when it depends on the snapshot's
+    names (``make`` says whether) and under the first otherwise."""
+    found = cache.get(shared)
     if found is None:
-        own = (grammar.serial, shared)
-        found = exits.get(own)
-        if found is None:
-            made = _judge_exit(grammar, next_call, form, rest, follow_ok)
-            found = exits.put(own if made[2] else shared, made)
+        found = cache.get((serial, shared))
+    if found is None:
+        value, depends = make()
+        found = cache.put((serial, shared) if depends else shared, value)
     return found
 
 

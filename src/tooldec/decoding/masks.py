@@ -135,6 +135,17 @@ class Mask:
             self._words[n] = row
         return row
 
+    def has(self, ids: np.ndarray) -> np.ndarray:
+        """:meth:`contains` for each of ``ids`` (all within the vocabulary), read from the bits.
+
+        Examples:
+            >>> Mask.from_ids(np.array([0, 5, 31]), 1).has(np.array([5, 6, 31])).tolist()
+            [True, False, True]
+        """
+        ids = np.asarray(ids, dtype=np.int64)
+        flags: np.ndarray = ((self.packed[ids >> 3] >> (ids & 7)) & 1).astype(bool)
+        return flags
+
     def contains(self, token_id: int) -> bool:
         if not 0 <= token_id < self.packed.size * 8:
             return False

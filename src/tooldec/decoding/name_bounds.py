@@ -171,18 +171,14 @@ def name_most(grammar: Grammar, form: int, follow_ok: bool) -> np.ndarray | None
         out = []
         for name in grammar.name_index:
             tool = grammar.tools[name]
-            found = compiler.masks.get_or_make(("witness-bytes", tool.schema_hash, style),
-                                               functools.partial(_witness_bytes, tool, style))  # type: ignore[arg-type]
-            assert isinstance(found, int)
+            found = compiler.kept(("witness-bytes", tool.schema_hash, style), functools.partial(_witness_bytes, tool, style))
             if found < 0:
                 out.append(len(name.encode()) + len(tail_start_text(grammar, name, form, follow_ok)))
             else:
                 out.append(len(name.encode()) + floor + int(found))
         return np.asarray(out, dtype=np.int64)
 
-    found = compiler.masks.get_or_make(("name-most", grammar.serial, form, follow_ok), make)  # type: ignore[arg-type]
-    assert isinstance(found, np.ndarray)
-    return found
+    return compiler.kept(("name-most", grammar.serial, form, follow_ok), make)
 
 
 def _witness_bytes(tool: Tool, style: Style) -> int:
@@ -215,9 +211,7 @@ def tail_floor(grammar: Grammar, form: int, chained: bool) -> int | None:
     not bytes around a JSON arguments object; no bound is taken from the schema). Cached per
     compiler."""
     compiler = grammar.compiler
-    found = compiler.masks.get_or_make(("tail-floor", compiler.key, form, chained),
-                                       lambda: _floor(grammar, form, chained))  # type: ignore[arg-type,return-value]
-    assert isinstance(found, int)
+    found = compiler.kept(("tail-floor", compiler.key, form, chained), lambda: _floor(grammar, form, chained))
     return None if found < 0 else found
 
 
@@ -244,9 +238,7 @@ def tail_start_text(grammar: Grammar, name: str, form: int, chained: bool) -> by
         tail = grammar.tail(name, form, chained).dfa
         return tail.shortest(tail.start, {})
 
-    found = grammar.compiler.masks.get_or_make(("tail-start", tool.schema_hash, form, chained), make)  # type: ignore[arg-type]
-    assert isinstance(found, bytes)
-    return found
+    return grammar.compiler.kept(("tail-start", tool.schema_hash, form, chained), make)
 
 
 def name_least(grammar: Grammar, form: int, follow_ok: bool) -> np.ndarray:
@@ -263,16 +255,12 @@ def name_least(grammar: Grammar, form: int, follow_ok: bool) -> np.ndarray:
             bound = len(name.encode())
             if floor is not None:
                 tool = grammar.tools[name]
-                found = compiler.masks.get_or_make(("least-bytes", tool.schema_hash, style),
-                                                   functools.partial(least_bytes, tool.parameters, style))  # type: ignore[arg-type]
-                assert isinstance(found, int)
-                bound += floor + found
+                bound += floor + compiler.kept(("least-bytes", tool.schema_hash, style),
+                                               functools.partial(least_bytes, tool.parameters, style))
             out.append(bound)
         return np.asarray(out, dtype=np.int64)
 
-    found = compiler.masks.get_or_make(("name-least", grammar.serial, form, follow_ok), make)  # type: ignore[arg-type]
-    assert isinstance(found, np.ndarray)
-    return found
+    return compiler.kept(("name-least", grammar.serial, form, follow_ok), make)
 
 
 def shortest_below(grammar: Grammar, prefix: bytes, form: int, follow_ok: bool, only: str | None = None) -> bytes:
