@@ -18,6 +18,7 @@ tokens never reach another tool's name, by the snapshot otherwise.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -49,13 +50,10 @@ def mask_at(grammar: Grammar, pos: Position, start_ok: bool, follow_ok: bool) ->
     compiler = grammar.compiler
     if isinstance(pos, Tail):
         tail = grammar.tail(pos.tool, pos.form, pos.chained)
-
-        def make() -> tuple[Mask, bool]:
-            made = _tail_mask(grammar, pos, follow_ok)
-            compiler.tails.resize(tail.key)  # its DFA may have grown
-            return made
-
-        return _shared_or_own(compiler.masks, ("tail", tail.serial, pos.state, follow_ok), grammar.serial, make)
+        shared = ("tail", tail.serial, pos.state, follow_ok)
+        found = compiler.masks.get(shared)  # the hit, kept free of the miss's work
+        return found if found is not None else _own_or_made(compiler.masks, shared, grammar.serial,
+                                                             functools.partial(_made_tail_mask, grammar, pos, follow_ok))
     if isinstance(pos, Text) and not start_ok:
         key: tuple[object, ...] = (grammar.openers_owner, "text-closed", pos.state)
     else:
@@ -244,30 +242,35 @@ def _exit_verdict(grammar: Grammar, next_call: bool, form: int, rest: bytes, fol
     tables when the names play no part (shared by every snapshot), else by the snapshot. A
     vocabulary with many tokens that start with ``}`` (Llama-3) meets hundreds per mask.
     """
-    def make() -> tuple[tuple[bool, int, bool], bool]:
-        verdict = _judge_exit(grammar, next_call, form, rest, follow_ok)
-        return verdict, verdict[2]
-
+    exits = grammar.compiler.exits
     shared = (grammar.openers_owner, next_call, form if next_call else -1, rest, follow_ok)
-    return _shared_or_own(grammar.compiler.exits, shared, grammar.serial, make)
+    found = exits.get(shared)
+    return found if found is not None else _own_or_made(exits, shared, grammar.serial, functools.partial(
+        _judge_exit, grammar, next_call, form, rest, follow_ok))
 
 
-def _shared_or_own(cache: BoundedCache[tuple[Any, ...], V], shared: tuple[Any, ...], serial: int,
-                   make: Callable[[], tuple[V, bool]]) -> V:
-    """The value kept under ``shared`` (for every snapshot) or under ``(serial, shared)`` (this
-    snapshot's), else ``make()``'s value, kept under the second when it depends on the snapshot's
-    names (``make`` says whether) and under the first otherwise."""
-    found = cache.get(shared)
-    if found is None:
-        found = cache.get((serial, shared))
+def _own_or_made(cache: BoundedCache[tuple[Any, ...], V], shared: tuple[Any, ...], serial: int,
+                 make: Callable[[], tuple[V, bool]]) -> V:
+    """After a miss under ``shared`` (kept for every snapshot): the value kept under
+    ``(serial, shared)`` (this snapshot's), else ``make()``'s value, kept under the second when
+    it depends on the snapshot's names (``make`` says whether) and under ``shared`` otherwise."""
+    found = cache.get((serial, shared))
     if found is None:
         value, depends = make()
         found = cache.put((serial, shared) if depends else shared, value)
     return found
 
 
-def _judge_exit(grammar: Grammar, next_call: bool, form: int, rest: bytes, follow_ok: bool) -> tuple[bool, int, bool]:
-    """:func:`_exit_verdict`, computed."""
+def _made_tail_mask(grammar: Grammar, pos: Tail, follow_ok: bool) -> tuple[Mask, bool]:
+    """:func:`_tail_mask`, and the tail's size accounted again (its DFA may have grown)."""
+    made = _tail_mask(grammar, pos, follow_ok)
+    grammar.compiler.tails.resize(grammar.tail(pos.tool, pos.form, pos.chained).key)
+    return made
+
+
+def _judge_exit(grammar: Grammar, next_call: bool, form: int, rest: bytes,
+                follow_ok: bool) -> tuple[tuple[bool, int, bool], bool]:
+    """:func:`_exit_verdict`, computed, and whether it depends on the names (for the cache)."""
     openers = grammar.openers
     after: Position
     if next_call:
@@ -281,7 +284,7 @@ def _judge_exit(grammar: Grammar, next_call: bool, form: int, rest: bytes, follo
     else:
         new, _ = grammar.walk(after, rest, follow_ok, follow_ok)
     far = isinstance(new, (Name, Head, Tail, Open))
-    return new is not None, FAR if far else 0, depends
+    return (new is not None, FAR if far else 0, depends), depends
 
 
 def shortest_in_tail(dfa: LazyDFA, state: int) -> tuple[bytes, bool]:
