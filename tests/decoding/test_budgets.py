@@ -159,6 +159,8 @@ ORACLE_PREFIXES = [
     '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo", "code": "abcdefgh", "days": 1',
     '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo", "code": "abcdefgh", "days": 1, "note": "a',
     '<tool_call>\n{"name": "get_w',
+    '',  # the openers (required mode): a token that stays inside needs what its end state needs
+    '```\n{\n  "type": "function",\n  "function": {\n  ',  # a pretty-printed opener, in its whitespace
 ]
 
 

@@ -117,7 +117,12 @@ def _shortest(grammar: Grammar, pos: Position, follow_ok: bool) -> Completion:
 
 
 def _open_paths(grammar: Grammar, state: int) -> dict[int, bytes]:
-    """For each commit reachable in the ``open`` automaton: the shortest, smallest path to it."""
+    """For each commit reachable in the ``open`` automaton: the shortest, smallest path to it
+    (kept: it depends on the opener tables only; shared, read only)."""
+    return grammar.compiler.kept(("open-paths", grammar.openers_owner, state), lambda: _open_paths_of(grammar, state))
+
+
+def _open_paths_of(grammar: Grammar, state: int) -> dict[int, bytes]:
     openers = grammar.openers
     dfa = openers.open
     paths: dict[int, bytes] = {}
@@ -278,10 +283,37 @@ class _Needs(tuple):  # type: ignore[type-arg]
 
 def _per_token_needs(grammar: Grammar, pos: Position, mask: Mask, start_ok: bool, follow_ok: bool) -> tuple[np.ndarray, np.ndarray]:
     """Walk each allowed token (only the committing ones in text: the rest leave nothing)."""
+    if isinstance(pos, Open):
+        return _open_needs(grammar, pos, mask, start_ok, follow_ok)
     ids = mask.ids
     needs = np.zeros(ids.size, dtype=np.int64)
     for i in _todo(grammar, pos, ids):
         needs[i] = _token_need(grammar, pos, int(ids[i]), start_ok, follow_ok)
+    return ids, needs
+
+
+def _open_needs(grammar: Grammar, pos: Open, mask: Mask, start_ok: bool, follow_ok: bool) -> tuple[np.ndarray, np.ndarray]:
+    """At an opener, as in the tails: a token that stays inside the openers needs what its end
+    state needs, so the opener tables' walk of the state (kept) gives every such token's end and
+    one search per distinct end does the rest. Only the tokens that complete an opener and the
+    opener specials are walked one by one. (Pretty-printed openers such as a fenced
+    ``{"type": "function", ...`` pass through dozens of states with a hundred whitespace tokens
+    each; walking every token at every state was most of a cold budget.)"""
+    ids = mask.ids
+    needs = np.empty(ids.size, dtype=np.int64)
+    stay_ids, ends, _ = grammar.openers.open_committers(pos.state)
+    end_of = dict(zip(stay_ids, ends))
+    per_end: dict[int, int] = {}
+    for i, tid in enumerate(ids.tolist()):
+        end = end_of.get(tid)
+        if end is None:  # completes an opener, or an opener special
+            needs[i] = _token_need(grammar, pos, tid, start_ok, follow_ok)
+            continue
+        found = per_end.get(end)
+        if found is None:
+            alive = grammar.open_alive(end, pos.only)
+            found = per_end[end] = need(grammar, Open(end, pos.only), follow_ok) if alive else FAR
+        needs[i] = found
     return ids, needs
 
 

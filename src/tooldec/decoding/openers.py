@@ -67,6 +67,7 @@ class OpenerTables:
             head_nfa = NFA()
             self.heads.append(LazyDFA(head_nfa, dialect.head_piece(head_nfa, form), window=index.longest).expand_all())
         self._committers: dict[int, list[Committer]] = {}
+        self._open_walks: dict[int, tuple[list[int], list[int], list[Committer]]] = {}
         self._lock = threading.Lock()
         self._has_text = bool(self.commits)
 
@@ -98,12 +99,21 @@ class OpenerTables:
             return self._committers.setdefault(state, out)
 
     def open_committers(self, state: int) -> tuple[list[int], list[int], list[Committer]]:
-        """From an ``open`` state: tokens that stay inside (ids, end states) and those that commit."""
+        """From an ``open`` state: tokens that stay inside (ids, end states) and those that commit.
+
+        Kept per state (the ``open`` automaton is a few fixed openers, so its states are few);
+        the lists are shared: read them, do not change them.
+        """
+        found = self._open_walks.get(state)
+        if found is not None:
+            return found
         ended_ids, ended_states, rows, states, offsets = narrow_rows(self.index, self.open, state)
         walk = walk_rows(self.index, self.open, rows, states, offsets)
         ids = ended_ids + self.index.ids[walk.rows].tolist()
         ends = ended_states + walk.finals.tolist()
-        return ids, ends, self._exits(self.open, walk.exit_rows, walk.exit_states, walk.exit_offsets)
+        made = ids, ends, self._exits(self.open, walk.exit_rows, walk.exit_states, walk.exit_offsets)
+        with self._lock:
+            return self._open_walks.setdefault(state, made)
 
     def _scan(self, dfa: LazyDFA, state: int, rows: np.ndarray) -> list[Committer]:
         index = self.index
