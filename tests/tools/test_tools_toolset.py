@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 import pytest
@@ -56,6 +57,21 @@ def test_failed_add_leaves_the_set_unchanged() -> None:
 def test_constructor_stops_at_the_first_bad_tool() -> None:
     with pytest.raises(DuplicateToolError, match="tool 'add'"):
         ToolSet([add, mul, add])
+    bad_schema = {"name": "bad", "parameters": {"type": "string"}}
+    with pytest.raises(DuplicateToolError, match="tool 'add'"):  # tool dicts are looked up together, still in turn
+        ToolSet([{"name": "add", "parameters": {"type": "object"}}, add, bad_schema])
+
+
+def test_a_repeated_tool_list_gets_the_same_tools_in_its_own_order() -> None:
+    """A request's tool list seen before (fresh dicts, another order) is looked up, not normalized
+    again: the same ``Tool`` objects, in the order this list gives them."""
+    specs = [{"type": "function", "function": {"name": f"repeat_{i}", "parameters": {
+        "type": "object", "properties": {"n": {"type": "integer", "maximum": i}}}}} for i in range(5)]
+    first = ToolSet(specs)
+    again = ToolSet(json.loads(json.dumps(specs[::-1])) + [add])
+    assert again.names == [f"repeat_{i}" for i in range(4, -1, -1)] + ["add"]
+    assert all(again[name] is first[name] for name in first.names)
+    assert again["repeat_3"].parameters["properties"]["n"]["maximum"] == 3
 
 
 def test_remove() -> None:

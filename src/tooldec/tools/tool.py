@@ -15,7 +15,7 @@ import json
 import marshal
 import re
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -299,6 +299,21 @@ class Tool:
         default_description = parameters.get("description", "") if isinstance(parameters.get("description"), str) else ""
         return cls(name if name is not None else model.__name__,
                    description if description is not None else default_description, parameters, fn)
+
+    @classmethod
+    def coerce_all(cls, objs: Iterable[object]) -> Iterator[Tool]:
+        """``coerce`` of each of ``objs`` in turn; the tool dicts seen before are looked up together.
+
+        A server gets the same tool list with every request: its dicts' keys are made in one
+        pass and looked up under one lock up front, and only the others go through ``coerce``
+        (lazily, so the first bad one raises where ``coerce`` would have).
+        """
+        objs = list(objs)
+        keys = [_value_key(obj) if type(obj) is dict else None for obj in objs] if cls is Tool else [None] * len(objs)
+        hits = iter(_dict_tools.get_many([key for key in keys if key is not None]))
+        for obj, key in zip(objs, keys):
+            hit = next(hits) if key is not None else None
+            yield hit[0] if hit is not None else cls.coerce(obj)
 
     @classmethod
     def coerce(cls, obj: object) -> Tool:

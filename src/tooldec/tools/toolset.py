@@ -82,8 +82,8 @@ class ToolSet:
     def __init__(self, tools: Iterable[ToolLike] = ()) -> None:
         self._tools: dict[str, Tool] = {}
         self._version = 0
-        for tool in tools:
-            self._put(Tool.coerce(tool))
+        for tool in Tool.coerce_all(tools):
+            self._put(tool)
         entries = sorted(tool.inventory_entry for tool in self._tools.values())  # one sort for all
         self._entries: list[str] = entries
         self._names: list[bytes] = [entry[: entry.index("\0")].encode() for entry in entries]
