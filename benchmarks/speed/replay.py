@@ -13,6 +13,7 @@ time goes (a second, profiled pass on a fresh compiler).
     python -m benchmarks.speed.replay --record        # writes benchmarks/speed/results/replay/smollm2.json
     python -m benchmarks.speed.replay                 # total, mean, p50 / p90 / p99 / max of one mask
     python -m benchmarks.speed.replay --no-budget --profile
+    python -m benchmarks.speed.replay --states         # and how many argument states were built
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import gc
 import json
 import pstats
 import time
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -79,6 +81,22 @@ def replay(compiler: Compiler, picked: list[tuple[str, ToolSet]], answers: dict[
     return times
 
 
+def _argument_states(compiler: Compiler) -> str:
+    """How many states the replay's argument automata built, and how many of those share their
+    NFA states with another one (they differ only in a counter, such as a whitespace run's)."""
+    built = expanded = twins = 0
+    for tail in compiler.tails.values():
+        dfa = tail.dfa
+        sets = Counter(dfa.nfa_states(sid) for sid in range(1, dfa.n_states))
+        for sid in range(1, dfa.n_states):
+            if dfa.arrays.expanded[sid]:
+                expanded += 1
+                twins += sets[dfa.nfa_states(sid)] > 1
+            built += 1
+    return (f"argument automata: {built} states made, {expanded} expanded, {twins} of those share their NFA states "
+            f"with another state ({twins / max(expanded, 1):.0%})")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--record", action="store_true", help="generate the answers with SmolLM2 first")
@@ -87,6 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-budget", action="store_true")
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--top", type=int, default=25)
+    parser.add_argument("--states", action="store_true", help="count the argument automata's states built")
     parser.add_argument("--data", type=Path, default=None)
     parser.add_argument("--answers", type=Path, default=RECORD)
     args = parser.parse_args(argv)
@@ -104,6 +123,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{saved['model']}, {len(picked)} answers, budget {budget}: {ns.size} masks, {ns.sum() / 1e3:.1f} ms CPU, "
           f"mean {ns.mean():.0f} µs, p50 {np.percentile(ns, 50):.0f} µs, p90 {np.percentile(ns, 90):.0f} µs, "
           f"p99 {np.percentile(ns, 99):.0f} µs, max {ns.max() / 1e3:.2f} ms")
+    if args.states:
+        print(_argument_states(timed))
     if args.profile:
         profile = cProfile.Profile()
         replay(profiled, picked, answers, budget, profile)

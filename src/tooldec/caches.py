@@ -81,6 +81,11 @@ class BoundedCache(Generic[K, V]):
             self.hits += 1
             return found[0]
 
+    def values(self) -> list[V]:
+        """The values held now, least recently used first (a copy: for reports and checks)."""
+        with self._lock:
+            return [value for value, _ in self._items.values()]
+
     def get_many(self, keys: list[K]) -> list[V | None]:
         """``get`` for each key under one lock (a request's tool list: a thousand lookups).
 
