@@ -28,6 +28,7 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
+
 from tooldec.bench.datasets import data_dir
 from tooldec.decoding import Compiler, Machine
 from tooldec.dialects import Hermes
