@@ -23,6 +23,7 @@ import numpy as np
 
 from ..automata.dfa import SINK, LazyDFA
 from ..automata.nfa import NFA
+from ..caches import BoundedCache
 from ..dialects.base import Dialect
 from ..dialects.watch import Commit, search_automaton
 from .token_index import TokenIndex
@@ -38,6 +39,11 @@ class Committer:
     token: int
     commit: int
     rest: bytes
+
+
+OpenWalk = tuple[list[int], list[int], list[Committer]]
+"""From one ``open`` state: ids of the tokens that stay inside, their end states, and the
+tokens that complete an opener."""
 
 
 class OpenerTables:
@@ -67,7 +73,9 @@ class OpenerTables:
             head_nfa = NFA()
             self.heads.append(LazyDFA(head_nfa, dialect.head_piece(head_nfa, form), window=index.longest).expand_all())
         self._committers: dict[int, list[Committer]] = {}
-        self._open_walks: dict[int, tuple[list[int], list[int], list[Committer]]] = {}
+        # What each ``open`` state's tokens do (budgets ask for it again at every opener state).
+        self._open_walks: BoundedCache[int, OpenWalk] = BoundedCache(
+            4 << 20, sizer=lambda walk: 80 * (len(walk[0]) + len(walk[2])) + 200)
         self._lock = threading.Lock()
         self._has_text = bool(self.commits)
 
@@ -98,11 +106,10 @@ class OpenerTables:
         with self._lock:
             return self._committers.setdefault(state, out)
 
-    def open_committers(self, state: int) -> tuple[list[int], list[int], list[Committer]]:
+    def open_committers(self, state: int) -> OpenWalk:
         """From an ``open`` state: tokens that stay inside (ids, end states) and those that commit.
 
-        Kept per state (the ``open`` automaton is a few fixed openers, so its states are few);
-        the lists are shared: read them, do not change them.
+        Kept per state in a bounded cache; the lists are shared: read them, do not change them.
         """
         found = self._open_walks.get(state)
         if found is not None:
@@ -111,9 +118,7 @@ class OpenerTables:
         walk = walk_rows(self.index, self.open, rows, states, offsets)
         ids = ended_ids + self.index.ids[walk.rows].tolist()
         ends = ended_states + walk.finals.tolist()
-        made = ids, ends, self._exits(self.open, walk.exit_rows, walk.exit_states, walk.exit_offsets)
-        with self._lock:
-            return self._open_walks.setdefault(state, made)
+        return self._open_walks.put(state, (ids, ends, self._exits(self.open, walk.exit_rows, walk.exit_states, walk.exit_offsets)))
 
     def _scan(self, dfa: LazyDFA, state: int, rows: np.ndarray) -> list[Committer]:
         index = self.index
