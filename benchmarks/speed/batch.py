@@ -92,6 +92,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
               f" max {p['max'] / 1e3:.2f} ms over {len(cold)} steps")
     print(f"rejected gold tokens: {record['rejected_gold_tokens']}; load {load:.1f} -> {record['load_after']:.1f}")
     if args.out is not None:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
         with args.out.open("a") as f:
             f.write(json.dumps(record) + "\n")
     return record
