@@ -85,6 +85,17 @@ def test_bfcl_parallel_calls_match_in_any_order_and_irrelevance_wants_none() -> 
     assert bfcl.ast_match([], None, FN) and not bfcl.ast_match([ToolCall("area", {"base": 1})], None, FN)
 
 
+def test_bfcl_tooldec_tag_is_tooldec_with_the_tag_opener_only() -> None:
+    from tooldec.bench.experiments.common import constrained
+    from tooldec.bench.experiments.runner import systems_of
+
+    assert "tooldec_tag" in systems_of("bfcl") and constrained("tooldec_tag")
+    assert [o.name for o in bfcl.dialect("tooldec_tag").openers()] == ["tag"]
+    assert [o.name for o in bfcl.dialect("tooldec").openers()] == [o.name for o in Hermes().openers()]
+    fenced = '```json\n{"name": "area", "arguments": {"base": 1}}\n```'
+    assert bfcl.dialect("tooldec_tag").parse_calls(fenced) == [] and Hermes().parse_calls(fenced)
+
+
 def test_restbench_correct_path_is_an_ordered_subsequence() -> None:
     gold = ["GET /search/movie", "GET /movie/{movie_id}/credits"]
     assert restbench.correct_path(["GET /search/movie", "GET /movie/{movie_id}", "GET /movie/{movie_id}/credits"], gold)

@@ -21,11 +21,13 @@ from ...tools import Tool, ToolSet
 from ..datasets import bfcl_items
 from .common import Session, System, mean
 
-__all__ = ["COLUMNS", "SUBSETS", "ast_match", "bfcl_schema", "call_matches", "items", "normalize", "score",
-           "summarize"]
+__all__ = ["COLUMNS", "SUBSETS", "SYSTEMS", "ast_match", "bfcl_schema", "call_matches", "dialect", "items", "normalize",
+           "score", "summarize"]
 
 SUBSETS = ("simple_python", "multiple", "parallel", "parallel_multiple", "irrelevance")
-SYSTEMS = ("baseline", "repair", "tooldec", "tooldec_beam")
+SYSTEMS = ("baseline", "repair", "tooldec", "tooldec_beam", "tooldec_tag")
+"""``tooldec_tag``: ToolDec with Hermes restricted to its ``<tool_call>`` opener (no fenced or bare
+objects), to see what the opener the model picks costs the parallel subsets."""
 COLUMNS = ("ast_accuracy", "syntax_error_rate", "invalid_calls", "seconds", "n")
 PLOT = ("ast_accuracy", "syntax_error_rate")
 _TYPES = {"dict": "object", "float": "number", "tuple": "array", "list": "array", "int": "integer",
@@ -144,14 +146,24 @@ def items(data: Path, subset: str) -> list[dict[str, Any]]:
     return list(bfcl_items(subset, data))
 
 
+def dialect(system: System) -> Hermes:
+    """The dialect ``system`` decodes with: ``Hermes(openers=["tag"])`` for ``tooldec_tag``, else every opener.
+
+    Examples:
+        >>> [o.name for o in dialect("tooldec_tag").openers()], len(dialect("tooldec").openers()) > 1
+        (['tag'], True)
+    """
+    return Hermes(openers=["tag"]) if system == "tooldec_tag" else Hermes()
+
+
 def score(session: Session, system: System, subset: str, item: dict[str, Any], data: Path) -> dict[str, Any]:
     functions = item["function"]
     specs = [{"name": f["name"], "description": f.get("description", ""), "parameters": bfcl_schema(f["parameters"])}
              for f in functions]
     tools = ToolSet([Tool.from_dict(s) for s in specs])
-    decoder = session.decoder(system, tools, Hermes())
+    decoder = session.decoder(system, tools, dialect(system))
     messages = item["question"][0]
-    prompt = session.chat(messages, tools=tools, dialect=Hermes())
+    prompt = session.chat(messages, tools=tools, dialect=Hermes())  # the same prompt for every system
     choice = "auto" if subset == "irrelevance" else "required"
     once = session.once(decoder, system, prompt, max_new_tokens=160, tool_choice=choice)
     unknown = sum(e == "unknown_tool" for e in once.errors)
