@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import functools
 import gc
 import json
 import pstats
-import time
 from collections import Counter
 from pathlib import Path
 
@@ -37,6 +37,7 @@ from tooldec.tokens import Vocabulary, load_vocabulary
 from tooldec.tools import ToolSet
 
 from ..end_to_end import questions
+from .cold_profile import cpu_ns
 
 RECORD = Path(__file__).parent / "results" / "replay" / "smollm2.json"
 
@@ -70,13 +71,7 @@ def replay(compiler: Compiler, picked: list[tuple[str, ToolSet]], answers: dict[
         machine = Machine(compiler.compile(tools), tool_choice="required")
         for step, token in enumerate(answers[qid]):
             left = None if budget is None else budget - step
-            start = time.thread_time_ns()
-            if profile is not None:
-                profile.enable()
-            machine.allowed_token_ids(left)
-            if profile is not None:
-                profile.disable()
-            times.append(time.thread_time_ns() - start)
+            times.append(cpu_ns(functools.partial(machine.allowed_token_ids, left), profile))
             if not machine.advance(token):
                 raise RuntimeError(f"{qid}: token {token} at step {step} was refused")
     return times

@@ -256,6 +256,8 @@ def token_needs(grammar: Grammar, pos: Position, mask: Mask, start_ok: bool, fol
                                      lambda: _Needs(_tail_needs(grammar, pos, mask, follow_ok)),
                                      keep=lambda made: bool(made[0].size <= KEPT_TAIL_NEEDS))
     key = ("needs", grammar.serial, pos, start_ok, follow_ok)
+    if isinstance(pos, Open):
+        return grammar.compiler.kept(key, lambda: _Needs(_open_needs(grammar, pos, mask, start_ok, follow_ok)))
     return grammar.compiler.kept(key, lambda: _Needs(_per_token_needs(grammar, pos, mask, start_ok, follow_ok)))
 
 
@@ -283,8 +285,6 @@ class _Needs(tuple):  # type: ignore[type-arg]
 
 def _per_token_needs(grammar: Grammar, pos: Position, mask: Mask, start_ok: bool, follow_ok: bool) -> tuple[np.ndarray, np.ndarray]:
     """Walk each allowed token (only the committing ones in text: the rest leave nothing)."""
-    if isinstance(pos, Open):
-        return _open_needs(grammar, pos, mask, start_ok, follow_ok)
     ids = mask.ids
     needs = np.zeros(ids.size, dtype=np.int64)
     for i in _todo(grammar, pos, ids):

@@ -8,14 +8,13 @@
 
 Tags the vocabulary holds as special tokens are matched by id (``special_forms``); the others are
 text, matched in the byte stream like any text opener. Built once per compiler (vocabulary and
-dialect), immutable afterwards except the locked per-state scan of committing tokens. A dialect
+dialect), immutable afterwards except the per-state walks of tokens, kept in bounded caches. A dialect
 with a named opener (Pythonic's ``[name(``, which commits only on a real tool name) gets one more
 set of tables per snapshot, built from its names (``Grammar.openers``).
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Collection
 from dataclasses import dataclass
 
@@ -72,11 +71,12 @@ class OpenerTables:
         for form in range(dialect.forms):
             head_nfa = NFA()
             self.heads.append(LazyDFA(head_nfa, dialect.head_piece(head_nfa, form), window=index.longest).expand_all())
-        self._committers: dict[int, list[Committer]] = {}
-        # What each ``open`` state's tokens do (budgets ask for it again at every opener state).
+        # Per state, what its tokens do: bounded, since a dialect with named openers builds these
+        # automata from the tool names (a state per name byte).
+        self._committers: BoundedCache[int, list[Committer]] = BoundedCache(
+            4 << 20, sizer=lambda found: 80 * len(found) + 200)
         self._open_walks: BoundedCache[int, OpenWalk] = BoundedCache(
             4 << 20, sizer=lambda walk: 80 * (len(walk[0]) + len(walk[2])) + 200)
-        self._lock = threading.Lock()
         self._has_text = bool(self.commits)
 
     @property
@@ -92,7 +92,7 @@ class OpenerTables:
         """Tokens that complete an opener from search state ``state``, and what they have left.
 
         Only tokens holding a byte that can end an opener can complete one, so only those are
-        walked (a vectorised walk per state, cached).
+        walked (a vectorised walk per state, kept in a bounded cache; shared: read only).
         """
         found = self._committers.get(state)
         if found is not None:
@@ -103,8 +103,7 @@ class OpenerTables:
         else:
             rows = np.unique(np.concatenate([index.rows_containing(b) for b in self.commit_bytes]))
             out = self._scan(self.search, state, rows)
-        with self._lock:
-            return self._committers.setdefault(state, out)
+        return self._committers.put(state, out)
 
     def open_committers(self, state: int) -> OpenWalk:
         """From an ``open`` state: tokens that stay inside (ids, end states) and those that commit.
