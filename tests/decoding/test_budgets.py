@@ -161,6 +161,9 @@ ORACLE_PREFIXES = [
     '<tool_call>\n{"name": "get_w',
     '',  # the openers (required mode): a token that stays inside needs what its end state needs
     '```\n{\n  "type": "function",\n  "function": {\n  ',  # a pretty-printed opener, in its whitespace
+    # inside the arguments' whitespace runs (a run's counts share one table: LazyDFA.blank_spot)
+    '```json\n{\n  "name": "get_weather",\n  "arguments": {\n    "city": "Oslo",\n    ',
+    '```json\n{"name": "get_weather", "arguments": {"city": "Oslo", "code": "abcdefgh", "days": 1' + ' ' * 23,
 ]
 
 

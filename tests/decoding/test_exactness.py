@@ -84,6 +84,12 @@ PREFIXES = [
     '<tool_call>\n{"name": "get_weather", "arguments": {"city": "X", "unit": "c',
     '<tool_call>\n{"name": "get_weather", "arguments": {"city": "X", "note": "ab',  # bounded string
     '<tool_call>\n{"name": "get_weather", "arguments": {"city": "X"}}\n</tool_',
+    # inside whitespace runs: the start of one, within it, one byte and no byte from its bound
+    '```json\n{\n  "name": "get_weather",\n  "arguments": {',
+    '```json\n{\n  "name": "get_weather",\n  "arguments": {\n    "city": "X",\n    ',
+    '```json\n{"name": "get_weather", "arguments": {"city": "X"' + ' ' * 23,
+    '```json\n{"name": "get_weather", "arguments": {"city": "X"' + ' ' * 24,
+    '```json\n{"name": "get_weather", "arguments": {"city": "X"}' + '\n' * 7,
 ]
 
 

@@ -27,10 +27,10 @@ import numpy as np
 
 from .costs import MID, Costs, region_chains
 from .gcpause import collector_paused
-from .nfa import NFA, Frag, Guard
+from .nfa import BLANK_RANGES, NFA, Frag, Guard
 from .sampling import sample
 
-__all__ = ["MID", "SINK", "Arrays", "LazyDFA"]
+__all__ = ["MID", "SINK", "Arrays", "BlankSpot", "LazyDFA"]
 
 SINK = 0
 
@@ -88,6 +88,17 @@ class StringSpot:
     after_quote: int  # the state after the closing quote (for a token whose characters reach ``low``)
 
 
+@dataclass(frozen=True)
+class BlankSpot:
+    """A state inside a run of JSON whitespace (``NFA.blank_run``) where nothing else takes a
+    whitespace byte: a token's leading whitespace only counts up the run (``room`` bytes are left),
+    and its first other byte is read from ``after``, the state where the run has ended."""
+
+    region: int
+    room: int | None  # ``None``: no upper bound
+    after: int
+
+
 class LazyDFA:
     """Byte DFA of an NFA fragment, expanded as needed (see the module docstring).
 
@@ -122,6 +133,7 @@ class LazyDFA:
         self._steps: dict[int, tuple[np.ndarray, list[_Step]]] = {}
         self._rows: dict[int, np.ndarray] = {SINK: np.full(256, -1, dtype=np.int32)}
         self._strings: dict[int, StringSpot | None] = {}
+        self._blanks: dict[int, BlankSpot | None] = {}
         self._short_steps: dict[int, tuple[int, int]] = {}
         with self.lock:
             states, classes, _ = self._closure([frag[0]], {})
@@ -423,6 +435,45 @@ class LazyDFA:
             after_states, after_classes, _ = self._closure([closed], outer)
             after = self._intern(after_states, after_classes)
             return StringSpot(rid, region.low, region.high, by_region[rid], after)
+        return None
+
+    def blank_spot(self, sid: int) -> BlankSpot | None:
+        """If ``sid`` is inside a whitespace run where only the run takes whitespace, and neither
+        it nor the state after the run hands over (an exit), what the run allows; else ``None``.
+
+        Then a token of ``j`` leading whitespace bytes and a rest is allowed exactly when ``j`` is
+        within ``room`` and the rest walks from ``after`` (``j > 0``) or from ``sid`` (``j == 0``):
+        the run's count changes nothing else, so every count of one run shares ``after``.
+        """
+        if sid in self._blanks:
+            return self._blanks[sid]
+        with self.lock:
+            spot = self._blank_spot(sid)
+            self._blanks[sid] = spot
+        return spot
+
+    def _blank_spot(self, sid: int) -> BlankSpot | None:
+        nfa = self.nfa
+        states, classes = self._keys[sid]
+        if self.arrays.exits[sid]:
+            return None
+        for rid, count in classes:
+            region = nfa.regions[rid]
+            if not region.blank or count == MID:
+                continue
+            (unit,) = region.units
+            if unit not in states or (region.high is not None and count >= region.high):
+                continue
+            for state in states:
+                if state != unit and any(lo <= z and a <= hi for lo, hi, _ in nfa.edges[state] for a, z in BLANK_RANGES):
+                    return None  # something else takes whitespace here too
+            after_states, after_classes, _ = self._closure([region.exit], dict(classes))
+            if any(r == rid for r, _ in after_classes):
+                return None
+            after = self._intern(after_states, after_classes)
+            if after == SINK or self.arrays.exits[after]:
+                return None
+            return BlankSpot(rid, None if region.high is None else region.high - count, after)
         return None
 
     def shortest(self, sid: int, counts: dict[int, int] | None = None) -> bytes:

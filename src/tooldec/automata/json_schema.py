@@ -417,8 +417,7 @@ class SchemaCompiler:
     def _ws(self) -> Frag:
         if self.style.whitespace is not Whitespace.FLEXIBLE:
             return self.nfa.empty()
-        return self.nfa.counted(lambda: self.nfa.byte_ranges([(0x20, 0x20), (0x0A, 0x0A), (0x09, 0x09), (0x0D, 0x0D)]),
-                                0, self.style.max_whitespace)
+        return self.nfa.blank_run(self.style.max_whitespace)
 
     def _sep(self, sep: bytes) -> Frag:
         return self.nfa.seq(self._ws(), self.nfa.literal(sep), self._ws())

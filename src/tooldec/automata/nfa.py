@@ -31,13 +31,16 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from .dfa import LazyDFA
 
-__all__ = ["NFA", "TOP", "Frag", "Guard", "Region", "Stamp"]
+__all__ = ["BLANK_RANGES", "NFA", "TOP", "Frag", "Guard", "Region", "Stamp"]
 
 Frag = tuple[int, int]
 """A piece of NFA: (entry state, exit state). Pieces are used once; build a new one to repeat."""
 
 TOP = -1
 """The scope of states outside every counted region."""
+
+BLANK_RANGES = ((0x09, 0x0A), (0x0D, 0x0D), (0x20, 0x20))
+"""JSON's whitespace bytes: tab, newline, carriage return, space."""
 
 
 class Guard(enum.IntEnum):
@@ -82,6 +85,8 @@ class Region:
     """A character region (:meth:`NFA.counted_text`): units anywhere, only the exit guarded."""
     string_quote: int = -1
     """For a plain JSON string's content: the state whose only edge is the closing quote."""
+    blank: bool = False
+    """A run of JSON whitespace (:meth:`NFA.blank_run`): one whitespace byte per unit."""
 
 
 class NFA:
@@ -269,7 +274,7 @@ class NFA:
                 units={u + base for u in reg.units},
                 separator=None if reg.separator is None else (reg.separator[0] + base, reg.separator[1] + base),
                 separator_states=frozenset(s + base for s in reg.separator_states),
-                text=reg.text, string_quote=shift(reg.string_quote)))
+                text=reg.text, string_quote=shift(reg.string_quote), blank=reg.blank))
         for state, label in other.marks.items():
             self.marks[state + base] = label
         self.stamps.append(Stamp(base, rbase, other, (start, end)))
@@ -327,6 +332,17 @@ class NFA:
             self.epsilon(region.separator[1], unit_start)
         self.guard(region.loop, region.exit, Guard.AT_LEAST_LOW, rid)
         return region.entry, region.exit
+
+    def blank_run(self, high: int | None) -> Frag:
+        """Up to ``high`` bytes of JSON whitespace (space, tab, newline, carriage return), counted.
+
+        The region is flagged, which lets masks reuse one per-vocabulary table of each token's
+        leading whitespace instead of a state per count (``LazyDFA.blank_spot``).
+        """
+        rid = len(self.regions)
+        frag = self.counted(lambda: self.byte_ranges(list(BLANK_RANGES)), 0, high)
+        self.regions[rid].blank = True
+        return frag
 
     def counted_string(self, make_char: Callable[[], Frag], low: int, high: int | None) -> Frag:
         """A JSON string ``"..."`` of ``low``..``high`` characters, each built by ``make_char``.

@@ -29,7 +29,7 @@ from .masking import FAR, shortest_in_tail
 from .masks import Mask
 from .name_bounds import name_most, shortest_below
 from .positions import Head, Name, Open, Position, Tail, Text
-from .vector_walk import StringWalk, narrow_rows, walk_rows
+from .vector_walk import StringWalk, walk_state
 
 __all__ = ["Completion", "need", "shortest", "within"]
 
@@ -422,18 +422,10 @@ def _tail_needs(grammar: Grammar, pos: Tail, mask: Mask, follow_ok: bool) -> tup
 
     ids_out: list[np.ndarray] = []
     needs_out: list[np.ndarray] = []
-    ended_ids, ended_states, rows, states, offsets = narrow_rows(index, dfa, pos.state)
-    walk = walk_rows(index, dfa, rows, states, offsets)
-    per_state: dict[int, int] = {}
-    for tid_list, state_list in ((ended_ids, ended_states), (index.ids[walk.rows].tolist(), walk.finals.tolist())):
-        arr = np.empty(len(state_list), dtype=np.int64)
-        for i, s in enumerate(state_list):
-            found = per_state.get(s)
-            if found is None:
-                found = per_state[s] = state_need(s)
-            arr[i] = found
-        ids_out.append(np.asarray(tid_list, dtype=np.int64))
-        needs_out.append(arr)
+    walk = walk_state(index, dfa, pos.state, compiler.blank_table)
+    ends, where = np.unique(walk.finals, return_inverse=True)
+    ids_out.append(index.ids[walk.rows].astype(np.int64))
+    needs_out.append(np.array([state_need(s) for s in ends.tolist()], dtype=np.int64)[where])
     crossing_ids = index.ids[walk.exit_rows].tolist()
     arr = np.empty(len(crossing_ids), dtype=np.int64)
     for i, tid in enumerate(crossing_ids):

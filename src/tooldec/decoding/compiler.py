@@ -37,7 +37,7 @@ from .masks import Mask
 from .names import NameIndex
 from .openers import OpenerTables
 from .token_index import TokenIndex
-from .vector_walk import StringTable
+from .vector_walk import BlankTable, StringTable
 
 T = TypeVar("T")
 
@@ -50,15 +50,21 @@ MB = 1 << 20
 
 
 def prepare_vocabulary(vocab: Vocabulary) -> TokenIndex:
-    """Build the per-vocabulary tables now (token index, JSON string tables), once per process.
+    """Build the per-vocabulary tables now (token index, JSON string and whitespace tables), once per process.
 
     A server calls this when it loads the tokenizer, so no request pays it. Safe to call from any
     thread and more than once; the tables are freed with the vocabulary.
     """
     index = TokenIndex.of(vocab)
+    blank_table(index)
     for syntax in Syntax:
         string_table(index, syntax).walk(string_table(index, syntax).start_state)
     return index
+
+
+def blank_table(index: TokenIndex) -> BlankTable:
+    """The shared table of each token's leading JSON whitespace."""
+    return index.extra("blanks", lambda: BlankTable(index))
 
 
 def string_table(index: TokenIndex, syntax: Syntax) -> StringTable:
@@ -225,6 +231,10 @@ class Compiler:
             with self._lock:
                 found = self._live_tails.setdefault(key, built)
         return self.tails.put(key, found)
+
+    @property
+    def blank_table(self) -> BlankTable:
+        return blank_table(self.index)
 
     def string_table(self, style: Style) -> StringTable:
         return string_table(self.index, style.syntax)

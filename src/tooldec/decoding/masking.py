@@ -32,7 +32,7 @@ from .masks import Mask
 from .openers import Committer
 from .positions import Head, Name, Open, Position, Tail, Text
 from .token_index import TokenIndex
-from .vector_walk import narrow_rows, walk_rows
+from .vector_walk import walk_rows, walk_state
 
 if TYPE_CHECKING:
     from .grammar import Grammar
@@ -128,9 +128,8 @@ def _head_mask(grammar: Grammar, pos: Head, follow_ok: bool) -> Mask:
     openers = grammar.openers
     index = grammar.compiler.index
     head = openers.heads[pos.form]
-    ended_ids, _, rows, states, offsets = narrow_rows(index, head, pos.state)
-    walk = walk_rows(index, head, rows, states, offsets)
-    allowed = list(ended_ids) + index.ids[walk.rows].tolist()
+    walk = walk_state(index, head, pos.state, grammar.compiler.blank_table)
+    allowed = index.ids[walk.rows].tolist()
     name = Name(pos.form, b"", pos.only)
     for r, off in zip(walk.exit_rows.tolist(), walk.exit_offsets.tolist()):
         rest = _rest(index, r, off)
@@ -312,13 +311,10 @@ def _tail_mask(grammar: Grammar, pos: Tail, follow_ok: bool) -> tuple[Mask, bool
     dfa = grammar.tail(pos.tool, pos.form, pos.chained).dfa
     spot = dfa.string_spot(pos.state)
     if spot is None:
-        ended_ids, ended_states, rows, states, offsets = narrow_rows(index, dfa, pos.state)
-        walk = walk_rows(index, dfa, rows, states, offsets)
+        walk = walk_state(index, dfa, pos.state, compiler.blank_table)
         crossing = _cross(grammar, pos, dfa, walk.exit_rows, walk.exit_states, walk.exit_offsets, follow_ok)
-        ids = np.concatenate([np.array(ended_ids, dtype=np.int64), index.ids[walk.rows].astype(np.int64),
-                              index.ids[walk.exit_rows[crossing.ok]].astype(np.int64)])
-        after = np.concatenate([_bytes_after(dfa, np.array(ended_states, dtype=np.int64)),
-                                _bytes_after(dfa, walk.finals.astype(np.int64)), crossing.after[crossing.ok]])
+        ids = np.concatenate([index.ids[walk.rows].astype(np.int64), index.ids[walk.exit_rows[crossing.ok]].astype(np.int64)])
+        after = np.concatenate([_bytes_after(dfa, walk.finals.astype(np.int64)), crossing.after[crossing.ok]])
         return Mask.from_ids(ids, index.words, int(after.max()) if after.size else 0), crossing.depends
     table = compiler.string_table(grammar.dialect.form_style(pos.form))
     string = table.walk(table.start_state)

@@ -26,7 +26,7 @@ from ..caches import BoundedCache
 from ..dialects.base import Dialect
 from ..dialects.watch import Commit, search_automaton
 from .token_index import TokenIndex
-from .vector_walk import narrow_rows, walk_rows
+from .vector_walk import walk_rows, walk_state
 
 __all__ = ["Commit", "Committer", "OpenerTables"]
 
@@ -113,10 +113,9 @@ class OpenerTables:
         found = self._open_walks.get(state)
         if found is not None:
             return found
-        ended_ids, ended_states, rows, states, offsets = narrow_rows(self.index, self.open, state)
-        walk = walk_rows(self.index, self.open, rows, states, offsets)
-        ids = ended_ids + self.index.ids[walk.rows].tolist()
-        ends = ended_states + walk.finals.tolist()
+        walk = walk_state(self.index, self.open, state)
+        ids = self.index.ids[walk.rows].tolist()
+        ends = walk.finals.tolist()
         return self._open_walks.put(state, (ids, ends, self._exits(self.open, walk.exit_rows, walk.exit_states, walk.exit_offsets)))
 
     def _scan(self, dfa: LazyDFA, state: int, rows: np.ndarray) -> list[Committer]:

@@ -20,12 +20,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..automata.dfa import LazyDFA
+from ..automata.dfa import BlankSpot, LazyDFA
 from ..automata.json_schema import SchemaCompiler, Style, Syntax
-from ..automata.nfa import NFA
+from ..automata.nfa import BLANK_RANGES, NFA
 from .token_index import TokenIndex
 
-__all__ = ["StringTable", "StringWalk", "Walk", "narrow_rows", "start_rows", "walk_rows"]
+__all__ = ["BlankTable", "StringTable", "StringWalk", "Walk", "narrow_rows", "start_rows", "walk_rows", "walk_state"]
 
 
 @dataclass
@@ -40,6 +40,18 @@ class Walk:
     counts: np.ndarray | None = None  # per row of ``rows``: increments seen (when counting)
     exit_counts: np.ndarray | None = None
 
+    @classmethod
+    def ended(cls, rows: np.ndarray | list[int], states: np.ndarray | list[int]) -> Walk:
+        """Rows that ended inside, in ``states``, and none at an exit."""
+        return cls(np.asarray(rows, dtype=np.int64), np.asarray(states, dtype=np.int32), np.empty(0, np.int64),
+                   np.empty(0, np.int32), np.empty(0, np.int64))
+
+    @classmethod
+    def joined(cls, parts: list[Walk]) -> Walk:
+        """The walks of disjoint sets of rows as one (without counts)."""
+        return cls(*(np.concatenate([getattr(p, name) for p in parts])
+                     for name in ("rows", "finals", "exit_rows", "exit_states", "exit_offsets")))
+
 
 WIDE = 48
 """A state with more live bytes than this is walked vectorised; fewer are split by bisection."""
@@ -49,19 +61,21 @@ bisection per token (a digit state over Llama-3's 1,000 three-digit tokens: 1,11
 FEW_ROWS = 24
 
 
-def narrow_rows(index: TokenIndex, dfa: LazyDFA, start: int) -> tuple[list[int], list[int], np.ndarray, np.ndarray, np.ndarray]:
+def narrow_rows(index: TokenIndex, dfa: LazyDFA, start: int,
+                skip: np.ndarray | None = None) -> tuple[list[int], list[int], np.ndarray, np.ndarray, np.ndarray]:
     """Split the sorted vocabulary along the DFA while it is narrow (a literal, a digit).
 
     Tokens sharing a prefix are one range of ``sorted_bytes``, so following the few live bytes
     of a state costs two bisections each, whatever the vocabulary size. Where the DFA widens
-    (or at an exit), the remaining range is handed to :func:`walk_rows`.
+    (or at an exit), the remaining range is handed to :func:`walk_rows`. ``skip`` (a flag per
+    byte) leaves out the tokens whose first byte it flags.
 
     Returns:
-        Ids and end states of the tokens that ended inside the narrow part, then the rows,
+        Rows and end states of the tokens that ended inside the narrow part, then the rows,
         states and offsets still to walk.
     """
-    tokens, sorted_ids, sorted_rows = index.sorted_bytes, index.sorted_ids, index.sorted_rows
-    ended_ids: list[int] = []
+    tokens, sorted_rows = index.sorted_bytes, index.sorted_rows
+    ended_rows: list[int] = []
     ended_states: list[int] = []
     rows: list[np.ndarray] = []
     states: list[int] = []
@@ -74,32 +88,99 @@ def narrow_rows(index: TokenIndex, dfa: LazyDFA, start: int) -> tuple[list[int],
             depth = len(prefix)
             exit_here = depth > 0 and bool(dfa.arrays.exits[state])
             while depth and not exit_here and lo < hi and len(tokens[lo]) == depth:
-                ended_ids.append(sorted_ids[lo])
+                ended_rows.append(int(sorted_rows[lo]))
                 ended_states.append(state)
                 lo += 1
             if lo >= hi:
                 continue
             live = None if exit_here else np.flatnonzero(dfa.row(state) >= 0)
             if live is None or live.size > WIDE or hi - lo <= SPLIT_ROWS_PER_BYTE * live.size:
-                rows.append(sorted_rows[lo:hi])
+                part = sorted_rows[lo:hi]
+                if skip is not None and not depth:
+                    part = part[~skip[index.flat[index.offsets[part]]]]
+                rows.append(part)
                 states.append(state)
                 offsets.append(depth)
-                sizes.append(hi - lo)
+                sizes.append(part.size)
                 continue
+            if skip is not None and not depth:
+                live = live[~skip[live]]
             for byte in live.tolist():
                 nxt = prefix + bytes([byte])
                 a, z = index.prefix_range(nxt, lo, hi)
                 if a < z:
                     stack.append((dfa.next(state, byte), nxt, a, z))
     if not rows:
-        return ended_ids, ended_states, np.empty(0, np.int64), np.empty(0, np.int32), np.empty(0, np.int64)
+        return ended_rows, ended_states, np.empty(0, np.int64), np.empty(0, np.int32), np.empty(0, np.int64)
     return (
-        ended_ids,
+        ended_rows,
         ended_states,
         np.concatenate(rows),
         np.repeat(np.array(states, dtype=np.int32), sizes),
         np.repeat(np.array(offsets, dtype=np.int64), sizes),
     )
+
+
+def walk_state(index: TokenIndex, dfa: LazyDFA, state: int, blanks: BlankTable | None = None) -> Walk:
+    """Every token from ``state``: the rows that end inside the DFA with their end states, and the
+    rows that reach an exit.
+
+    With ``blanks``, a state inside a whitespace run (``LazyDFA.blank_spot``) takes each token's
+    leading whitespace from the table instead of walking it through a state per count (a run of
+    24 made 25 states, each built and walked): a token that is only whitespace gets the state
+    after the run as its end state, which has the same completions (whitespace is never part of
+    a shortest one), and the rest of a token after its whitespace is walked from there.
+    """
+    spot = None if blanks is None else dfa.blank_spot(state)
+    ended_rows, ended_states, rows, states, offsets = narrow_rows(index, dfa, state, None if spot is None else BLANK)
+    parts = [Walk.ended(ended_rows, ended_states), walk_rows(index, dfa, rows, states, offsets)]
+    if spot is not None and blanks is not None:
+        parts += blanks.after_run(index, dfa, spot)
+    return Walk.joined(parts)
+
+
+BLANK = np.zeros(256, dtype=bool)
+for _lo, _hi in BLANK_RANGES:
+    BLANK[_lo : _hi + 1] = True
+BLANK.flags.writeable = False
+
+
+class BlankTable:
+    """Per vocabulary: each token's leading run of JSON whitespace, for masks inside a whitespace
+    run (see :func:`walk_state`). Immutable once built: shareable across threads."""
+
+    def __init__(self, index: TokenIndex) -> None:
+        others = np.append(np.flatnonzero(~BLANK[index.flat]), index.flat.size)
+        first = others[np.searchsorted(others, index.offsets)]  # first non-blank byte from each token's start
+        self.lead = np.minimum(first - index.offsets, index.lengths).astype(np.int64)
+        pure = np.flatnonzero(self.lead == index.lengths)
+        order = np.argsort(self.lead[pure], kind="stable")
+        self.pure_rows = pure[order].astype(np.int64)  # whitespace-only tokens, shortest first
+        self.pure_leads = self.lead[self.pure_rows]
+        mixed = np.flatnonzero((self.lead > 0) & (self.lead < index.lengths))
+        after = index.flat[index.offsets[mixed] + self.lead[mixed]]
+        by = np.argsort(after, kind="stable")
+        bounds = np.searchsorted(after[by], np.arange(257))
+        self.mixed_by_first = [mixed[by[bounds[b] : bounds[b + 1]]].astype(np.int64) for b in range(256)]
+        """Per byte: the tokens of leading whitespace and more, whose first other byte it is."""
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.lead.nbytes + self.pure_rows.nbytes * 2 + sum(a.nbytes for a in self.mixed_by_first))
+
+    def after_run(self, index: TokenIndex, dfa: LazyDFA, spot: BlankSpot) -> list[Walk]:
+        """The tokens that start with whitespace at ``spot``: those that are only whitespace (ended,
+        in the stand-in state ``spot.after``) and the walk of the others' rest from ``spot.after``."""
+        room = index.longest if spot.room is None else spot.room
+        pure = self.pure_rows[: int(np.searchsorted(self.pure_leads, room, side="right"))]
+        row = dfa.row(spot.after)
+        live = np.flatnonzero(row >= 0).tolist()
+        mixed = np.concatenate([self.mixed_by_first[b] for b in live]) if live else np.empty(0, np.int64)
+        mixed = mixed[self.lead[mixed] <= room]
+        lead = self.lead[mixed]
+        states = row[index.flat[index.offsets[mixed] + lead]].astype(np.int32)
+        return [Walk.ended(pure, np.full(pure.size, spot.after, dtype=np.int32)),
+                walk_rows(index, dfa, mixed, states, lead + 1)]
 
 
 def start_rows(index: TokenIndex, dfa: LazyDFA, state: int) -> tuple[np.ndarray, np.ndarray]:

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from ..automata.json_schema import SchemaCompiler, Style, Whitespace
-from ..automata.nfa import NFA, Frag
+from ..automata.nfa import BLANK_RANGES, NFA, Frag
 from ..errors import UnsupportedSchemaError
 from ..tools import Tool
 from .scanning import NAME_OBJECT
@@ -61,13 +61,12 @@ def require_plain_properties(tool: Tool, why: str) -> None:
 def json_space(nfa: NFA) -> Frag:
     """Any run of JSON whitespace, unbounded: inside an opener's text (``{  "name"``), which
     commits to nothing until it is complete."""
-    return nfa.star(nfa.byte_ranges([(0x20, 0x20), (0x09, 0x0A), (0x0D, 0x0D)]))
+    return nfa.star(nfa.byte_ranges(list(BLANK_RANGES)))
 
 
 def json_ws(nfa: NFA) -> Frag:
     """Optional JSON whitespace between tokens of a loosely written object (pretty printing)."""
-    return nfa.counted(lambda: nfa.byte_ranges([(0x20, 0x20), (0x0A, 0x0A), (0x09, 0x09), (0x0D, 0x0D)]),
-                       0, MAX_WHITESPACE)
+    return nfa.blank_run(MAX_WHITESPACE)
 
 
 @dataclass(frozen=True)
