@@ -67,14 +67,20 @@ def replay(compiler: Compiler, picked: list[tuple[str, ToolSet]], answers: dict[
            profile: cProfile.Profile | None) -> list[int]:
     """Every mask of every answer once, on a fresh snapshot per question; CPU ns of each."""
     times = []
+    size = compiler.vocab.size
     for qid, tools in picked:
         machine = Machine(compiler.compile(tools), tool_choice="required")
         for step, token in enumerate(answers[qid]):
             left = None if budget is None else budget - step
-            times.append(cpu_ns(functools.partial(machine.allowed_token_ids, left), profile))
+            times.append(cpu_ns(functools.partial(_pickable, machine, left, size), profile))
             if not machine.advance(token):
                 raise RuntimeError(f"{qid}: token {token} at step {step} was refused")
     return times
+
+
+def _pickable(machine: Machine, budget: int | None, size: int) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """The mask as llama.cpp's loop asks for it: the shorter of its allowed and refused ids."""
+    return machine.allowed(budget).pick_lists(size)
 
 
 def _argument_states(compiler: Compiler) -> str:

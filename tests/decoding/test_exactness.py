@@ -54,6 +54,9 @@ def test_text_mode_with_text_trigger_is_exact(qwen_vocab: Vocabulary, inventorie
         assert machine.advance(tid)
     expected = brute_force(machine)
     assert np.array_equal(machine.allowed_token_ids(), expected)
+    allowed, refused = machine.allowed().pick_lists(qwen_vocab.size)  # what a sampler reads: the shorter list
+    assert allowed is None and refused is not None
+    assert np.array_equal(refused, np.setdiff1d(np.arange(qwen_vocab.size), expected))
     rejected = [qwen_vocab.token_bytes[i] for i in np.setdiff1d(np.arange(qwen_vocab.size), expected)]
     assert rejected and all(b is not None and b">" in b for b in rejected), rejected[:5]
     allowed = {qwen_vocab.token_bytes[i] for i in expected}
@@ -85,6 +88,7 @@ PREFIXES = [
     '<tool_call>\n{"name": "get_weather", "arguments": {"city": "X", "note": "ab',  # bounded string
     '<tool_call>\n{"name": "get_weather", "arguments": {"city": "X"}}\n</tool_',
     # inside whitespace runs: the start of one, within it, one byte and no byte from its bound
+    '```json\n{\n  "name":  ',  # a head's whitespace run
     '```json\n{\n  "name": "get_weather",\n  "arguments": {',
     '```json\n{\n  "name": "get_weather",\n  "arguments": {\n    "city": "X",\n    ',
     '```json\n{"name": "get_weather", "arguments": {"city": "X"' + ' ' * 23,

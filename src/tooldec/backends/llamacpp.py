@@ -42,7 +42,7 @@ def is_llama(model: Any) -> bool:
 
 
 def pick_token(logits: np.ndarray, allowed: np.ndarray | None, temperature: float,
-               rng: np.random.Generator) -> int:
+               rng: np.random.Generator, refused: np.ndarray | None = None) -> int:
     """The next token: the most probable allowed one, or a sample at ``temperature``.
 
     Args:
@@ -50,15 +50,20 @@ def pick_token(logits: np.ndarray, allowed: np.ndarray | None, temperature: floa
         allowed: Sorted ids of the allowed tokens, ``None`` when every token is allowed.
         temperature: 0 for greedy.
         rng: Source of the sample.
+        refused: With ``allowed`` ``None``, ids that are not allowed (``Mask.pick_lists``: the
+            shorter list of the two).
 
     Examples:
         >>> rng = np.random.default_rng(0)
         >>> logits = np.array([3.0, 1.0, 2.0], dtype=np.float32)
         >>> pick_token(logits, None, 0.0, rng), pick_token(logits, np.array([1, 2]), 0.0, rng)
         (0, 2)
-        >>> pick_token(logits, np.array([1]), 1.0, rng)
-        1
+        >>> pick_token(logits, np.array([1]), 1.0, rng), pick_token(logits, None, 0.0, rng, refused=np.array([0]))
+        (1, 2)
     """
+    if refused is not None and allowed is None:
+        logits = logits.copy()
+        logits[refused] = -np.inf
     if allowed is not None:  # only the allowed logits are read: a few in a call, the vocabulary in text
         chosen = logits[allowed]
         if temperature <= 0:
@@ -157,14 +162,14 @@ class LlamaCppGenerator:
         """
         max_new_tokens = min(max_new_tokens, self.model.n_ctx() - len(prompt_ids))
         machine = None
-        pending: Future[np.ndarray] | None = None
+        pending: Future[tuple[np.ndarray | None, np.ndarray | None]] | None = None
         overlapped = [0.0]  # written by the worker, read after a result(): no race
 
-        def timed(budget: int) -> np.ndarray:
+        def timed(budget: int) -> tuple[np.ndarray | None, np.ndarray | None]:
             assert machine is not None
             start = time.perf_counter()
             try:
-                return machine.allowed_token_ids(budget)
+                return machine.allowed(budget).pick_lists(self.width)
             finally:
                 overlapped[0] += time.perf_counter() - start
 
@@ -186,12 +191,13 @@ class LlamaCppGenerator:
             if machine is not None:
                 start = time.perf_counter()
                 steps += 1
-                allowed = pending.result() if pending is not None else machine.allowed_token_ids(max_new_tokens - len(ids))
+                allowed, refused = (pending.result() if pending is not None
+                                    else machine.allowed(max_new_tokens - len(ids)).pick_lists(width))
                 pending = None
-                if not allowed.size:
+                if allowed is not None and not allowed.size:
                     raise ToolDecError(f"no token is allowed at step {len(ids)} (text so far: "
                                        f"{machine.text[-80:]!r}); the constraint is unsatisfiable")
-                token = pick_token(logits, None if allowed.size == width else allowed, temperature, self._rng)
+                token = pick_token(logits, allowed, temperature, self._rng, refused)
                 if not machine.advance(token):
                     raise ToolDecError(f"token {token} was picked from the mask but the machine refuses it")
                 masking += time.perf_counter() - start

@@ -181,10 +181,15 @@ class Machine:
             budget: Tokens the caller may still generate, this one included. Only tokens after
                 which the call can still close within the rest are allowed.
         """
+        return self.allowed(budget).ids
+
+    def allowed(self, budget: int | None = None) -> Mask:
+        """The tokens allowed next (see :meth:`allowed_token_ids`) as packed bits, listed only on
+        demand: a sampler reads ``Mask.pick_lists``, the refused ids where they are the fewer."""
         if self._done:
-            return np.empty(0, dtype=np.int32)
+            return Mask(np.zeros(self.grammar.compiler.index.words * 4, dtype=np.uint8), _count=0)
         mask, filtered = self._mask(budget)
-        return (mask if filtered is None else filtered).ids
+        return mask if filtered is None else filtered
 
     def fill_bitmask(self, bitmask: np.ndarray, row: int = 0, budget: int | None = None) -> bool:
         """Write the allowed set into ``bitmask[row]`` (int32 words, bit i = token 32*w+i), or into

@@ -146,11 +146,10 @@ class Worker:
         finish = "length"
         while made < budget and not job.cancelled.is_set():
             logits = generator.next_logits(ids)
-            allowed = None if machine is None else machine.allowed_token_ids(budget - made)
+            allowed, refused = (None, None) if machine is None else machine.allowed(budget - made).pick_lists(generator.width)
             if allowed is not None and allowed.size == 0:
                 return Done("error", len(job.prompt_ids), made, "no token is allowed: the constraint is unsatisfiable")
-            token = pick_token(logits, None if allowed is None or allowed.size == generator.width else allowed,
-                               job.temperature, rng)
+            token = pick_token(logits, allowed, job.temperature, rng, refused)
             if machine is not None and not machine.advance(token):
                 return Done("error", len(job.prompt_ids), made, f"token {token} was picked but refused")
             made += 1
