@@ -164,6 +164,9 @@ ORACLE_PREFIXES = [
     # inside the arguments' whitespace runs (a run's counts share one table: LazyDFA.blank_spot)
     '```json\n{\n  "name": "get_weather",\n  "arguments": {\n    "city": "Oslo",\n    ',
     '```json\n{"name": "get_weather", "arguments": {"city": "Oslo", "code": "abcdefgh", "days": 1' + ' ' * 23,
+    # the heads after an opener (``\n{"name": "``, ``: "``): a token that stays inside needs what its end needs
+    '```json\n{\n  "name"',
+    '```json\n{\n  "name": ',
 ]
 
 

@@ -258,6 +258,8 @@ def token_needs(grammar: Grammar, pos: Position, mask: Mask, start_ok: bool, fol
     key = ("needs", grammar.serial, pos, start_ok, follow_ok)
     if isinstance(pos, Open):
         return grammar.compiler.kept(key, lambda: _Needs(_open_needs(grammar, pos, mask, start_ok, follow_ok)))
+    if isinstance(pos, Head):
+        return grammar.compiler.kept(key, lambda: _Needs(_head_needs(grammar, pos, mask, start_ok, follow_ok)))
     return grammar.compiler.kept(key, lambda: _Needs(_per_token_needs(grammar, pos, mask, start_ok, follow_ok)))
 
 
@@ -299,20 +301,40 @@ def _open_needs(grammar: Grammar, pos: Open, mask: Mask, start_ok: bool, follow_
     opener specials are walked one by one. (Pretty-printed openers such as a fenced
     ``{"type": "function", ...`` pass through dozens of states with a hundred whitespace tokens
     each; walking every token at every state was most of a cold budget.)"""
+    stay_ids, ends, _ = grammar.openers.open_committers(pos.state)
+
+    def end_need(end: int) -> int:
+        return need(grammar, Open(end, pos.only), follow_ok) if grammar.open_alive(end, pos.only) else FAR
+
+    return _needs_by_end(grammar, pos, mask, dict(zip(stay_ids, ends)), end_need, start_ok, follow_ok)
+
+
+def _head_needs(grammar: Grammar, pos: Head, mask: Mask, start_ok: bool, follow_ok: bool) -> tuple[np.ndarray, np.ndarray]:
+    """After an opener, as at an opener: a token that stays inside the head (``\\n{"name": "``
+    with any whitespace) needs what its end state needs; the ones that reach the name are walked."""
+    stay_ids, ends, _, _ = grammar.openers.head_walk(pos.form, pos.state)
+
+    def end_need(end: int) -> int:
+        return need(grammar, Head(pos.form, end, pos.only), follow_ok)
+
+    return _needs_by_end(grammar, pos, mask, dict(zip(stay_ids, ends)), end_need, start_ok, follow_ok)
+
+
+def _needs_by_end(grammar: Grammar, pos: Position, mask: Mask, end_of: dict[int, int], end_need: Callable[[int], int],
+                  start_ok: bool, follow_ok: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Each allowed token's need: ``end_need`` of its end state (once per state) for the tokens in
+    ``end_of``, the walk of the token for the others."""
     ids = mask.ids
     needs = np.empty(ids.size, dtype=np.int64)
-    stay_ids, ends, _ = grammar.openers.open_committers(pos.state)
-    end_of = dict(zip(stay_ids, ends))
     per_end: dict[int, int] = {}
     for i, tid in enumerate(ids.tolist()):
         end = end_of.get(tid)
-        if end is None:  # completes an opener, or an opener special
+        if end is None:
             needs[i] = _token_need(grammar, pos, tid, start_ok, follow_ok)
             continue
         found = per_end.get(end)
         if found is None:
-            alive = grammar.open_alive(end, pos.only)
-            found = per_end[end] = need(grammar, Open(end, pos.only), follow_ok) if alive else FAR
+            found = per_end[end] = end_need(end)
         needs[i] = found
     return ids, needs
 

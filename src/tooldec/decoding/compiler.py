@@ -37,7 +37,7 @@ from .masks import Mask
 from .names import NameIndex
 from .openers import OpenerTables
 from .token_index import TokenIndex
-from .vector_walk import BlankTable, StringTable
+from .vector_walk import BlankTable, StringTable, blank_table
 
 T = TypeVar("T")
 
@@ -60,11 +60,6 @@ def prepare_vocabulary(vocab: Vocabulary) -> TokenIndex:
     for syntax in Syntax:
         string_table(index, syntax).walk(string_table(index, syntax).start_state)
     return index
-
-
-def blank_table(index: TokenIndex) -> BlankTable:
-    """The shared table of each token's leading JSON whitespace."""
-    return index.extra("blanks", lambda: BlankTable(index))
 
 
 def string_table(index: TokenIndex, syntax: Syntax) -> StringTable:

@@ -125,13 +125,11 @@ def _open_mask(grammar: Grammar, pos: Open, follow_ok: bool) -> Mask:
 
 
 def _head_mask(grammar: Grammar, pos: Head, follow_ok: bool) -> Mask:
-    openers = grammar.openers
     index = grammar.compiler.index
-    head = openers.heads[pos.form]
-    walk = walk_state(index, head, pos.state, grammar.compiler.blank_table)
-    allowed = index.ids[walk.rows].tolist()
+    stay_ids, _, exit_rows, exit_offsets = grammar.openers.head_walk(pos.form, pos.state)
+    allowed = list(stay_ids)
     name = Name(pos.form, b"", pos.only)
-    for r, off in zip(walk.exit_rows.tolist(), walk.exit_offsets.tolist()):
+    for r, off in zip(exit_rows, exit_offsets):
         rest = _rest(index, r, off)
         if not rest or grammar.walk(name, rest, follow_ok, follow_ok)[0] is not None:
             allowed.append(int(index.ids[r]))

@@ -26,7 +26,7 @@ from ..caches import BoundedCache
 from ..dialects.base import Dialect
 from ..dialects.watch import Commit, search_automaton
 from .token_index import TokenIndex
-from .vector_walk import walk_rows, walk_state
+from .vector_walk import blank_table, walk_rows, walk_state
 
 __all__ = ["Commit", "Committer", "OpenerTables"]
 
@@ -43,6 +43,10 @@ class Committer:
 OpenWalk = tuple[list[int], list[int], list[Committer]]
 """From one ``open`` state: ids of the tokens that stay inside, their end states, and the
 tokens that complete an opener."""
+
+HeadWalk = tuple[list[int], list[int], list[int], list[int]]
+"""From one state of a form's head: ids of the tokens that stay inside, their end states, and
+the rows and offsets of the tokens that reach the name (what they write of it follows)."""
 
 
 class OpenerTables:
@@ -77,6 +81,8 @@ class OpenerTables:
             4 << 20, sizer=lambda found: 80 * len(found) + 200)
         self._open_walks: BoundedCache[int, OpenWalk] = BoundedCache(
             4 << 20, sizer=lambda walk: 80 * (len(walk[0]) + len(walk[2])) + 200)
+        self._head_walks: BoundedCache[tuple[int, int], HeadWalk] = BoundedCache(
+            1 << 20, sizer=lambda walk: 60 * (len(walk[0]) + len(walk[2])) + 200)
         self._has_text = bool(self.commits)
 
     @property
@@ -117,6 +123,18 @@ class OpenerTables:
         ids = self.index.ids[walk.rows].tolist()
         ends = walk.finals.tolist()
         return self._open_walks.put(state, (ids, ends, self._exits(self.open, walk.exit_rows, walk.exit_states, walk.exit_offsets)))
+
+    def head_walk(self, form: int, state: int) -> HeadWalk:
+        """From a state of ``form``'s head: what every token does (see :data:`HeadWalk`). It does
+        not depend on the tools, so it is kept per form and state (bounded; shared: read only)."""
+        key = (form, state)
+        found = self._head_walks.get(key)
+        if found is not None:
+            return found
+        index = self.index
+        walk = walk_state(index, self.heads[form], state, blank_table(index))
+        return self._head_walks.put(key, (index.ids[walk.rows].tolist(), walk.finals.tolist(),
+                                          walk.exit_rows.tolist(), walk.exit_offsets.tolist()))
 
     def _scan(self, dfa: LazyDFA, state: int, rows: np.ndarray) -> list[Committer]:
         index = self.index

@@ -25,7 +25,7 @@ from ..automata.json_schema import SchemaCompiler, Style, Syntax
 from ..automata.nfa import BLANK_RANGES, NFA
 from .token_index import TokenIndex
 
-__all__ = ["BlankTable", "StringTable", "StringWalk", "Walk", "narrow_rows", "start_rows", "walk_rows", "walk_state"]
+__all__ = ["BlankTable", "StringTable", "StringWalk", "Walk", "narrow_rows", "start_rows", "blank_table", "walk_rows", "walk_state"]
 
 
 @dataclass
@@ -181,6 +181,11 @@ class BlankTable:
         states = row[index.flat[index.offsets[mixed] + lead]].astype(np.int32)
         return [Walk.ended(pure, np.full(pure.size, spot.after, dtype=np.int32)),
                 walk_rows(index, dfa, mixed, states, lead + 1)]
+
+
+def blank_table(index: TokenIndex) -> BlankTable:
+    """The vocabulary's :class:`BlankTable`, built once and kept with the index."""
+    return index.extra("blanks", lambda: BlankTable(index))
 
 
 def start_rows(index: TokenIndex, dfa: LazyDFA, state: int) -> tuple[np.ndarray, np.ndarray]:
