@@ -15,7 +15,16 @@ from tooldec.automata.json_schema import dumps
 from tooldec.automata.nfa import NFA
 from tooldec.decoding import Compiler, Machine
 from tooldec.decoding.budget import _name_needs, token_needs
-from tooldec.decoding.name_bounds import NO_WITNESS, least_bytes, name_most, shortest_below, tail_floor, witness
+from tooldec.decoding.name_bounds import (
+    NO_WITNESS,
+    least_bytes,
+    name_most,
+    shortest_below,
+    tail_floor,
+    tail_frame,
+    tail_start_text,
+    witness,
+)
 from tooldec.decoding.positions import Name
 from tooldec.dialects import DIALECTS, Dialect, Hermes
 from tooldec.errors import ToolDecError
@@ -59,21 +68,27 @@ def bfcl(inventories: dict[str, ToolSet]) -> list[dict[str, Any]]:
 
 @pytest.mark.parametrize("dialect_name", sorted(DIALECTS))
 def test_every_tail_is_at_least_its_bound(dialect_name: str, qwen_vocab: Vocabulary, bfcl: list[dict[str, Any]]) -> None:
-    """The lower bound holds for every tool, form and chaining: the search may stop on it."""
+    """The lower bound holds for every tool, form and chaining: the search may stop on it. And
+    where a form's tails are fixed bytes around the arguments, the shortest tail read from the
+    arguments' automaton alone (``tail_start_text``) is the whole tail's."""
     dialect = DIALECTS[dialect_name]()
     grammar = Compiler(qwen_vocab, dialect).compile(accepted(dialect, bfcl[:40] + ZOO))
-    checked = 0
+    checked = framed = 0
     for form in range(dialect.forms):
         for chained in (False, True):
             floor = tail_floor(grammar, form, chained)
+            framed += tail_frame(grammar, form, chained) is not None
             for name in grammar.names:
                 tail = grammar.tail(name, form, chained).dfa
-                length = len(tail.shortest(tail.start, {}))
+                shortest = tail.shortest(tail.start, {})
+                assert tail_start_text(grammar, name, form, chained) == shortest, (form, chained, name)
+                length = len(shortest)
                 bound = 0 if floor is None else floor + least_bytes(grammar.tools[name].parameters,
                                                                     dialect.form_style(form))
                 assert length >= bound, (dialect_name, form, chained, name, length, bound)
                 checked += 1
     assert checked >= 2 * len(grammar.names)
+    assert framed == (2 * dialect.forms if dialect.arguments_in_tail else 0)
 
 
 @pytest.mark.parametrize("dialect_name", sorted(DIALECTS))

@@ -231,14 +231,61 @@ def _floor(grammar: Grammar, form: int, chained: bool) -> int:
 def tail_start_text(grammar: Grammar, name: str, form: int, chained: bool) -> bytes:
     """The shortest text of the tool's tail from its start (after the name), kept per schema in the
     compiler's mask cache: a few dozen bytes that outlive the automaton, which the bounded tail
-    cache may drop (a search for the shortest call visits many tools once)."""
+    cache may drop (a search for the shortest call visits many tools once).
+
+    Where the form's tails are fixed bytes around the arguments (:func:`tail_frame`), it is those
+    bytes around the shortest arguments, which are made once per schema and style: a budget asks
+    for every form's shortest call, and Hermes' five forms have two argument styles, so a tool's
+    whole tail was built five times where two small argument automata now do."""
     tool = grammar.tools[name]
+    compiler = grammar.compiler
 
     def make() -> bytes:
-        tail = grammar.tail(name, form, chained).dfa
-        return tail.shortest(tail.start, {})
+        frame = tail_frame(grammar, form, chained)
+        if frame is None:
+            tail = grammar.tail(name, form, chained).dfa
+            return tail.shortest(tail.start, {})
+        style = grammar.dialect.form_style(form)
+        arguments = compiler.kept(("arguments-short", tool.schema_hash, style),
+                                  lambda: _shortest_arguments(grammar, tool, style))
+        return frame[0] + arguments + frame[1]
 
-    return grammar.compiler.kept(("tail-start", tool.schema_hash, form, chained), make)
+    return compiler.kept(("tail-start", tool.schema_hash, form, chained), make)
+
+
+def _shortest_arguments(grammar: Grammar, tool: Tool, style: Style) -> bytes:
+    nfa = NFA()
+    args = LazyDFA(nfa, grammar.dialect.arguments(nfa, tool, style), window=grammar.compiler.index.longest)
+    return args.shortest(args.start, {})
+
+
+def tail_frame(grammar: Grammar, form: int, chained: bool) -> tuple[bytes, bytes] | None:
+    """The bytes before and after the arguments in every shortest tail of ``form``, read from an
+    empty schema's (``None`` where the dialect's tails are not fixed bytes around JSON arguments,
+    or the split is not plain). Cached per compiler; a test checks it against real tools' tails."""
+    compiler = grammar.compiler
+
+    def make() -> tuple[bytes, bytes] | tuple[()]:
+        dialect = grammar.dialect
+        style = dialect.form_style(form)
+        if not dialect.arguments_in_tail or style.syntax is not Syntax.JSON:
+            return ()
+        window = compiler.index.longest
+        nfa = NFA()
+        tail = LazyDFA(nfa, dialect.call_tail(nfa, _EMPTY, form=form, next_call=chained), window=window)
+        text = tail.shortest(tail.start, {})
+        empty = _shortest_arguments(grammar, _EMPTY, style)
+        if text.count(empty) != 1:
+            return ()
+        before, after = text.split(empty)
+        return before, after
+
+    found = compiler.kept(("tail-frame", compiler.key, form, chained), lambda: _Frame(make()))
+    return (found[0], found[1]) if found else None
+
+
+class _Frame(tuple):  # type: ignore[type-arg]
+    nbytes = 200
 
 
 def name_least(grammar: Grammar, form: int, follow_ok: bool) -> np.ndarray:
