@@ -60,8 +60,15 @@ def pick_token(logits: np.ndarray, allowed: np.ndarray | None, temperature: floa
         (0, 2)
         >>> pick_token(logits, np.array([1]), 1.0, rng), pick_token(logits, None, 0.0, rng, refused=np.array([0]))
         (1, 2)
+        >>> pick_token(logits, None, 0.0, rng, refused=np.array([1]))
+        0
     """
     if refused is not None and allowed is None:
+        if temperature <= 0:  # the best token is rarely refused: check it before copying the row
+            best = int(np.argmax(logits))
+            at = int(np.searchsorted(refused, best))
+            if at == refused.size or int(refused[at]) != best:
+                return best
         logits = logits.copy()
         logits[refused] = -np.inf
     if allowed is not None:  # only the allowed logits are read: a few in a call, the vocabulary in text
