@@ -50,7 +50,8 @@ MB = 1 << 20
 
 
 def prepare_vocabulary(vocab: Vocabulary) -> TokenIndex:
-    """Build the per-vocabulary tables now (token index, JSON string and whitespace tables), once per process.
+    """Build the per-vocabulary tables now (token index, JSON string and whitespace tables), once
+    per process.
 
     A server calls this when it loads the tokenizer, so no request pays it. Safe to call from any
     thread and more than once; the tables are freed with the vocabulary.

@@ -102,7 +102,8 @@ class Mask:
 
     @property
     def nbytes(self) -> int:
-        extra = (0 if self._ids is None else int(self._ids.nbytes)) + (0 if self._refused is None else int(self._refused[1].nbytes))
+        extra = 0 if self._ids is None else int(self._ids.nbytes)
+        extra += 0 if self._refused is None else int(self._refused[1].nbytes)
         return int(self.packed.nbytes) + extra + sum(int(w.nbytes) for w in self._words.values()) + 120
 
     @property
@@ -140,9 +141,10 @@ class Mask:
         return ids
 
     def pick_lists(self, size: int) -> tuple[np.ndarray | None, np.ndarray | None]:
-        """``(allowed, refused)`` ids for a sampler over ``size`` logits, only the shorter list given and ``None`` for the other (both ``None``: every token is
-        allowed). Listing a text mask's tens of thousands of allowed ids took 0.1-0.3 ms a token;
-        its few refused ones are kept with the cached mask.
+        """``(allowed, refused)`` ids for a sampler over ``size`` logits: only the shorter list,
+        ``None`` for the other (both ``None``: every token is allowed). Listing a text mask's tens
+        of thousands of allowed ids took 0.1-0.3 ms a token; its few refused ones are kept with
+        the cached mask.
 
         Examples:
             >>> Mask.from_ids(np.arange(30), 1).pick_lists(32)

@@ -216,16 +216,20 @@ def tail_floor(grammar: Grammar, form: int, chained: bool) -> int | None:
 
 
 def _floor(grammar: Grammar, form: int, chained: bool) -> int:
+    empty = _empty_tail(grammar, form, chained)
+    return -1 if empty is None else max(0, len(empty[0]) - len(empty[1]))
+
+
+def _empty_tail(grammar: Grammar, form: int, chained: bool) -> tuple[bytes, bytes] | None:
+    """An empty schema's shortest tail in ``form`` and its shortest arguments (``None`` where the
+    dialect's tails are not fixed bytes around JSON arguments)."""
     dialect = grammar.dialect
     style = dialect.form_style(form)
     if not dialect.arguments_in_tail or style.syntax is not Syntax.JSON:
-        return -1
-    window = grammar.compiler.index.longest
+        return None
     nfa = NFA()
-    tail = LazyDFA(nfa, dialect.call_tail(nfa, _EMPTY, form=form, next_call=chained), window=window)
-    nfa = NFA()
-    args = LazyDFA(nfa, dialect.arguments(nfa, _EMPTY, style), window=window)
-    return max(0, len(tail.shortest(tail.start, {})) - len(args.shortest(args.start, {})))
+    tail = LazyDFA(nfa, dialect.call_tail(nfa, _EMPTY, form=form, next_call=chained), window=grammar.compiler.index.longest)
+    return tail.shortest(tail.start, {}), _shortest_arguments(grammar, _EMPTY, style)
 
 
 def tail_start_text(grammar: Grammar, name: str, form: int, chained: bool) -> bytes:
@@ -266,18 +270,10 @@ def tail_frame(grammar: Grammar, form: int, chained: bool) -> tuple[bytes, bytes
     compiler = grammar.compiler
 
     def make() -> tuple[bytes, bytes] | tuple[()]:
-        dialect = grammar.dialect
-        style = dialect.form_style(form)
-        if not dialect.arguments_in_tail or style.syntax is not Syntax.JSON:
+        empty = _empty_tail(grammar, form, chained)
+        if empty is None or empty[0].count(empty[1]) != 1:
             return ()
-        window = compiler.index.longest
-        nfa = NFA()
-        tail = LazyDFA(nfa, dialect.call_tail(nfa, _EMPTY, form=form, next_call=chained), window=window)
-        text = tail.shortest(tail.start, {})
-        empty = _shortest_arguments(grammar, _EMPTY, style)
-        if text.count(empty) != 1:
-            return ()
-        before, after = text.split(empty)
+        before, after = empty[0].split(empty[1])
         return before, after
 
     found = compiler.kept(("tail-frame", compiler.key, form, chained), lambda: _Frame(make()))

@@ -9,7 +9,9 @@ Most of the vocabulary is valid inside a JSON string, which makes string states 
 ones. Their behaviour does not depend on the tool: a state that is exactly a plain string's
 content (``LazyDFA.string_spot``) reuses one per-vocabulary table of which tokens stay inside
 the string and how many characters they write, and only the few tokens that close the string
-are walked further.
+are walked further. Runs of whitespace between JSON tokens are the same kind of spot
+(``LazyDFA.blank_spot``, :class:`BlankTable`): a token's leading whitespace is read from a table,
+not walked through a state per count.
 
 Walks hold the DFA's lock (it may grow while they run).
 """
@@ -139,10 +141,16 @@ def walk_state(index: TokenIndex, dfa: LazyDFA, state: int, blanks: BlankTable |
     return Walk.joined(parts)
 
 
-BLANK = np.zeros(256, dtype=bool)
-for _lo, _hi in BLANK_RANGES:
-    BLANK[_lo : _hi + 1] = True
-BLANK.flags.writeable = False
+def _byte_flags(ranges: tuple[tuple[int, int], ...]) -> np.ndarray:
+    flags = np.zeros(256, dtype=bool)
+    for lo, hi in ranges:
+        flags[lo : hi + 1] = True
+    flags.flags.writeable = False
+    return flags
+
+
+BLANK = _byte_flags(BLANK_RANGES)
+"""Per byte: whether it is JSON whitespace (read-only)."""
 
 
 class BlankTable:
