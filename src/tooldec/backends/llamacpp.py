@@ -50,8 +50,8 @@ def pick_token(logits: np.ndarray, allowed: np.ndarray | None, temperature: floa
         allowed: Sorted ids of the allowed tokens, ``None`` when every token is allowed.
         temperature: 0 for greedy.
         rng: Source of the sample.
-        refused: With ``allowed`` ``None``, ids that are not allowed (``Mask.pick_lists``: the
-            shorter list of the two).
+        refused: With ``allowed`` ``None``, sorted ids that are not allowed (``Mask.pick_lists``:
+            the shorter list of the two).
 
     Examples:
         >>> rng = np.random.default_rng(0)
