@@ -185,7 +185,6 @@ class LlamaCppGenerator:
                               max_calls=max_calls)
             machine.check_budget(max_new_tokens)
             pending = self._masker().submit(timed, max_new_tokens)  # overlaps the prompt
-        width = self.width
         eos = set(self.eos_ids)
         self._feed(prompt_ids)
         ids: list[int] = []
@@ -198,8 +197,8 @@ class LlamaCppGenerator:
             if machine is not None:
                 start = time.perf_counter()
                 steps += 1
-                allowed, refused = (pending.result() if pending is not None
-                                    else machine.allowed(max_new_tokens - len(ids)).pick_lists(width))
+                assert pending is not None  # submitted before the prompt and after every token
+                allowed, refused = pending.result()
                 pending = None
                 if allowed is not None and not allowed.size:
                     raise ToolDecError(f"no token is allowed at step {len(ids)} (text so far: "

@@ -208,28 +208,28 @@ def _least_value(value: Any, item: int = 1, key: int = 1) -> int:
 
 def tail_floor(grammar: Grammar, form: int, chained: bool) -> int | None:
     """Bytes every tail of ``form`` has besides its arguments (``None``: the dialect's tails are
-    not bytes around a JSON arguments object; no bound is taken from the schema). Cached per
-    compiler."""
-    compiler = grammar.compiler
-    found = compiler.kept(("tail-floor", compiler.key, form, chained), lambda: _floor(grammar, form, chained))
-    return None if found < 0 else found
-
-
-def _floor(grammar: Grammar, form: int, chained: bool) -> int:
+    not bytes around a JSON arguments object; no bound is taken from the schema)."""
     empty = _empty_tail(grammar, form, chained)
-    return -1 if empty is None else max(0, len(empty[0]) - len(empty[1]))
+    return None if empty is None else max(0, len(empty[0]) - len(empty[1]))
 
 
 def _empty_tail(grammar: Grammar, form: int, chained: bool) -> tuple[bytes, bytes] | None:
     """An empty schema's shortest tail in ``form`` and its shortest arguments (``None`` where the
-    dialect's tails are not fixed bytes around JSON arguments)."""
-    dialect = grammar.dialect
-    style = dialect.form_style(form)
-    if not dialect.arguments_in_tail or style.syntax is not Syntax.JSON:
-        return None
-    nfa = NFA()
-    tail = LazyDFA(nfa, dialect.call_tail(nfa, _EMPTY, form=form, next_call=chained), window=grammar.compiler.index.longest)
-    return tail.shortest(tail.start, {}), _shortest_arguments(grammar, _EMPTY, style)
+    dialect's tails are not fixed bytes around JSON arguments): what the tail floor and the tail
+    frame are read from. Cached per compiler."""
+    compiler = grammar.compiler
+
+    def make() -> tuple[bytes, bytes] | tuple[()]:
+        dialect = grammar.dialect
+        style = dialect.form_style(form)
+        if not dialect.arguments_in_tail or style.syntax is not Syntax.JSON:
+            return ()
+        nfa = NFA()
+        tail = LazyDFA(nfa, dialect.call_tail(nfa, _EMPTY, form=form, next_call=chained), window=compiler.index.longest)
+        return tail.shortest(tail.start, {}), _shortest_arguments(grammar, _EMPTY, style)
+
+    found = compiler.kept(("empty-tail", compiler.key, form, chained), lambda: _Pair(make()))
+    return (found[0], found[1]) if found else None
 
 
 def tail_start_text(grammar: Grammar, name: str, form: int, chained: bool) -> bytes:
@@ -266,21 +266,15 @@ def _shortest_arguments(grammar: Grammar, tool: Tool, style: Style) -> bytes:
 def tail_frame(grammar: Grammar, form: int, chained: bool) -> tuple[bytes, bytes] | None:
     """The bytes before and after the arguments in every shortest tail of ``form``, read from an
     empty schema's (``None`` where the dialect's tails are not fixed bytes around JSON arguments,
-    or the split is not plain). Cached per compiler; a test checks it against real tools' tails."""
-    compiler = grammar.compiler
-
-    def make() -> tuple[bytes, bytes] | tuple[()]:
-        empty = _empty_tail(grammar, form, chained)
-        if empty is None or empty[0].count(empty[1]) != 1:
-            return ()
-        before, after = empty[0].split(empty[1])
-        return before, after
-
-    found = compiler.kept(("tail-frame", compiler.key, form, chained), lambda: _Frame(make()))
-    return (found[0], found[1]) if found else None
+    or the split is not plain). A test checks it against real tools' tails."""
+    empty = _empty_tail(grammar, form, chained)
+    if empty is None or empty[0].count(empty[1]) != 1:
+        return None
+    before, after = empty[0].split(empty[1])
+    return before, after
 
 
-class _Frame(tuple):  # type: ignore[type-arg]
+class _Pair(tuple):  # type: ignore[type-arg]
     nbytes = 200
 
 
