@@ -14,6 +14,11 @@ time goes (a second, profiled pass on a fresh compiler).
     python -m benchmarks.speed.replay                 # total, mean, p50 / p90 / p99 / max of one mask
     python -m benchmarks.speed.replay --no-budget --profile
     python -m benchmarks.speed.replay --states         # and how many argument states were built
+    python -m benchmarks.speed.replay --answers benchmarks/speed/results/replay/smollm2-fenced.json
+
+``smollm2.json`` holds the answers of today's default (a required call opens with ``<tool_call>``);
+``smollm2-fenced.json`` the answers recorded when a required call could open with any opener
+(SmolLM2 then fenced and pretty-printed every call: the loose style's whitespace runs).
 """
 
 from __future__ import annotations
@@ -59,7 +64,9 @@ def record(items: int, max_new_tokens: int, data: Path | None, path: Path) -> No
                                         tool_choice="required", stop_after_call=None)
         answers[qid] = generation.ids
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"model": session.label, "max_new_tokens": max_new_tokens, "answers": answers}) + "\n")
+    forced = [o.name for o in Hermes().forced_openers()]
+    path.write_text(json.dumps({"model": session.label, "max_new_tokens": max_new_tokens, "forced": forced,
+                                "answers": answers}) + "\n")
     print(f"recorded {len(answers)} answers, {sum(map(len, answers.values()))} tokens -> {path}")
 
 
@@ -118,7 +125,8 @@ def main(argv: list[str] | None = None) -> int:
     picked = [(qid, tools) for qid, tools, _ in questions(data_dir(args.data), len(answers))]
     vocab: Vocabulary = load_vocabulary(smollm2_gguf_path())
     budget = None if args.no_budget else int(saved["max_new_tokens"])
-    timed, profiled = (Compiler(vocab, Hermes()) for _ in range(2))  # separate caches: both passes cold
+    dialect = Hermes(forced=saved.get("forced"))  # the openers the answers' calls were recorded with
+    timed, profiled = (Compiler(vocab, dialect) for _ in range(2))  # separate caches: both passes cold
     gc.collect()
     gc.freeze()
     ns = np.asarray(replay(timed, picked, answers, budget, None), dtype=np.float64) / 1e3

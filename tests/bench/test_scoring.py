@@ -96,6 +96,16 @@ def test_bfcl_tooldec_tag_is_tooldec_with_the_tag_opener_only() -> None:
     assert bfcl.dialect("tooldec_tag").parse_calls(fenced) == [] and Hermes().parse_calls(fenced)
 
 
+def test_bfcl_tooldec_any_forces_every_opener_as_tooldec_did_before() -> None:
+    from tooldec.bench.experiments.common import constrained
+    from tooldec.bench.experiments.runner import systems_of
+
+    assert "tooldec_any" in systems_of("bfcl") and constrained("tooldec_any")
+    every = [o.name for o in Hermes().openers()]
+    assert [o.name for o in bfcl.dialect("tooldec_any").forced_openers()] == every
+    assert [o.name for o in bfcl.dialect("tooldec").forced_openers()] == ["tag"]
+
+
 def test_restbench_correct_path_is_an_ordered_subsequence() -> None:
     gold = ["GET /search/movie", "GET /movie/{movie_id}/credits"]
     assert restbench.correct_path(["GET /search/movie", "GET /movie/{movie_id}", "GET /movie/{movie_id}/credits"], gold)

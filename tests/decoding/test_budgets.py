@@ -17,6 +17,8 @@ from tooldec.errors import BudgetError
 from tooldec.tokens import Vocabulary
 from tooldec.tools import ToolSet
 
+from .tools_zoo import EVERY_OPENER
+
 
 def long_tool(name: str, size: int) -> dict[str, Any]:
     """A tool whose shortest call needs about ``size`` bytes: required properties with long names."""
@@ -177,7 +179,7 @@ def test_a_budgeted_mask_is_what_trying_every_token_allows(smollm2_vocab: Vocabu
     between steps, with the inside tokens as whole packed bits): it must agree, budget by budget,
     from one that allows every token to one that allows almost none."""
     grammar = Grammar(ToolSet([WEATHER, {"name": "get_wind", "parameters": {"type": "object", "properties": {}}}]),
-                      smollm2_vocab, Hermes())
+                      smollm2_vocab, EVERY_OPENER)
     machine = Machine(grammar, tool_choice="required", parallel_tool_calls=False)
     for tid in smollm2_vocab.longest_match(prefix.encode()):
         assert machine.advance(tid)

@@ -31,7 +31,7 @@ from tooldec.errors import ToolDecError
 from tooldec.tokens import Vocabulary
 from tooldec.tools import Tool, ToolSet
 
-from .tools_zoo import ZOO
+from .tools_zoo import EVERY_OPENER, ZOO
 
 
 def accepted(dialect: Dialect, tools: list[dict[str, Any]]) -> list[Tool]:
@@ -106,21 +106,22 @@ def test_the_search_finds_the_least_of_every_tool(dialect_name: str, qwen_vocab:
         shortest_below(grammar, b"", 0, False, "no_such_tool")
 
 
+@pytest.mark.parametrize("dialect", [Hermes(), EVERY_OPENER], ids=["tag", "every-opener"])
 def test_a_budget_before_the_name_builds_few_tool_automata(qwen_vocab: Vocabulary, bfcl: list[dict[str, Any]],
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    """``required`` with a budget: the first mask needs the shortest call of each form; it is found
-    without building every tool's automaton, and forbids the same tokens as the least over every
-    tool (the search replaced by :func:`naive`)."""
+                                                          monkeypatch: pytest.MonkeyPatch, dialect: Hermes) -> None:
+    """``required`` with a budget: the first mask needs the shortest call of each form the call
+    may open with; it is found without building every tool's automaton, and forbids the same
+    tokens as the least over every tool (the search replaced by :func:`naive`)."""
     tools = bfcl[:150]
-    lazy = Compiler(qwen_vocab, Hermes())
+    lazy = Compiler(qwen_vocab, dialect)
     least = Machine(lazy.compile(tools), tool_choice="required").min_tokens()
     budgets = (64, least + 3, least, least - 1)
     masks = [Machine(lazy.compile(tools), tool_choice="required").allowed_token_ids(budget=b) for b in budgets]
     assert len(lazy.tails) <= 3 * Hermes().forms < len(tools)
     monkeypatch.setattr("tooldec.decoding.budget.shortest_below", naive)
-    eager = Compiler(qwen_vocab, Hermes())
+    eager = Compiler(qwen_vocab, dialect, tail_cache_bytes=1 << 30)  # keeps every tail it builds
     reference = [Machine(eager.compile(tools), tool_choice="required").allowed_token_ids(budget=b) for b in budgets]
-    assert len(eager.tails) >= len(tools)
+    assert len(eager.tails) > len(tools) // 2 > len(lazy.tails)  # the reference built most tools' automata
     for budget, got, want in zip(budgets, masks, reference):
         assert np.array_equal(got, want), budget
     assert masks[0].size > masks[2].size > 0 == masks[3].size

@@ -122,6 +122,48 @@ def test_openers_can_be_narrowed_to_the_tag(smollm2_vocab: Vocabulary) -> None:
     assert machine.mode is Mode.TEXT and machine.calls_completed == 0
 
 
+@pytest.mark.parametrize("tool_choice", ["required", "get_weather"])
+def test_a_forced_call_opens_with_the_tag_unless_told(smollm2_vocab: Vocabulary, tool_choice: str) -> None:
+    """Required and named calls open with ``<tool_call>`` by default (``Hermes.default_forced``);
+    ``forced=`` widens it; auto mode and the calls after a forced one keep every opener."""
+    tag, fenced = b"<tool_call>", b'```json\n{"name": "'
+    grammar = Grammar(ToolSet(ZOO), smollm2_vocab, Hermes())
+
+    def opens(machine: Machine, data: bytes) -> bool:
+        return all(machine.advance(t) for t in smollm2_vocab.longest_match(data))
+
+    assert opens(Machine(grammar, tool_choice=tool_choice), tag)
+    assert not opens(Machine(grammar, tool_choice=tool_choice), fenced)
+    first = Machine(grammar, tool_choice=tool_choice)
+    assert all(smollm2_vocab.token_bytes[t] is not None and tag.startswith(smollm2_vocab.token_bytes[t])
+               for t in first.allowed_token_ids().tolist())
+    assert opens(Machine(grammar), fenced)
+    assert opens(Machine(Grammar(ToolSet(ZOO), smollm2_vocab, Hermes(forced=["tag", "fenced"])), tool_choice=tool_choice),
+                 fenced)
+    after = Machine(grammar, tool_choice="required")
+    assert opens(after, tag + f"\n{COMPACT}\n</tool_call>\n".encode() + fenced)  # a second call, fenced
+    assert after.calls_completed == 1 and after.mode is Mode.TOOL
+
+
+def test_a_forced_call_takes_a_special_tag_by_id(mistral_vocab: Vocabulary) -> None:
+    """A forced opener that is a special token (Mistral's ``[TOOL_CALLS]``) is the first token alone."""
+    tools = ToolSet([{"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}])
+    every = Machine(Grammar(tools, mistral_vocab, Mistral()), tool_choice="required")
+    tag = Machine(Grammar(tools, mistral_vocab, Mistral(forced=["tag"])), tool_choice="required")
+    assert tag.allowed_token_ids().tolist() == [mistral_vocab.special_id("[TOOL_CALLS]")]
+    assert every.allowed_token_ids().size > 1  # the list opener as well
+    assert tag.min_tokens() >= every.min_tokens()
+
+
+def test_forced_openers_must_be_in_use() -> None:
+    with pytest.raises(ValueError, match="not in use"):
+        Hermes(openers=["tag", "bare"], forced=["fenced"])
+    with pytest.raises(ValueError, match="unknown opener"):
+        Hermes(openers=["tagged"])
+    assert [o.name for o in Hermes(openers=["fenced", "bare"]).forced_openers()] == ["fenced", "bare"]  # no tag: every one in use
+    assert "forced" in repr(Hermes(forced=["tag", "bare"])) and "forced" not in repr(Hermes())
+
+
 COUNTS = [
     (f"<tool_call>\n{COMPACT}\n</tool_call>", 1, 0),
     (f"```json\n{PRETTY}\n```", 1, 0),

@@ -1,10 +1,16 @@
 """A handful of tool schemas with every shape the engine treats specially (no benchmark data needed):
 plain and bounded strings, patterns and formats, enums, bounded numbers, arrays with item bounds,
-nested objects, optional properties, anyOf."""
+nested objects, optional properties, anyOf. And Hermes with every opener allowed to open a forced
+call, for the tests that walk fenced and pretty-printed calls in required mode."""
 
 from __future__ import annotations
 
 from typing import Any
+
+from tooldec.dialects import Hermes
+
+EVERY_OPENER = Hermes(forced=[o.name for o in Hermes().openers()])
+"""Hermes whose required and named calls may open with any opener (by default only the tag)."""
 
 ZOO: list[dict[str, Any]] = [
     {"name": "get_weather", "description": "Weather in a city.", "parameters": {

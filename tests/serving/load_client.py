@@ -67,7 +67,7 @@ def main() -> None:
     parser.add_argument("--base-url", required=True)
     parser.add_argument("--model", required=True)
     parser.add_argument("--requests", type=int, default=50)
-    parser.add_argument("--max-tokens", type=int, default=32)
+    parser.add_argument("--max-tokens", type=int, default=48)
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
     args.out.write_text(json.dumps(asyncio.run(run(args.base_url, args.model, args.requests, args.max_tokens))))

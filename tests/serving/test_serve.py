@@ -143,6 +143,8 @@ def post(serve_url: str, body: Any) -> tuple[int, Any]:
     (b'{"model": "x", "messages": [', 400, "not valid JSON"),
     ({"model": "gpt-4o", "messages": WEATHER_Q}, 404, "does not exist"),
     ({"model": MODEL, "messages": WEATHER_Q, "max_tokens": 0}, 400, "max_tokens"),
+    ({"model": MODEL, "messages": WEATHER_Q, "max_tokens": 5, "tools": TOOLS, "tool_choice": "required"},
+     400, "the shortest call needs"),
     ({"model": MODEL, "messages": []}, 400, "messages"),
     ({"model": MODEL, "messages": WEATHER_Q, "n": 2}, 400, "not supported"),
     ({"model": MODEL, "messages": WEATHER_Q, "tools": [WEATHER, WEATHER]}, 400, "already in the set"),

@@ -147,7 +147,7 @@ def test_budget_closes_the_call(client: openai.OpenAI) -> None:
 
 def test_the_step_log_times_each_constrained_step(client: openai.OpenAI, vllm_steps: Path) -> None:
     before = len(vllm_steps.read_text().splitlines()) if vllm_steps.exists() else 0
-    answer = ask(client, WEATHER_Q, tools=TOOLS, tool_choice="required", max_tokens=24)
+    answer = ask(client, WEATHER_Q, tools=TOOLS, tool_choice="required", max_tokens=48)
     assert check_calls(answer.choices[0].message.tool_calls, TOOLS)
     steps = [json.loads(line) for line in vllm_steps.read_text().splitlines()[before:]]
     assert len(steps) >= answer.usage.completion_tokens - 1  # one line per constrained step

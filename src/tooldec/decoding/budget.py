@@ -100,7 +100,7 @@ def _shortest(grammar: Grammar, pos: Position, follow_ok: bool) -> Completion:
     assert isinstance(pos, Open)
     options: list[Completion] = []
     if pos.state == openers.open.start:
-        for form in sorted(set(openers.special_forms.values())):
+        for form in sorted(set(openers.open_special_forms.values())):
             options.append((1, shortest(grammar, grammar._head(form, pos.only), follow_ok)[1]))
     text: list[bytes] = []
     for commit, path in _open_paths(grammar, pos.state).items():

@@ -231,8 +231,8 @@ class Grammar:
             if form is not None:
                 return self._head(form, None) if start_ok else None
             return pos
-        if isinstance(pos, Open) and form is not None and pos.state == openers.open.start:
-            return self._head(form, pos.only)
+        if isinstance(pos, Open) and pos.state == openers.open.start and tid in openers.open_special_forms:
+            return self._head(openers.open_special_forms[tid], pos.only)
         return None
 
     def walk(self, pos: Position, data: bytes, start_ok: bool, follow_ok: bool) -> tuple[Position | None, int]:

@@ -160,8 +160,8 @@ class Machine:
             needed = self.min_tokens()
             if needed > budget:
                 raise BudgetError(
-                    f"the shortest call needs {needed} tokens but the budget is {budget}: raise max_new_tokens "
-                    f"to at least {needed}, or let the model answer without a call (tool_choice='auto')")
+                    f"the shortest call needs {needed} tokens but the budget is {budget}: raise the token limit "
+                    f"(max_new_tokens, max_tokens) to at least {needed}, or let the model answer without a call (tool_choice='auto')")
 
     # -- masks --------------------------------------------------------------------------------
 

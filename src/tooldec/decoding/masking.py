@@ -120,7 +120,7 @@ def _open_mask(grammar: Grammar, pos: Open, follow_ok: bool) -> Mask:
     allowed = [i for i, end in zip(ids, ends) if grammar.open_alive(end, pos.only)]
     allowed += [c.token for c in committers if _commits(grammar, c, pos.only, follow_ok)]
     if pos.state == openers.open.start:
-        allowed += list(openers.special_forms)
+        allowed += list(openers.open_special_forms)
     return Mask.from_ids(np.array(allowed, dtype=np.int64), index.words, FAR)
 
 

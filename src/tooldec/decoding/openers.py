@@ -64,6 +64,8 @@ class OpenerTables:
         auto = search_automaton(dialect, specials, window=index.longest, names=names)
         self.automaton = auto
         self.special_forms: dict[int, int] = {specials[tag]: form for tag, form in auto.special_tags.items()}
+        self.open_special_forms: dict[int, int] = {specials[tag]: form for tag, form in auto.open_special_tags.items()}
+        """The special tags a call that must come first may open with (``Dialect.forced_openers``)."""
         self.commits: list[Commit] = auto.commits
         self.commit_bytes = auto.commit_bytes
         self.search = auto.search

@@ -155,6 +155,9 @@ class Dialect(abc.ABC):
     Args:
         openers: Names of the declared openers to keep (``("tag",)`` keeps only the official
             one); ``None`` keeps the dialect's ``default_openers`` (all of them unless it says).
+        forced: Names of the openers (among those in use) a call that must come first
+            (``tool_choice`` required or named) may open with; ``None`` takes the dialect's
+            ``default_forced`` where one of them is in use, else every opener in use.
     """
 
     name: ClassVar[str]
@@ -164,6 +167,11 @@ class Dialect(abc.ABC):
     stop_after_call: ClassVar[bool] = False
     default_openers: ClassVar[tuple[str, ...] | None] = None
     """The openers kept when ``openers`` is not given (``None``: every declared one)."""
+    default_forced: ClassVar[tuple[str, ...] | None] = None
+    """The openers a forced call opens with when ``forced`` is not given (``None``: every one in
+    use). Free text is the model's to write, so auto mode takes every opener it may write a call
+    in; a forced call is written by the mask, so it may as well open the way the model was
+    trained to (section 5 of docs/RESULTS.md measures the difference)."""
     tail_literal: ClassVar[bytes] = b""
     """Bytes every form-0 tail of this dialect starts with: a token that runs from a name into
     them is checked against these without building the tool's automaton (a test keeps them honest)."""
@@ -172,7 +180,7 @@ class Dialect(abc.ABC):
     text is at least those bytes plus the shortest arguments: budgets then search the shortest call
     among many tools from bounds (``decoding.name_bounds``; a test keeps this honest)."""
 
-    def __init__(self, *, openers: Sequence[str] | None = None) -> None:
+    def __init__(self, *, openers: Sequence[str] | None = None, forced: Sequence[str] | None = None) -> None:
         declared = [o.name for o in self.declared_openers()]
         self._given = openers is not None
         if openers is None:
@@ -182,12 +190,22 @@ class Dialect(abc.ABC):
             if unknown:
                 raise ValueError(f"{self.name}: unknown opener(s) {unknown}; declared: {declared}")
         self._keep = None if openers is None else tuple(o for o in declared if o in set(openers))
+        self._forced: tuple[str, ...] | None = None
+        if forced is not None:
+            in_use = [o.name for o in self.openers()]
+            unused = sorted(set(forced) - set(in_use))
+            if unused or not forced:
+                raise ValueError(f"{self.name}: forced opener(s) {unused or '[]'} not in use; in use: {in_use}")
+            self._forced = tuple(o for o in in_use if o in set(forced))
 
     # -- identity ---------------------------------------------------------------------------------
 
     def options(self) -> dict[str, Any]:
         """Everything that changes the grammar, for the compile key and ``repr``."""
-        return {"openers": self._keep} if self._given and self._keep is not None else {}
+        out: dict[str, Any] = {"openers": self._keep} if self._given and self._keep is not None else {}
+        if self._forced is not None:
+            out["forced"] = self._forced
+        return out
 
     @property
     def key(self) -> str:
@@ -212,6 +230,13 @@ class Dialect(abc.ABC):
         """The openers in use (the declared ones, filtered by the ``openers`` option)."""
         declared = self.declared_openers()
         return declared if self._keep is None else tuple(o for o in declared if o.name in self._keep)
+
+    def forced_openers(self) -> tuple[Opener, ...]:
+        """The openers in use that a call which must come first may open with (``forced``)."""
+        in_use = self.openers()
+        keep = self._forced if self._forced is not None else self.default_forced
+        picked = tuple(o for o in in_use if keep is None or o.name in keep)
+        return picked or in_use
 
     @property
     def named_openers(self) -> bool:

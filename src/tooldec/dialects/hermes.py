@@ -101,6 +101,11 @@ class Hermes(Dialect):
       so every call-like object is constrained. ``openers=["tag", "fenced", "bare"]`` leaves
       such objects in prose free (they are then counted as broken calls when they do not parse).
 
+    A call that must come first (``tool_choice`` required or named) opens with the tag alone
+    (``forced=`` picks others): offered the fence as well, the Qwen2.5-Coder models fence their
+    calls and write one where the tag leads them to write several (BFCL parallel, section 5 of
+    docs/RESULTS.md). Calls after it, and every call in auto mode, may take any opener in use.
+
     Examples:
         >>> text = '<tool_call>\\n{"name": "get_weather", "arguments": {"city": "Paris"}}\\n</tool_call>'
         >>> [(c.name, dict(c.arguments)) for c in Hermes().parse_calls(text)]
@@ -121,13 +126,15 @@ class Hermes(Dialect):
     head: ClassVar[bytes] = b'\n{"name": "'
     style: ClassVar[Style] = Style(whitespace=Whitespace.SPACED)
     tail_literal: ClassVar[bytes] = b'", "arguments": '
+    default_forced: ClassVar[tuple[str, ...] | None] = ("tag",)
 
     def __init__(self, *, openers: list[str] | tuple[str, ...] | None = None,
+                 forced: list[str] | tuple[str, ...] | None = None,
                  layout: Literal["newlines", "inline"] = "newlines") -> None:
         if layout not in ("newlines", "inline"):
             raise ValueError(f"layout must be 'newlines' or 'inline', got {layout!r}")
         self.layout = layout
-        super().__init__(openers=openers)
+        super().__init__(openers=openers, forced=forced)
 
     def options(self) -> dict[str, Any]:
         out = super().options()

@@ -36,9 +36,11 @@ class SearchAutomaton:
     Attributes:
         nfa: Holds every piece.
         search: Free text then an opener; exits (marks ``commit<i>``) where an opener completes.
-        open: The openers alone, anchored at the start (a call that must come first).
+        open: The forced openers alone (``Dialect.forced_openers``), anchored at the start (a call
+            that must come first).
         commits: Per mark index, what the opener leads to.
         special_tags: Tags left out because they are special tokens (matched by id), by form.
+        open_special_tags: Those of them a call that must come first may open with.
         commit_bytes: Bytes that can end an opener.
         after_call: The search state right after a call (mid-line).
     """
@@ -48,6 +50,7 @@ class SearchAutomaton:
     open: LazyDFA
     commits: list[Commit]
     special_tags: dict[str, int]
+    open_special_tags: dict[str, int]
     commit_bytes: list[int]
     after_call: int
     quiet: frozenset[int]
@@ -78,6 +81,8 @@ def search_automaton(dialect: Dialect, special: Collection[str] = (), *, window:
     commits: list[Commit] = []
     special_tags: dict[str, int] = {}
     starts: dict[Anchor, list[int]] = {a: [] for a in Anchor}
+    forced_starts: list[int] = []
+    forced = {o.name for o in dialect.forced_openers()}
     commit_bytes: set[int] = set()
     done = nfa.state()  # every commit leads here: states that cannot reach it are dead in ``open``
     for opener in dialect.openers():
@@ -91,18 +96,20 @@ def search_automaton(dialect: Dialect, special: Collection[str] = (), *, window:
                 nfa.mark(end, f"commit{len(commits)}")
                 commits.append(Commit(opener.form, False, tool))
                 nfa.epsilon(end, done)
-            starts[opener.anchor].append(begin)
             commit_bytes.add(dialect.form_tail_literal(opener.form)[-1])
-            continue
-        piece = nfa.literal(opener.tag.encode()) if opener.tag is not None else opener.text(nfa)  # type: ignore[misc]
-        label = f"commit{len(commits)}"
-        commits.append(Commit(opener.form, opener.tag is not None or opener.head))
-        end = nfa.state()
-        nfa.epsilon(piece[1], end)
-        nfa.mark(end, label)
-        nfa.epsilon(end, done)
-        starts[opener.anchor].append(piece[0])
-        commit_bytes |= _bytes_into(nfa, end)
+        else:
+            piece = nfa.literal(opener.tag.encode()) if opener.tag is not None else opener.text(nfa)  # type: ignore[misc]
+            label = f"commit{len(commits)}"
+            commits.append(Commit(opener.form, opener.tag is not None or opener.head))
+            end = nfa.state()
+            nfa.epsilon(piece[1], end)
+            nfa.mark(end, label)
+            nfa.epsilon(end, done)
+            begin = piece[0]
+            commit_bytes |= _bytes_into(nfa, end)
+        starts[opener.anchor].append(begin)
+        if opener.name in forced:
+            forced_starts.append(begin)
     first, loop, line = nfa.state(), nfa.state(), nfa.state()
     nfa.edge(loop, 0, 255, loop)
     nfa.edge(loop, 0x0A, 0x0A, line)
@@ -117,12 +124,12 @@ def search_automaton(dialect: Dialect, special: Collection[str] = (), *, window:
         nfa.epsilon(first, s)
     search = LazyDFA(nfa, (first, done), window=window, prune=False)
     anchored = nfa.state()
-    for anchor in Anchor:
-        for s in starts[anchor]:
-            nfa.epsilon(anchored, s)
+    for s in forced_starts:
+        nfa.epsilon(anchored, s)
     opening = LazyDFA(nfa, (anchored, done), window=window)
     quiet = nfa.closure([first]) | nfa.closure([loop]) | nfa.closure([line])
-    return SearchAutomaton(nfa, search, opening, commits, special_tags, sorted(commit_bytes),
+    open_special = {o.tag: o.form for o in dialect.forced_openers() if o.tag in special_tags}
+    return SearchAutomaton(nfa, search, opening, commits, special_tags, open_special, sorted(commit_bytes),
                            search.state_of([loop]), frozenset(quiet))
 
 

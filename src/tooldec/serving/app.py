@@ -22,7 +22,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from ..errors import ToolDecError, ToolNotFoundError
+from ..errors import BudgetError, ToolDecError, ToolNotFoundError
 from .assemble import CallEvent, ContentEvent, Event
 from .engine import Constraints, tools_key
 from .prompt import render_prompt
@@ -65,7 +65,8 @@ class Service:
         """Validate the tools and render the prompt (on a thread: both can take a while).
 
         Raises:
-            RequestError: A tool cannot be registered, or tool_choice names none of them.
+            RequestError: A tool cannot be registered, tool_choice names none of them, or a call
+                that must come first cannot close within max_tokens.
         """
         toolset = None
         if request.tools and request.tool_choice != "none":
@@ -79,10 +80,17 @@ class Service:
         prompt = render_prompt(self.tokenizer, request.messages, toolset, request.tools, self.constraints.dialect)
         ids = list(self.tokenizer.encode(prompt, add_special_tokens=False))
         specs = request.tools if toolset is not None else []
-        return Job(prompt_ids=ids, specs=specs, key=tools_key(specs) if specs else "",
-                   tool_choice=request.tool_choice, parallel_tool_calls=request.parallel_tool_calls,
-                   max_tokens=request.max_tokens or DEFAULT_MAX_TOKENS, temperature=request.temperature,
-                   seed=request.seed, emit=lambda event: None)
+        job = Job(prompt_ids=ids, specs=specs, key=tools_key(specs) if specs else "",
+                  tool_choice=request.tool_choice, parallel_tool_calls=request.parallel_tool_calls,
+                  max_tokens=request.max_tokens or DEFAULT_MAX_TOKENS, temperature=request.temperature,
+                  seed=request.seed, emit=lambda event: None)
+        if specs and request.tool_choice != "auto":  # a call must come first: it must fit the budget
+            machine = self.constraints.machine(self.constraints.compile(specs, job.key), tool_choice=request.tool_choice)
+            try:
+                machine.check_budget(min(job.max_tokens, self.worker.context - len(ids) - 1))
+            except BudgetError as error:
+                raise RequestError(str(error), param="max_tokens") from error
+        return job
 
 
 def _error(error: RequestError) -> JSONResponse:

@@ -25,9 +25,12 @@ __all__ = ["COLUMNS", "SUBSETS", "SYSTEMS", "ast_match", "bfcl_schema", "call_ma
            "score", "summarize"]
 
 SUBSETS = ("simple_python", "multiple", "parallel", "parallel_multiple", "irrelevance")
-SYSTEMS = ("baseline", "repair", "tooldec", "tooldec_beam", "tooldec_tag")
+SYSTEMS = ("baseline", "repair", "tooldec", "tooldec_beam", "tooldec_tag", "tooldec_any")
 """``tooldec_tag``: ToolDec with Hermes restricted to its ``<tool_call>`` opener (no fenced or bare
-objects), to see what the opener the model picks costs the parallel subsets."""
+objects), to see what the opener the model picks costs the parallel subsets. ``tooldec_any``:
+ToolDec whose required call may open with any Hermes opener, the default until 2026-11-25 (the
+``tooldec`` rows run before then); ``tooldec`` now opens a required call with the tag and takes
+every opener in auto mode and after the first call."""
 COLUMNS = ("ast_accuracy", "syntax_error_rate", "invalid_calls", "seconds", "n")
 PLOT = ("ast_accuracy", "syntax_error_rate")
 _TYPES = {"dict": "object", "float": "number", "tuple": "array", "list": "array", "int": "integer",
@@ -147,13 +150,21 @@ def items(data: Path, subset: str) -> list[dict[str, Any]]:
 
 
 def dialect(system: System) -> Hermes:
-    """The dialect ``system`` decodes with: ``Hermes(openers=["tag"])`` for ``tooldec_tag``, else every opener.
+    """The dialect ``system`` decodes with: the tag alone (``tooldec_tag``), any opener for a
+    required call too (``tooldec_any``), else the default (the tag for a required call).
 
     Examples:
-        >>> [o.name for o in dialect("tooldec_tag").openers()], len(dialect("tooldec").openers()) > 1
-        (['tag'], True)
+        >>> [[o.name for o in dialect(s).forced_openers()] for s in ("tooldec_tag", "tooldec")]
+        [['tag'], ['tag']]
+        >>> len(dialect("tooldec").openers()), len(dialect("tooldec_any").forced_openers())
+        (6, 6)
     """
-    return Hermes(openers=["tag"]) if system == "tooldec_tag" else Hermes()
+    if system == "tooldec_tag":
+        return Hermes(openers=["tag"])
+    if system == "tooldec_any":
+        every = [o.name for o in Hermes().openers()]
+        return Hermes(forced=every)
+    return Hermes()
 
 
 def score(session: Session, system: System, subset: str, item: dict[str, Any], data: Path) -> dict[str, Any]:

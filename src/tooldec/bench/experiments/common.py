@@ -43,7 +43,7 @@ SYSTEMS: tuple[System, ...] = ("baseline", "repair", "tooldec")
 
 def constrained(system: System) -> bool:
     """Whether ``system`` decodes with ToolDec's grammar."""
-    return system in ("tooldec", "tooldec_beam", "tooldec_tag")
+    return system in ("tooldec", "tooldec_beam", "tooldec_tag", "tooldec_any")
 
 
 def mean(values: Iterable[float]) -> float:
