@@ -68,8 +68,9 @@ from tooldec.tools.schema_keywords import (
     SUPPORTED_KEYWORDS,
     UNSUPPORTED_KEYWORDS,
 )
+from tooldec.tools.schema_plain import plain_form
 from tooldec.tools.schema_reader import Reader
-from tooldec.tools.schema_size import check_size
+from tooldec.tools.schema_size import MAX_STATES, check_size, plain_cost
 
 __all__ = [
     "ANNOTATION_KEYWORDS",
@@ -133,6 +134,9 @@ def _normalize(schema: Mapping[str, Any], tool: str | None, *, openapi: bool) ->
 
 
 def _normalize_now(schema: Mapping[str, Any], tool: str | None, *, openapi: bool) -> Schema:
+    plain = plain_form(schema)  # most tools: the reader's answer, written in a few microseconds
+    if plain is not None and plain_cost(plain) <= MAX_STATES:
+        return plain
     _check_nesting(schema, tool)
     reader = Reader(schema, tool, openapi)
     out = reader.read(schema, "", (), 0)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import copy
 import functools
 import hashlib
-import json
 import marshal
 import re
 import sys
@@ -69,24 +68,11 @@ def _format_checker() -> Any:
     return checker
 
 
-# Normalized schemas (JSON text, hash) by the schema as written, and tools by their dict's
-# marshal bytes (see ``_value_key``); both bounded by the text they hold.
-_normalized_texts: BoundedCache[tuple[str, bool], tuple[str, str]] = BoundedCache(
+# Normalized schemas (marshal bytes, hash) by the schema as written, and tools by their dict,
+# both keyed by marshal bytes (see ``_value_key``) and bounded by the bytes they hold.
+_normalized_blobs: BoundedCache[tuple[bytes, bool], tuple[bytes, str]] = BoundedCache(
     8 * 2**20, sizer=lambda found: len(found[0]) + 64)
 _dict_tools: BoundedCache[bytes, tuple[Tool, int]] = BoundedCache(8 * 2**20, sizer=lambda found: found[1])
-
-
-# One encoder for every key: ``json.dumps`` with options builds a new one per call. A cycle
-# surfaces as ``RecursionError`` instead of the circular check's ``ValueError``.
-_KEY_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=True, allow_nan=False, check_circular=False)
-
-
-def _json_key(value: Any) -> str | None:
-    """Compact JSON of ``value`` as a cache key, ``None`` when it is not plain JSON."""
-    try:
-        return _KEY_ENCODER.encode(value)
-    except (TypeError, ValueError, RecursionError):
-        return None
 
 
 def _value_key(value: Any) -> bytes | None:
@@ -104,38 +90,36 @@ def _value_key(value: Any) -> bytes | None:
         return None
 
 
-def _normalized(parameters: Any, tool: str, openapi: bool) -> tuple[dict[str, Any], str | None, str | None]:
-    """The normalized schema, its hash and the schema as written in JSON, from a bounded cache
-    keyed by that JSON.
+def _normalized(parameters: Any, tool: str, openapi: bool) -> tuple[dict[str, Any], str | None, bytes | None]:
+    """The normalized schema, its hash and the schema as written in marshal bytes, from a
+    bounded cache keyed by those bytes.
 
     Registering many tools that share schemas (an inventory built from a few hundred shapes, a
     server that gets the same tool list with every request) pays the normalizer once per schema.
-    Only successes are cached (errors name the tool); a hit is a fresh copy (``json.loads``).
+    Only successes are cached (errors name the tool); a hit is a fresh copy (``marshal.loads``).
     Thread-safe.
     """
-    written = _json_key(parameters)
+    written = _value_key(parameters)
     if written is None:
         return normalize_schema(parameters, tool=tool, openapi=openapi), None, None
-    found = _normalized_texts.get((written, openapi))
+    found = _normalized_blobs.get((written, openapi))
     if found is not None:
-        return json.loads(found[0]), found[1], written
+        return marshal.loads(found[0]), found[1], written
     normalized = normalize_schema(parameters, tool=tool, openapi=openapi)
-    text = json.dumps(normalized, separators=(",", ":"), ensure_ascii=True)
-    digest = hashlib.sha256(text.encode()).hexdigest()
-    _normalized_texts.put((written, openapi), (text, digest))
+    blob = marshal.dumps(normalized, 2)
+    digest = hashlib.sha256(blob).hexdigest()
+    _normalized_blobs.put((written, openapi), (blob, digest))
     return normalized, digest, written
 
 
-def _dict_tool(spec: Mapping[str, Any], make: Callable[[], Tool]) -> Tool:
-    """The ``Tool`` of a tool dict, shared by every later dict with the same content.
+def _dict_tool(key: bytes, make: Callable[[], Tool]) -> Tool:
+    """The ``Tool`` of a tool dict whose ``_value_key`` is ``key``, shared by every later dict
+    with the same content.
 
     A server gets the same tool list, as fresh dicts, with every request: this turns its
     registration into one ``marshal`` encoding and a lookup per tool. Bounded by the bytes held
     (LRU); only successes are kept. Thread-safe.
     """
-    key = _value_key(spec)
-    if key is None:
-        return make()
     found = _dict_tools.get(key)
     if found is None:
         found = _dict_tools.put(key, (make(), len(key)))  # the first one stored wins a race
@@ -201,7 +185,7 @@ class Tool:
         given = self.source_parameters
         normalized, digest, written = _normalized(self.parameters, self.name, self.openapi)  # checks the nesting first
         if given is None and written is not None and isinstance(self.parameters, Mapping):
-            source: Any = json.loads(written)  # a deep copy, faster than copy.deepcopy
+            source: Any = marshal.loads(written)  # a deep copy, faster than copy.deepcopy
         else:
             source = given if given is not None else self.parameters
             source = copy.deepcopy(dict(source)) if isinstance(source, Mapping) else source
@@ -212,12 +196,10 @@ class Tool:
 
     @functools.cached_property
     def schema_hash(self) -> str:
-        """SHA-256 of the normalized schema (key order kept: it is the order arguments are written in).
-
-        ASCII escapes keep a name with a lone surrogate (``"\\ud800"``) hashable.
-        """
-        text = json.dumps(self.parameters, separators=(",", ":"), ensure_ascii=True)
-        return hashlib.sha256(text.encode()).hexdigest()
+        """SHA-256 of the normalized schema's marshal bytes (key order kept: it is the order
+        arguments are written in; ``1``, ``1.0`` and ``True`` differ). An in-process key only:
+        marshal's format may change between Python versions."""
+        return hashlib.sha256(marshal.dumps(self.parameters, 2)).hexdigest()
 
     @functools.cached_property
     def inventory_entry(self) -> str:
@@ -281,11 +263,16 @@ class Tool:
         Equal dicts (same types, same key order) give the same ``Tool`` object (a bounded cache), so treat
         its ``parameters`` and ``source_parameters`` as read-only.
         """
+        return cls._from_dict(spec, _value_key(spec) if cls is Tool else None)
+
+    @classmethod
+    def _from_dict(cls, spec: Mapping[str, Any], key: bytes | None) -> Tool:
+        """``from_dict`` with the dict's ``_value_key`` made already (``None``: not cached)."""
         def make() -> Tool:
             name, description, parameters = dict_schema(spec)
             return cls(name, description, dict(parameters) if isinstance(parameters, Mapping) else parameters)
 
-        return _dict_tool(spec, make) if cls is Tool else make()
+        return _dict_tool(key, make) if key is not None else make()
 
     @classmethod
     def from_pydantic(cls, model: type[BaseModel], *, name: str | None = None,
@@ -313,7 +300,10 @@ class Tool:
         hits = iter(_dict_tools.get_many([key for key in keys if key is not None]))
         for obj, key in zip(objs, keys):
             hit = next(hits) if key is not None else None
-            yield hit[0] if hit is not None else cls.coerce(obj)
+            if hit is not None:
+                yield hit[0]
+            else:
+                yield cls._from_dict(obj, key) if key is not None else cls.coerce(obj)  # type: ignore[arg-type]
 
     @classmethod
     def coerce(cls, obj: object) -> Tool:

@@ -1,0 +1,115 @@
+"""The plain-schema shortcut writes exactly what the reader writes (key order included), and its
+size estimate is the full estimate; anything it does not recognise goes to the reader."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import tooldec.tools.schema as schema_module
+from tooldec.bench.datasets import bfcl_tools, funcqa_tools, kamel_tools, toolbench_tools
+from tooldec.errors import ToolDecError
+from tooldec.tools.dicts import dict_schema
+from tooldec.tools.schema import normalize_schema
+from tooldec.tools.schema_plain import plain_form
+from tooldec.tools.schema_size import estimate, plain_cost
+
+
+def read(schema: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The reader's normal form (the shortcut turned off), or the error's type."""
+    with monkeypatch.context() as patch:
+        patch.setattr(schema_module, "plain_form", lambda _: None)
+        try:
+            return normalize_schema(schema, tool="t")
+        except ToolDecError as error:
+            return type(error)
+
+
+def corpus(data_dir: Path) -> list[Any]:
+    """The parameter schemas of the four inventories (full sets, or the fixtures) and JSONSchemaBench's."""
+    schemas = [dict_schema(spec)[2] for load in (bfcl_tools, kamel_tools, toolbench_tools)
+               for spec in load(data_dir)]
+    schemas += [dict_schema(spec)[2] for spec in funcqa_tools()]
+    for path in sorted((data_dir / "jsonschemabench").glob("*/*.json")):
+        schemas.append(json.loads(path.read_text()))
+    return schemas
+
+
+def random_plain(rng: random.Random, depth: int = 0) -> dict[str, Any]:
+    """A plain schema with annotations, unknown keys, enums, nesting and key orders mixed."""
+    kind = rng.choice(["string", "integer", "number", "boolean", "null", "array", "object"] if depth < 3 else ["string", "integer"])
+    node: dict[str, Any] = {}
+    keys = ["type", "description", "x-extra", "default"]
+    rng.shuffle(keys)
+    for key in keys:
+        if key == "type":
+            node["type"] = kind
+        elif rng.random() < 0.5:
+            node[key] = rng.choice(["d", 3, None, ["a"]])
+    if kind == "string" and rng.random() < 0.3:
+        node["enum"] = [rng.choice(["a", "b", "é", "\n"]) for _ in range(rng.randint(1, 4))]
+    if kind == "integer" and rng.random() < 0.3:
+        node["enum"] = [rng.randint(-3, 3) for _ in range(rng.randint(1, 4))]
+    if kind == "array":
+        node["items"] = random_plain(rng, depth + 1)
+    if kind == "object":
+        names = rng.sample(["a", "b", "c", "long_name", "ü"], rng.randint(0, 4))
+        node["properties"] = {n: random_plain(rng, depth + 1) for n in names}
+        if names and rng.random() < 0.7:
+            node["required"] = rng.sample(names, rng.randint(0, len(names)))
+    return node
+
+
+def check(schema: Any, monkeypatch: pytest.MonkeyPatch) -> bool:
+    """Whether the shortcut took ``schema``; if it did, its form and cost are the reader's."""
+    form = plain_form(schema)
+    if form is None:
+        return False
+    assert json.dumps(form) == json.dumps(read(schema, monkeypatch)), schema
+    assert plain_cost(form) == estimate(form)[0], form
+    return True
+
+
+def test_the_shortcut_agrees_with_the_reader_on_every_corpus_schema(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    schemas = corpus(data_dir)
+    taken = sum(check(s, monkeypatch) for s in schemas)
+    assert taken >= len(schemas) // 2  # most tool schemas are plain
+
+
+def test_the_shortcut_agrees_with_the_reader_on_random_plain_schemas(monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = random.Random(11)
+    roots = [{**random_plain(rng), "type": "object", "properties": random_plain(rng, 3).get("properties", {})}
+             for _ in range(100)]
+    roots += [{"type": "object", "properties": {"p": random_plain(rng)}} for _ in range(300)]
+    assert sum(check(s, monkeypatch) for s in roots) >= 300
+
+
+@pytest.mark.parametrize("schema", [
+    {"type": "object", "properties": {"\ud800": {"type": "integer"}}},  # a key the grammar cannot write
+    {"type": "object", "properties": {"a": {"type": "string", "enum": ["x", "\udfff"]}}},
+    {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["b"]},  # required, not listed
+    {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a", "a"]},  # invalid
+    {"type": "object", "properties": {"a": {"type": "integer", "enum": [1, True]}}},  # True is no integer
+    {"type": "object", "properties": {"a": {"type": "number", "enum": [1, 1.0]}}},
+    {"type": "object", "properties": {"a": {"type": "any"}}},  # BFCL's any type
+    {"type": "object", "properties": {"a": {"type": ["string", "null"]}}},
+    {"type": "object", "properties": {"a": {"type": "array"}}},  # any items
+    {"type": "object", "properties": {"a": {"type": "string", "nullable": True}}},
+    {"type": "object", "properties": {"a": {"type": "string", "maxLength": 3}}},
+    {"type": "object"},
+    {"type": "string", "enum": ["a"]},
+    {"type": "object", "properties": {1: {"type": "string"}}},
+])
+def test_what_is_not_plain_goes_to_the_reader(schema: dict[str, Any]) -> None:
+    assert plain_form(schema) is None
+
+
+def test_a_plain_schema_too_large_is_refused_by_the_reader() -> None:
+    huge = {"type": "object", "properties": {f"p{i}": {"type": "object", "properties": {}} for i in range(20)}}
+    assert plain_form(huge) is not None and plain_cost(plain_form(huge)) > schema_module.MAX_STATES  # type: ignore[arg-type]
+    with pytest.raises(ToolDecError, match="states"):
+        normalize_schema(huge, tool="t")
