@@ -129,14 +129,14 @@ def normalize_any_schema(schema: Any, *, tool: str | None = None, openapi: bool 
 
 
 def _normalize(schema: Mapping[str, Any], tool: str | None, *, openapi: bool) -> Schema:
+    plain = plain_form(schema)  # most tools: the reader's answer, written in a few microseconds
+    if plain is not None and plain_cost(plain) <= MAX_STATES:
+        return plain
     with collector_paused():  # many small dicts, no garbage cycles (see automata.gcpause)
         return _normalize_now(schema, tool, openapi=openapi)
 
 
 def _normalize_now(schema: Mapping[str, Any], tool: str | None, *, openapi: bool) -> Schema:
-    plain = plain_form(schema)  # most tools: the reader's answer, written in a few microseconds
-    if plain is not None and plain_cost(plain) <= MAX_STATES:
-        return plain
     _check_nesting(schema, tool)
     reader = Reader(schema, tool, openapi)
     out = reader.read(schema, "", (), 0)
