@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Union
 
+from tooldec.automata.gcpause import collector_paused
 from tooldec.errors import DuplicateToolError, ToolNotFoundError
 from tooldec.tools.tool import Tool
 
@@ -82,8 +83,9 @@ class ToolSet:
     def __init__(self, tools: Iterable[ToolLike] = ()) -> None:
         self._tools: dict[str, Tool] = {}
         self._version = 0
-        for tool in Tool.coerce_all(tools):
-            self._put(tool)
+        with collector_paused():  # thousands of small dicts, no cycles: the collector's passes
+            for tool in Tool.coerce_all(tools):  # would walk the whole heap (a vocabulary) again and again
+                self._put(tool)
         entries = sorted(tool.inventory_entry for tool in self._tools.values())  # one sort for all
         self._entries: list[str] = entries
         self._names: list[bytes] = [entry[: entry.index("\0")].encode() for entry in entries]
