@@ -36,6 +36,11 @@ def test_serve_refuses_an_unknown_opener_before_loading_the_model(capsys: pytest
     assert "unknown opener(s) ['nope']" in err and "declared: ['start', 'call', 'inline_call']" in err
 
 
+def test_serve_refuses_a_forced_opener_not_in_use(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--openers", "tag,bare", "--forced-openers", "fenced", "--model", "/nonexistent.gguf"]) == 2
+    assert "forced opener(s) ['fenced'] not in use; in use: ['tag', 'bare']" in capsys.readouterr().err
+
+
 def test_arguments_sent_as_text_are_keyed_by_the_text() -> None:
     """A server hashes the text a client sends with every request instead of writing the tools out
     again; decoded arguments (offline) keep the canonical key, the same for any key order."""

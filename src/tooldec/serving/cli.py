@@ -32,6 +32,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--openers", default=None,
                    help="the dialect's openers that start a call in auto mode, comma-separated (e.g. "
                         "'tag' for Hermes' official tag only, 'start,call' for Pythonic; default: the dialect's own)")
+    p.add_argument("--forced-openers", default=None,
+                   help="the openers a call that must come first (tool_choice required or named) opens with, "
+                        "comma-separated, among those in use (default: the dialect's own; Hermes: 'tag')")
     p.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: TOOLDEC_THREADS or all)")
     p.add_argument("--n-ctx", type=int, default=8192, help="context window in tokens (default: 8192)")
     p.add_argument("--max-queue", type=int, default=256, help="requests waiting before 503 (default: 256)")
@@ -51,7 +54,8 @@ def build_service(args: argparse.Namespace) -> Service:
     from .vllm.args import opener_names
     from .worker import Worker
 
-    dialect = get_dialect(args.dialect, openers=opener_names(args.openers))  # refused before the model loads
+    dialect = get_dialect(args.dialect, openers=opener_names(args.openers),  # refused before the model loads
+                          forced=opener_names(args.forced_openers))
     path = args.model or smollm2_gguf_path()
     llm, tokenizer = load_llama(path, n_ctx=args.n_ctx, threads=args.threads,
                                 progress=lambda message: print(message, file=sys.stderr))
