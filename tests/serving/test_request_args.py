@@ -30,6 +30,14 @@ def test_an_unknown_opener_is_refused_with_the_declared_ones(openers: object) ->
         ToolDecArgs.parse({"tools": [TOOL], "dialect": "hermes", "openers": openers})
 
 
+def test_forced_openers_travel_with_the_request_and_are_checked() -> None:
+    args = ToolDecArgs.parse({"tools": [TOOL], "tool_choice": "required", "forced": ["tag", "fenced"]})
+    assert [o.name for o in args.make_dialect().forced_openers()] == ["tag", "fenced"]
+    assert ToolDecArgs.parse(args.to_json()).dialect_key == args.dialect_key != ToolDecArgs.parse({"tools": [TOOL]}).dialect_key
+    with pytest.raises(ValueError, match="'forced'.*not in use"):
+        ToolDecArgs.parse({"tools": [TOOL], "openers": ["tag", "bare"], "forced": ["fenced"]})
+
+
 def test_serve_refuses_an_unknown_opener_before_loading_the_model(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--dialect", "pythonic", "--openers", "start,nope", "--model", "/nonexistent.gguf"]) == 2
     err = capsys.readouterr().err

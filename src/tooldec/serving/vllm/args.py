@@ -36,6 +36,7 @@ class ToolDecArgs:
         key: Cache key of the request's tools, choice and dialect (of the JSON text when it came as
             text, :func:`text_key`; else :func:`~tooldec.serving.engine.tools_key` of the tools).
         openers: The dialect's openers to use in auto mode (``None``: its default ones).
+        forced: The openers a required or named call opens with (``None``: the dialect's own).
     """
 
     tools: tuple[Mapping[str, Any], ...]
@@ -44,14 +45,17 @@ class ToolDecArgs:
     dialect: str
     key: str
     openers: tuple[str, ...] | None = None
+    forced: tuple[str, ...] | None = None
 
     @property
     def dialect_key(self) -> str:
         """The dialect and its openers, as one cache key."""
-        return self.dialect if self.openers is None else f"{self.dialect}:{','.join(self.openers)}"
+        key = self.dialect if self.openers is None else f"{self.dialect}:{','.join(self.openers)}"
+        return key if self.forced is None else f"{key}:forced={','.join(self.forced)}"
 
     def make_dialect(self) -> Dialect:
-        return get_dialect(self.dialect, openers=None if self.openers is None else list(self.openers))
+        return get_dialect(self.dialect, openers=None if self.openers is None else list(self.openers),
+                           forced=None if self.forced is None else list(self.forced))
 
     @classmethod
     def parse(cls, value: Any) -> ToolDecArgs:
@@ -80,13 +84,16 @@ class ToolDecArgs:
         if dialect not in DIALECTS:
             raise ValueError(f"extra_args[{KEY!r}]['dialect'] {dialect!r} is unknown; known: {', '.join(sorted(DIALECTS))}")
         openers = _openers(value.get("openers"), str(dialect))
-        return cls(tuple(tools), choice, parallel, str(dialect), key or tools_key(tools), openers)
+        forced = _openers(value.get("forced"), str(dialect), openers, field="forced")
+        return cls(tuple(tools), choice, parallel, str(dialect), key or tools_key(tools), openers, forced)
 
     def to_json(self) -> str:
         value: dict[str, Any] = {"tools": list(self.tools), "tool_choice": self.tool_choice,
                                  "parallel_tool_calls": self.parallel_tool_calls, "dialect": self.dialect}
         if self.openers is not None:
             value["openers"] = list(self.openers)
+        if self.forced is not None:
+            value["forced"] = list(self.forced)
         return json.dumps(value, ensure_ascii=False)
 
 
@@ -106,18 +113,23 @@ def opener_names(text: str | None) -> list[str] | None:
     return names or None
 
 
-def _openers(value: Any, dialect: str) -> tuple[str, ...] | None:
-    """A list of the dialect's opener names, or ``None``; a name it does not declare is refused."""
+def _openers(value: Any, dialect: str, in_use: tuple[str, ...] | None = None, *,
+             field: str = "openers") -> tuple[str, ...] | None:
+    """A list of the dialect's opener names, or ``None``; a name it does not declare (for
+    ``forced``: one not among ``in_use``) is refused."""
     if value is None:
         return None
     if isinstance(value, str):
         value = opener_names(value) or []
     if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
-        raise ValueError(f"extra_args[{KEY!r}]['openers'] must be a non-empty list of opener names")
+        raise ValueError(f"extra_args[{KEY!r}][{field!r}] must be a non-empty list of opener names")
     try:
-        get_dialect(dialect, openers=value)
+        if field == "forced":
+            get_dialect(dialect, openers=None if in_use is None else list(in_use), forced=value)
+        else:
+            get_dialect(dialect, openers=value)
     except ValueError as error:
-        raise ValueError(f"extra_args[{KEY!r}]['openers']: {error}") from error
+        raise ValueError(f"extra_args[{KEY!r}][{field!r}]: {error}") from error
     return tuple(value)
 
 
@@ -133,7 +145,7 @@ def _choice(value: Any) -> str:
 
 def extra_args(tools: Sequence[Mapping[str, Any]], tool_choice: Any = "auto", *,
                parallel_tool_calls: bool = True, dialect: str = Hermes.name,
-               openers: Sequence[str] | None = None) -> dict[str, str]:
+               openers: Sequence[str] | None = None, forced: Sequence[str] | None = None) -> dict[str, str]:
     """``SamplingParams(extra_args=...)`` for vLLM's offline ``LLM``.
 
     Examples:
@@ -143,14 +155,15 @@ def extra_args(tools: Sequence[Mapping[str, Any]], tool_choice: Any = "auto", *,
     """
     return {KEY: ToolDecArgs.parse({"tools": list(tools), "tool_choice": tool_choice,
                                     "parallel_tool_calls": parallel_tool_calls, "dialect": dialect,
-                                    "openers": None if openers is None else list(openers)}).to_json()}
+                                    "openers": None if openers is None else list(openers),
+                                    "forced": None if forced is None else list(forced)}).to_json()}
 
 
 def extra_body(tools: Sequence[Mapping[str, Any]], tool_choice: Any = "auto", *,
                parallel_tool_calls: bool = True, dialect: str = Hermes.name,
-               openers: Sequence[str] | None = None) -> dict[str, Any]:
+               openers: Sequence[str] | None = None, forced: Sequence[str] | None = None) -> dict[str, Any]:
     """The official ``openai`` client's ``extra_body`` for a vLLM server run without the
     ``tooldec`` tool parser: ``client.chat.completions.create(..., extra_body=extra_body(tools))``.
     """
     return {"vllm_xargs": extra_args(tools, tool_choice, parallel_tool_calls=parallel_tool_calls, dialect=dialect,
-                                     openers=openers)}
+                                     openers=openers, forced=forced)}
