@@ -77,8 +77,8 @@ class ToolDecLogitsProcessor(LogitsProcessor):
         >>> processor = ToolDecLogitsProcessor(Grammar(ToolSet([add]), vocab, Hermes()), tool_choice="required")
         >>> prompt = torch.tensor([[ord("Q"), ord(":")]])
         >>> scores = processor(prompt, torch.zeros(1, vocab.size))
-        >>> [vocab.token_bytes[i] for i in torch.nonzero(scores[0] > -1).flatten().tolist()]  # every Hermes opener
-        [b'\\t', b' ', b'<', b'`', b'{', b'<tool_call>']
+        >>> [vocab.token_bytes[i] for i in torch.nonzero(scores[0] > -1).flatten().tolist()]  # a required call: the tag
+        [b'<', b'<tool_call>']
     """
 
     supports_continuous_batching = False
