@@ -84,10 +84,11 @@ class Service:
                   tool_choice=request.tool_choice, parallel_tool_calls=request.parallel_tool_calls,
                   max_tokens=request.max_tokens or DEFAULT_MAX_TOKENS, temperature=request.temperature,
                   seed=request.seed, emit=lambda event: None)
-        if specs and request.tool_choice != "auto":  # a call must come first: it must fit the budget
+        budget = self.worker.budget(job)
+        if specs and request.tool_choice != "auto" and budget >= 1:  # a call must come first: it must fit
             machine = self.constraints.machine(self.constraints.compile(specs, job.key), tool_choice=request.tool_choice)
             try:
-                machine.check_budget(min(job.max_tokens, self.worker.context - len(ids) - 1))
+                machine.check_budget(budget)
             except BudgetError as error:
                 raise RequestError(str(error), param="max_tokens") from error
         return job

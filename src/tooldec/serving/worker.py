@@ -123,6 +123,10 @@ class Worker:
                 job.emit(Done("error", len(job.prompt_ids), 0, f"{type(error).__name__}: {error}"))
             self.jobs_done += 1
 
+    def budget(self, job: Job) -> int:
+        """Tokens ``job`` may generate: its ``max_tokens``, within what the context has left."""
+        return min(job.max_tokens, self.context - len(job.prompt_ids) - 1)
+
     def _machine(self, job: Job) -> Machine | None:
         if not job.specs:
             return None
@@ -137,7 +141,7 @@ class Worker:
         assembler = Assembler(self.constraints.dialect, watch=machine is not None,
                               names=machine.grammar.names if machine is not None and named else None)
         rng = np.random.default_rng(job.seed)
-        budget = min(job.max_tokens, self.context - len(job.prompt_ids) - 1)
+        budget = self.budget(job)
         if budget < 1:
             return Done("error", len(job.prompt_ids), 0,
                         f"the prompt has {len(job.prompt_ids)} tokens; the context holds {self.context}")

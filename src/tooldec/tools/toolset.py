@@ -84,7 +84,7 @@ class ToolSet:
         self._tools: dict[str, Tool] = {}
         self._version = 0
         with collector_paused():  # thousands of small dicts, no cycles: the collector's passes
-            for tool in Tool.coerce_all(tools):  # would walk the whole heap (a vocabulary) again and again
+            for tool in Tool.coerce_all(tools):  # would walk the growing heap again and again
                 self._put(tool)
         entries = sorted(tool.inventory_entry for tool in self._tools.values())  # one sort for all
         self._entries: list[str] = entries
