@@ -60,3 +60,15 @@ def test_the_command_writes_results_table_and_plot(tmp_path: Path, data_dir: Pat
 def test_unknown_benchmark_is_refused() -> None:
     with pytest.raises(SystemExit):
         main(["tablex"])
+
+
+def test_generalization_tooldec_tag_opens_every_kamel_call_with_the_tag(session: Session, tmp_path: Path,
+                                                                        data_dir: Path) -> None:
+    run("generalization", session, "tooldec_tag", data=data_dir, out=tmp_path, limit=2, subsets=("kamel_30",))
+    rows = [json.loads(line) for line in (tmp_path / "generalization" / "smollm2" / "tooldec_tag" / "kamel_30.jsonl").open()]
+    assert len(rows) == 2
+    for row in rows:
+        assert row["text"].lstrip().startswith("<tool_call>") and row["invalid_kinds"] == [], row["text"]
+        assert row["chosen"] is not None
+    with pytest.raises(ValueError, match="KAMEL"):
+        run("generalization", session, "tooldec_tag", data=data_dir, out=tmp_path, limit=1, subsets=("funcqa_seen",))

@@ -22,7 +22,7 @@ from ..datasets import bfcl_items
 from .common import Session, System, mean
 
 __all__ = ["COLUMNS", "SUBSETS", "SYSTEMS", "ast_match", "bfcl_schema", "call_matches", "dialect", "items", "normalize",
-           "score", "summarize"]
+           "score", "summarize", "toolset"]
 
 SUBSETS = ("simple_python", "multiple", "parallel", "parallel_multiple", "irrelevance")
 SYSTEMS = ("baseline", "repair", "tooldec", "tooldec_beam", "tooldec_tag", "tooldec_any")
@@ -167,11 +167,15 @@ def dialect(system: System) -> Hermes:
     return Hermes()
 
 
+def toolset(functions: Sequence[Mapping[str, Any]]) -> ToolSet:
+    """An item's BFCL functions as tools (their types as JSON Schema, by :func:`bfcl_schema`)."""
+    return ToolSet([Tool.from_dict({"name": f["name"], "description": f.get("description", ""),
+                                    "parameters": bfcl_schema(f["parameters"])}) for f in functions])
+
+
 def score(session: Session, system: System, subset: str, item: dict[str, Any], data: Path) -> dict[str, Any]:
     functions = item["function"]
-    specs = [{"name": f["name"], "description": f.get("description", ""), "parameters": bfcl_schema(f["parameters"])}
-             for f in functions]
-    tools = ToolSet([Tool.from_dict(s) for s in specs])
+    tools = toolset(functions)
     decoder = session.decoder(system, tools, dialect(system))
     messages = item["question"][0]
     prompt = session.chat(messages, tools=tools, dialect=Hermes())  # the same prompt for every system

@@ -128,8 +128,13 @@ def _plot(name: str, module: ModuleType, rows: list[dict[str, Any]], path: Path,
         ax.set_title(metric)
         if any(word in metric for word in ("accuracy", "rate", "path")):
             ax.set_ylim(0, 1.05)  # a share: keep the scale even when every bar is 0
-    n = {r["subset"]: int(r.get("n", 0)) for r in rows}
-    title = f"{name} (n per subset: {', '.join(f'{k}={v}' for k, v in n.items())})"
+    n: dict[str, list[int]] = {}  # per subset, each system's n (in the legend's order) when they differ
+    for system in shown:
+        for r in rows:
+            if r["system"] == system:
+                n.setdefault(r["subset"], []).append(int(r.get("n", 0)))
+    counts = {k: str(v[0]) if len(set(v)) == 1 else "/".join(map(str, v)) for k, v in n.items()}
+    title = f"{name} (n per subset: {', '.join(f'{k}={v}' for k, v in counts.items())})"
     fig.suptitle(textwrap.fill(title, width=50 * len(metrics)), fontsize=9)  # about the figure width
     axes[0][0].legend(fontsize=8)
     fig.tight_layout()
