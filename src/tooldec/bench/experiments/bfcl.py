@@ -20,6 +20,7 @@ from ...dialects import Hermes, ToolCall
 from ...tools import Tool, ToolSet
 from ..datasets import bfcl_items
 from .common import Session, System, mean
+from .common import hermes_dialect as dialect
 
 __all__ = ["COLUMNS", "SUBSETS", "SYSTEMS", "ast_match", "bfcl_schema", "call_matches", "dialect", "items", "normalize",
            "score", "summarize", "toolset"]
@@ -147,24 +148,6 @@ def ast_match(calls: Sequence[ToolCall], ground_truth: Sequence[Mapping[str, Any
 
 def items(data: Path, subset: str) -> list[dict[str, Any]]:
     return list(bfcl_items(subset, data))
-
-
-def dialect(system: System) -> Hermes:
-    """The dialect ``system`` decodes with: the tag alone (``tooldec_tag``), any opener for a
-    required call too (``tooldec_any``), else the default (the tag for a required call).
-
-    Examples:
-        >>> [[o.name for o in dialect(s).forced_openers()] for s in ("tooldec_tag", "tooldec")]
-        [['tag'], ['tag']]
-        >>> len(dialect("tooldec").openers()), len(dialect("tooldec_any").forced_openers())
-        (6, 6)
-    """
-    if system == "tooldec_tag":
-        return Hermes(openers=["tag"])
-    if system == "tooldec_any":
-        every = [o.name for o in Hermes().openers()]
-        return Hermes(forced=every)
-    return Hermes()
 
 
 def toolset(functions: Sequence[Mapping[str, Any]]) -> ToolSet:

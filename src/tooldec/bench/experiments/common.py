@@ -28,6 +28,7 @@ __all__ = [
     "System",
     "call_errors",
     "constrained",
+    "hermes_dialect",
     "markdown_table",
     "mean",
     "run_subset",
@@ -44,6 +45,24 @@ SYSTEMS: tuple[System, ...] = ("baseline", "repair", "tooldec")
 def constrained(system: System) -> bool:
     """Whether ``system`` decodes with ToolDec's grammar."""
     return system in ("tooldec", "tooldec_beam", "tooldec_tag", "tooldec_any")
+
+
+def hermes_dialect(system: System) -> Hermes:
+    """The dialect ``system`` decodes with: the tag alone (``tooldec_tag``), any opener for a
+    required call too (``tooldec_any``), else the default (the tag for a required call).
+
+    Examples:
+        >>> [[o.name for o in hermes_dialect(s).forced_openers()] for s in ("tooldec_tag", "tooldec")]
+        [['tag'], ['tag']]
+        >>> len(hermes_dialect("tooldec").openers()), len(hermes_dialect("tooldec_any").forced_openers())
+        (6, 6)
+    """
+    if system == "tooldec_tag":
+        return Hermes(openers=["tag"])
+    if system == "tooldec_any":
+        every = [o.name for o in Hermes().openers()]
+        return Hermes(forced=every)
+    return Hermes()
 
 
 def mean(values: Iterable[float]) -> float:

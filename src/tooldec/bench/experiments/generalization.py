@@ -18,18 +18,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ...dialects import Hermes
 from ...tools import Tool, ToolSet
 from ..datasets import FUNCQA_OPS, kamel_tools
-from .common import Session, System, constrained, mean
+from .common import Session, System, constrained, hermes_dialect, mean
 from .funcqa import few_shot, funcqa_prompt, solve
 
 __all__ = ["COLUMNS", "SUBSETS", "items", "score", "summarize"]
 
 KAMEL_SIZES = (10, 30, 60, 100, 234)
-SYSTEMS = ("baseline", "repair", "tooldec", "tooldec_beam", "tooldec_tag")
+SYSTEMS = ("baseline", "repair", "tooldec", "tooldec_beam", "tooldec_tag", "tooldec_any")
 """``tooldec_tag`` (KAMEL only): ToolDec with Hermes restricted to its ``<tool_call>`` opener, the
-opener the baseline's forced start writes (as in BFCL)."""
+opener the baseline's forced start writes (as in BFCL). ``tooldec_any`` (KAMEL only): the required
+call may open with any Hermes opener, what ``tooldec`` did until 2026-11-25 (its rows before then)."""
 SUBSETS = (*(f"kamel_{n}" for n in KAMEL_SIZES), "funcqa_seen", "funcqa_unseen")
 COLUMNS = ("accuracy", "prompt_tokens", "invalid_calls", "seconds", "n")
 PLOT = ("accuracy", "prompt_tokens")
@@ -76,7 +76,7 @@ def score(session: Session, system: System, subset: str, item: dict[str, Any], d
     if subset.startswith("kamel_"):
         n = int(subset[6:])
         tools, names, docs = session.cached(("kamel", n), lambda: _kamel(data, n))
-        dialect = Hermes(openers=["tag"]) if system == "tooldec_tag" else Hermes()
+        dialect = hermes_dialect(system)
         decoder = session.cached(("kamel", n, system), lambda: session.decoder(
             system, tools, dialect, tool_choice="required", parallel_tool_calls=False))
         prompt = kamel_prompt(session, system, docs, item["question"])
@@ -86,8 +86,8 @@ def score(session: Session, system: System, subset: str, item: dict[str, Any], d
         return {"question": item["question"], "gold": gold, "chosen": chosen, "correct": chosen == gold,
                 "invalid_calls": len(once.errors), "invalid_kinds": once.errors, "prompt_tokens": once.prompt_tokens,
                 "tokens": once.tokens, "seconds": once.seconds, "text": once.text}
-    if system == "tooldec_tag":
-        raise ValueError("tooldec_tag is a KAMEL system (FuncQA's calls are not in Hermes format)")
+    if system in ("tooldec_tag", "tooldec_any"):
+        raise ValueError(f"{system} is a KAMEL system (FuncQA's calls are not in Hermes format)")
     header, examples = session.cached(("funcqa_shots", "multi_hop"), lambda: few_shot(data, "multi_hop"))
     if constrained(system):
         header = "Answer the following questions with tools:"
