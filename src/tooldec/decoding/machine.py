@@ -187,7 +187,7 @@ class Machine:
         """The tokens allowed next (see :meth:`allowed_token_ids`) as packed bits, listed only on
         demand: a sampler reads ``Mask.pick_lists``, the refused ids where they are the fewer."""
         if self._done:
-            return Mask(np.zeros(self.grammar.compiler.index.words * 4, dtype=np.uint8), _count=0)
+            return Mask.from_ids(np.empty(0, dtype=np.int64), self.grammar.compiler.index.words)
         mask, filtered = self._mask(budget)
         return mask if filtered is None else filtered
 

@@ -82,7 +82,8 @@ def search_automaton(dialect: Dialect, special: Collection[str] = (), *, window:
     special_tags: dict[str, int] = {}
     starts: dict[Anchor, list[int]] = {a: [] for a in Anchor}
     forced_starts: list[int] = []
-    forced = {o.name for o in dialect.forced_openers()}
+    forced_openers = dialect.forced_openers()
+    forced = {o.name for o in forced_openers}
     commit_bytes: set[int] = set()
     done = nfa.state()  # every commit leads here: states that cannot reach it are dead in ``open``
     for opener in dialect.openers():
@@ -128,7 +129,7 @@ def search_automaton(dialect: Dialect, special: Collection[str] = (), *, window:
         nfa.epsilon(anchored, s)
     opening = LazyDFA(nfa, (anchored, done), window=window)
     quiet = nfa.closure([first]) | nfa.closure([loop]) | nfa.closure([line])
-    open_special = {o.tag: o.form for o in dialect.forced_openers() if o.tag in special_tags}
+    open_special = {o.tag: o.form for o in forced_openers if o.tag in special_tags}
     return SearchAutomaton(nfa, search, opening, commits, special_tags, open_special, sorted(commit_bytes),
                            search.state_of([loop]), frozenset(quiet))
 
