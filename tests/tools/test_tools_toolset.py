@@ -74,6 +74,47 @@ def test_a_repeated_tool_list_gets_the_same_tools_in_its_own_order() -> None:
     assert again["repeat_3"].parameters["properties"]["n"]["maximum"] == 3
 
 
+def test_a_repeated_list_of_dicts_is_one_lookup_whatever_its_order() -> None:
+    """A list of plain tool dicts seen before, in any order, is found by one key for the whole
+    list; the set is the one the per-tool path makes: names in this list's order, the same
+    ``Tool`` objects, the same inventory. A changed schema or a non-dict item misses."""
+    from tooldec.tools.toolset import _registered_lists
+
+    specs = [{"type": "function", "function": {"name": f"list_{i}", "parameters": {
+        "type": "object", "properties": {"n": {"type": "integer", "maximum": i}}}}} for i in range(6)]
+    specs.append({"name": "plain_shape", "description": "top-level name", "parameters": {"type": "object"}})
+    first = ToolSet(specs)
+    shuffled = json.loads(json.dumps([specs[k] for k in (3, 6, 0, 5, 1, 4, 2)]))
+    hits = _registered_lists.hits
+    again = ToolSet(shuffled)
+    assert _registered_lists.hits == hits + 1
+    assert again.names == ["list_3", "plain_shape", "list_0", "list_5", "list_1", "list_4", "list_2"]
+    assert all(again[name] is first[name] for name in first.names)
+    assert again.inventory().digest == first.inventory().digest
+    assert again.inventory().sorted_names == first.inventory().sorted_names and again.version == len(specs)
+    again.add(add)  # the cached lists are copies: changing this set leaves the next one alone
+    assert ToolSet(json.loads(json.dumps(specs))).names == first.names
+
+    changed = json.loads(json.dumps(specs))
+    changed[2]["function"]["parameters"]["properties"]["n"]["maximum"] = 99
+    hits = _registered_lists.hits
+    assert ToolSet(changed)["list_2"].parameters["properties"]["n"]["maximum"] == 99
+    assert _registered_lists.hits == hits
+    mixed = ToolSet([*json.loads(json.dumps(specs)), add])
+    assert _registered_lists.hits == hits and mixed.names == [*first.names, "add"]
+
+
+def test_a_failed_list_is_not_kept() -> None:
+    from tooldec.tools.toolset import _registered_lists
+
+    specs = [{"name": "fails_later", "parameters": {"type": "object"}}, {"name": "fails_later", "parameters": {}}]
+    held = len(_registered_lists)
+    for _ in range(2):
+        with pytest.raises(DuplicateToolError, match="fails_later"):
+            ToolSet(json.loads(json.dumps(specs)))
+    assert len(_registered_lists) == held
+
+
 def test_remove() -> None:
     tools = ToolSet([add, mul])
     removed = tools.remove("add")

@@ -69,13 +69,13 @@ def _format_checker() -> Any:
 
 
 # Normalized schemas (marshal bytes, hash) by the schema as written, and tools by their dict,
-# both keyed by marshal bytes (see ``_value_key``) and bounded by the bytes they hold.
+# both keyed by marshal bytes (see ``value_key``) and bounded by the bytes they hold.
 _normalized_blobs: BoundedCache[tuple[bytes, bool], tuple[bytes, str]] = BoundedCache(
     8 * 2**20, sizer=lambda found: len(found[0]) + 64)
 _dict_tools: BoundedCache[bytes, tuple[Tool, int]] = BoundedCache(8 * 2**20, sizer=lambda found: found[1])
 
 
-def _value_key(value: Any) -> bytes | None:
+def value_key(value: Any) -> bytes | None:
     """A cache key for a plain value (dicts, lists, strings, numbers, booleans, ``None``): its
     ``marshal`` bytes, ``None`` for what marshal cannot write (objects, subclasses, cycles).
 
@@ -99,7 +99,7 @@ def _normalized(parameters: Any, tool: str, openapi: bool) -> tuple[dict[str, An
     Only successes are cached (errors name the tool); a hit is a fresh copy (``marshal.loads``).
     Thread-safe.
     """
-    written = _value_key(parameters)
+    written = value_key(parameters)
     if written is None:
         return normalize_schema(parameters, tool=tool, openapi=openapi), None, None
     found = _normalized_blobs.get((written, openapi))
@@ -113,7 +113,7 @@ def _normalized(parameters: Any, tool: str, openapi: bool) -> tuple[dict[str, An
 
 
 def _dict_tool(key: bytes, make: Callable[[], Tool]) -> Tool:
-    """The ``Tool`` of a tool dict whose ``_value_key`` is ``key``, shared by every later dict
+    """The ``Tool`` of a tool dict whose ``value_key`` is ``key``, shared by every later dict
     with the same content.
 
     A server gets the same tool list, as fresh dicts, with every request: this turns its
@@ -263,11 +263,11 @@ class Tool:
         Equal dicts (same types, same key order) give the same ``Tool`` object (a bounded cache), so treat
         its ``parameters`` and ``source_parameters`` as read-only.
         """
-        return cls._from_dict(spec, _value_key(spec) if cls is Tool else None)
+        return cls._from_dict(spec, value_key(spec) if cls is Tool else None)
 
     @classmethod
     def _from_dict(cls, spec: Mapping[str, Any], key: bytes | None) -> Tool:
-        """``from_dict`` with the dict's ``_value_key`` made already (``None``: not cached)."""
+        """``from_dict`` with the dict's ``value_key`` made already (``None``: not cached)."""
         def make() -> Tool:
             name, description, parameters = dict_schema(spec)
             return cls(name, description, dict(parameters) if isinstance(parameters, Mapping) else parameters)
@@ -296,7 +296,7 @@ class Tool:
         (lazily, so the first bad one raises where ``coerce`` would have).
         """
         objs = list(objs)
-        keys = [_value_key(obj) if type(obj) is dict else None for obj in objs] if cls is Tool else [None] * len(objs)
+        keys = [value_key(obj) if type(obj) is dict else None for obj in objs] if cls is Tool else [None] * len(objs)
         hits = iter(_dict_tools.get_many([key for key in keys if key is not None]))
         for obj, key in zip(objs, keys):
             hit = next(hits) if key is not None else None

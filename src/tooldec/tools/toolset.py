@@ -16,8 +16,9 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Union
 
 from tooldec.automata.gcpause import collector_paused
+from tooldec.caches import BoundedCache
 from tooldec.errors import DuplicateToolError, ToolNotFoundError
-from tooldec.tools.tool import Tool
+from tooldec.tools.tool import Tool, value_key
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -32,6 +33,46 @@ def inventory_digest(entries: Iterable[str]) -> str:
     """SHA-256 of tools' ``inventory_entry`` strings given in name order: the same tools give
     the same digest whatever order they were registered in."""
     return hashlib.sha256("\n".join(entries).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class _Registered:
+    """A tool list registered before: its tools in its canonical order (see :func:`_canonical`),
+    the set's sorted entries and names, and the bytes of its key (what the cache counts)."""
+
+    tools: tuple[Tool, ...]
+    entries: tuple[str, ...]
+    names: tuple[bytes, ...]
+    nbytes: int
+
+
+# Tool lists of plain dicts registered before, by their canonical key: a server that gets the same
+# list with every request (in any order) pays one encoding of it. Bounded by the bytes of the keys
+# (the tools themselves are shared with ``Tool``'s own cache); only successes are kept. Thread-safe.
+_registered_lists: BoundedCache[bytes, _Registered] = BoundedCache(16 * 2**20, sizer=lambda found: found.nbytes)
+
+
+def _dict_name(spec: dict[str, Any]) -> str:
+    """The name a tool dict gives itself (top level, or inside ``function``), ``""`` if none."""
+    inner = spec.get("function")
+    name = (inner if type(inner) is dict else spec).get("name")
+    return name if type(name) is str else ""
+
+
+def _canonical(objs: list[Any]) -> tuple[list[int], bytes] | None:
+    """The order that sorts a list of tool dicts by name, and the list's key in that order (its
+    ``marshal`` bytes): the same dicts in any order get the same key, in one encoding of the whole
+    list (several times quicker than a key per dict). ``None`` if any item is not a plain dict.
+
+    Equal keys mean equal dicts in the same sorted order, hence the same tools; dicts that tie on
+    their name (duplicates, which fail) may sort apart and only miss.
+    """
+    if not all(type(obj) is dict for obj in objs):
+        return None
+    names = [_dict_name(obj) for obj in objs]
+    order = sorted(range(len(objs)), key=names.__getitem__)
+    key = value_key([objs[i] for i in order])
+    return None if key is None else (order, key)
 
 
 @dataclass(frozen=True)
@@ -83,13 +124,30 @@ class ToolSet:
     def __init__(self, tools: Iterable[ToolLike] = ()) -> None:
         self._tools: dict[str, Tool] = {}
         self._version = 0
+        self._inventory: Inventory | None = None
+        self._entries: list[str] = []
+        self._names: list[bytes] = []
+        objs = list(tools)
+        canonical = _canonical(objs)
+        found = _registered_lists.get(canonical[1]) if canonical is not None else None
+        if canonical is not None and found is not None:  # seen before: the same tools, in this list's order
+            made: list[Tool] = [found.tools[0]] * len(objs)
+            for tool, i in zip(found.tools, canonical[0]):
+                made[i] = tool
+            self._tools = {tool.name: tool for tool in made}
+            self._version = len(made)
+            self._entries, self._names = list(found.entries), list(found.names)
+            return
         with collector_paused():  # thousands of small dicts, no cycles: the collector's passes
-            for tool in Tool.coerce_all(tools):  # would walk the growing heap again and again
+            for tool in Tool.coerce_all(objs):  # would walk the growing heap again and again
                 self._put(tool)
         entries = sorted(tool.inventory_entry for tool in self._tools.values())  # one sort for all
-        self._entries: list[str] = entries
-        self._names: list[bytes] = [entry[: entry.index("\0")].encode() for entry in entries]
-        self._inventory: Inventory | None = None
+        self._entries = entries
+        self._names = [entry[: entry.index("\0")].encode() for entry in entries]
+        if canonical is not None and objs:
+            made = list(self._tools.values())
+            _registered_lists.put(canonical[1], _Registered(
+                tuple(made[i] for i in canonical[0]), tuple(entries), tuple(self._names), len(canonical[1])))
 
     def _put(self, made: Tool) -> None:
         if made.name in self._tools:
