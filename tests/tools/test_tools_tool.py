@@ -246,6 +246,12 @@ def test_equal_tool_dicts_share_one_tool_and_its_checks() -> None:
     assert first.source_parameters is not spec["function"]["parameters"]  # a copy, not the caller's dict
     other = Tool.from_dict({**spec, "function": {**spec["function"], "description": "Look it up."}})
     assert other is not first and other.description == "Look it up."
+    # another tool with an equal schema shares its two schemas (read-only), made from a snapshot
+    # of the first caller's dict: changing that dict afterwards changes no tool
+    spec["function"]["parameters"]["properties"]["q"]["type"] = "integer"
+    renamed = Tool("shared_lookup_2", "", {"type": "object", "properties": {"q": {"type": "string"}}})
+    assert renamed.parameters is first.parameters and renamed.source_parameters is first.source_parameters
+    assert renamed.parameters["properties"]["q"] == {"type": "string"} == first.source_parameters["properties"]["q"]
 
 
 def test_tool_dicts_that_differ_only_in_types_are_different_tools() -> None:

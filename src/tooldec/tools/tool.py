@@ -68,10 +68,21 @@ def _format_checker() -> Any:
     return checker
 
 
-# Normalized schemas (marshal bytes, hash) by the schema as written, and tools by their dict,
-# both keyed by marshal bytes (see ``value_key``) and bounded by the bytes they hold.
-_normalized_blobs: BoundedCache[tuple[bytes, bool], tuple[bytes, str]] = BoundedCache(
-    8 * 2**20, sizer=lambda found: len(found[0]) + 64)
+@dataclass(frozen=True)
+class _Schemas:
+    """A schema as written, read once: its normalized form and hash, and its copy (the source
+    for prompts), shared by every tool registered with an equal schema; ``nbytes`` is the marshal
+    bytes of the two, what the cache counts."""
+
+    normalized: dict[str, Any]
+    digest: str
+    source: dict[str, Any]
+    nbytes: int
+
+
+# Schemas read before by the schema as written, and tools by their dict, both keyed by marshal
+# bytes (see ``value_key``) and bounded by the bytes they hold.
+_schemas: BoundedCache[tuple[bytes, bool], _Schemas] = BoundedCache(8 * 2**20, sizer=lambda found: found.nbytes)
 _dict_tools: BoundedCache[bytes, tuple[Tool, int]] = BoundedCache(8 * 2**20, sizer=lambda found: found[1])
 
 
@@ -90,26 +101,26 @@ def value_key(value: Any) -> bytes | None:
         return None
 
 
-def _normalized(parameters: Any, tool: str, openapi: bool) -> tuple[dict[str, Any], str | None, bytes | None]:
-    """The normalized schema, its hash and the schema as written in marshal bytes, from a
-    bounded cache keyed by those bytes.
+def _normalized(parameters: Any, tool: str, openapi: bool) -> tuple[dict[str, Any], str | None, Any]:
+    """The normalized schema, its hash and a copy of the schema as written (``None`` for what
+    ``value_key`` cannot encode), from a bounded cache keyed by the schema's marshal bytes.
 
     Registering many tools that share schemas (an inventory built from a few hundred shapes, a
-    server that gets the same tool list with every request) pays the normalizer once per schema.
-    Only successes are cached (errors name the tool); a hit is a fresh copy (``marshal.loads``).
-    Thread-safe.
+    server that gets the same tool list with every request) pays the normalizer once per schema,
+    and the tools share the two dicts (read-only, as the ``Tool`` is): no copy per tool. Only
+    successes are cached (errors name the tool). Thread-safe.
     """
     written = value_key(parameters)
     if written is None:
         return normalize_schema(parameters, tool=tool, openapi=openapi), None, None
-    found = _normalized_blobs.get((written, openapi))
-    if found is not None:
-        return marshal.loads(found[0]), found[1], written
-    normalized = normalize_schema(parameters, tool=tool, openapi=openapi)
-    blob = marshal.dumps(normalized, 2)
-    digest = hashlib.sha256(blob).hexdigest()
-    _normalized_blobs.put((written, openapi), (blob, digest))
-    return normalized, digest, written
+    found = _schemas.get((written, openapi))
+    if found is None:
+        normalized = normalize_schema(parameters, tool=tool, openapi=openapi)
+        blob = marshal.dumps(normalized, 2)
+        source = marshal.loads(written)  # a deep copy of the caller's dict, faster than copy.deepcopy
+        found = _schemas.put((written, openapi), _Schemas(
+            normalized, hashlib.sha256(blob).hexdigest(), source, len(blob) + len(written)))
+    return found.normalized, found.digest, found.source
 
 
 def _dict_tool(key: bytes, make: Callable[[], Tool]) -> Tool:
@@ -136,7 +147,8 @@ class Tool:
         parameters: JSON Schema of the arguments object; stored normalized (``normalize_schema``).
         fn: Runs the tool; ``None`` for tools known only by their schema.
         source_parameters: The schema as given, with its descriptions, for prompts; defaults to
-            a copy of ``parameters`` before normalization.
+            a copy of ``parameters`` before normalization. Both schemas are read-only, as the
+            tool is: tools registered with equal schemas share them.
         openapi: The schema comes from an OpenAPI 3.0 document, whose ``nullable`` and boolean
             ``exclusiveMinimum``/``exclusiveMaximum`` are read (keyword only).
 
@@ -183,9 +195,9 @@ class Tool:
         if self.fn is not None and not callable(self.fn):
             raise ToolRegistrationError(f"fn must be callable, got {type(self.fn).__name__}", tool=self.name)
         given = self.source_parameters
-        normalized, digest, written = _normalized(self.parameters, self.name, self.openapi)  # checks the nesting first
-        if given is None and written is not None and isinstance(self.parameters, Mapping):
-            source: Any = marshal.loads(written)  # a deep copy, faster than copy.deepcopy
+        normalized, digest, copied = _normalized(self.parameters, self.name, self.openapi)  # checks the nesting first
+        if given is None and copied is not None:
+            source: Any = copied
         else:
             source = given if given is not None else self.parameters
             source = copy.deepcopy(dict(source)) if isinstance(source, Mapping) else source
