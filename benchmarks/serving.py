@@ -11,6 +11,7 @@ question's own functions plus BFCL functions from other questions as distractors
 ``prompt_tools``): SmolLM2's 8,192-token context holds no 1,000 tool descriptions, and every
 system sees the same prompt, so the cells differ only in how the tool list constrains the answer.
 ``new``: every request has a tool list never seen before (a fresh sample of distractors);
+every system of a cell gets the same questions and lists (the cell's seed);
 ``repeated``: every request of the cell sends the same list. Requests are sent one at a time
 (concurrency 1) or 16 at once, streamed, greedy, ``parallel_tool_calls=False``,
 ``--max-tokens`` tokens at most.
@@ -274,7 +275,9 @@ def run(args: argparse.Namespace) -> None:
             print(f"warm-up: {warm}", file=sys.stderr, flush=True)
             for system, size, mode, concurrency in tqdm(cells, desc=server):
                 requests = args.requests if concurrency == 1 else max(args.requests, concurrency)
-                seed = zlib.crc32(f"{system}/{size}/{mode}/{concurrency}".encode())
+                # the same questions and tool lists for every system of a cell: paired comparisons
+                # (before 2026-11-25 the seed held the system's name, so "new" cells differed)
+                seed = zlib.crc32(f"{size}/{mode}/{concurrency}".encode())
                 began = time.time()
                 records = asyncio.run(cell(url, system, size, mode, concurrency, requests, args.max_tokens,
                                            questions, pool, seed))
@@ -392,6 +395,54 @@ def report(args: argparse.Namespace) -> None:
     fig.savefig(args.out / "serving.png", dpi=120)
 
 
+def parts(args: argparse.Namespace) -> None:
+    """tooldec's own share of a request with a new tool list, in this process (no vLLM): what the
+    API server does (parse ``vllm_xargs``, check the tools) and what the engine does before the
+    first token (parse, compile, cursor, first mask), on the lists of the ``new`` cells at
+    concurrency 1 (the run's seeds), SmolLM2's vocabulary, Hermes. Prints medians in ms. As in
+    the run's server, ``required`` comes after ``auto`` on the same lists: its schemas are known."""
+    import numpy as np
+
+    from tooldec.dialects import Hermes
+    from tooldec.models import smollm2_gguf_path
+    from tooldec.serving.engine import Constraints
+    from tooldec.serving.vllm.args import ToolDecArgs
+    from tooldec.tokens import Vocabulary, from_gguf
+
+    questions, pool = load(args.data)
+    vocab = from_gguf(smollm2_gguf_path())
+    engine = Constraints(vocab, Hermes())  # the processor's, made once at start-up
+    checker = Constraints(Vocabulary.from_tokens([bytes([b]) for b in range(256)]), Hermes(), cache_size=1)
+    bitmask = np.zeros((1, (vocab.size + 31) // 32), dtype=np.int32)
+    print("| tools | choice | lists | API server: parse | check | engine: parse | compile | cursor and first mask | sum |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for size in args.sizes:
+        for choice in ("auto", "required"):
+            seed = zlib.crc32(f"{size}/new/1".encode())  # the run's new cells at concurrency 1
+            chosen = random.Random(seed).sample(questions, args.requests)
+            times: list[list[float]] = []
+            for i, (_, own) in enumerate(chosen):
+                text = json.dumps({"tools": tool_list(own, pool, size, random.Random(f"{seed}-{i}")),
+                                   "tool_choice": choice, "parallel_tool_calls": False})
+                marks = [time.perf_counter()]
+                given = ToolDecArgs.parse(text)
+                marks.append(time.perf_counter())
+                checker.tools(given.tools)
+                marks.append(time.perf_counter())
+                parsed = ToolDecArgs.parse(text)
+                marks.append(time.perf_counter())
+                compiled = engine.compile(parsed.tools, parsed.key)
+                marks.append(time.perf_counter())
+                machine = engine.machine(compiled, tool_choice=choice, parallel_tool_calls=False)
+                machine.check_budget(args.max_tokens)
+                machine.fill_bitmask(bitmask, row=0)
+                marks.append(time.perf_counter())
+                times.append([(b - a) * 1e3 for a, b in zip(marks, marks[1:])])
+            cols = [float(np.median([t[k] for t in times])) for k in range(5)]
+            total = float(np.median([sum(t) for t in times]))
+            print(f"| {size:,} | {choice} | {len(times)} | " + " | ".join(f"{c:.1f}" for c in cols) + f" | {total:.1f} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=None, help="benchmark data (default: TOOLDEC_DATA or ../shared/data)")
@@ -403,8 +454,13 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=6, help="requests per cell at concurrency 1")
     parser.add_argument("--max-tokens", type=int, default=64)
     parser.add_argument("--report", action="store_true", help="only write the table and plot from the records")
+    parser.add_argument("--parts", action="store_true",
+                        help="only time tooldec's own share of a new-list request, in this process (no vLLM)")
     args = parser.parse_args()
     args.data = args.data or data_dir()
+    if args.parts:
+        parts(args)
+        return
     args.out.mkdir(parents=True, exist_ok=True)
     if args.report:
         report(args)
