@@ -14,7 +14,7 @@ import hashlib
 import marshal
 import re
 import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -300,15 +300,22 @@ class Tool:
                    description if description is not None else default_description, parameters, fn)
 
     @classmethod
-    def coerce_all(cls, objs: Iterable[object]) -> Iterator[Tool]:
+    def dict_keys(cls, objs: Sequence[object]) -> list[bytes | None]:
+        """Each plain tool dict's ``value_key`` (``None`` for anything else, and for subclasses,
+        which may read a dict otherwise): what :meth:`coerce_all` looks tools up by."""
+        return [value_key(obj) if type(obj) is dict else None for obj in objs] if cls is Tool else [None] * len(objs)
+
+    @classmethod
+    def coerce_all(cls, objs: Iterable[object], keys: list[bytes | None] | None = None) -> Iterator[Tool]:
         """``coerce`` of each of ``objs`` in turn; the tool dicts seen before are looked up together.
 
         A server gets the same tool list with every request: its dicts' keys are made in one
-        pass and looked up under one lock up front, and only the others go through ``coerce``
-        (lazily, so the first bad one raises where ``coerce`` would have).
+        pass (or given: ``dict_keys`` of ``objs``) and looked up under one lock up front, and only
+        the others go through ``coerce`` (lazily, so the first bad one raises where ``coerce``
+        would have).
         """
         objs = list(objs)
-        keys = [value_key(obj) if type(obj) is dict else None for obj in objs] if cls is Tool else [None] * len(objs)
+        keys = cls.dict_keys(objs) if keys is None else keys
         hits = iter(_dict_tools.get_many([key for key in keys if key is not None]))
         for obj, key in zip(objs, keys):
             hit = next(hits) if key is not None else None

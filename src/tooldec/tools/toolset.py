@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Union
 from tooldec.automata.gcpause import collector_paused
 from tooldec.caches import BoundedCache
 from tooldec.errors import DuplicateToolError, ToolNotFoundError
-from tooldec.tools.tool import Tool, value_key
+from tooldec.tools.tool import Tool
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -47,32 +47,22 @@ class _Registered:
 
 
 # Tool lists of plain dicts registered before, by their canonical key: a server that gets the same
-# list with every request (in any order) pays one encoding of it. Bounded by the bytes of the keys
+# list with every request (in any order) pays its dicts' keys and one lookup. Bounded by the bytes of the keys
 # (the tools themselves are shared with ``Tool``'s own cache); only successes are kept. Thread-safe.
 _registered_lists: BoundedCache[bytes, _Registered] = BoundedCache(16 * 2**20, sizer=lambda found: found.nbytes)
 
 
-def _dict_name(spec: dict[str, Any]) -> str:
-    """The name a tool dict gives itself (top level, or inside ``function``), ``""`` if none."""
-    inner = spec.get("function")
-    name = (inner if type(inner) is dict else spec).get("name")
-    return name if type(name) is str else ""
-
-
-def _canonical(objs: list[Any]) -> tuple[list[int], bytes] | None:
-    """The order that sorts a list of tool dicts by name, and the list's key in that order (its
-    ``marshal`` bytes): the same dicts in any order get the same key, in one encoding of the whole
-    list (several times quicker than a key per dict). ``None`` if any item is not a plain dict.
-
-    Equal keys mean equal dicts in the same sorted order, hence the same tools; dicts that tie on
-    their name (duplicates, which fail) may sort apart and only miss.
+def _canonical(keys: list[bytes | None]) -> tuple[list[int], bytes] | None:
+    """The order that sorts a tool list's dict keys (``Tool.dict_keys``), and the list's key: those
+    keys in that order, joined. The same dicts in any order get the same key, from the keys the
+    per-dict lookup needs anyway (marshal bytes are self-delimiting, so the join is unambiguous).
+    ``None`` if an item is not a plain dict.
     """
-    if not all(type(obj) is dict for obj in objs):
+    present = [key for key in keys if key is not None]
+    if len(present) < len(keys):
         return None
-    names = [_dict_name(obj) for obj in objs]
-    order = sorted(range(len(objs)), key=names.__getitem__)
-    key = value_key([objs[i] for i in order])
-    return None if key is None else (order, key)
+    order = sorted(range(len(present)), key=present.__getitem__)
+    return order, b"".join([present[i] for i in order])
 
 
 @dataclass(frozen=True)
@@ -128,7 +118,8 @@ class ToolSet:
         self._entries: list[str] = []
         self._names: list[bytes] = []
         objs = list(tools)
-        canonical = _canonical(objs)
+        keys = Tool.dict_keys(objs)
+        canonical = _canonical(keys)
         found = _registered_lists.get(canonical[1]) if canonical is not None else None
         if canonical is not None and found is not None:  # seen before: the same tools, in this list's order
             made: list[Tool] = [found.tools[0]] * len(objs)
@@ -139,7 +130,7 @@ class ToolSet:
             self._entries, self._names = list(found.entries), list(found.names)
             return
         with collector_paused():  # thousands of small dicts, no cycles: the collector's passes
-            for tool in Tool.coerce_all(objs):  # would walk the growing heap again and again
+            for tool in Tool.coerce_all(objs, keys):  # would walk the growing heap again and again
                 self._put(tool)
         entries = sorted(tool.inventory_entry for tool in self._tools.values())  # one sort for all
         self._entries = entries
