@@ -47,8 +47,9 @@ class _Registered:
 
 
 # Tool lists of plain dicts registered before, by their canonical key: a server that gets the same
-# list with every request (in any order) pays its dicts' keys and one lookup. Bounded by the bytes of the keys
-# (the tools themselves are shared with ``Tool``'s own cache); only successes are kept. Thread-safe.
+# list with every request (in any order) pays its dicts' keys and one lookup. Bounded by the bytes
+# of the keys (the tools are shared with ``Tool``'s own caches); only successes are kept.
+# Thread-safe; the values are immutable.
 _registered_lists: BoundedCache[bytes, _Registered] = BoundedCache(16 * 2**20, sizer=lambda found: found.nbytes)
 
 
