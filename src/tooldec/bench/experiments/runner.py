@@ -9,7 +9,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from .common import SYSTEMS, Session, System, constrained, markdown_table, run_subset
+from .common import SYSTEMS, Session, System, beamed, constrained, markdown_table, run_subset
 
 __all__ = ["EXPERIMENTS", "experiment", "report", "run", "systems_of"]
 
@@ -70,7 +70,7 @@ def run(name: str, session: Session, system: System, *, data: Path, out: Path, l
     order = list(module.SUBSETS)
     summaries = dict(sorted(summaries.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else 99))
     summary = {"setup": {**session.describe(), "system": system, "limit": limit, "decoding": "greedy",
-                         **({"beam_width": session.beam_width} if system.endswith("_beam") else {})},
+                         **({"beam_width": session.beam_width} if beamed(system) else {})},
                "subsets": summaries}
     (folder / "summary.json").write_text(json.dumps(summary, indent=2))
     return summary
