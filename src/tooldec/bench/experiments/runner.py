@@ -136,7 +136,9 @@ def _plot(name: str, module: ModuleType, rows: list[dict[str, Any]], path: Path,
     counts = {k: str(v[0]) if len(set(v)) == 1 else "/".join(map(str, v)) for k, v in n.items()}
     title = f"{name} (n per subset: {', '.join(f'{k}={v}' for k, v in counts.items())})"
     fig.suptitle(textwrap.fill(title, width=50 * len(metrics)), fontsize=9)  # about the figure width
-    axes[0][0].legend(fontsize=8)
-    fig.tight_layout()
+    handles, labels = axes[0][0].get_legend_handles_labels()  # below the panels, where it hides no bar
+    fig.legend(handles, labels, loc="lower center", ncol=min(len(shown), 5), fontsize=8, frameon=False)
+    rows_of_labels = -(-len(shown) // 5)
+    fig.tight_layout(rect=(0, 0.06 * rows_of_labels, 1, 1))
     fig.savefig(path, dpi=110)
     plt.close(fig)
