@@ -156,3 +156,17 @@ def test_bfcl_schemas_all_register(data_dir: Path) -> None:
 
 def test_data_dir_is_a_path() -> None:
     assert isinstance(default_data_dir(), Path)
+
+
+def test_generalization_tooldec_beam_any_is_the_beam_with_every_opener_as_before() -> None:
+    from tooldec.bench.experiments import generalization
+    from tooldec.bench.experiments.common import beamed, constrained, hermes_dialect
+    from tooldec.bench.experiments.runner import systems_of
+
+    assert "tooldec_beam_any" in systems_of("generalization") and constrained("tooldec_beam_any")
+    assert beamed("tooldec_beam_any") and beamed("tooldec_beam") and not beamed("tooldec_any")
+    every = [o.name for o in Hermes().openers()]
+    assert [o.name for o in hermes_dialect("tooldec_beam_any").forced_openers()] == every
+    assert [o.name for o in hermes_dialect("tooldec_beam").forced_openers()] == ["tag"]
+    with pytest.raises(ValueError, match="KAMEL"):  # refused before the model is touched
+        generalization.score(None, "tooldec_beam_any", "funcqa_seen", {}, Path("."))  # type: ignore[arg-type]

@@ -33,7 +33,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--system", action="append", choices=[*known, "all"],
                         help="baseline, repair (fuzzy names + backtrace), tooldec, tooldec_beam (names chosen by a "
                              "beam over whole names), tooldec_tag (bfcl: Hermes' <tool_call> opener only), tooldec_any (bfcl: a "
-                             "required call may open with any Hermes opener, tooldec before 2026-11-25); "
+                             "required call may open with any Hermes opener, tooldec before 2026-11-25), tooldec_beam_any "
+                             "(generalization's KAMEL: the beam with any opener, tooldec_beam before 2026-11-25); "
                              "figure5: zeroshot, fewshot, toolkengpt, tooldec, tooldec_beam; "
                              "repeat, or 'all' (default: the experiment's systems)")
     parser.add_argument("--beam", type=int, default=5, help="beam width of tooldec_beam (default 5)")

@@ -26,6 +26,7 @@ __all__ = [
     "Once",
     "Session",
     "System",
+    "beamed",
     "call_errors",
     "constrained",
     "hermes_dialect",
@@ -37,29 +38,38 @@ __all__ = [
 
 System = str
 """A system's name: ``baseline``, ``repair``, ``tooldec``, ``tooldec_beam`` (ToolDec choosing each
-name by a beam over whole names), or one an experiment defines in its ``SYSTEMS``."""
+name by a beam over whole names), or one an experiment defines in its ``SYSTEMS`` (``tooldec_tag``,
+``tooldec_any``, ``tooldec_beam_any``: :func:`hermes_dialect`)."""
 SYSTEMS: tuple[System, ...] = ("baseline", "repair", "tooldec")
 """The systems of an experiment that does not name its own."""
 
 
 def constrained(system: System) -> bool:
     """Whether ``system`` decodes with ToolDec's grammar."""
-    return system in ("tooldec", "tooldec_beam", "tooldec_tag", "tooldec_any")
+    return system in ("tooldec", "tooldec_beam", "tooldec_tag", "tooldec_any", "tooldec_beam_any")
+
+
+def beamed(system: System) -> bool:
+    """Whether ``system`` chooses names by a beam over whole names (``tooldec_beam``, ``tooldec_beam_any``)."""
+    return system in ("tooldec_beam", "tooldec_beam_any")
 
 
 def hermes_dialect(system: System) -> Hermes:
     """The dialect ``system`` decodes with: the tag alone (``tooldec_tag``), any opener for a
-    required call too (``tooldec_any``), else the default (the tag for a required call).
+    required call too (``tooldec_any``, and the beam's ``tooldec_beam_any``: what ``tooldec`` and
+    ``tooldec_beam`` did before 2026-11-25), else the default (the tag for a required call).
 
     Examples:
-        >>> [[o.name for o in hermes_dialect(s).forced_openers()] for s in ("tooldec_tag", "tooldec")]
-        [['tag'], ['tag']]
+        >>> [[o.name for o in hermes_dialect(s).forced_openers()] for s in ("tooldec_tag", "tooldec", "tooldec_beam")]
+        [['tag'], ['tag'], ['tag']]
         >>> len(hermes_dialect("tooldec").openers()), len(hermes_dialect("tooldec_any").forced_openers())
         (6, 6)
+        >>> len(hermes_dialect("tooldec_beam_any").forced_openers())
+        6
     """
     if system == "tooldec_tag":
         return Hermes(openers=["tag"])
-    if system == "tooldec_any":
+    if system in ("tooldec_any", "tooldec_beam_any"):
         every = [o.name for o in Hermes().openers()]
         return Hermes(forced=every)
     return Hermes()
@@ -165,7 +175,7 @@ class Session:
 
     def decoder(self, system: System, tools: ToolSet, dialect: Dialect, **options: Any) -> Any:
         """A ``ToolDecoder`` for ``system`` (``RepairDecoder`` for ``repair``; for ``tooldec_beam``
-        its generator chooses names with :class:`~tooldec.runtime.selection.NameSelector`),
+        and ``tooldec_beam_any`` its generator chooses names with :class:`~tooldec.runtime.selection.NameSelector`),
         greedy by default."""
         from ...runtime import ToolDecoder
         from ...runtime.selection import NameSelector
@@ -176,7 +186,7 @@ class Session:
             return RepairDecoder(self.model, self.tokenizer, tools, dialect=dialect, vocab=self.vocab, **options)
         decoder = ToolDecoder(self.model, self.tokenizer, tools, dialect=dialect, vocab=self.vocab,
                               constrained=constrained(system), **options)
-        if system == "tooldec_beam":
+        if beamed(system):
             decoder.generator = NameSelector(decoder.generator, width=self.beam_width)
         return decoder
 

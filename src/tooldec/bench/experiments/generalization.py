@@ -26,10 +26,11 @@ from .funcqa import few_shot, funcqa_prompt, solve
 __all__ = ["COLUMNS", "SUBSETS", "items", "score", "summarize"]
 
 KAMEL_SIZES = (10, 30, 60, 100, 234)
-SYSTEMS = ("baseline", "repair", "tooldec", "tooldec_beam", "tooldec_tag", "tooldec_any")
+SYSTEMS = ("baseline", "repair", "tooldec", "tooldec_beam", "tooldec_tag", "tooldec_any", "tooldec_beam_any")
 """``tooldec_tag`` (KAMEL only): ToolDec with Hermes restricted to its ``<tool_call>`` opener, the
 opener the baseline's forced start writes (as in BFCL). ``tooldec_any`` (KAMEL only): the required
-call may open with any Hermes opener, what ``tooldec`` did until 2026-11-25 (its rows before then)."""
+call may open with any Hermes opener, what ``tooldec`` did until 2026-11-25 (its rows before then).
+``tooldec_beam_any`` (KAMEL only): the same for ``tooldec_beam`` (its rows run before 2026-11-25)."""
 SUBSETS = (*(f"kamel_{n}" for n in KAMEL_SIZES), "funcqa_seen", "funcqa_unseen")
 COLUMNS = ("accuracy", "prompt_tokens", "invalid_calls", "seconds", "n")
 PLOT = ("accuracy", "prompt_tokens")
@@ -86,7 +87,7 @@ def score(session: Session, system: System, subset: str, item: dict[str, Any], d
         return {"question": item["question"], "gold": gold, "chosen": chosen, "correct": chosen == gold,
                 "invalid_calls": len(once.errors), "invalid_kinds": once.errors, "prompt_tokens": once.prompt_tokens,
                 "tokens": once.tokens, "seconds": once.seconds, "text": once.text}
-    if system in ("tooldec_tag", "tooldec_any"):
+    if system in ("tooldec_tag", "tooldec_any", "tooldec_beam_any"):
         raise ValueError(f"{system} is a KAMEL system (FuncQA's calls are not in Hermes format)")
     header, examples = session.cached(("funcqa_shots", "multi_hop"), lambda: few_shot(data, "multi_hop"))
     if constrained(system):

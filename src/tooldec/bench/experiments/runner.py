@@ -9,7 +9,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from .common import SYSTEMS, Session, System, constrained, markdown_table, run_subset
+from .common import SYSTEMS, Session, System, beamed, constrained, markdown_table, run_subset
 
 __all__ = ["EXPERIMENTS", "experiment", "report", "run", "systems_of"]
 
@@ -70,7 +70,7 @@ def run(name: str, session: Session, system: System, *, data: Path, out: Path, l
     order = list(module.SUBSETS)
     summaries = dict(sorted(summaries.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else 99))
     summary = {"setup": {**session.describe(), "system": system, "limit": limit, "decoding": "greedy",
-                         **({"beam_width": session.beam_width} if system.endswith("_beam") else {})},
+                         **({"beam_width": session.beam_width} if beamed(system) else {})},
                "subsets": summaries}
     (folder / "summary.json").write_text(json.dumps(summary, indent=2))
     return summary
@@ -136,7 +136,9 @@ def _plot(name: str, module: ModuleType, rows: list[dict[str, Any]], path: Path,
     counts = {k: str(v[0]) if len(set(v)) == 1 else "/".join(map(str, v)) for k, v in n.items()}
     title = f"{name} (n per subset: {', '.join(f'{k}={v}' for k, v in counts.items())})"
     fig.suptitle(textwrap.fill(title, width=50 * len(metrics)), fontsize=9)  # about the figure width
-    axes[0][0].legend(fontsize=8)
-    fig.tight_layout()
+    handles, labels = axes[0][0].get_legend_handles_labels()  # below the panels, where it hides no bar
+    fig.legend(handles, labels, loc="lower center", ncol=min(len(shown), 5), fontsize=8, frameon=False)
+    rows_of_labels = -(-len(shown) // 5)
+    fig.tight_layout(rect=(0, 0.06 * rows_of_labels, 1, 1))
     fig.savefig(path, dpi=110)
     plt.close(fig)
