@@ -225,20 +225,33 @@ async def one(client: Any, question: str, own: list[dict[str, Any]], tools: list
             "content": content[:400], "tool_calls": pairs}
 
 
-async def cell(url: str, system: str, size: int, mode: str, concurrency: int, requests: int, max_tokens: int,
-               questions: list[tuple[str, list[dict[str, Any]]]], pool: list[dict[str, Any]], seed: int) -> list[dict[str, Any]]:
-    import openai
+def cell_seed(size: int, mode: str, concurrency: int) -> int:
+    """A cell's seed: the same questions and tool lists for every system of the cell, so that
+    systems are compared on the same requests (before 2026-11-25 it held the system's name too,
+    so the ``new`` cells differed between systems)."""
+    return zlib.crc32(f"{size}/{mode}/{concurrency}".encode())
 
-    client = openai.AsyncOpenAI(base_url=f"{url}/v1", api_key="unused", max_retries=0, timeout=1800)
+
+def cell_requests(questions: list[tuple[str, list[dict[str, Any]]]], pool: list[dict[str, Any]], size: int,
+                  mode: str, requests: int, seed: int) -> tuple[list[tuple[str, list[dict[str, Any]]]],
+                                                                list[list[dict[str, Any]]]]:
+    """A cell's questions and each one's tool list: ``repeated``, the first questions and one list
+    for all; ``new``, a sample of questions and a list of its own for each."""
     rng = random.Random(seed)
     chosen = questions[:requests] if mode == "repeated" else rng.sample(questions, requests)
     if mode == "repeated":
         own_all = [t for _, own in chosen for t in own]
         unique = list({t["function"]["name"]: t for t in own_all}.values())
-        shared = tool_list(unique, pool, size, rng)
-        lists = [shared] * requests
-    else:
-        lists = [tool_list(own, pool, size, random.Random(f"{seed}-{i}")) for i, (_, own) in enumerate(chosen)]
+        return chosen, [tool_list(unique, pool, size, rng)] * requests
+    return chosen, [tool_list(own, pool, size, random.Random(f"{seed}-{i}")) for i, (_, own) in enumerate(chosen)]
+
+
+async def cell(url: str, system: str, size: int, mode: str, concurrency: int, requests: int, max_tokens: int,
+               questions: list[tuple[str, list[dict[str, Any]]]], pool: list[dict[str, Any]], seed: int) -> list[dict[str, Any]]:
+    import openai
+
+    client = openai.AsyncOpenAI(base_url=f"{url}/v1", api_key="unused", max_retries=0, timeout=1800)
+    chosen, lists = cell_requests(questions, pool, size, mode, requests, seed)
     choice = SYSTEMS[system][1]
     records = []
     for wave in range(0, requests, concurrency):
@@ -275,9 +288,7 @@ def run(args: argparse.Namespace) -> None:
             print(f"warm-up: {warm}", file=sys.stderr, flush=True)
             for system, size, mode, concurrency in tqdm(cells, desc=server):
                 requests = args.requests if concurrency == 1 else max(args.requests, concurrency)
-                # the same questions and tool lists for every system of a cell: paired comparisons
-                # (before 2026-11-25 the seed held the system's name, so "new" cells differed)
-                seed = zlib.crc32(f"{size}/{mode}/{concurrency}".encode())
+                seed = cell_seed(size, mode, concurrency)
                 began = time.time()
                 records = asyncio.run(cell(url, system, size, mode, concurrency, requests, args.max_tokens,
                                            questions, pool, seed))
@@ -418,12 +429,10 @@ def parts(args: argparse.Namespace) -> None:
     print("|---|---|---|---|---|---|---|---|---|")
     for size in args.sizes:
         for choice in ("auto", "required"):
-            seed = zlib.crc32(f"{size}/new/1".encode())  # the run's new cells at concurrency 1
-            chosen = random.Random(seed).sample(questions, args.requests)
+            _, lists = cell_requests(questions, pool, size, "new", args.requests, cell_seed(size, "new", 1))
             times: list[list[float]] = []
-            for i, (_, own) in enumerate(chosen):
-                text = json.dumps({"tools": tool_list(own, pool, size, random.Random(f"{seed}-{i}")),
-                                   "tool_choice": choice, "parallel_tool_calls": False})
+            for tools in lists:
+                text = json.dumps({"tools": tools, "tool_choice": choice, "parallel_tool_calls": False})
                 marks = [time.perf_counter()]
                 given = ToolDecArgs.parse(text)
                 marks.append(time.perf_counter())

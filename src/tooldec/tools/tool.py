@@ -101,7 +101,7 @@ def _value_key(value: Any) -> bytes | None:
         return None
 
 
-def _normalized(parameters: Any, tool: str, openapi: bool) -> tuple[dict[str, Any], str | None, Any]:
+def _normalized(parameters: Any, tool: str, openapi: bool) -> tuple[dict[str, Any], str | None, dict[str, Any] | None]:
     """The normalized schema, its hash and a copy of the schema as written (``None`` for what
     ``_value_key`` cannot encode), from a bounded cache keyed by the schema's marshal bytes.
 
