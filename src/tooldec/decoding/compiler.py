@@ -37,6 +37,7 @@ from .masks import Mask
 from .names import NameIndex
 from .openers import OpenerTables
 from .token_index import TokenIndex
+from .trie_walk import NATIVE, trie
 from .vector_walk import BlankTable, StringTable, blank_table
 
 T = TypeVar("T")
@@ -50,14 +51,16 @@ MB = 1 << 20
 
 
 def prepare_vocabulary(vocab: Vocabulary) -> TokenIndex:
-    """Build the per-vocabulary tables now (token index, JSON string and whitespace tables), once
-    per process.
+    """Build the per-vocabulary tables now (token index, JSON string and whitespace tables, the
+    compiled walk's trie), once per process.
 
     A server calls this when it loads the tokenizer, so no request pays it. Safe to call from any
     thread and more than once; the tables are freed with the vocabulary.
     """
     index = TokenIndex.of(vocab)
     blank_table(index)
+    if NATIVE:
+        trie(index)
     for syntax in Syntax:
         string_table(index, syntax).walk(string_table(index, syntax).start_state)
     return index

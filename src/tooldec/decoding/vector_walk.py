@@ -26,6 +26,7 @@ from ..automata.dfa import BlankSpot, LazyDFA
 from ..automata.json_schema import SchemaCompiler, Style, Syntax
 from ..automata.nfa import BLANK_RANGES, NFA
 from .token_index import TokenIndex
+from .trie_walk import NATIVE, native_walk
 
 __all__ = ["BlankTable", "StringTable", "StringWalk", "Walk", "narrow_rows", "start_rows", "blank_table", "walk_rows", "walk_state"]
 
@@ -125,7 +126,8 @@ def narrow_rows(index: TokenIndex, dfa: LazyDFA, start: int,
 
 def walk_state(index: TokenIndex, dfa: LazyDFA, state: int, blanks: BlankTable | None = None) -> Walk:
     """Every token from ``state``: the rows that end inside the DFA with their end states, and the
-    rows that reach an exit.
+    rows that reach an exit (in no particular order). The compiled trie walk does this where it is
+    built (:mod:`.trie_walk`), else :func:`narrow_rows` and :func:`walk_rows`.
 
     With ``blanks``, a state inside a whitespace run (``LazyDFA.blank_spot``) takes each token's
     leading whitespace from the table instead of walking it through a state per count (a run of
@@ -134,11 +136,15 @@ def walk_state(index: TokenIndex, dfa: LazyDFA, state: int, blanks: BlankTable |
     a shortest one), and the rest of a token after its whitespace is walked from there.
     """
     spot = None if blanks is None else dfa.blank_spot(state)
-    ended_rows, ended_states, rows, states, offsets = narrow_rows(index, dfa, state, None if spot is None else BLANK)
-    parts = [Walk.ended(ended_rows, ended_states), walk_rows(index, dfa, rows, states, offsets)]
+    skip = None if spot is None else BLANK
+    if NATIVE:
+        parts = [Walk(*native_walk(index, dfa, state, skip))]
+    else:
+        ended_rows, ended_states, rows, states, offsets = narrow_rows(index, dfa, state, skip)
+        parts = [Walk.ended(ended_rows, ended_states), walk_rows(index, dfa, rows, states, offsets)]
     if spot is not None and blanks is not None:
         parts += blanks.after_run(index, dfa, spot)
-    return Walk.joined(parts)
+    return parts[0] if len(parts) == 1 else Walk.joined(parts)
 
 
 def _byte_flags(ranges: tuple[tuple[int, int], ...]) -> np.ndarray:

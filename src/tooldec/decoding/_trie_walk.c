@@ -1,0 +1,279 @@
+/* The vocabulary's byte trie walked through a lazy byte DFA, compiled.
+ *
+ * The pure-Python walk (vector_walk.narrow_rows and walk_rows) splits the sorted vocabulary by
+ * bisection while a state is narrow and pushes rows one byte per NumPy pass where it is wide;
+ * both pay Python or NumPy overhead per step. Here every prefix of the vocabulary is a trie node,
+ * visited once per DFA state it is reached in, in C.
+ *
+ * The trie (build_trie) numbers its nodes in pre-order over the tokens sorted by bytes, so a
+ * node's subtree is the node range [n, end[n]) and its tokens are the sorted range
+ * [lo[n], lo[end[n]]) (the tokens equal to the node's prefix come first, nend[n] of them).
+ *
+ * The DFA is expanded lazily in Python: where walk() needs the row of a state that is not built
+ * yet, it calls the DFA's expand() and reads its arrays again. Inputs are read through the buffer
+ * protocol and outputs are bytes objects, so no NumPy headers are needed to build. The GIL is
+ * held throughout: callers hold the DFA's lock, and nothing here is shared or cached.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef struct {
+    char *data;
+    Py_ssize_t len;  /* bytes used */
+    Py_ssize_t cap;
+} Buf;
+
+static int buf_push(Buf *b, const void *item, Py_ssize_t size) {
+    if (b->len + size > b->cap) {
+        Py_ssize_t cap = b->cap ? b->cap * 2 : 4096;
+        while (cap < b->len + size) cap *= 2;
+        char *data = PyMem_Realloc(b->data, cap);
+        if (!data) { PyErr_NoMemory(); return -1; }
+        b->data = data;
+        b->cap = cap;
+    }
+    memcpy(b->data + b->len, item, size);
+    b->len += size;
+    return 0;
+}
+
+static PyObject *buf_bytes(Buf *b) {
+    return PyBytes_FromStringAndSize(b->data ? b->data : "", b->len);
+}
+
+static void buf_free(Buf *b) { PyMem_Free(b->data); b->data = NULL; b->len = b->cap = 0; }
+
+/* A read-only buffer of the given item size (checked), or -1 with an exception set. */
+static int get(PyObject *obj, Py_buffer *view, Py_ssize_t itemsize, const char *name) {
+    if (PyObject_GetBuffer(obj, view, PyBUF_C_CONTIGUOUS) < 0) return -1;
+    if (view->len % itemsize) {
+        PyErr_Format(PyExc_ValueError, "%s: %zd bytes is not a whole number of %zd-byte items", name, view->len, itemsize);
+        PyBuffer_Release(view);
+        return -1;
+    }
+    return 0;
+}
+
+/* build_trie(flat, starts) -> (bytes, ends, los, nends): the trie of the tokens flat[starts[i]:starts[i+1]],
+ * which must be sorted by bytes and non-empty. bytes is uint8 per node, the others int32. */
+static PyObject *build_trie(PyObject *self, PyObject *args) {
+    PyObject *flat_obj, *starts_obj;
+    if (!PyArg_ParseTuple(args, "OO", &flat_obj, &starts_obj)) return NULL;
+    Py_buffer flat, starts;
+    if (get(flat_obj, &flat, 1, "flat") < 0) return NULL;
+    if (get(starts_obj, &starts, 8, "starts") < 0) { PyBuffer_Release(&flat); return NULL; }
+    const uint8_t *data = flat.buf;
+    const int64_t *st = starts.buf;
+    Py_ssize_t n_tokens = starts.len / 8 - 1;
+    Py_ssize_t cap = flat.len + 1;
+    PyObject *result = NULL;
+    uint8_t *nbyte = PyMem_Malloc(cap);
+    int32_t *nend = PyMem_Malloc(cap * 4), *nlo = PyMem_Malloc(cap * 4), *ncount = PyMem_Malloc(cap * 4);
+    int32_t *path = NULL;
+    if (!nbyte || !nend || !nlo || !ncount) { PyErr_NoMemory(); goto done; }
+    Py_ssize_t longest = 0;
+    for (Py_ssize_t i = 0; i < n_tokens; i++) {
+        Py_ssize_t len = st[i + 1] - st[i];
+        if (len <= 0 || st[i] < 0 || st[i + 1] > flat.len) {
+            PyErr_SetString(PyExc_ValueError, "starts: tokens must be non-empty and inside flat");
+            goto done;
+        }
+        if (len > longest) longest = len;
+    }
+    path = PyMem_Malloc((longest + 1) * sizeof(int32_t));
+    if (!path) { PyErr_NoMemory(); goto done; }
+    int32_t count = 1;
+    nbyte[0] = 0; nlo[0] = 0; ncount[0] = 0;
+    path[0] = 0;
+    Py_ssize_t depth = 0;  /* nodes on the path: path[0..depth] */
+    const uint8_t *prev = NULL;
+    Py_ssize_t prev_len = 0;
+    for (Py_ssize_t i = 0; i < n_tokens; i++) {
+        const uint8_t *tok = data + st[i];
+        Py_ssize_t len = st[i + 1] - st[i];
+        Py_ssize_t common = 0;
+        if (prev) {
+            Py_ssize_t most = len < prev_len ? len : prev_len;
+            while (common < most && tok[common] == prev[common]) common++;
+            if (common < most && tok[common] < prev[common]) {
+                PyErr_SetString(PyExc_ValueError, "flat: tokens are not sorted by bytes");
+                goto done;
+            }
+        }
+        for (; depth > common; depth--) nend[path[depth]] = count;  /* close the nodes past the common prefix */
+        for (Py_ssize_t d = common; d < len; d++) {
+            nbyte[count] = tok[d];
+            nlo[count] = (int32_t)i;
+            ncount[count] = 0;
+            path[++depth] = count++;
+        }
+        ncount[path[len]]++;
+        prev = tok;
+        prev_len = len;
+    }
+    for (; depth >= 0; depth--) nend[path[depth]] = count;
+    result = Py_BuildValue("(y#y#y#y#)", (char *)nbyte, (Py_ssize_t)count, (char *)nend, (Py_ssize_t)count * 4,
+                           (char *)nlo, (Py_ssize_t)count * 4, (char *)ncount, (Py_ssize_t)count * 4);
+done:
+    PyMem_Free(nbyte); PyMem_Free(nend); PyMem_Free(nlo); PyMem_Free(ncount); PyMem_Free(path);
+    PyBuffer_Release(&flat);
+    PyBuffer_Release(&starts);
+    return result;
+}
+
+typedef struct { int32_t node, state, depth; } Item;
+
+/* The DFA's per-state arrays, read from its current ``arrays`` (replaced when the DFA grows). */
+typedef struct {
+    Py_buffer table, expanded, exits;
+    int held;
+    Py_ssize_t n_states;
+} DfaView;
+
+static void dfa_release(DfaView *v) {
+    if (v->held >= 1) PyBuffer_Release(&v->table);
+    if (v->held >= 2) PyBuffer_Release(&v->expanded);
+    if (v->held >= 3) PyBuffer_Release(&v->exits);
+    v->held = 0;
+}
+
+static int dfa_read(PyObject *dfa, DfaView *v) {
+    dfa_release(v);
+    PyObject *arrays = PyObject_GetAttrString(dfa, "arrays");
+    if (!arrays) return -1;
+    static const char *fields[3] = {"table", "expanded", "exits"};
+    Py_buffer *views[3] = {&v->table, &v->expanded, &v->exits};
+    static const Py_ssize_t sizes[3] = {4, 1, 1};
+    for (int k = 0; k < 3; k++) {
+        PyObject *array = PyObject_GetAttrString(arrays, fields[k]);
+        if (!array) { Py_DECREF(arrays); return -1; }
+        int bad = get(array, views[k], sizes[k], fields[k]);
+        Py_DECREF(array);
+        if (bad < 0) { Py_DECREF(arrays); return -1; }
+        v->held = k + 1;
+    }
+    Py_DECREF(arrays);
+    v->n_states = v->expanded.len;
+    if (v->table.len != v->n_states * 256 * 4 || v->exits.len != v->n_states) {
+        PyErr_SetString(PyExc_ValueError, "walk: the DFA's arrays have mismatched sizes");
+        return -1;
+    }
+    return 0;
+}
+
+/* walk(bytes, ends, los, nends, sorted_rows, dfa, skip, state)
+ *   -> (ended_rows, ended_states, exit_rows, exit_states, exit_offsets)
+ *
+ * Every token from ``state`` of the LazyDFA ``dfa``: a token ends inside (its row and end state)
+ * or reaches a state that ``exits`` flags (its row, the state, and the bytes consumed); dead
+ * states (0) drop it. A state whose row is not built yet is built by ``dfa.expand`` (which may
+ * replace ``dfa.arrays``: they are read again after it). ``skip`` (256 flags, or None) leaves out
+ * the tokens by their first byte. Rows are int64, states int32, offsets int64. */
+static PyObject *walk(PyObject *self, PyObject *args) {
+    PyObject *objs[7];
+    int start;
+    if (!PyArg_ParseTuple(args, "OOOOOOOi", &objs[0], &objs[1], &objs[2], &objs[3], &objs[4], &objs[5], &objs[6],
+                          &start)) return NULL;
+    PyObject *dfa = objs[5];
+    static const Py_ssize_t sizes[7] = {1, 4, 4, 4, 8, 0, 1};
+    static const char *names[7] = {"bytes", "ends", "los", "nends", "sorted_rows", "dfa", "skip"};
+    Py_buffer views[7];
+    memset(views, 0, sizeof views);
+    DfaView dv;
+    memset(&dv, 0, sizeof dv);
+    PyObject *expand = NULL, *result = NULL;
+    Buf ended_rows = {0}, ended_states = {0}, exit_rows = {0}, exit_states = {0}, exit_offsets = {0}, stack = {0};
+    for (int k = 0; k < 7; k++) {
+        if (k == 5 || (k == 6 && objs[6] == Py_None)) continue;
+        if (get(objs[k], &views[k], sizes[k], names[k]) < 0) goto done;
+    }
+    const uint8_t *nbyte = views[0].buf;
+    const int32_t *nend = views[1].buf, *nlo = views[2].buf, *ncount = views[3].buf;
+    const int64_t *sorted_rows = views[4].buf;
+    const uint8_t *skip = views[6].buf;
+    Py_ssize_t n_nodes = views[0].len, n_tokens = views[4].len / 8;
+    if (n_nodes < 1 || views[1].len != n_nodes * 4 || views[2].len != n_nodes * 4 || views[3].len != n_nodes * 4
+        || (skip && views[6].len != 256)) {
+        PyErr_SetString(PyExc_ValueError, "walk: trie arrays of mismatched sizes");
+        goto done;
+    }
+    expand = PyObject_GetAttrString(dfa, "expand");
+    if (!expand || dfa_read(dfa, &dv) < 0) goto done;
+    if (start < 0 || start >= dv.n_states) {
+        PyErr_SetString(PyExc_ValueError, "walk: the start state is out of range");
+        goto done;
+    }
+    Item first = {0, start, 0};
+    if (buf_push(&stack, &first, sizeof first) < 0) goto done;
+    while (stack.len) {
+        stack.len -= sizeof(Item);
+        Item item = *(Item *)(stack.data + stack.len);
+        int32_t n = item.node, s = item.state;
+        int64_t depth = item.depth;
+        int32_t end = nend[n];
+        if (depth) {  /* the tokens that stop here */
+            int32_t lo = nlo[n], hi = end < n_nodes ? nlo[end] : (int32_t)n_tokens;
+            if (((const uint8_t *)dv.exits.buf)[s]) {
+                for (int32_t k = lo; k < hi; k++) {
+                    if (buf_push(&exit_rows, &sorted_rows[k], 8) < 0 || buf_push(&exit_states, &s, 4) < 0
+                        || buf_push(&exit_offsets, &depth, 8) < 0) goto done;
+                }
+                continue;
+            }
+            for (int32_t k = lo; k < lo + ncount[n]; k++) {
+                if (buf_push(&ended_rows, &sorted_rows[k], 8) < 0 || buf_push(&ended_states, &s, 4) < 0) goto done;
+            }
+        }
+        if (end == n + 1) continue;  /* a leaf */
+        if (!((const uint8_t *)dv.expanded.buf)[s]) {
+            PyObject *done_expand = PyObject_CallFunction(expand, "i", s);
+            if (!done_expand) goto done;
+            Py_DECREF(done_expand);
+            if (dfa_read(dfa, &dv) < 0) goto done;
+            if (!((const uint8_t *)dv.expanded.buf)[s]) {
+                PyErr_SetString(PyExc_RuntimeError, "walk: dfa.expand did not build the state's row");
+                goto done;
+            }
+        }
+        const int32_t *row = (const int32_t *)dv.table.buf + (Py_ssize_t)s * 256;
+        for (int32_t c = n + 1; c < end; c = nend[c]) {
+            uint8_t b = nbyte[c];
+            if (depth == 0 && skip && skip[b]) continue;
+            int32_t t = row[b];
+            if (t <= 0) continue;
+            if (t >= dv.n_states) {
+                PyErr_SetString(PyExc_ValueError, "walk: a transition to a state past the DFA's arrays");
+                goto done;
+            }
+            Item next = {c, t, (int32_t)depth + 1};
+            if (buf_push(&stack, &next, sizeof next) < 0) goto done;
+        }
+    }
+    result = PyTuple_New(5);
+    if (!result) goto done;
+    Buf *outs[5] = {&ended_rows, &ended_states, &exit_rows, &exit_states, &exit_offsets};
+    for (int k = 0; k < 5; k++) {
+        PyObject *item = buf_bytes(outs[k]);
+        if (!item) { Py_CLEAR(result); goto done; }
+        PyTuple_SET_ITEM(result, k, item);
+    }
+done:
+    for (int k = 0; k < 7; k++) if (views[k].obj) PyBuffer_Release(&views[k]);
+    dfa_release(&dv);
+    Py_XDECREF(expand);
+    buf_free(&ended_rows); buf_free(&ended_states); buf_free(&exit_rows); buf_free(&exit_states);
+    buf_free(&exit_offsets); buf_free(&stack);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"build_trie", build_trie, METH_VARARGS, "The byte trie of tokens sorted by bytes (see the module source)."},
+    {"walk", walk, METH_VARARGS, "The trie walked through a DFA from a frontier (see the module source)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_trie_walk", NULL, -1, methods};
+
+PyMODINIT_FUNC PyInit__trie_walk(void) { return PyModule_Create(&module); }

@@ -1,0 +1,9 @@
+"""Types of the compiled trie walk (``_trie_walk.c``; see :mod:`tooldec.decoding.trie_walk`)."""
+
+from typing_extensions import Buffer
+
+from ..automata.dfa import LazyDFA
+
+def build_trie(flat: Buffer, starts: Buffer) -> tuple[bytes, bytes, bytes, bytes]: ...
+def walk(labels: Buffer, ends: Buffer, los: Buffer, nends: Buffer, sorted_rows: Buffer, dfa: LazyDFA,
+         skip: Buffer | None, state: int) -> tuple[bytes, bytes, bytes, bytes, bytes]: ...

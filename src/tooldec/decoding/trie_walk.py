@@ -1,0 +1,83 @@
+"""The vocabulary walked from a DFA state by the compiled trie walk, when it is built.
+
+``_trie_walk`` (C, built by ``make setup`` through setup.py) walks a byte trie of the sorted
+vocabulary through the tool's DFA, each prefix once per state it is reached in; it stops at states
+whose rows are not built yet and has the DFA (lazy, in Python) build them. Its answer is the same set of ended and exiting tokens as the pure-Python walk in
+:mod:`.vector_walk`, which is used where the extension is absent (no C compiler at install) or when
+``TOOLDEC_NATIVE=0`` is set (tests run both and compare them).
+
+The trie is built once per vocabulary and kept with its :class:`TokenIndex` (immutable: shareable
+across threads); walks run under the DFA's lock.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from types import ModuleType
+
+import numpy as np
+
+from ..automata.dfa import LazyDFA
+from .token_index import TokenIndex
+
+__all__ = ["NATIVE", "Trie", "native_walk", "trie"]
+
+
+def _load() -> ModuleType | None:
+    if os.environ.get("TOOLDEC_NATIVE", "1") == "0":
+        return None
+    try:
+        from . import _trie_walk
+    except ImportError:
+        return None
+    return _trie_walk
+
+
+_native = _load()
+NATIVE = _native is not None
+"""Whether masks use the compiled walk (decided once, at import)."""
+
+
+@dataclass(frozen=True)
+class Trie:
+    """The vocabulary's byte trie in pre-order (see ``_trie_walk.c``): per node its byte
+    (``labels``), the end of its subtree, the first of its tokens in sorted order and how many
+    tokens end at it."""
+
+    labels: bytes
+    ends: bytes
+    los: bytes
+    nends: bytes
+
+    @property
+    def nbytes(self) -> int:
+        return len(self.labels) + len(self.ends) + len(self.los) + len(self.nends)
+
+
+def trie(index: TokenIndex) -> Trie:
+    """The trie of ``index``'s vocabulary, built once and kept with the index (needs the extension)."""
+    assert _native is not None
+
+    def make() -> Trie:
+        lengths = np.fromiter((len(b) for b in index.sorted_bytes), dtype=np.int64, count=len(index.sorted_bytes))
+        starts = np.zeros(lengths.size + 1, dtype=np.int64)
+        np.cumsum(lengths, out=starts[1:])
+        return Trie(*_native.build_trie(b"".join(index.sorted_bytes), starts))
+
+    return index.extra("trie", make)
+
+
+def native_walk(index: TokenIndex, dfa: LazyDFA, state: int, skip: np.ndarray | None
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Every token from ``state`` (those whose first byte ``skip`` flags left out): the rows and end
+    states of those that end inside the DFA, and the rows, states and offsets of those that reach
+    an exit, in no particular order (the contract of ``vector_walk.narrow_rows`` and ``walk_rows``
+    together). States are expanded as the walk reaches them. Needs the extension (``NATIVE``)."""
+    assert _native is not None
+    t = trie(index)
+    skip_flags = None if skip is None else np.ascontiguousarray(skip, dtype=np.bool_)
+    with dfa.lock:
+        out = _native.walk(t.labels, t.ends, t.los, t.nends, index.sorted_rows, dfa, skip_flags, state)
+    return (np.frombuffer(out[0], np.int64), np.frombuffer(out[1], np.int32), np.frombuffer(out[2], np.int64),
+            np.frombuffer(out[3], np.int32), np.frombuffer(out[4], np.int64))

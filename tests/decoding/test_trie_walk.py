@@ -1,0 +1,108 @@
+"""The compiled trie walk gives the pure-Python walk's answer, on real vocabularies and tool automata.
+
+Each walk runs on its own lazily expanded copy of a tool's DFA, so the two number their states in
+the order each expands them; states are compared by what they are (NFA states and counter classes),
+following the tokens' end states outward from the start. The fallback itself is what the suite
+runs in ``make test-fresh`` (its copy of the checkout has no compiled module).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+import numpy as np
+import pytest
+
+from tooldec.automata.dfa import LazyDFA
+from tooldec.decoding import Compiler
+from tooldec.decoding import trie_walk as tw
+from tooldec.decoding import vector_walk as vw
+from tooldec.dialects import Hermes
+from tooldec.tokens import Vocabulary
+from tooldec.tools import ToolSet
+
+from .tools_zoo import ZOO
+
+pytestmark = pytest.mark.skipif(not tw.NATIVE, reason="the compiled walk is not built here (the copy of make "
+                                                      "test-fresh, or no C compiler at install)")
+
+STATES_PER_TOOL = 60
+
+
+def _key(dfa: LazyDFA, state: int) -> tuple[object, ...]:
+    return (dfa.nfa_states(state), dfa.classes(state))
+
+
+def _walks(index: object, dfa: LazyDFA, state: int, blanks: vw.BlankTable | None, native: bool,
+           monkeypatch: pytest.MonkeyPatch) -> vw.Walk:
+    monkeypatch.setattr(vw, "NATIVE", native)
+    return vw.walk_state(index, dfa, state, blanks)  # type: ignore[arg-type]
+
+
+def _fresh_tail(vocab: Vocabulary, name: str) -> LazyDFA:
+    compiler = Compiler(vocab, Hermes())  # its own caches: a DFA no other walk has expanded
+    return compiler.compile(ToolSet(ZOO)).tail(name, 0, False).dfa
+
+
+@pytest.mark.parametrize("blanks", [False, True], ids=["plain", "blank-runs"])
+def test_native_walk_equals_python_walk(any_vocab: Vocabulary, blanks: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    compiler = Compiler(any_vocab, Hermes())
+    index = compiler.index
+    table = compiler.blank_table if blanks else None
+    compared = 0
+    for tool in ZOO:
+        native_dfa, python_dfa = _fresh_tail(any_vocab, tool["name"]), _fresh_tail(any_vocab, tool["name"])
+        todo = deque([(native_dfa.start, python_dfa.start)])
+        seen = {native_dfa.start}
+        while todo and len(seen) <= STATES_PER_TOOL:
+            a, b = todo.popleft()
+            assert _key(native_dfa, a) == _key(python_dfa, b)
+            got = _walks(index, native_dfa, a, table, True, monkeypatch)
+            want = _walks(index, python_dfa, b, table, False, monkeypatch)
+            assert sorted(got.rows.tolist()) == sorted(want.rows.tolist()), tool["name"]
+            exits_got = sorted(zip(got.exit_rows.tolist(), got.exit_offsets.tolist()))
+            assert exits_got == sorted(zip(want.exit_rows.tolist(), want.exit_offsets.tolist())), tool["name"]
+            ends = dict(zip(want.rows.tolist(), want.finals.tolist()))
+            for row, final in zip(got.rows.tolist(), got.finals.tolist()):
+                assert _key(native_dfa, final) == _key(python_dfa, ends[row])
+                if final not in seen and not native_dfa.exits[final]:
+                    seen.add(final)
+                    todo.append((final, ends[row]))
+            exit_states = dict(zip(want.exit_rows.tolist(), want.exit_states.tolist()))
+            for row, state in zip(got.exit_rows.tolist(), got.exit_states.tolist()):
+                assert _key(native_dfa, state) == _key(python_dfa, exit_states[row])
+            compared += 1
+    assert compared >= 2 * len(ZOO)
+
+
+def test_trie_lists_every_token_once(qwen_vocab: Vocabulary) -> None:
+    compiler = Compiler(qwen_vocab, Hermes())
+    index = compiler.index
+    trie = tw.trie(index)
+    ends = np.frombuffer(trie.ends, np.int32)
+    los = np.frombuffer(trie.los, np.int32)
+    nends = np.frombuffer(trie.nends, np.int32)
+    assert ends[0] == ends.size and int(nends.sum()) == len(index.sorted_bytes)
+    # a node's first token starts with the node's bytes, and its subtree ends where its tokens do
+    node = 1 + int(np.flatnonzero(nends[1:] > 0)[500])
+    path = []
+    walk = 0
+    while walk != node:  # descend from the root to ``node``
+        child = walk + 1
+        while ends[child] <= node:
+            child = ends[child]
+        path.append(trie.labels[child])
+        walk = child
+    assert index.sorted_bytes[los[node]] == bytes(path)
+
+
+def test_bad_input_is_a_clear_error() -> None:
+    native = tw._native
+    assert native is not None
+    with pytest.raises(ValueError, match="not sorted"):
+        native.build_trie(b"ba", np.array([0, 1, 2], np.int64))
+    with pytest.raises(ValueError, match="non-empty"):
+        native.build_trie(b"a", np.array([0, 0, 1], np.int64))
+    trie = native.build_trie(b"ab", np.array([0, 1, 2], np.int64))
+    with pytest.raises(ValueError, match="mismatched"):
+        native.walk(trie[0], trie[1][:4], trie[2], trie[3], np.zeros(2, np.int64), None, None, 0)
