@@ -12,12 +12,13 @@ import random
 import numpy as np
 import pytest
 
-from tooldec.decoding import Grammar, Machine
-from tooldec.dialects.hermes import Hermes
+from tooldec.decoding import Compiler, Grammar, Machine
+from tooldec.dialects import Hermes
 from tooldec.tokens import Vocabulary
 from tooldec.tools import ToolSet
 
 from .conftest import brute_force
+from .tools_zoo import ZOO
 
 CHECKS_PER_WALK = 4
 
@@ -142,3 +143,22 @@ def test_the_turn_is_over_after_the_last_call_allowed(qwen_vocab: Vocabulary, pa
         assert not machine.turn_over
         assert machine.advance(tid)
     assert machine.calls_completed == 1 and machine.turn_over is not parallel
+
+
+def test_exits_met_again_are_one_lookup_and_exact(llama3_vocab: Vocabulary) -> None:
+    """Llama-3 has 266 tokens that start with ``>``; the verdicts on them, met at the end of every
+    call's closing tag, are kept for the next tool that ends the same way (masking._cross)."""
+    compiler = Compiler(llama3_vocab, Hermes())
+    grammar = compiler.compile(ToolSet(ZOO))
+    masks = []
+    for text in ('<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo"}}\n</tool_call',
+                 '<tool_call>\n{"name": "search_books", "arguments": {"query": "ab", "tags": ["x"]}}\n</tool_call'):
+        machine = Machine(grammar, tool_choice="required")
+        for tid in llama3_vocab.longest_match(text.encode()):
+            assert machine.advance(tid)
+        hits = compiler.crossings.hits
+        masks.append(machine.allowed_token_ids())
+        assert np.array_equal(masks[-1], brute_force(machine))
+    assert compiler.crossings.hits > hits  # the second tool's closing tokens were judged before
+    closing = [i for i, b in enumerate(llama3_vocab.token_bytes) if b and b.startswith(b">")]
+    assert len(closing) > 100 and np.isin(closing, masks[1]).sum() > 0

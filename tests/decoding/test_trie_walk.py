@@ -106,3 +106,4 @@ def test_bad_input_is_a_clear_error() -> None:
     trie = native.build_trie(b"ab", np.array([0, 1, 2], np.int64))
     with pytest.raises(ValueError, match="mismatched"):
         native.walk(trie[0], trie[1][:4], trie[2], trie[3], np.zeros(2, np.int64), None, None, 0)
+

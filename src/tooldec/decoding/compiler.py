@@ -44,6 +44,7 @@ T = TypeVar("T")
 
 if TYPE_CHECKING:
     from .grammar import Grammar
+    from .masking import _Crossing
 
 __all__ = ["CompiledTail", "Compiler", "prepare_vocabulary"]
 
@@ -142,6 +143,8 @@ class Compiler:
         self.masks: BoundedCache[tuple[Any, ...], Mask] = BoundedCache(mask_cache_bytes)
         # What a token that ends a call goes on to (masking._exit_verdict): about 400 bytes an entry.
         self.exits: BoundedCache[tuple[Any, ...], tuple[bool, int, bool]] = BoundedCache(4 * MB, sizer=lambda _: 400)
+        # The verdicts of a whole set of tokens that reach a tail's exit (masking._cross).
+        self.crossings: BoundedCache[tuple[Any, ...], _Crossing] = BoundedCache(4 * MB)
         self.snapshots: BoundedCache[str, Grammar] = BoundedCache(snapshot_cache * 1024, sizer=lambda g: 1024)
         self._checked: BoundedCache[tuple[str, str], bool] = BoundedCache(8 * MB, sizer=lambda _: 200)
         self._lock = threading.Lock()

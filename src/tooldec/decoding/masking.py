@@ -205,29 +205,54 @@ def _rest(index: TokenIndex, row: int, offset: int) -> bytes:
 @dataclass
 class _Crossing:
     """Tokens that reached an exit of the tail automaton (the call closed, or the next began),
-    aligned with the rows given to :func:`_cross`."""
+    aligned with the rows given to :func:`_cross`. Kept in a bounded cache: read only."""
 
     ok: np.ndarray  # bool: the token is allowed
     after: np.ndarray  # bytes left to finish (FAR when it leads into another call)
     depends: bool  # whether any of them reached the names (the mask depends on the inventory)
+    key_bytes: int = 0  # the size of its cache key
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.ok.nbytes + self.after.nbytes) + self.key_bytes + 200
 
 
 def _cross(grammar: Grammar, pos: Tail, dfa: LazyDFA, rows: np.ndarray, states: np.ndarray, offsets: np.ndarray,
            follow_ok: bool) -> _Crossing:
-    """Finish the tokens that reached an exit, one per distinct (kind of exit, remainder)."""
+    """Finish the tokens that reached an exit, one per distinct (kind of exit, remainder).
+
+    The same exits recur in many states and tools (Llama-3 has 266 tokens that start with
+    ``}``, and every object's end meets them), so the whole answer is kept in the compiler by
+    the rows, their offsets and kinds of exit (by the snapshot too when it depends on the names).
+    """
+    if not rows.size:
+        return _Crossing(np.zeros(0, dtype=bool), np.zeros(0, dtype=np.int64), False)
+    marks = dfa.marks
+    kinds = bytes(marks.get(s) == NEXT_CALL for s in states.tolist()) if marks else bytes(rows.size)
+    rows_key, offsets_key = rows.astype(np.int64).tobytes(), offsets.astype(np.int64).tobytes()
+    shared = (grammar.openers_owner, pos.form, follow_ok, rows_key, offsets_key, kinds)
+    found = grammar.compiler.crossings.get(shared)
+    return found if found is not None else _own_or_made(grammar.compiler.crossings, shared, grammar.serial, functools.partial(
+        _judge_crossing, grammar, pos.form, rows, offsets, kinds, follow_ok, len(rows_key) * 2 + len(kinds)))
+
+
+def _judge_crossing(grammar: Grammar, form: int, rows: np.ndarray, offsets: np.ndarray, kinds: bytes, follow_ok: bool,
+                    key_bytes: int) -> tuple[_Crossing, bool]:
+    """:func:`_cross`, computed, and whether it depends on the names (for the cache)."""
     index = grammar.compiler.index
+    token_bytes = index.token_bytes
     ok = np.zeros(rows.size, dtype=bool)
     after_bytes = np.zeros(rows.size, dtype=np.int64)
     depends = False
     seen: dict[tuple[bool, bytes], tuple[bool, int, bool]] = {}
-    for i, (r, s, off) in enumerate(zip(rows.tolist(), states.tolist(), offsets.tolist())):
-        key = (dfa.marks.get(s) == NEXT_CALL, _rest(index, r, off))
+    for i, (token, off, kind) in enumerate(zip(index.ids[rows].tolist(), offsets.tolist(), kinds)):
+        key = (bool(kind), (token_bytes[token] or b"")[off:])
         verdict = seen.get(key)
         if verdict is None:
-            verdict = seen[key] = _exit_verdict(grammar, key[0], pos.form, key[1], follow_ok)
+            verdict = seen[key] = _exit_verdict(grammar, key[0], form, key[1], follow_ok)
         ok[i], after_bytes[i] = verdict[0], verdict[1]
         depends = depends or verdict[2]
-    return _Crossing(ok, after_bytes, depends)
+    return _Crossing(ok, after_bytes, depends, key_bytes), depends
 
 
 def _exit_verdict(grammar: Grammar, next_call: bool, form: int, rest: bytes, follow_ok: bool) -> tuple[bool, int, bool]:
