@@ -101,6 +101,8 @@ def test_bad_input_is_a_clear_error() -> None:
     assert native is not None
     with pytest.raises(ValueError, match="not sorted"):
         native.build_trie(b"ba", np.array([0, 1, 2], np.int64))
+    with pytest.raises(ValueError, match="not sorted"):  # a prefix after a longer token
+        native.build_trie(b"aba", np.array([0, 2, 3], np.int64))
     with pytest.raises(ValueError, match="non-empty"):
         native.build_trie(b"a", np.array([0, 0, 1], np.int64))
     trie = native.build_trie(b"ab", np.array([0, 1, 2], np.int64))

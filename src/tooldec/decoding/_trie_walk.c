@@ -39,10 +39,6 @@ static int buf_push(Buf *b, const void *item, Py_ssize_t size) {
     return 0;
 }
 
-static PyObject *buf_bytes(Buf *b) {
-    return PyBytes_FromStringAndSize(b->data ? b->data : "", b->len);
-}
-
 static void buf_free(Buf *b) { PyMem_Free(b->data); b->data = NULL; b->len = b->cap = 0; }
 
 /* A read-only buffer of the given item size (checked), or -1 with an exception set. */
@@ -97,7 +93,7 @@ static PyObject *build_trie(PyObject *self, PyObject *args) {
         if (prev) {
             Py_ssize_t most = len < prev_len ? len : prev_len;
             while (common < most && tok[common] == prev[common]) common++;
-            if (common < most && tok[common] < prev[common]) {
+            if (common < most ? tok[common] < prev[common] : len < prev_len) {  /* sorts before the previous one */
                 PyErr_SetString(PyExc_ValueError, "flat: tokens are not sorted by bytes");
                 goto done;
             }
@@ -184,7 +180,13 @@ static PyObject *walk(PyObject *self, PyObject *args) {
     DfaView dv;
     memset(&dv, 0, sizeof dv);
     PyObject *expand = NULL, *result = NULL;
-    Buf ended_rows = {0}, ended_states = {0}, exit_rows = {0}, exit_states = {0}, exit_offsets = {0}, stack = {0};
+    /* ended rows, ended states, exit rows, exit states, exit offsets: a token is met at most once
+     * (the trie is a tree and the DFA deterministic), so each is allocated for every token at once
+     * (pages are only touched as they are written) and cut to its length at the end. */
+    static const Py_ssize_t out_sizes[5] = {8, 4, 8, 4, 8};
+    PyObject *outs[5] = {NULL, NULL, NULL, NULL, NULL};
+    Py_ssize_t n_ended = 0, n_exits = 0;
+    Buf stack = {0};
     for (int k = 0; k < 7; k++) {
         if (k == 5 || (k == 6 && objs[6] == Py_None)) continue;
         if (get(objs[k], &views[k], sizes[k], names[k]) < 0) goto done;
@@ -205,6 +207,13 @@ static PyObject *walk(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "walk: the start state is out of range");
         goto done;
     }
+    for (int k = 0; k < 5; k++) {
+        outs[k] = PyBytes_FromStringAndSize(NULL, n_tokens * out_sizes[k]);
+        if (!outs[k]) goto done;
+    }
+    int64_t *ended_rows = (int64_t *)PyBytes_AS_STRING(outs[0]), *exit_rows = (int64_t *)PyBytes_AS_STRING(outs[2]);
+    int32_t *ended_states = (int32_t *)PyBytes_AS_STRING(outs[1]), *exit_states = (int32_t *)PyBytes_AS_STRING(outs[3]);
+    int64_t *exit_offsets = (int64_t *)PyBytes_AS_STRING(outs[4]);
     Item first = {0, start, 0};
     if (buf_push(&stack, &first, sizeof first) < 0) goto done;
     while (stack.len) {
@@ -216,14 +225,16 @@ static PyObject *walk(PyObject *self, PyObject *args) {
         if (depth) {  /* the tokens that stop here */
             int32_t lo = nlo[n], hi = end < n_nodes ? nlo[end] : (int32_t)n_tokens;
             if (((const uint8_t *)dv.exits.buf)[s]) {
-                for (int32_t k = lo; k < hi; k++) {
-                    if (buf_push(&exit_rows, &sorted_rows[k], 8) < 0 || buf_push(&exit_states, &s, 4) < 0
-                        || buf_push(&exit_offsets, &depth, 8) < 0) goto done;
+                for (int32_t k = lo; k < hi; k++, n_exits++) {
+                    exit_rows[n_exits] = sorted_rows[k];
+                    exit_states[n_exits] = s;
+                    exit_offsets[n_exits] = depth;
                 }
                 continue;
             }
-            for (int32_t k = lo; k < lo + ncount[n]; k++) {
-                if (buf_push(&ended_rows, &sorted_rows[k], 8) < 0 || buf_push(&ended_states, &s, 4) < 0) goto done;
+            for (int32_t k = lo; k < lo + ncount[n]; k++, n_ended++) {
+                ended_rows[n_ended] = sorted_rows[k];
+                ended_states[n_ended] = s;
             }
         }
         if (end == n + 1) continue;  /* a leaf */
@@ -251,20 +262,21 @@ static PyObject *walk(PyObject *self, PyObject *args) {
             if (buf_push(&stack, &next, sizeof next) < 0) goto done;
         }
     }
+    for (int k = 0; k < 5; k++) {
+        if (_PyBytes_Resize(&outs[k], (k < 2 ? n_ended : n_exits) * out_sizes[k]) < 0) goto done;
+    }
     result = PyTuple_New(5);
     if (!result) goto done;
-    Buf *outs[5] = {&ended_rows, &ended_states, &exit_rows, &exit_states, &exit_offsets};
     for (int k = 0; k < 5; k++) {
-        PyObject *item = buf_bytes(outs[k]);
-        if (!item) { Py_CLEAR(result); goto done; }
-        PyTuple_SET_ITEM(result, k, item);
+        PyTuple_SET_ITEM(result, k, outs[k]);  /* the tuple takes the references */
+        outs[k] = NULL;
     }
 done:
     for (int k = 0; k < 7; k++) if (views[k].obj) PyBuffer_Release(&views[k]);
     dfa_release(&dv);
     Py_XDECREF(expand);
-    buf_free(&ended_rows); buf_free(&ended_states); buf_free(&exit_rows); buf_free(&exit_states);
-    buf_free(&exit_offsets); buf_free(&stack);
+    for (int k = 0; k < 5; k++) Py_XDECREF(outs[k]);
+    buf_free(&stack);
     return result;
 }
 
