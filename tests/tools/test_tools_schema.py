@@ -29,6 +29,7 @@ from tooldec.tools.schema import (
     SUPPORTED_KEYWORDS,
     UNSUPPORTED_KEYWORDS,
     normalize_any_schema,
+    prepare_formats,
 )
 
 
@@ -357,8 +358,8 @@ def sampled(schema: dict[str, Any], count: int = 40, seed: int = 0) -> list[Any]
     """Instances drawn from the automaton of ``schema`` (normalized, then compiled)."""
     import random
 
-    from tooldec.automata.json_schema import SchemaCompiler
     from tooldec.automata.dfa import LazyDFA
+    from tooldec.automata.json_schema import SchemaCompiler
     from tooldec.automata.nfa import NFA
 
     core = normalize_any_schema(schema)
@@ -534,3 +535,18 @@ def test_fuzzed_registration_succeeds_or_raises_a_tooldec_error(schema: Any) -> 
     nfa = NFA()
     SchemaCompiler(nfa, tool.parameters).value(tool.parameters)
     assert tool.schema_hash
+
+
+def test_prepared_formats_leave_no_automaton_to_build() -> None:
+    """After ``prepare_formats`` (which ``prepare_vocabulary`` runs at load), a schema that uses any
+    supported format builds no regex automaton when it is read: the first request pays none."""
+    from tooldec.automata.regex import FORMAT_PATTERNS, fsm_of
+
+    fsm_of.cache_clear()  # as in a new process (the automata are rebuilt on demand)
+    prepare_formats()
+    before = fsm_of.cache_info()
+    for name in FORMAT_PATTERNS:
+        normalize_schema({"type": "object", "properties": {"when": {"type": "string", "format": name, "maxLength": 99}}},
+                         tool="t")
+    after = fsm_of.cache_info()
+    assert after.misses == before.misses and after.hits > before.hits

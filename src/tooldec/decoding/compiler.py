@@ -32,6 +32,7 @@ from ..caches import BoundedCache
 from ..dialects.base import Dialect
 from ..tokens import Vocabulary
 from ..tools import Tool, ToolLike, ToolSet
+from ..tools.schema import prepare_formats
 from ..tools.toolset import inventory_digest
 from .masks import Mask
 from .names import NameIndex
@@ -53,7 +54,8 @@ MB = 1 << 20
 
 def prepare_vocabulary(vocab: Vocabulary) -> TokenIndex:
     """Build the per-vocabulary tables now (token index, JSON string and whitespace tables, the
-    compiled walk's trie), once per process.
+    compiled walk's trie), once per process, and the process-wide automata of the ``format``
+    values (:func:`tooldec.tools.schema.prepare_formats`).
 
     A server calls this when it loads the tokenizer, so no request pays it. Safe to call from any
     thread and more than once; the tables are freed with the vocabulary.
@@ -62,6 +64,7 @@ def prepare_vocabulary(vocab: Vocabulary) -> TokenIndex:
     blank_table(index)
     if NATIVE:
         trie(index)
+    prepare_formats()
     for syntax in Syntax:
         string_table(index, syntax).walk(string_table(index, syntax).start_state)
     return index

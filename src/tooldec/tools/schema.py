@@ -57,7 +57,7 @@ from typing import Any, cast
 
 from tooldec.automata.gcpause import collector_paused
 from tooldec.automata.pointers import join
-from tooldec.automata.regex import split_pattern_anchors
+from tooldec.automata.regex import FORMAT_PATTERNS, split_pattern_anchors
 from tooldec.errors import InvalidSchemaError, SchemaTooComplexError
 from tooldec.tools.schema_core import Schema, kinds
 from tooldec.tools.schema_keywords import (
@@ -81,6 +81,7 @@ __all__ = [
     "UNSUPPORTED_KEYWORDS",
     "normalize_any_schema",
     "normalize_schema",
+    "prepare_formats",
     "split_pattern_anchors",
 ]
 
@@ -115,6 +116,20 @@ def normalize_schema(schema: Mapping[str, Any], *, tool: str, openapi: bool = Fa
             found = "a schema that allows other values than objects"
         raise InvalidSchemaError(f"parameters must be an object schema (type 'object'), found {found}", tool=tool)
     return cast(dict[str, Any], out)
+
+
+def prepare_formats() -> None:
+    """Build the automata that reading a ``format`` needs, for every supported format, now.
+
+    They do not depend on the tool or the vocabulary and are kept for the process (bounded
+    caches in :mod:`tooldec.automata.regex`), but each costs 0.1-14 ms the first time a schema
+    uses its format (~50 ms for all): a server pays that when it loads
+    (``decoding.prepare_vocabulary`` calls this), not in the first request that uses a date.
+    Safe to call from any thread and more than once.
+    """
+    for name in FORMAT_PATTERNS:
+        normalize_schema({"type": "object", "properties": {"value": {"type": "string", "format": name}}},
+                         tool="(formats)")
 
 
 def normalize_any_schema(schema: Any, *, tool: str | None = None, openapi: bool = False) -> Schema:
