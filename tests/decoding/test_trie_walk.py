@@ -8,15 +8,17 @@ runs in ``make test-fresh`` (its copy of the checkout has no compiled module).
 
 from __future__ import annotations
 
+import random
 from collections import deque
 
 import numpy as np
 import pytest
 
 from tooldec.automata.dfa import LazyDFA
-from tooldec.decoding import Compiler
+from tooldec.decoding import Compiler, Machine, masking
 from tooldec.decoding import trie_walk as tw
 from tooldec.decoding import vector_walk as vw
+from tooldec.decoding.positions import Tail
 from tooldec.dialects import Hermes
 from tooldec.tokens import Vocabulary
 from tooldec.tools import ToolSet
@@ -109,3 +111,29 @@ def test_bad_input_is_a_clear_error() -> None:
     with pytest.raises(ValueError, match="mismatched"):
         native.walk(trie[0], trie[1][:4], trie[2], trie[3], np.zeros(2, np.int64), None, None, 0)
 
+
+@pytest.mark.parametrize("seed", range(3))
+def test_masks_from_the_compiled_walk_equal_the_python_ones(any_vocab: Vocabulary, seed: int,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two cursors, each on its own compiler, take the same random call: at every position the
+    compiled tail masks (bits set by the walk, exits judged after) and the pure-Python ones allow
+    the same tokens, with the same count, listed ids and bytes owed (``max_after``)."""
+    rng = random.Random(f"{any_vocab.name}-{seed}")
+    machines = [Machine(Compiler(any_vocab, Hermes()).compile(ToolSet(ZOO)), tool_choice="required") for _ in range(2)]
+    tails = 0
+    for _ in range(60):
+        masks = []
+        for machine, native in zip(machines, (True, False)):
+            monkeypatch.setattr(masking, "NATIVE", native)
+            masks.append(machine.allowed())
+        got, want = masks
+        assert np.array_equal(got.packed, want.packed), machines[1].position
+        assert (got.count, got.max_after) == (want.count, want.max_after)
+        assert np.array_equal(got.ids, want.ids)
+        tails += isinstance(machines[0].position, Tail)
+        ids = want.ids
+        if machines[1].calls_completed or not ids.size:
+            break
+        token = int(ids[rng.randrange(ids.size)])
+        assert all(machine.advance(token) for machine in machines)
+    assert tails >= 5

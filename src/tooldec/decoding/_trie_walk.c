@@ -159,33 +159,44 @@ static int dfa_read(PyObject *dfa, DfaView *v) {
     return 0;
 }
 
-/* walk(bytes, ends, los, nends, sorted_rows, dfa, skip, state)
+/* walk(labels, ends, los, nends, sorted_rows, dfa, skip, state[, row_ids, words])
  *   -> (ended_rows, ended_states, exit_rows, exit_states, exit_offsets)
+ *   or, with row_ids: (packed, ended_ids, end_states, exit_rows, exit_states, exit_offsets)
  *
  * Every token from ``state`` of the LazyDFA ``dfa``: a token ends inside (its row and end state)
  * or reaches a state that ``exits`` flags (its row, the state, and the bytes consumed); dead
  * states (0) drop it. A state whose row is not built yet is built by ``dfa.expand`` (which may
  * replace ``dfa.arrays``: they are read again after it). ``skip`` (256 flags, or None) leaves out
- * the tokens by their first byte. Rows are int64, states int32, offsets int64. */
+ * the tokens by their first byte. Rows are int64, states int32, offsets int64.
+ *
+ * With ``row_ids`` (the int32 token id of each row) the tokens that end inside are given as a
+ * mask: their ids are set in ``packed`` (a bytearray of ``words`` little-endian 32-bit words) and listed (int32,
+ * unsorted), with the distinct states they end in (int32, in the order first met). */
 static PyObject *walk(PyObject *self, PyObject *args) {
-    PyObject *objs[7];
+    PyObject *objs[7], *row_ids_obj = Py_None;
     int start;
-    if (!PyArg_ParseTuple(args, "OOOOOOOi", &objs[0], &objs[1], &objs[2], &objs[3], &objs[4], &objs[5], &objs[6],
-                          &start)) return NULL;
+    Py_ssize_t words = 0;
+    if (!PyArg_ParseTuple(args, "OOOOOOOi|On", &objs[0], &objs[1], &objs[2], &objs[3], &objs[4], &objs[5], &objs[6],
+                          &start, &row_ids_obj, &words)) return NULL;
     PyObject *dfa = objs[5];
+    int as_mask = row_ids_obj != Py_None;
     static const Py_ssize_t sizes[7] = {1, 4, 4, 4, 8, 0, 1};
-    static const char *names[7] = {"bytes", "ends", "los", "nends", "sorted_rows", "dfa", "skip"};
-    Py_buffer views[7];
+    static const char *names[7] = {"labels", "ends", "los", "nends", "sorted_rows", "dfa", "skip"};
+    Py_buffer views[7], row_ids_view;
     memset(views, 0, sizeof views);
+    memset(&row_ids_view, 0, sizeof row_ids_view);
     DfaView dv;
     memset(&dv, 0, sizeof dv);
-    PyObject *expand = NULL, *result = NULL;
+    PyObject *expand = NULL, *result = NULL, *packed = NULL;
     /* ended rows, ended states, exit rows, exit states, exit offsets: a token is met at most once
      * (the trie is a tree and the DFA deterministic), so each is allocated for every token at once
-     * (pages are only touched as they are written) and cut to its length at the end. */
+     * (pages are only touched as they are written) and cut to its length at the end. In mask mode
+     * the first holds int32 token ids and the second the distinct end states. */
     static const Py_ssize_t out_sizes[5] = {8, 4, 8, 4, 8};
     PyObject *outs[5] = {NULL, NULL, NULL, NULL, NULL};
-    Py_ssize_t n_ended = 0, n_exits = 0;
+    Py_ssize_t n_ended = 0, n_finals = 0, n_exits = 0, id_size = as_mask ? 4 : 8;
+    uint8_t *seen = NULL;  /* mask mode: per state, whether it is listed among the end states */
+    Py_ssize_t seen_size = 0;
     Buf stack = {0};
     for (int k = 0; k < 7; k++) {
         if (k == 5 || (k == 6 && objs[6] == Py_None)) continue;
@@ -201,6 +212,20 @@ static PyObject *walk(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "walk: trie arrays of mismatched sizes");
         goto done;
     }
+    const int32_t *row_ids = NULL;
+    uint32_t *bits = NULL;
+    if (as_mask) {
+        if (get(row_ids_obj, &row_ids_view, 4, "row_ids") < 0) goto done;
+        if (row_ids_view.len != n_tokens * 4 || words < 0) {
+            PyErr_SetString(PyExc_ValueError, "walk: row_ids must give one id per token, and words be >= 0");
+            goto done;
+        }
+        row_ids = row_ids_view.buf;
+        packed = PyByteArray_FromStringAndSize(NULL, words * 4);  /* writable: the caller adds the exits it allows */
+        if (!packed) goto done;
+        bits = (uint32_t *)PyByteArray_AS_STRING(packed);
+        memset(bits, 0, words * 4);
+    }
     expand = PyObject_GetAttrString(dfa, "expand");
     if (!expand || dfa_read(dfa, &dv) < 0) goto done;
     if (start < 0 || start >= dv.n_states) {
@@ -208,12 +233,13 @@ static PyObject *walk(PyObject *self, PyObject *args) {
         goto done;
     }
     for (int k = 0; k < 5; k++) {
-        outs[k] = PyBytes_FromStringAndSize(NULL, n_tokens * out_sizes[k]);
+        outs[k] = PyBytes_FromStringAndSize(NULL, n_tokens * (k == 0 ? id_size : out_sizes[k]));
         if (!outs[k]) goto done;
     }
     int64_t *ended_rows = (int64_t *)PyBytes_AS_STRING(outs[0]), *exit_rows = (int64_t *)PyBytes_AS_STRING(outs[2]);
     int32_t *ended_states = (int32_t *)PyBytes_AS_STRING(outs[1]), *exit_states = (int32_t *)PyBytes_AS_STRING(outs[3]);
     int64_t *exit_offsets = (int64_t *)PyBytes_AS_STRING(outs[4]);
+    int32_t *ended_ids = (int32_t *)PyBytes_AS_STRING(outs[0]);
     Item first = {0, start, 0};
     if (buf_push(&stack, &first, sizeof first) < 0) goto done;
     while (stack.len) {
@@ -232,9 +258,30 @@ static PyObject *walk(PyObject *self, PyObject *args) {
                 }
                 continue;
             }
-            for (int32_t k = lo; k < lo + ncount[n]; k++, n_ended++) {
-                ended_rows[n_ended] = sorted_rows[k];
-                ended_states[n_ended] = s;
+            if (as_mask && ncount[n]) {
+                for (int32_t k = lo; k < lo + ncount[n]; k++) {
+                    int32_t id = row_ids[sorted_rows[k]];
+                    if (id < 0 || id >= words * 32) {  /* checked as written: a check of every id cost a pass */
+                        PyErr_SetString(PyExc_ValueError, "walk: a token id past the mask's words");
+                        goto done;
+                    }
+                    bits[id >> 5] |= (uint32_t)1 << (id & 31);
+                    ended_ids[n_ended++] = id;
+                }
+                if (!seen) {
+                    seen = PyMem_Calloc(dv.n_states, 1);
+                    if (!seen) { PyErr_NoMemory(); goto done; }
+                    seen_size = dv.n_states;
+                }
+                if (!seen[s]) {
+                    seen[s] = 1;
+                    ended_states[n_finals++] = s;
+                }
+            } else {
+                for (int32_t k = lo; k < lo + ncount[n]; k++, n_ended++) {
+                    ended_rows[n_ended] = sorted_rows[k];
+                    ended_states[n_ended] = s;
+                }
             }
         }
         if (end == n + 1) continue;  /* a leaf */
@@ -246,6 +293,13 @@ static PyObject *walk(PyObject *self, PyObject *args) {
             if (!((const uint8_t *)dv.expanded.buf)[s]) {
                 PyErr_SetString(PyExc_RuntimeError, "walk: dfa.expand did not build the state's row");
                 goto done;
+            }
+            if (seen && dv.n_states > seen_size) {  /* the DFA grew: its new states are not listed yet */
+                uint8_t *more = PyMem_Realloc(seen, dv.n_states);
+                if (!more) { PyErr_NoMemory(); goto done; }
+                memset(more + seen_size, 0, dv.n_states - seen_size);
+                seen = more;
+                seen_size = dv.n_states;
             }
         }
         const int32_t *row = (const int32_t *)dv.table.buf + (Py_ssize_t)s * 256;
@@ -263,19 +317,22 @@ static PyObject *walk(PyObject *self, PyObject *args) {
         }
     }
     for (int k = 0; k < 5; k++) {
-        if (_PyBytes_Resize(&outs[k], (k < 2 ? n_ended : n_exits) * out_sizes[k]) < 0) goto done;
+        Py_ssize_t used = k == 0 ? n_ended * id_size : (k == 1 && as_mask ? n_finals : k == 1 ? n_ended : n_exits) * out_sizes[k];
+        if (_PyBytes_Resize(&outs[k], used) < 0) goto done;
     }
-    result = PyTuple_New(5);
-    if (!result) goto done;
-    for (int k = 0; k < 5; k++) {
-        PyTuple_SET_ITEM(result, k, outs[k]);  /* the tuple takes the references */
-        outs[k] = NULL;
+    if (as_mask) {
+        result = Py_BuildValue("(OOOOOO)", packed, outs[0], outs[1], outs[2], outs[3], outs[4]);
+    } else {
+        result = Py_BuildValue("(OOOOO)", outs[0], outs[1], outs[2], outs[3], outs[4]);
     }
 done:
     for (int k = 0; k < 7; k++) if (views[k].obj) PyBuffer_Release(&views[k]);
+    if (row_ids_view.obj) PyBuffer_Release(&row_ids_view);
     dfa_release(&dv);
     Py_XDECREF(expand);
+    Py_XDECREF(packed);
     for (int k = 0; k < 5; k++) Py_XDECREF(outs[k]);
+    PyMem_Free(seen);
     buf_free(&stack);
     return result;
 }

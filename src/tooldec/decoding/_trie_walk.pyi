@@ -1,9 +1,16 @@
 """Types of the compiled trie walk (``_trie_walk.c``; see :mod:`tooldec.decoding.trie_walk`)."""
 
+from typing import overload
+
 from typing_extensions import Buffer
 
 from ..automata.dfa import LazyDFA
 
 def build_trie(flat: Buffer, starts: Buffer) -> tuple[bytes, bytes, bytes, bytes]: ...
+@overload
 def walk(labels: Buffer, ends: Buffer, los: Buffer, nends: Buffer, sorted_rows: Buffer, dfa: LazyDFA,
          skip: Buffer | None, state: int) -> tuple[bytes, bytes, bytes, bytes, bytes]: ...
+@overload
+def walk(labels: Buffer, ends: Buffer, los: Buffer, nends: Buffer, sorted_rows: Buffer, dfa: LazyDFA,
+         skip: Buffer | None, state: int, row_ids: Buffer, words: int
+         ) -> tuple[bytearray, bytes, bytes, bytes, bytes, bytes]: ...

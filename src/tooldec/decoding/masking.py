@@ -32,6 +32,7 @@ from .masks import Mask
 from .openers import Committer
 from .positions import Head, Name, Open, Position, Tail, Text
 from .token_index import TokenIndex
+from .trie_walk import NATIVE, native_mask
 from .vector_walk import walk_rows, walk_state
 
 if TYPE_CHECKING:
@@ -327,12 +328,32 @@ def _bytes_after(dfa: LazyDFA, states: np.ndarray) -> np.ndarray:
     return after
 
 
+def _native_tail_mask(grammar: Grammar, pos: Tail, dfa: LazyDFA, follow_ok: bool) -> tuple[Mask, bool]:
+    """:func:`_tail_mask` outside strings and whitespace runs, by the compiled walk, which sets the
+    tokens that end inside in the mask itself (a new tool's masks are mostly these: one NumPy pass
+    per list of rows was most of their time); the tokens at an exit are judged as elsewhere."""
+    index = grammar.compiler.index
+    got = native_mask(index, dfa, pos.state)
+    crossing = _cross(grammar, pos, dfa, got.exit_rows, got.exit_states, got.exit_offsets, follow_ok)
+    ids = got.ended_ids
+    max_after = int(_bytes_after(dfa, got.end_states.astype(np.int64)).max()) if got.end_states.size else 0
+    if crossing.ok.any():
+        extra = index.ids[got.exit_rows[crossing.ok]].astype(np.int64)
+        np.bitwise_or.at(got.packed, extra >> 3, np.left_shift(1, extra & 7).astype(np.uint8))
+        ids = np.concatenate([ids, extra.astype(np.int32)])
+        max_after = max(max_after, int(crossing.after[crossing.ok].max()))
+    listed = ids.size <= index.words * 4  # as Mask.from_ids: the ids are kept when no larger than the bits
+    return Mask(got.packed, max_after, _ids=np.sort(ids) if listed else None, _count=int(ids.size)), crossing.depends
+
+
 def _tail_mask(grammar: Grammar, pos: Tail, follow_ok: bool) -> tuple[Mask, bool]:
     """The mask at a tail position and whether it depends on the inventory's names."""
     compiler = grammar.compiler
     index = compiler.index
     dfa = grammar.tail(pos.tool, pos.form, pos.chained).dfa
     spot = dfa.string_spot(pos.state)
+    if spot is None and NATIVE and dfa.blank_spot(pos.state) is None:
+        return _native_tail_mask(grammar, pos, dfa, follow_ok)
     if spot is None:
         walk = walk_state(index, dfa, pos.state, compiler.blank_table)
         crossing = _cross(grammar, pos, dfa, walk.exit_rows, walk.exit_states, walk.exit_offsets, follow_ok)

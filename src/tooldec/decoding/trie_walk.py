@@ -21,7 +21,7 @@ import numpy as np
 from ..automata.dfa import LazyDFA
 from .token_index import TokenIndex
 
-__all__ = ["NATIVE", "Trie", "native_walk", "trie"]
+__all__ = ["NATIVE", "Trie", "TrieMask", "native_mask", "native_walk", "trie"]
 
 
 def _load() -> ModuleType | None:
@@ -81,3 +81,28 @@ def native_walk(index: TokenIndex, dfa: LazyDFA, state: int, skip: np.ndarray | 
         out = _native.walk(t.labels, t.ends, t.los, t.nends, index.sorted_rows, dfa, skip_flags, state)
     return (np.frombuffer(out[0], np.int64), np.frombuffer(out[1], np.int32), np.frombuffer(out[2], np.int64),
             np.frombuffer(out[3], np.int32), np.frombuffer(out[4], np.int64))
+
+
+@dataclass(frozen=True)
+class TrieMask:
+    """:func:`native_mask`'s answer: the tokens that end inside as a mask, and those at an exit."""
+
+    packed: np.ndarray  # uint8, the mask layout (see ``masks.Mask``)
+    ended_ids: np.ndarray  # int32, unsorted: the ids set in ``packed``
+    end_states: np.ndarray  # int32: the distinct states they end in
+    exit_rows: np.ndarray
+    exit_states: np.ndarray
+    exit_offsets: np.ndarray
+
+
+def native_mask(index: TokenIndex, dfa: LazyDFA, state: int) -> TrieMask:
+    """:func:`native_walk` from ``state`` (no tokens skipped), with the tokens that end inside set
+    in a packed mask by the walk itself rather than listed by row: the common tail mask, without
+    a NumPy pass per list. ``packed`` is a fresh writable array. Needs the extension."""
+    assert _native is not None
+    t = trie(index)
+    with dfa.lock:
+        out = _native.walk(t.labels, t.ends, t.los, t.nends, index.sorted_rows, dfa, None, state, index.ids, index.words)
+    return TrieMask(np.frombuffer(out[0], np.uint8), np.frombuffer(out[1], np.int32),
+                    np.frombuffer(out[2], np.int32), np.frombuffer(out[3], np.int64), np.frombuffer(out[4], np.int32),
+                    np.frombuffer(out[5], np.int64))
