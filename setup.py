@@ -1,7 +1,13 @@
-"""The compiled trie walk (src/tooldec/decoding/_trie_walk.c); everything else is in pyproject.toml.
+"""The compiled hot loops; everything else is in pyproject.toml.
 
-The extension is optional: where it cannot be built (no C compiler), the install goes on and
-tooldec uses its pure-Python walk, which gives the same masks (tests/decoding/test_trie_walk.py).
+* ``tooldec.decoding._trie_walk`` (src/tooldec/decoding/_trie_walk.c): the vocabulary's byte trie
+  walked through a tool's DFA;
+* ``tooldec.automata._dfa_expand`` (src/tooldec/automata/_dfa_expand.c): a DFA state's subset
+  construction.
+
+Both are optional: where they cannot be built (no C compiler), the install goes on and tooldec runs
+the same algorithms in Python, which give the same masks and states (tests/decoding/test_trie_walk.py,
+tests/automata/test_dfa_expand.py).
 """
 
 from setuptools import Extension, setup
@@ -10,5 +16,7 @@ setup(
     ext_modules=[
         Extension("tooldec.decoding._trie_walk", ["src/tooldec/decoding/_trie_walk.c"],
                   extra_compile_args=["-O2"], optional=True),
+        Extension("tooldec.automata._dfa_expand", ["src/tooldec/automata/_dfa_expand.c"],
+                  extra_compile_args=["-O2", "-Wall"], optional=True),
     ],
 )

@@ -6,8 +6,8 @@
 # The copy holds the files git tracks (and new, not ignored ones); it reuses this checkout's .venv
 # and node_modules through symlinks (nothing is installed again) and imports tooldec from its own
 # src/ (PYTHONPATH), which a check below makes sure of, along with finding no benchmark data.
-# The copy has no compiled trie walk (git ignores the built module), so the suite runs here on the
-# pure-Python walk that installs without a C compiler fall back to; `make test` runs the compiled one.
+# The copy has no compiled modules (git ignores them), so the suite runs here on the pure-Python trie
+# walk and DFA expansion that installs without a C compiler fall back to; `make test` runs the compiled ones.
 # With arguments, only `pytest ARGS` runs there (e.g. tests/decoding/test_walks.py).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -34,9 +34,11 @@ import tooldec
 from tooldec.bench.datasets import find_data_dir
 assert tooldec.__file__.startswith(sys.argv[1]), f"tooldec is imported from {tooldec.__file__}, not the copy"
 assert find_data_dir() is None, f"the copy finds benchmark data at {find_data_dir()}"
-from tooldec.decoding.trie_walk import NATIVE
-assert not NATIVE, "the copy has a compiled walk: the suite here is meant to run the pure-Python one"
-print(f"test_fresh_copy: {sys.argv[1]}, no benchmark data beside it, the pure-Python walk")
+from tooldec.automata import dfa
+from tooldec.decoding import trie_walk
+assert not trie_walk.NATIVE, "the copy has a compiled walk: the suite here is meant to run the pure-Python one"
+assert not dfa.NATIVE, "the copy has a compiled DFA expansion: the suite here is meant to run the pure-Python one"
+print(f"test_fresh_copy: {sys.argv[1]}, no benchmark data beside it, the pure-Python walk and expansion")
 PY
 
 if [[ $# -gt 0 ]]; then

@@ -18,10 +18,12 @@ vectorised walks hold ``lock`` for their duration.
 
 from __future__ import annotations
 
+import os
 import random
 import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from types import ModuleType
 
 import numpy as np
 
@@ -30,11 +32,27 @@ from .gcpause import collector_paused
 from .nfa import BLANK_RANGES, NFA, Frag, Guard
 from .sampling import sample
 
-__all__ = ["MID", "SINK", "Arrays", "BlankSpot", "LazyDFA"]
+__all__ = ["MID", "NATIVE", "SINK", "Arrays", "BlankSpot", "LazyDFA"]
 
 SINK = 0
 
-_DEAD_ROW = np.full(256, -1, dtype=np.int32)  # read-only template: copied, never written
+
+def _load() -> ModuleType | None:
+    if os.environ.get("TOOLDEC_NATIVE", "1") == "0":
+        return None
+    try:
+        from . import _dfa_expand
+    except ImportError:
+        return None
+    return _dfa_expand
+
+
+_native = _load()
+NATIVE = _native is not None
+"""Whether states are expanded by the compiled subset construction (``_dfa_expand.c``, built by
+``make setup``; decided once, at import). Without it (no C compiler at install, or
+``TOOLDEC_NATIVE=0``) :meth:`LazyDFA.expand` runs the same construction in Python; tests compare
+the two state by state."""
 
 Classes = tuple[tuple[int, int], ...]
 """(region, class) for every region a state is inside of, sorted by region."""
@@ -125,13 +143,16 @@ class LazyDFA:
         with collector_paused():  # the tables allocate one object or more per NFA state
             self._costs = Costs(nfa, frag[1], window)
             self._chains = region_chains(nfa)
+        # the NFA and its costs as C arrays for the compiled expansion (its scratch space is
+        # used under ``lock``, as every expansion is)
+        self._tables = None if _native is None else _native.tables(nfa, self._costs, frag[1], prune, _Step)
         self._keys: list[tuple[frozenset[int], Classes]] = [(frozenset(), ())]
         self._index: dict[tuple[frozenset[int], Classes], int] = {(frozenset(), ()): SINK}
         # (targets, counters stepped, classes) -> (state, regions reset): the closure of a move
         # is computed once per automaton, not once per byte interval that makes it.
         self._moves: dict[tuple[frozenset[int], frozenset[int], Classes], tuple[int, tuple[int, ...]]] = {}
-        self._steps: dict[int, tuple[np.ndarray, list[_Step]]] = {}
-        self._rows: dict[int, np.ndarray] = {SINK: np.full(256, -1, dtype=np.int32)}
+        self._steps: dict[int, tuple[np.ndarray | memoryview, list[_Step]]] = {}
+        self._rows: dict[int, np.ndarray] = {}  # live rows (dead entries -1), made by row() when read
         self._strings: dict[int, StringSpot | None] = {}
         self._blanks: dict[int, BlankSpot | None] = {}
         self._short_steps: dict[int, tuple[int, int]] = {}
@@ -319,26 +340,27 @@ class LazyDFA:
         return move
 
     def expand(self, sid: int) -> None:
-        """Build the row of ``sid`` (subset construction over byte intervals)."""
+        """Build the row of ``sid`` (subset construction over byte intervals), compiled where
+        the extension is built."""
         with self.lock:
             if self.arrays.expanded[sid]:
                 return
+            if self._tables is not None:
+                assert _native is not None
+                _native.expand(self._tables, self, sid)
+                return
             regions = self.nfa.regions
             row = np.zeros(256, dtype=np.int32)
-            live = _DEAD_ROW.copy()
             step_of = np.zeros(256, dtype=np.int16)
             steps: list[_Step] = [_Step()]
             for lo, hi, found, incs, resets in self._moves_of(sid):
                 row[lo:hi] = found
-                if found != SINK:
-                    live[lo:hi] = found
                 if incs or resets:
                     tracked = any(regions[r].high is not None or regions[r].low > 0 for r in (*incs, *resets))
                     step_of[lo:hi] = len(steps)
                     steps.append(_Step(tuple(sorted(incs)), resets, tracked))
             arrays = self.arrays
             arrays.table[sid] = row
-            self._rows[sid] = live
             if len(steps) > 1:
                 self._steps[sid] = (step_of, steps)
             arrays.expanded[sid] = True
@@ -366,10 +388,15 @@ class LazyDFA:
     # -- reading ---------------------------------------------------------------------------------
 
     def row(self, sid: int) -> np.ndarray:
-        """The transitions of ``sid`` with dead entries as -1."""
-        if not self.arrays.expanded[sid]:
-            self.expand(sid)
-        return self._rows[sid]
+        """The transitions of ``sid`` with dead entries as -1 (read-only)."""
+        found = self._rows.get(sid)
+        if found is None:
+            if not self.arrays.expanded[sid]:
+                self.expand(sid)
+            live = self.arrays.table[sid].copy()
+            live[live == SINK] = -1
+            found = self._rows.setdefault(sid, live)
+        return found
 
     def next(self, sid: int, byte: int) -> int:
         arrays = self.arrays

@@ -1,0 +1,1028 @@
+/* One state of a LazyDFA expanded in C: the subset construction of dfa.py's expand(), compiled.
+ *
+ * LazyDFA.expand builds a state's row the first time a walk needs it: the NFA states' byte moves
+ * split into intervals, each interval's targets closed under epsilon moves (counted regions'
+ * guards included) and interned. In Python that is 8-60 us a state, and a cold mask meets several
+ * (a key literal is a chain of one-byte states); here it is a microsecond or two.
+ *
+ * tables(nfa, costs, accept, prune, step_type) reads the NFA and its cost tables once into C
+ * arrays (an NFA never changes once its DFA is made). expand(tables, dfa, sid) then does what the
+ * Python expand does and writes the same Python-side structures: new states go to dfa._keys and
+ * dfa._index (the same keys: (frozenset of NFA states, sorted (region, class) pairs)), their flags
+ * and distances to dfa.arrays (grown through Arrays.grown()), their labels to dfa.marks, the
+ * counter steps to dfa._steps, the row to arrays.table. States are interned in the order Python
+ * interns them, so both number them alike (tests/automata/test_dfa_expand.py compares them).
+ *
+ * A state's distance (Costs.of) is computed here too; only a text region's bounded search
+ * (Costs.text_dist past its shortcuts) is left to Python. The tables keep an index of the states
+ * interned here and scratch space: callers hold the DFA's lock (LazyDFA.expand does), and the GIL
+ * is held throughout.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TOP (-1)
+#define MID (-1)
+#define NONE (-1) /* a region without an upper bound */
+#define RESET 0
+#define BELOW_HIGH 1
+#define AT_LEAST_LOW 2
+static const int64_t INF = (int64_t)1 << 60; /* costs.INF */
+
+typedef struct { int32_t region; int64_t cls; } Class;
+
+/* A small map region -> counter class (a state is inside a handful of regions at most). */
+typedef struct {
+    Class *items;
+    Py_ssize_t n, cap;
+} Classes;
+
+typedef struct {
+    PyObject *arrays; /* the Arrays object the views read (a reference) */
+    Py_buffer table, expanded, accepting, exits, dist;
+    int held;
+    Py_ssize_t capacity;
+} View;
+
+typedef struct {
+    Py_ssize_t n_states, n_regions;
+    /* per NFA state: byte edges, plain and guarded epsilon edges (offsets into flat arrays) */
+    Py_ssize_t *edge_at, *eps_at, *guard_at;
+    uint8_t *edge_lo, *edge_hi, *guard_kind;
+    int32_t *edge_dst, *eps_dst, *guard_dst, *guard_region;
+    int32_t *scope, *unit_region, *mark_rank;
+    uint8_t *reach, *is_unit, *is_sep; /* is_unit / is_sep: among its own region's units / separator states */
+    int64_t *chars, *local;
+    /* per region */
+    int64_t *low, *high, *band, *unit_min, *sep_min;
+    int32_t *parent, *decide, *loop, *exit;
+    uint8_t *text, *has_sep;
+    int32_t accept;
+    int prune;
+    PyObject *labels;    /* tuple: the marks' labels by rank (shortest, then smallest first) */
+    PyObject *step_type; /* dfa._Step */
+    PyObject *costs;     /* for Costs.text_dist's search */
+    /* the states interned here, by (NFA states, classes): open addressing over a pool of keys */
+    int32_t *slots; /* the state in each slot, -1 for an empty one */
+    uint64_t *slot_hash;
+    Py_ssize_t *slot_at; /* where the slot's key starts in ``pool`` */
+    Py_ssize_t n_slots, n_used;
+    int64_t *pool;
+    Py_ssize_t pool_len, pool_cap;
+    View view;
+    /* scratch, reused by every call (under the DFA's lock) */
+    uint32_t *seen, generation;
+    uint32_t *memo_at, memo_generation;
+    int64_t *memo;
+    int32_t *stack, *out, *active_list;
+    Py_ssize_t stack_cap;
+    uint8_t *active;
+    struct Move *moves;
+    int32_t *targets, *incs, *resets;
+    Py_ssize_t most_moves;
+    Classes cls, after, kept;
+} Tables;
+
+typedef struct Move { int32_t lo, hi, dst, region; } Move;
+
+/* -- small helpers ---------------------------------------------------------------------------- */
+
+static int classes_set(Classes *c, int32_t region, int64_t cls) {
+    for (Py_ssize_t i = 0; i < c->n; i++) {
+        if (c->items[i].region == region) { c->items[i].cls = cls; return 0; }
+    }
+    if (c->n == c->cap) {
+        Py_ssize_t cap = c->cap ? c->cap * 2 : 8;
+        Class *items = PyMem_Realloc(c->items, cap * sizeof(Class));
+        if (!items) { PyErr_NoMemory(); return -1; }
+        c->items = items;
+        c->cap = cap;
+    }
+    c->items[c->n].region = region;
+    c->items[c->n].cls = cls;
+    c->n++;
+    return 0;
+}
+
+/* 1 and the class in *cls if ``region`` has one, else 0. */
+static int classes_get(const Classes *c, int32_t region, int64_t *cls) {
+    for (Py_ssize_t i = 0; i < c->n; i++) {
+        if (c->items[i].region == region) { *cls = c->items[i].cls; return 1; }
+    }
+    return 0;
+}
+
+static int64_t class_or_mid(const Classes *c, int32_t region) {
+    int64_t cls = MID;
+    classes_get(c, region, &cls);
+    return cls;
+}
+
+static int classes_copy(Classes *dst, const Classes *src) {
+    dst->n = 0;
+    for (Py_ssize_t i = 0; i < src->n; i++) {
+        if (classes_set(dst, src->items[i].region, src->items[i].cls) < 0) return -1;
+    }
+    return 0;
+}
+
+static int cmp_i32(const void *a, const void *b) {
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+static int cmp_move(const void *a, const void *b) {
+    const Move *x = a, *y = b;
+    if (x->lo != y->lo) return x->lo < y->lo ? -1 : 1;
+    if (x->hi != y->hi) return x->hi < y->hi ? -1 : 1;
+    if (x->dst != y->dst) return x->dst < y->dst ? -1 : 1;
+    return (x->region > y->region) - (x->region < y->region);
+}
+
+static int64_t sat_add(int64_t a, int64_t b) { return a >= INF || b >= INF || a + b >= INF ? INF : a + b; }
+
+static int64_t sat_mul(int64_t a, int64_t b) {
+    if (a <= 0 || b <= 0) return a * b;
+    return a >= INF || b >= INF || a > INF / b ? INF : a * b;
+}
+
+/* Costs.class_of: the exact count below ``low`` or within the band under ``high``, else MID. */
+static int64_t class_of(const Tables *t, int32_t r, int64_t count) {
+    if (count < t->low[r]) return count;
+    if (t->high[r] == NONE || t->high[r] - count > t->band[r]) return MID;
+    return count;
+}
+
+static int below_high(const Tables *t, int32_t r, int64_t cls) {
+    return cls == MID || t->high[r] == NONE || cls < t->high[r];
+}
+
+static int at_least_low(const Tables *t, int32_t r, int64_t cls) { return cls == MID || cls >= t->low[r]; }
+
+/* -- the DFA's arrays ------------------------------------------------------------------------ */
+
+static void view_release(View *v) {
+    Py_buffer *views[5] = {&v->table, &v->expanded, &v->accepting, &v->exits, &v->dist};
+    for (int k = 0; k < v->held; k++) PyBuffer_Release(views[k]);
+    v->held = 0;
+    Py_CLEAR(v->arrays);
+}
+
+/* Writable views of ``arrays``' fields (sizes checked); kept until the DFA replaces its arrays. */
+static int view_take(View *v, PyObject *arrays) {
+    view_release(v);
+    static const char *fields[5] = {"table", "expanded", "accepting", "exits", "dist"};
+    static const Py_ssize_t sizes[5] = {256 * 4, 1, 1, 1, 8};
+    Py_buffer *views[5] = {&v->table, &v->expanded, &v->accepting, &v->exits, &v->dist};
+    for (int k = 0; k < 5; k++) {
+        PyObject *array = PyObject_GetAttrString(arrays, fields[k]);
+        if (!array) { view_release(v); return -1; }
+        int bad = PyObject_GetBuffer(array, views[k], PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS);
+        Py_DECREF(array);
+        if (bad < 0) { view_release(v); return -1; }
+        v->held = k + 1;
+    }
+    v->capacity = v->expanded.len;
+    for (int k = 0; k < 5; k++) {
+        if (views[k]->len != v->capacity * sizes[k]) {
+            view_release(v);
+            PyErr_SetString(PyExc_ValueError, "expand: the DFA's arrays have mismatched sizes");
+            return -1;
+        }
+    }
+    Py_INCREF(arrays);
+    v->arrays = arrays;
+    return 0;
+}
+
+/* -- reading the NFA ------------------------------------------------------------------------ */
+
+static void tables_free(Tables *t) {
+    if (!t) return;
+    void *arrays[] = {t->edge_at, t->eps_at, t->guard_at, t->edge_lo, t->edge_hi, t->guard_kind, t->edge_dst,
+                      t->eps_dst, t->guard_dst, t->guard_region, t->scope, t->unit_region, t->mark_rank, t->reach,
+                      t->is_unit, t->is_sep, t->chars, t->local, t->low, t->high, t->band, t->unit_min, t->sep_min,
+                      t->parent, t->decide, t->loop, t->exit, t->text, t->has_sep, t->slots, t->slot_hash, t->slot_at, t->pool,
+                      t->seen, t->memo_at, t->memo, t->stack, t->out, t->active_list, t->active, t->moves,
+                      t->targets, t->incs, t->resets, t->cls.items, t->after.items, t->kept.items};
+    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) PyMem_Free(arrays[i]);
+    view_release(&t->view);
+    Py_XDECREF(t->labels);
+    Py_XDECREF(t->step_type);
+    Py_XDECREF(t->costs);
+    PyMem_Free(t);
+}
+
+static void capsule_free(PyObject *capsule) { tables_free(PyCapsule_GetPointer(capsule, "tooldec.dfa_tables")); }
+
+static int64_t as_i64(PyObject *obj, int *bad) {
+    long long v = PyLong_AsLongLong(obj);
+    if (v == -1 && PyErr_Occurred()) *bad = 1;
+    return (int64_t)v;
+}
+
+static int64_t attr_i64(PyObject *obj, const char *name, int64_t none, int *bad) {
+    PyObject *value = PyObject_GetAttrString(obj, name);
+    if (!value) { *bad = 1; return 0; }
+    int64_t out = value == Py_None ? none : as_i64(value, bad);
+    Py_DECREF(value);
+    return out;
+}
+
+/* A list attribute of ``obj`` with ``n`` items (any length for n < 0), a new reference, or NULL. */
+static PyObject *list_attr(PyObject *obj, const char *name, Py_ssize_t n) {
+    PyObject *list = PyObject_GetAttrString(obj, name);
+    if (!list) return NULL;
+    if (!PyList_Check(list) || (n >= 0 && PyList_GET_SIZE(list) != n)) {
+        PyErr_Format(PyExc_ValueError, "tables: %s must be a list of %zd items", name, n);
+        Py_DECREF(list);
+        return NULL;
+    }
+    return list;
+}
+
+/* Read a list of ``n`` ints (bools included) into ``out``. */
+static int read_ints(PyObject *list, Py_ssize_t n, int64_t *out) {
+    int bad = 0;
+    for (Py_ssize_t i = 0; i < n && !bad; i++) out[i] = as_i64(PyList_GET_ITEM(list, i), &bad);
+    return bad ? -1 : 0;
+}
+
+static void *alloc(Py_ssize_t count, Py_ssize_t size, int *failed) {
+    void *p = PyMem_Calloc(count + 1, size);
+    if (!p) *failed = 1;
+    return p;
+}
+
+/* Fill the per-state edge tables from nfa.edges / eps / guarded (lists of sequences of tuples). */
+static int read_cells(Tables *t, PyObject *nfa) {
+    Py_ssize_t n = t->n_states;
+    PyObject *edges = list_attr(nfa, "edges", n), *eps = NULL, *guarded = NULL;
+    int ok = -1, bad = 0, failed = 0;
+    if (!edges || !(eps = list_attr(nfa, "eps", n)) || !(guarded = list_attr(nfa, "guarded", n))) goto done;
+    Py_ssize_t n_edges = 0, n_eps = 0, n_guards = 0;
+    for (Py_ssize_t s = 0; s < n; s++) {
+        Py_ssize_t a = PySequence_Size(PyList_GET_ITEM(edges, s)), b = PySequence_Size(PyList_GET_ITEM(eps, s)),
+                   c = PySequence_Size(PyList_GET_ITEM(guarded, s));
+        if (a < 0 || b < 0 || c < 0) goto done;
+        n_edges += a; n_eps += b; n_guards += c;
+    }
+    t->edge_at = alloc(n, sizeof(Py_ssize_t), &failed); t->eps_at = alloc(n, sizeof(Py_ssize_t), &failed);
+    t->guard_at = alloc(n, sizeof(Py_ssize_t), &failed);
+    t->edge_lo = alloc(n_edges, 1, &failed); t->edge_hi = alloc(n_edges, 1, &failed);
+    t->edge_dst = alloc(n_edges, 4, &failed); t->eps_dst = alloc(n_eps, 4, &failed);
+    t->guard_dst = alloc(n_guards, 4, &failed); t->guard_region = alloc(n_guards, 4, &failed);
+    t->guard_kind = alloc(n_guards, 1, &failed);
+    if (failed) { PyErr_NoMemory(); goto done; }
+    Py_ssize_t e = 0, p = 0, g = 0;
+    for (Py_ssize_t s = 0; s < n; s++) {
+        t->edge_at[s] = e; t->eps_at[s] = p; t->guard_at[s] = g;
+        PyObject *cell = PySequence_Fast(PyList_GET_ITEM(edges, s), "tables: an edges cell");
+        if (!cell) goto done;
+        for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(cell) && !bad; i++, e++) {
+            PyObject *edge = PySequence_Fast_GET_ITEM(cell, i);
+            if (!PyTuple_Check(edge) || PyTuple_GET_SIZE(edge) != 3) { bad = 1; break; }
+            int64_t lo = as_i64(PyTuple_GET_ITEM(edge, 0), &bad), hi = as_i64(PyTuple_GET_ITEM(edge, 1), &bad);
+            int64_t dst = as_i64(PyTuple_GET_ITEM(edge, 2), &bad);
+            if (lo < 0 || hi > 255 || lo > hi || dst < 0 || dst >= n) bad = 1;
+            t->edge_lo[e] = (uint8_t)lo; t->edge_hi[e] = (uint8_t)hi; t->edge_dst[e] = (int32_t)dst;
+        }
+        Py_DECREF(cell);
+        if (bad || !(cell = PySequence_Fast(PyList_GET_ITEM(eps, s), "tables: an eps cell"))) goto done;
+        for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(cell) && !bad; i++, p++) {
+            int64_t dst = as_i64(PySequence_Fast_GET_ITEM(cell, i), &bad);
+            if (dst < 0 || dst >= n) bad = 1;
+            t->eps_dst[p] = (int32_t)dst;
+        }
+        Py_DECREF(cell);
+        if (bad || !(cell = PySequence_Fast(PyList_GET_ITEM(guarded, s), "tables: a guarded cell"))) goto done;
+        for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(cell) && !bad; i++, g++) {
+            PyObject *guard = PySequence_Fast_GET_ITEM(cell, i);
+            if (!PyTuple_Check(guard) || PyTuple_GET_SIZE(guard) != 3) { bad = 1; break; }
+            int64_t dst = as_i64(PyTuple_GET_ITEM(guard, 0), &bad), kind = as_i64(PyTuple_GET_ITEM(guard, 1), &bad);
+            int64_t region = as_i64(PyTuple_GET_ITEM(guard, 2), &bad);
+            if (dst < 0 || dst >= n || kind < 0 || kind > 2 || region < 0 || region >= t->n_regions) bad = 1;
+            t->guard_dst[g] = (int32_t)dst; t->guard_kind[g] = (uint8_t)kind; t->guard_region[g] = (int32_t)region;
+        }
+        Py_DECREF(cell);
+        if (bad) goto done;
+    }
+    t->edge_at[n] = e; t->eps_at[n] = p; t->guard_at[n] = g;
+    ok = 0;
+done:
+    if (bad && !PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "tables: an edge or guard out of range");
+    Py_XDECREF(edges); Py_XDECREF(eps); Py_XDECREF(guarded);
+    return ok;
+}
+
+/* Flag every state of ``states`` (an iterable attribute of ``region``) in ``flags`` (with the
+ * region's number in ``owner`` if given), those of region ``own`` only if ``own`` >= 0. */
+static int flag_states(Tables *t, PyObject *region, const char *name, int32_t own, uint8_t *flags, int32_t *owner,
+                       int32_t r) {
+    PyObject *states = PyObject_GetAttrString(region, name);
+    if (!states) return -1;
+    PyObject *iter = PyObject_GetIter(states), *item;
+    Py_DECREF(states);
+    if (!iter) return -1;
+    int bad = 0;
+    while (!bad && (item = PyIter_Next(iter))) {
+        int64_t s = as_i64(item, &bad);
+        Py_DECREF(item);
+        if (bad || s < 0 || s >= t->n_states) { bad = 1; break; }
+        if (owner) owner[s] = r;
+        if (flags && (own < 0 || t->scope[s] == own)) flags[s] = 1;
+    }
+    Py_DECREF(iter);
+    if (bad && !PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "tables: a region's state out of range");
+    return bad || PyErr_Occurred() ? -1 : 0;
+}
+
+static int read_regions(Tables *t, PyObject *regions, PyObject *info) {
+    Py_ssize_t m = t->n_regions;
+    int failed = 0;
+    t->low = alloc(m, 8, &failed); t->high = alloc(m, 8, &failed); t->band = alloc(m, 8, &failed);
+    t->unit_min = alloc(m, 8, &failed); t->sep_min = alloc(m, 8, &failed);
+    t->parent = alloc(m, 4, &failed); t->decide = alloc(m, 4, &failed); t->loop = alloc(m, 4, &failed);
+    t->exit = alloc(m, 4, &failed); t->text = alloc(m, 1, &failed); t->has_sep = alloc(m, 1, &failed);
+    if (failed) { PyErr_NoMemory(); return -1; }
+    for (Py_ssize_t r = 0; r < m; r++) {
+        PyObject *region = PyList_GET_ITEM(regions, r), *costs = PyList_GET_ITEM(info, r);
+        int bad = 0;
+        t->low[r] = attr_i64(region, "low", 0, &bad);
+        t->high[r] = attr_i64(region, "high", NONE, &bad);
+        t->parent[r] = (int32_t)attr_i64(region, "parent", 0, &bad);
+        t->decide[r] = (int32_t)attr_i64(region, "decide", 0, &bad);
+        t->loop[r] = (int32_t)attr_i64(region, "loop", 0, &bad);
+        t->exit[r] = (int32_t)attr_i64(region, "exit", 0, &bad);
+        t->text[r] = attr_i64(region, "text", 0, &bad) != 0;
+        t->band[r] = attr_i64(costs, "band", 0, &bad);
+        t->unit_min[r] = attr_i64(costs, "unit_min", 0, &bad);
+        t->sep_min[r] = attr_i64(costs, "sep_min", 0, &bad);
+        PyObject *separator = PyObject_GetAttrString(region, "separator");
+        if (!separator) return -1;
+        t->has_sep[r] = separator != Py_None;
+        Py_DECREF(separator);
+        if (bad) return -1;
+        if ((t->parent[r] != TOP && (t->parent[r] < 0 || t->parent[r] >= r)) || t->low[r] < 0
+            || t->decide[r] < 0 || t->decide[r] >= t->n_states || t->loop[r] < 0 || t->loop[r] >= t->n_states
+            || t->exit[r] < 0 || t->exit[r] >= t->n_states) {
+            PyErr_SetString(PyExc_ValueError, "tables: a region out of range (parents come first, nfa.py)");
+            return -1;
+        }
+        /* nfa.unit_of keeps the last region listing a unit state */
+        if (flag_states(t, region, "units", (int32_t)r, t->is_unit, t->unit_region, (int32_t)r) < 0) return -1;
+        if (flag_states(t, region, "separator_states", (int32_t)r, t->is_sep, NULL, (int32_t)r) < 0) return -1;
+    }
+    return 0;
+}
+
+/* mark_rank and labels: the NFA's marks ranked as dfa.py picks among them (shortest, then smallest). */
+static int read_marks(Tables *t, PyObject *marks) {
+    PyObject *items = PyDict_Items(marks), *labels = PyList_New(0);
+    int ok = -1;
+    if (!items || !labels) goto done;
+    Py_ssize_t k = PyList_GET_SIZE(items);
+    for (Py_ssize_t i = 0; i < k; i++) {
+        PyObject *label = PyTuple_GET_ITEM(PyList_GET_ITEM(items, i), 1);
+        int has = PySequence_Contains(labels, label);
+        if (has < 0 || (!has && PyList_Append(labels, label) < 0)) goto done;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(labels);
+    for (Py_ssize_t i = 1; i < n; i++) { /* insertion sort by (len, text): a few labels */
+        for (Py_ssize_t j = i; j > 0; j--) {
+            PyObject *a = PyList_GET_ITEM(labels, j - 1), *b = PyList_GET_ITEM(labels, j);
+            Py_ssize_t la = PyObject_Length(a), lb = PyObject_Length(b);
+            if (la < 0 || lb < 0) goto done;
+            int after = la > lb;
+            if (la == lb && (after = PyObject_RichCompareBool(a, b, Py_GT)) < 0) goto done;
+            if (!after) break;
+            PyList_SET_ITEM(labels, j - 1, b);
+            PyList_SET_ITEM(labels, j, a);
+        }
+    }
+    for (Py_ssize_t i = 0; i < k; i++) {
+        PyObject *pair = PyList_GET_ITEM(items, i);
+        int bad = 0;
+        int64_t s = as_i64(PyTuple_GET_ITEM(pair, 0), &bad);
+        Py_ssize_t rank = PySequence_Index(labels, PyTuple_GET_ITEM(pair, 1));
+        if (bad || rank < 0) goto done;
+        if (s < 0 || s >= t->n_states) { PyErr_SetString(PyExc_ValueError, "tables: a mark out of range"); goto done; }
+        t->mark_rank[s] = (int32_t)rank;
+    }
+    t->labels = PyList_AsTuple(labels);
+    ok = t->labels ? 0 : -1;
+done:
+    Py_XDECREF(items);
+    Py_XDECREF(labels);
+    return ok;
+}
+
+/* tables(nfa, costs, accept, prune, step_type) -> capsule */
+static PyObject *tables(PyObject *self, PyObject *args) {
+    PyObject *nfa, *costs, *step_type;
+    int accept, prune;
+    if (!PyArg_ParseTuple(args, "OOipO", &nfa, &costs, &accept, &prune, &step_type)) return NULL;
+    Tables *t = PyMem_Calloc(1, sizeof(Tables));
+    if (!t) return PyErr_NoMemory();
+    PyObject *scope = NULL, *regions = NULL, *info = NULL, *reach = NULL, *chars = NULL, *local = NULL, *marks = NULL;
+    PyObject *capsule = NULL;
+    int64_t *scratch = NULL;
+    int failed = 0;
+    if (!(scope = list_attr(nfa, "scope", -1))) goto fail;
+    Py_ssize_t n = t->n_states = PyList_GET_SIZE(scope);
+    if (!(regions = list_attr(nfa, "regions", -1))) goto fail;
+    Py_ssize_t m = t->n_regions = PyList_GET_SIZE(regions);
+    if (!(info = list_attr(costs, "info", m)) || !(reach = list_attr(costs, "reach", n))
+        || !(chars = list_attr(costs, "chars", n)) || !(local = list_attr(costs, "local", n))) goto fail;
+    if (!(marks = PyObject_GetAttrString(nfa, "marks")) || !PyDict_Check(marks)) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "tables: nfa.marks must be a dict");
+        goto fail;
+    }
+    if (accept < 0 || accept >= n) { PyErr_SetString(PyExc_ValueError, "tables: accept out of range"); goto fail; }
+    t->accept = accept;
+    t->prune = prune;
+    t->scope = alloc(n, 4, &failed); t->unit_region = alloc(n, 4, &failed); t->mark_rank = alloc(n, 4, &failed);
+    t->reach = alloc(n, 1, &failed); t->is_unit = alloc(n, 1, &failed); t->is_sep = alloc(n, 1, &failed);
+    t->chars = alloc(n, 8, &failed); t->local = alloc(n, 8, &failed);
+    t->seen = alloc(n, 4, &failed); t->memo_at = alloc(n, 4, &failed); t->memo = alloc(n, 8, &failed);
+    t->out = alloc(n, 4, &failed); t->active = alloc(m, 1, &failed); t->active_list = alloc(m, 4, &failed);
+    scratch = alloc(n, 8, &failed);
+    if (failed) { PyErr_NoMemory(); goto fail; }
+    if (read_ints(scope, n, scratch) < 0) goto fail;
+    for (Py_ssize_t s = 0; s < n; s++) {
+        if (scratch[s] < TOP || scratch[s] >= m) { PyErr_SetString(PyExc_ValueError, "tables: a scope out of range"); goto fail; }
+        t->scope[s] = (int32_t)scratch[s];
+        t->unit_region[s] = -1;
+        t->mark_rank[s] = -1;
+    }
+    if (read_ints(reach, n, scratch) < 0) goto fail;
+    for (Py_ssize_t s = 0; s < n; s++) t->reach[s] = scratch[s] != 0;
+    if (read_ints(chars, n, t->chars) < 0 || read_ints(local, n, t->local) < 0) goto fail;
+    if (read_regions(t, regions, info) < 0 || read_cells(t, nfa) < 0 || read_marks(t, marks) < 0) goto fail;
+    /* a closure pushes its targets and each visited state's epsilon edges once; a state's moves
+     * are at most all the edges */
+    t->stack_cap = n + t->eps_at[n] + t->guard_at[n] + 1;
+    t->most_moves = t->edge_at[n] + 1;
+    t->stack = alloc(t->stack_cap, 4, &failed);
+    t->moves = alloc(t->most_moves, sizeof(Move), &failed);
+    t->targets = alloc(t->most_moves, 4, &failed); t->incs = alloc(t->most_moves, 4, &failed);
+    t->resets = alloc(t->guard_at[n], 4, &failed);
+    t->n_slots = 64;
+    t->slots = alloc(t->n_slots, 4, &failed); t->slot_hash = alloc(t->n_slots, 8, &failed);
+    t->slot_at = alloc(t->n_slots, sizeof(Py_ssize_t), &failed);
+    if (failed) { PyErr_NoMemory(); goto fail; }
+    for (Py_ssize_t i = 0; i < t->n_slots; i++) t->slots[i] = -1;
+    Py_INCREF(step_type);
+    t->step_type = step_type;
+    Py_INCREF(costs);
+    t->costs = costs;
+    capsule = PyCapsule_New(t, "tooldec.dfa_tables", capsule_free);
+    if (!capsule) goto fail;
+    t = NULL;
+fail:
+    tables_free(t);
+    PyMem_Free(scratch);
+    Py_XDECREF(scope); Py_XDECREF(regions); Py_XDECREF(info); Py_XDECREF(reach); Py_XDECREF(chars);
+    Py_XDECREF(local); Py_XDECREF(marks);
+    return capsule;
+}
+
+/* -- distances (costs.py) ----------------------------------------------------------------------- */
+
+/* Costs.text_dist: its shortcuts here, the bounded search in Python. -2 on error. */
+static int64_t text_dist(Tables *t, int32_t s, int64_t budget) {
+    int64_t chars = t->chars[s], local = t->local[s];
+    if (budget >= INF || chars >= INF || chars > budget) return chars <= budget ? local : INF;
+    if (local <= budget) return local;
+    PyObject *got = PyObject_CallMethod(t->costs, "text_dist", "iL", (int)s, (long long)budget);
+    if (!got) return -2;
+    long long d = PyLong_AsLongLong(got);
+    Py_DECREF(got);
+    if (d == -1 && PyErr_Occurred()) return -2;
+    return d < INF ? d : INF;
+}
+
+/* Costs.cost: fewest bytes to acceptance from NFA state ``s`` with counters at ``classes``,
+ * memoised for one Costs.of (memo_at == memo_generation). -2 on error. */
+static int64_t cost(Tables *t, int32_t s, const Classes *classes) {
+    if (t->memo_at[s] == t->memo_generation) return t->memo[s];
+    int32_t r = t->scope[s];
+    int64_t result;
+    if (r == TOP) {
+        result = t->local[s];
+    } else {
+        int64_t cls = class_or_mid(classes, r), out = cost(t, t->exit[r], classes);
+        if (out == -2) return -2;
+        if (t->text[r]) {
+            int64_t left = cls == MID || t->high[r] == NONE ? INF : t->high[r] - cls;
+            int64_t d = text_dist(t, s, left);
+            if (d == -2) return -2;
+            result = sat_add(d, out);
+        } else {
+            int64_t step = sat_add(t->sep_min[r], t->unit_min[r]);
+            int64_t next = cls == MID ? MID : class_of(t, r, cls + 1);
+            int64_t after_one = sat_add(next == MID ? 0 : sat_mul(t->low[r] - next > 0 ? t->low[r] - next : 0, step), out);
+            if (s == t->decide[r] || s == t->loop[r]) {
+                result = INF;
+                if (cls == MID || cls >= t->low[r]) result = out;
+                if (cls == MID || t->high[r] == NONE || cls < t->high[r]) {
+                    int64_t first = s == t->loop[r] && t->has_sep[r] ? t->sep_min[r] : 0;
+                    int64_t via = sat_add(sat_add(first, t->unit_min[r]), after_one);
+                    if (via < result) result = via;
+                }
+            } else if (t->is_unit[s] || t->is_sep[s]) {
+                result = sat_add(t->local[s], after_one);
+            } else {
+                int64_t owed = cls == MID ? 0 : sat_mul(t->low[r] - cls > 0 ? t->low[r] - cls : 0, step);
+                result = sat_add(sat_add(t->local[s], owed), out);
+            }
+        }
+    }
+    if (result > INF) result = INF;
+    t->memo_at[s] = t->memo_generation;
+    t->memo[s] = result;
+    return result;
+}
+
+/* Costs.of: the fewest bytes from any of ``states`` (-1: none reaches acceptance); -2 on error. */
+static int64_t distance(Tables *t, const int32_t *states, Py_ssize_t n, const Classes *classes) {
+    if (++t->memo_generation == 0) {
+        memset(t->memo_at, 0, t->n_states * 4);
+        t->memo_generation = 1;
+    }
+    int64_t best = INF;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t d = t->scope[states[i]] == TOP ? t->local[states[i]] : cost(t, states[i], classes);
+        if (d == -2) return -2;
+        if (d < best) best = d;
+    }
+    return best < INF ? best : -1;
+}
+
+/* -- closure ---------------------------------------------------------------------------------- */
+
+static int viable(const Tables *t, int32_t s, const Classes *classes) {
+    if (!t->reach[s]) return 0;
+    int32_t r = t->scope[s];
+    if (r == TOP) return 1;
+    int64_t cls = class_or_mid(classes, r);
+    if (cls == MID || t->high[r] == NONE || !t->text[r]) return 1;
+    return t->chars[s] <= t->high[r] - cls;
+}
+
+static int push(Tables *t, Py_ssize_t *top, int32_t s) {
+    if (*top >= t->stack_cap) { PyErr_SetString(PyExc_RuntimeError, "expand: closure stack overflow"); return -1; }
+    t->stack[(*top)++] = s;
+    return 0;
+}
+
+/* LazyDFA._closure of targets[0..k) with counter classes ``classes`` (changed in place to the
+ * classes after the guards): the viable states, sorted, into t->out (their count returned); the
+ * active regions' classes into ``kept``, sorted by region; the regions reset into t->resets, sorted
+ * and distinct (their count in *n_resets). -1 on error. */
+static Py_ssize_t closure(Tables *t, const int32_t *targets, Py_ssize_t k, Classes *classes, Classes *kept,
+                          Py_ssize_t *n_resets) {
+    if (++t->generation == 0) {
+        memset(t->seen, 0, t->n_states * 4);
+        t->generation = 1;
+    }
+    uint32_t gen = t->generation;
+    Py_ssize_t top = 0, n_out = 0, resets = 0;
+    for (Py_ssize_t i = k - 1; i >= 0; i--) if (push(t, &top, targets[i]) < 0) return -1;
+    while (top) {
+        int32_t s = t->stack[--top];
+        if (t->seen[s] == gen) continue;
+        t->seen[s] = gen;
+        t->out[n_out++] = s;
+        for (Py_ssize_t p = t->eps_at[s]; p < t->eps_at[s + 1]; p++) {
+            if (t->seen[t->eps_dst[p]] != gen && push(t, &top, t->eps_dst[p]) < 0) return -1;
+        }
+        for (Py_ssize_t g = t->guard_at[s]; g < t->guard_at[s + 1]; g++) {
+            int32_t d = t->guard_dst[g], r = t->guard_region[g];
+            int pass = 1;
+            if (t->guard_kind[g] == RESET) {
+                if (classes_set(classes, r, class_of(t, r, 0)) < 0) return -1;
+                t->resets[resets++] = r;
+            } else {
+                int64_t cls;
+                if (!classes_get(classes, r, &cls)) {
+                    PyErr_Format(PyExc_KeyError, "expand: a guard of region %d with no counter class", (int)r);
+                    return -1;
+                }
+                pass = t->guard_kind[g] == BELOW_HIGH ? below_high(t, r, cls) : at_least_low(t, r, cls);
+            }
+            if (pass && t->seen[d] != gen && push(t, &top, d) < 0) return -1;
+        }
+    }
+    /* the viable states; their regions and the enclosing ones are the active ones */
+    Py_ssize_t n_viable = 0, n_active = 0;
+    for (Py_ssize_t i = 0; i < n_out; i++) {
+        int32_t s = t->out[i];
+        if (t->prune && !viable(t, s, classes)) continue;
+        t->out[n_viable++] = s;
+        for (int32_t r = t->scope[s]; r != TOP && !t->active[r]; r = t->parent[r]) {
+            t->active[r] = 1;
+            t->active_list[n_active++] = r;
+        }
+    }
+    qsort(t->out, n_viable, 4, cmp_i32);
+    qsort(t->active_list, n_active, 4, cmp_i32);
+    kept->n = 0;
+    for (Py_ssize_t i = 0; i < n_active; i++) {
+        int32_t r = t->active_list[i];
+        t->active[r] = 0;
+        int64_t cls;
+        if (!classes_get(classes, r, &cls)) {
+            PyErr_Format(PyExc_KeyError, "expand: active region %d has no counter class", (int)r);
+            return -1;
+        }
+        if (classes_set(kept, r, cls) < 0) return -1;
+    }
+    qsort(t->resets, resets, 4, cmp_i32);
+    Py_ssize_t distinct = 0;
+    for (Py_ssize_t i = 0; i < resets; i++) {
+        if (!distinct || t->resets[distinct - 1] != t->resets[i]) t->resets[distinct++] = t->resets[i];
+    }
+    *n_resets = distinct;
+    return n_viable;
+}
+
+/* -- interning ------------------------------------------------------------------------------- */
+
+static uint64_t key_hash(const int32_t *states, Py_ssize_t n, const Classes *kept) {
+    uint64_t h = 1469598103934665603ULL ^ (uint64_t)n;
+    for (Py_ssize_t i = 0; i < n; i++) h = (h ^ (uint64_t)(uint32_t)states[i]) * 1099511628211ULL;
+    for (Py_ssize_t i = 0; i < kept->n; i++) {
+        h = (h ^ (uint64_t)(uint32_t)kept->items[i].region) * 1099511628211ULL;
+        h = (h ^ (uint64_t)kept->items[i].cls) * 1099511628211ULL;
+    }
+    return h ^ (h >> 29);
+}
+
+/* Whether the key stored at ``pool[at]`` ([n, states..., m, (region, class)...]) is this one. */
+static int key_equal(const Tables *t, Py_ssize_t at, const int32_t *states, Py_ssize_t n, const Classes *kept) {
+    const int64_t *p = t->pool + at;
+    if (p[0] != n) return 0;
+    for (Py_ssize_t i = 0; i < n; i++) if (p[1 + i] != states[i]) return 0;
+    p += 1 + n;
+    if (p[0] != kept->n) return 0;
+    for (Py_ssize_t i = 0; i < kept->n; i++) {
+        if (p[1 + 2 * i] != kept->items[i].region || p[2 + 2 * i] != kept->items[i].cls) return 0;
+    }
+    return 1;
+}
+
+/* The state of this key if it is in the index here, else -1 with its free slot in *slot. */
+static long find(const Tables *t, uint64_t h, const int32_t *states, Py_ssize_t n, const Classes *kept,
+                 Py_ssize_t *slot) {
+    Py_ssize_t mask = t->n_slots - 1, i = (Py_ssize_t)(h & (uint64_t)mask);
+    for (; t->slots[i] >= 0; i = (i + 1) & mask) {
+        if (t->slot_hash[i] == h && key_equal(t, t->slot_at[i], states, n, kept)) return t->slots[i];
+    }
+    *slot = i;
+    return -1;
+}
+
+/* Put a key and its state in the index (at ``slot``, from find), growing it when half full. */
+static int remember(Tables *t, Py_ssize_t slot, uint64_t h, const int32_t *states, Py_ssize_t n,
+                    const Classes *kept, long sid) {
+    Py_ssize_t need = t->pool_len + 2 + n + 2 * kept->n;
+    if (need > t->pool_cap) {
+        Py_ssize_t cap = t->pool_cap ? t->pool_cap : 1024;
+        while (cap < need) cap *= 2;
+        int64_t *pool = PyMem_Realloc(t->pool, cap * 8);
+        if (!pool) { PyErr_NoMemory(); return -1; }
+        t->pool = pool;
+        t->pool_cap = cap;
+    }
+    Py_ssize_t at = t->pool_len;
+    int64_t *p = t->pool + at;
+    *p++ = n;
+    for (Py_ssize_t i = 0; i < n; i++) *p++ = states[i];
+    *p++ = kept->n;
+    for (Py_ssize_t i = 0; i < kept->n; i++) { *p++ = kept->items[i].region; *p++ = kept->items[i].cls; }
+    t->pool_len = need;
+    t->slots[slot] = (int32_t)sid;
+    t->slot_hash[slot] = h;
+    t->slot_at[slot] = at;
+    if (++t->n_used * 2 <= t->n_slots) return 0;
+    /* rehash into twice the slots */
+    Py_ssize_t size = t->n_slots * 2, mask = size - 1;
+    int32_t *slots = PyMem_Malloc(size * 4);
+    uint64_t *hashes = PyMem_Malloc(size * 8);
+    Py_ssize_t *ats = PyMem_Malloc(size * sizeof(Py_ssize_t));
+    if (!slots || !hashes || !ats) {
+        PyMem_Free(slots); PyMem_Free(hashes); PyMem_Free(ats);
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < size; i++) slots[i] = -1;
+    for (Py_ssize_t i = 0; i < t->n_slots; i++) {
+        if (t->slots[i] < 0) continue;
+        Py_ssize_t j = (Py_ssize_t)(t->slot_hash[i] & (uint64_t)mask);
+        while (slots[j] >= 0) j = (j + 1) & mask;
+        slots[j] = t->slots[i]; hashes[j] = t->slot_hash[i]; ats[j] = t->slot_at[i];
+    }
+    PyMem_Free(t->slots); PyMem_Free(t->slot_hash); PyMem_Free(t->slot_at);
+    t->slots = slots; t->slot_hash = hashes; t->slot_at = ats; t->n_slots = size;
+    return 0;
+}
+
+/* The Python key of a state: (frozenset(states), ((region, class), ...)). */
+static PyObject *state_key(const int32_t *states, Py_ssize_t n, const Classes *kept) {
+    PyObject *items = PyTuple_New(n), *pairs = NULL, *set = NULL, *key = NULL;
+    if (!items) return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *v = PyLong_FromLong(states[i]);
+        if (!v) goto done;
+        PyTuple_SET_ITEM(items, i, v);
+    }
+    if (!(set = PyFrozenSet_New(items)) || !(pairs = PyTuple_New(kept->n))) goto done;
+    for (Py_ssize_t i = 0; i < kept->n; i++) {
+        PyObject *pair = Py_BuildValue("(iL)", (int)kept->items[i].region, (long long)kept->items[i].cls);
+        if (!pair) goto done;
+        PyTuple_SET_ITEM(pairs, i, pair);
+    }
+    key = PyTuple_Pack(2, set, pairs);
+done:
+    Py_DECREF(items);
+    Py_XDECREF(set);
+    Py_XDECREF(pairs);
+    return key;
+}
+
+/* The arrays as the DFA has them now (Python may have replaced them since the last call). */
+static int arrays_now(Tables *t, PyObject *dfa) {
+    PyObject *arrays = PyObject_GetAttrString(dfa, "arrays");
+    if (!arrays) return -1;
+    int bad = arrays != t->view.arrays ? view_take(&t->view, arrays) : 0;
+    Py_DECREF(arrays);
+    return bad;
+}
+
+/* LazyDFA._intern of states[0..n) (sorted) with classes ``kept``: the state's number, found or
+ * new; -1 on error. */
+static long intern(Tables *t, PyObject *dfa, const int32_t *states, Py_ssize_t n, const Classes *kept) {
+    if (!n) return 0;
+    uint64_t h = key_hash(states, n, kept);
+    Py_ssize_t slot;
+    long sid = find(t, h, states, n, kept, &slot);
+    if (sid >= 0) return sid;
+    /* not interned here: it may have been by Python (string_spot, state_of, reclass, shortest) */
+    PyObject *key = state_key(states, n, kept), *index = NULL, *keys = NULL;
+    if (!key) return -1;
+    if (!(index = PyObject_GetAttrString(dfa, "_index")) || !(keys = PyObject_GetAttrString(dfa, "_keys"))) goto done;
+    if (!PyDict_Check(index) || !PyList_Check(keys)) {
+        PyErr_SetString(PyExc_TypeError, "expand: dfa._index or dfa._keys is not a dict / list");
+        goto done;
+    }
+    PyObject *found = PyDict_GetItemWithError(index, key);
+    if (found) {
+        sid = PyLong_AsLong(found);
+        if (sid >= 0 && remember(t, slot, h, states, n, kept, sid) < 0) sid = -1;
+        goto done;
+    }
+    if (PyErr_Occurred()) goto done;
+    Py_ssize_t new_sid = PyList_GET_SIZE(keys);
+    PyObject *arrays = t->view.arrays;
+    if (new_sid >= t->view.capacity) {
+        PyObject *grown = PyObject_CallMethod(arrays, "grown", NULL);
+        if (!grown) goto done;
+        int bad = view_take(&t->view, grown);
+        Py_DECREF(grown);
+        if (bad < 0) goto done;
+    }
+    int accepting = 0;
+    int32_t rank = -1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (states[i] == t->accept) accepting = 1;
+        int32_t r = t->mark_rank[states[i]];
+        if (r >= 0 && (rank < 0 || r < rank)) rank = r;
+    }
+    int64_t dist = distance(t, states, n, kept);
+    if (dist == -2) goto done;
+    ((uint8_t *)t->view.accepting.buf)[new_sid] = (uint8_t)accepting;
+    ((uint8_t *)t->view.exits.buf)[new_sid] = (uint8_t)(accepting || rank >= 0);
+    ((int64_t *)t->view.dist.buf)[new_sid] = dist;
+    PyObject *number = PyLong_FromSsize_t(new_sid);
+    if (!number) goto done;
+    int bad = 0;
+    if (rank >= 0) {
+        PyObject *marks = PyObject_GetAttrString(dfa, "marks");
+        bad = !marks || PyObject_SetItem(marks, number, PyTuple_GET_ITEM(t->labels, rank)) < 0;
+        Py_XDECREF(marks);
+    }
+    bad = bad || PyList_Append(keys, key) < 0 || PyDict_SetItem(index, key, number) < 0;
+    Py_DECREF(number);
+    /* published after the entries are written, as _intern does */
+    if (bad || PyObject_SetAttrString(dfa, "arrays", t->view.arrays) < 0) goto done;
+    if (remember(t, slot, h, states, n, kept, (long)new_sid) < 0) goto done;
+    sid = (long)new_sid;
+done:
+    Py_DECREF(key);
+    Py_XDECREF(index);
+    Py_XDECREF(keys);
+    return sid;
+}
+
+/* -- expand --------------------------------------------------------------------------------- */
+
+/* Read a state's key (frozenset of NFA states, ((region, class), ...)) into t->cls and a sorted
+ * array of its NFA states (t->out, which is free until the first closure). */
+static Py_ssize_t read_key(Tables *t, PyObject *key, int32_t *states) {
+    if (!PyTuple_Check(key) || PyTuple_GET_SIZE(key) != 2 || !PyTuple_Check(PyTuple_GET_ITEM(key, 1))) {
+        PyErr_SetString(PyExc_TypeError, "expand: a state key is not (frozenset, classes)");
+        return -1;
+    }
+    PyObject *set = PyTuple_GET_ITEM(key, 0), *pairs = PyTuple_GET_ITEM(key, 1), *item;
+    PyObject *iter = PyObject_GetIter(set);
+    if (!iter) return -1;
+    Py_ssize_t n = 0;
+    int bad = 0;
+    while ((item = PyIter_Next(iter))) {
+        int64_t s = as_i64(item, &bad);
+        Py_DECREF(item);
+        if (bad || s < 0 || s >= t->n_states || n >= t->n_states) { bad = 1; break; }
+        states[n++] = (int32_t)s;
+    }
+    Py_DECREF(iter);
+    if (bad || PyErr_Occurred()) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "expand: a state key out of range");
+        return -1;
+    }
+    qsort(states, n, 4, cmp_i32);
+    t->cls.n = 0;
+    for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(pairs); j++) {
+        PyObject *pair = PyTuple_GET_ITEM(pairs, j);
+        if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
+            PyErr_SetString(PyExc_TypeError, "expand: a class is not (region, class)");
+            return -1;
+        }
+        int64_t r = as_i64(PyTuple_GET_ITEM(pair, 0), &bad), c = as_i64(PyTuple_GET_ITEM(pair, 1), &bad);
+        if (bad || r < 0 || r >= t->n_regions) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "expand: a class's region out of range");
+            return -1;
+        }
+        if (classes_set(&t->cls, (int32_t)r, c) < 0) return -1;
+    }
+    return n;
+}
+
+/* A tuple of ints. */
+static PyObject *int_tuple(const int32_t *items, Py_ssize_t n) {
+    PyObject *out = PyTuple_New(n);
+    for (Py_ssize_t i = 0; out && i < n; i++) {
+        PyObject *v = PyLong_FromLong(items[i]);
+        if (!v) { Py_CLEAR(out); break; }
+        PyTuple_SET_ITEM(out, i, v);
+    }
+    return out;
+}
+
+/* Append _Step(incs, resets, tracked) to ``steps`` (made with _Step() first when NULL). */
+static int add_step(Tables *t, PyObject **steps, const int32_t *incs, Py_ssize_t n_incs, Py_ssize_t n_resets) {
+    if (!*steps) {
+        PyObject *none = PyObject_CallNoArgs(t->step_type);
+        if (!none || !(*steps = PyList_New(0)) || PyList_Append(*steps, none) < 0) { Py_XDECREF(none); return -1; }
+        Py_DECREF(none);
+    }
+    int tracked = 0;
+    for (Py_ssize_t i = 0; i < n_incs; i++) tracked |= t->high[incs[i]] != NONE || t->low[incs[i]] > 0;
+    for (Py_ssize_t i = 0; i < n_resets; i++) tracked |= t->high[t->resets[i]] != NONE || t->low[t->resets[i]] > 0;
+    PyObject *inc_t = int_tuple(incs, n_incs), *reset_t = int_tuple(t->resets, n_resets), *step = NULL;
+    if (inc_t && reset_t) step = PyObject_CallFunctionObjArgs(t->step_type, inc_t, reset_t, tracked ? Py_True : Py_False, NULL);
+    Py_XDECREF(inc_t);
+    Py_XDECREF(reset_t);
+    int bad = !step || PyList_Append(*steps, step) < 0;
+    Py_XDECREF(step);
+    return bad ? -1 : 0;
+}
+
+/* dfa._steps[sid] = (the int16 step index per byte, as a memoryview, steps). */
+static int store_steps(PyObject *dfa, long sid, const int16_t *step_of, PyObject *steps) {
+    PyObject *raw = PyBytes_FromStringAndSize((const char *)step_of, 256 * sizeof(int16_t)), *view = NULL;
+    PyObject *cast = NULL, *table = NULL, *pair = NULL, *number = NULL;
+    int bad = 1;
+    if (raw && (view = PyMemoryView_FromObject(raw)) && (cast = PyObject_CallMethod(view, "cast", "s", "h"))
+        && (table = PyObject_GetAttrString(dfa, "_steps")) && (pair = PyTuple_Pack(2, cast, steps))
+        && (number = PyLong_FromLong(sid))) bad = PyObject_SetItem(table, number, pair) < 0;
+    Py_XDECREF(raw); Py_XDECREF(view); Py_XDECREF(cast); Py_XDECREF(table); Py_XDECREF(pair); Py_XDECREF(number);
+    return bad ? -1 : 0;
+}
+
+/* expand(tables, dfa, sid): build the row of ``sid`` (see the module comment). */
+static PyObject *expand(PyObject *self, PyObject *args) {
+    PyObject *capsule, *dfa;
+    long sid;
+    if (!PyArg_ParseTuple(args, "OOl", &capsule, &dfa, &sid)) return NULL;
+    Tables *t = PyCapsule_GetPointer(capsule, "tooldec.dfa_tables");
+    if (!t) return NULL;
+    PyObject *keys = NULL, *steps = NULL;
+    int ok = 0;
+    int32_t row[256];
+    int16_t step_of[256];
+    memset(row, 0, sizeof row);
+    memset(step_of, 0, sizeof step_of);
+    if (arrays_now(t, dfa) < 0 || !(keys = PyObject_GetAttrString(dfa, "_keys"))) goto done;
+    if (!PyList_Check(keys) || sid <= 0 || sid >= PyList_GET_SIZE(keys) || sid >= t->view.capacity) {
+        PyErr_SetString(PyExc_ValueError, "expand: no such state");
+        goto done;
+    }
+    Py_ssize_t n = read_key(t, PyList_GET_ITEM(keys, sid), t->out);
+    if (n < 0) goto done;
+
+    /* the moves of every NFA state, but the unit starts of regions at their upper bound */
+    Py_ssize_t n_moves = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int32_t s = t->out[i], region = t->unit_region[s];
+        if (region >= 0) {
+            int64_t c;
+            if (!classes_get(&t->cls, region, &c)) {
+                PyErr_Format(PyExc_KeyError, "expand: a unit of region %d with no counter class", (int)region);
+                goto done;
+            }
+            if (!below_high(t, region, c)) continue;
+        }
+        for (Py_ssize_t e = t->edge_at[s]; e < t->edge_at[s + 1]; e++) {
+            Move mv = {t->edge_lo[e], t->edge_hi[e], t->edge_dst[e], region};
+            t->moves[n_moves++] = mv;
+        }
+    }
+    qsort(t->moves, n_moves, sizeof(Move), cmp_move);
+
+    /* the intervals between consecutive cuts (every lo and hi + 1), in byte order, each with the
+     * moves that cover it (dfa.py's _moves_of: a move covers an interval whole or not at all) */
+    uint8_t is_cut[258];
+    memset(is_cut, 0, sizeof is_cut);
+    for (Py_ssize_t j = 0; j < n_moves; j++) is_cut[t->moves[j].lo] = is_cut[t->moves[j].hi + 1] = 1;
+    int32_t lo = -1;
+    Py_ssize_t first = 0; /* moves before ``first`` end before the interval */
+    for (int32_t c = 0; c <= 256; c++) {
+        if (!is_cut[c]) continue;
+        if (lo < 0) { lo = c; continue; }
+        int32_t hi = c;
+        Py_ssize_t k = 0, n_incs = 0;
+        while (first < n_moves && t->moves[first].hi < lo && t->moves[first].lo < lo) first++;
+        for (Py_ssize_t j = first; j < n_moves && t->moves[j].lo <= lo; j++) {
+            const Move *mv = &t->moves[j];
+            if (mv->hi + 1 < hi) continue;
+            int dup = 0;
+            for (Py_ssize_t q = 0; q < k && !dup; q++) dup = t->targets[q] == mv->dst;
+            if (!dup) t->targets[k++] = mv->dst;
+            if (mv->region >= 0) {
+                dup = 0;
+                for (Py_ssize_t q = 0; q < n_incs && !dup; q++) dup = t->incs[q] == mv->region;
+                if (!dup) t->incs[n_incs++] = mv->region;
+            }
+        }
+        int32_t here = lo;
+        lo = hi;
+        if (!k) continue;
+        /* LazyDFA._move: the counters stepped, then the targets' closure, interned */
+        if (classes_copy(&t->after, &t->cls) < 0) goto done;
+        qsort(t->incs, n_incs, 4, cmp_i32);
+        for (Py_ssize_t q = 0; q < n_incs; q++) {
+            int64_t cls;
+            if (!classes_get(&t->after, t->incs[q], &cls)) {
+                PyErr_Format(PyExc_KeyError, "expand: a counted move of region %d with no class", (int)t->incs[q]);
+                goto done;
+            }
+            if (classes_set(&t->after, t->incs[q], cls == MID ? MID : class_of(t, t->incs[q], cls + 1)) < 0) goto done;
+        }
+        qsort(t->targets, k, 4, cmp_i32);
+        Py_ssize_t n_resets;
+        Py_ssize_t n_viable = closure(t, t->targets, k, &t->after, &t->kept, &n_resets);
+        if (n_viable < 0) goto done;
+        long found = intern(t, dfa, t->out, n_viable, &t->kept);
+        if (found < 0) goto done;
+        for (int32_t b = here; b < hi; b++) row[b] = (int32_t)found;
+        if (n_incs || n_resets) {
+            int16_t index = steps ? (int16_t)PyList_GET_SIZE(steps) : 1;
+            for (int32_t b = here; b < hi; b++) step_of[b] = index;
+            if (add_step(t, &steps, t->incs, n_incs, n_resets) < 0) goto done;
+        }
+    }
+    /* the row, into the arrays as they are now (interning may have grown them) */
+    memcpy((int32_t *)t->view.table.buf + (Py_ssize_t)sid * 256, row, sizeof row);
+    if (steps && store_steps(dfa, sid, step_of, steps) < 0) goto done;
+    ((uint8_t *)t->view.expanded.buf)[sid] = 1;
+    ok = 1;
+done:
+    Py_XDECREF(keys);
+    Py_XDECREF(steps);
+    if (!ok) return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"tables", tables, METH_VARARGS, "An NFA's tables for expand() (see the module source)."},
+    {"expand", expand, METH_VARARGS, "Build one DFA state's row (see the module source)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_dfa_expand", NULL, -1, methods};
+
+PyMODINIT_FUNC PyInit__dfa_expand(void) { return PyModule_Create(&module); }

@@ -1,0 +1,137 @@
+"""The compiled subset construction builds the same DFA as the Python one, state by state.
+
+Two lazy DFAs of one NFA, one expanded in C and one in Python, are expanded in the same order; the
+Python-side lookups that intern states of their own (string and whitespace spots, shortest
+completions) are interleaved, as a decoder interleaves them. Both must give the same state keys
+in the same order, the same rows, flags, distances, labels and counter steps. The automata are the
+zoo's tool tails, the benchmark inventories' tools and the JSONSchemaBench schemas in both
+whitespace styles. The Python construction itself is what ``make test-fresh`` runs everywhere
+(its copy of the checkout has no compiled module).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from decoding.tools_zoo import ZOO
+
+from tooldec.automata import dfa as dfa_module
+from tooldec.automata.dfa import LazyDFA
+from tooldec.automata.json_schema import SchemaCompiler, Style, Whitespace
+from tooldec.automata.nfa import NFA, Frag
+from tooldec.bench.datasets import bfcl_tools, toolbench_tools
+from tooldec.dialects import Hermes, Llama3Json
+from tooldec.errors import InvalidSchemaError, UnsupportedSchemaError
+from tooldec.tools import Tool
+from tooldec.tools.schema import normalize_any_schema
+
+pytestmark = pytest.mark.skipif(not dfa_module.NATIVE, reason="the compiled expansion is not built here (the copy "
+                                                              "of make test-fresh, or no C compiler at install)")
+
+SCHEMAS = sorted((Path(__file__).parents[1] / "fixtures" / "data" / "jsonschemabench").glob("*/*.json"))
+STATES = 400
+"""States expanded per automaton (a string-heavy schema has thousands)."""
+
+
+def _pair(make: object) -> tuple[LazyDFA, LazyDFA]:
+    """Two DFAs of two equal NFAs: the first expands in C, the second in Python."""
+    dfas = []
+    for native in (True, False):
+        nfa = NFA()
+        frag: Frag = make(nfa)  # type: ignore[operator]
+        dfa = LazyDFA(nfa, frag, window=16)
+        if not native:
+            dfa._tables = None
+        dfas.append(dfa)
+    return dfas[0], dfas[1]
+
+
+def _same(native: LazyDFA, python: LazyDFA, what: str) -> int:
+    """Expand both in the same order and compare everything they hold; returns the states compared."""
+    sid = 1
+    while sid < min(native.n_states, STATES):
+        for dfa in (native, python):
+            dfa.expand(sid)
+            dfa.string_spot(sid)
+            dfa.blank_spot(sid)
+            if dfa.dist[sid] >= 0 and sid % 7 == 0:  # a shortest completion interns states in Python
+                dfa.shortest_to(sid)
+        assert native.n_states == python.n_states, f"{what}: state {sid}"
+        sid += 1
+    n = native.n_states
+    assert native._keys == python._keys, what
+    for field in ("table", "expanded", "accepting", "exits", "dist"):
+        assert np.array_equal(getattr(native.arrays, field)[:n], getattr(python.arrays, field)[:n]), f"{what}: {field}"
+    assert native.marks == python.marks, what
+    assert native._steps.keys() == python._steps.keys(), what
+    for key, (index, steps) in native._steps.items():
+        assert list(index) == list(python._steps[key][0]) and steps == python._steps[key][1], f"{what}: state {key}"
+    for sid in range(1, min(n, 50)):
+        assert np.array_equal(native.row(sid), python.row(sid)), f"{what}: row {sid}"
+    return n
+
+
+def _tail_pairs(tool: Tool) -> list[tuple[str, tuple[LazyDFA, LazyDFA]]]:
+    out = []
+    for dialect in (Hermes(), Llama3Json()):
+        for chained in (False, True):
+            def make(nfa: NFA, dialect: object = dialect, chained: bool = chained) -> Frag:
+                return dialect.call_tail(nfa, tool, form=0, next_call=chained)  # type: ignore[attr-defined]
+            out.append((f"{tool.name} {type(dialect).__name__} chained={chained}", _pair(make)))
+    return out
+
+
+BOUNDS = [  # counted regions whose distances depend on the count: items and characters still owed
+    {"name": "lists", "description": "", "parameters": {"type": "object", "properties": {
+        "pairs": {"type": "array", "items": {"type": "array", "items": {"type": "integer"}, "minItems": 2,
+                                             "maxItems": 2}, "minItems": 3, "maxItems": 5},
+        "codes": {"type": "array", "items": {"type": "string", "pattern": "^[a-z]+$", "maxLength": 4},
+                  "minItems": 2}},
+        "required": ["pairs", "codes"]}},
+    {"name": "texts", "description": "", "parameters": {"type": "object", "properties": {
+        "word": {"type": "string", "minLength": 3, "maxLength": 6},
+        "id": {"type": "string", "pattern": "^(ab|c)+$", "minLength": 4, "maxLength": 7}},
+        "required": ["word", "id"]}},
+]
+
+
+@pytest.mark.parametrize("item", ZOO + BOUNDS, ids=lambda item: item["name"])
+def test_zoo_tails(item: dict[str, object]) -> None:
+    for what, (native, python) in _tail_pairs(Tool.from_dict(item)):
+        assert _same(native, python, what) > 5
+
+
+def test_benchmark_tools(data_dir: Path) -> None:
+    tools = [Tool.from_dict(t) for t in bfcl_tools(data_dir)[:60] + toolbench_tools(data_dir)[:40]]
+    compared = sum(_same(native, python, what) for tool in tools for what, (native, python) in _tail_pairs(tool))
+    assert compared > 1000
+
+
+@pytest.mark.parametrize("path", SCHEMAS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_jsonschemabench_schemas(path: Path) -> None:
+    try:
+        core = normalize_any_schema(json.loads(path.read_text()))
+    except (InvalidSchemaError, UnsupportedSchemaError):
+        pytest.skip("refused at registration")
+    for style in (Style(), Style(whitespace=Whitespace.FLEXIBLE)):
+        def make(nfa: NFA, style: Style = style) -> Frag:
+            return SchemaCompiler(nfa, core if isinstance(core, dict) else {}, style).value(core)
+        _same(*_pair(make), f"{path.name} {style}")
+
+
+def test_bad_input_is_a_clear_error() -> None:
+    native = dfa_module._native
+    assert native is not None
+    nfa = NFA()
+    frag = nfa.literal(b"ab")
+    dfa = LazyDFA(nfa, frag)
+    with pytest.raises(ValueError, match="no such state"):
+        native.expand(dfa._tables, dfa, 99)
+    with pytest.raises(ValueError, match="accept out of range"):
+        native.tables(nfa, dfa._costs, 99, True, dfa_module._Step)
+    nfa.edges[0] = [(0x61, 0x61, 999)]  # an edge to a state that does not exist
+    with pytest.raises(ValueError, match="out of range"):
+        native.tables(nfa, dfa._costs, frag[1], True, dfa_module._Step)
