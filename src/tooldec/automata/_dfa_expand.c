@@ -913,20 +913,20 @@ static int store_steps(PyObject *dfa, long sid, const int16_t *step_of, PyObject
     return bad ? -1 : 0;
 }
 
-/* expand(tables, dfa, sid): build the row of ``sid`` (see the module comment). */
-static PyObject *expand(PyObject *self, PyObject *args) {
-    PyObject *capsule, *dfa;
-    long sid;
-    if (!PyArg_ParseTuple(args, "OOl", &capsule, &dfa, &sid)) return NULL;
+/* Build the row of ``sid`` (nothing if it is built): 0, or -1 with an exception set. Exported to
+ * the compiled trie walk (the capsule ``expand_c``), which calls it under the DFA's lock. */
+static int expand_c(PyObject *capsule, PyObject *dfa, long sid) {
     Tables *t = PyCapsule_GetPointer(capsule, "tooldec.dfa_tables");
-    if (!t) return NULL;
+    if (!t) return -1;
     PyObject *keys = NULL, *steps = NULL;
     int ok = 0;
     int32_t row[256];
     int16_t step_of[256];
     memset(row, 0, sizeof row);
     memset(step_of, 0, sizeof step_of);
-    if (arrays_now(t, dfa) < 0 || !(keys = PyObject_GetAttrString(dfa, "_keys"))) goto done;
+    if (arrays_now(t, dfa) < 0) goto done;
+    if (sid >= 0 && sid < t->view.capacity && ((uint8_t *)t->view.expanded.buf)[sid]) { ok = 1; goto done; }
+    if (!(keys = PyObject_GetAttrString(dfa, "_keys"))) goto done;
     if (!PyList_Check(keys) || sid <= 0 || sid >= PyList_GET_SIZE(keys) || sid >= t->view.capacity) {
         PyErr_SetString(PyExc_ValueError, "expand: no such state");
         goto done;
@@ -1013,7 +1013,15 @@ static PyObject *expand(PyObject *self, PyObject *args) {
 done:
     Py_XDECREF(keys);
     Py_XDECREF(steps);
-    if (!ok) return NULL;
+    return ok ? 0 : -1;
+}
+
+/* expand(tables, dfa, sid): build the row of ``sid`` (see the module comment). */
+static PyObject *expand(PyObject *self, PyObject *args) {
+    PyObject *capsule, *dfa;
+    long sid;
+    if (!PyArg_ParseTuple(args, "OOl", &capsule, &dfa, &sid)) return NULL;
+    if (expand_c(capsule, dfa, sid) < 0) return NULL;
     Py_RETURN_NONE;
 }
 
@@ -1025,4 +1033,14 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_dfa_expand", NULL, -1, methods};
 
-PyMODINIT_FUNC PyInit__dfa_expand(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__dfa_expand(void) {
+    PyObject *m = PyModule_Create(&module);
+    if (!m) return NULL;
+    PyObject *api = PyCapsule_New((void *)expand_c, "tooldec.automata._dfa_expand.expand_c", NULL);
+    if (!api || PyModule_AddObject(m, "expand_c", api) < 0) {
+        Py_XDECREF(api);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -9,14 +9,17 @@
  * node's subtree is the node range [n, end[n]) and its tokens are the sorted range
  * [lo[n], lo[end[n]]) (the tokens equal to the node's prefix come first, nend[n] of them).
  *
- * The DFA is expanded lazily in Python: where walk() needs the row of a state that is not built
- * yet, it calls the DFA's expand() and reads its arrays again. Inputs are read through the buffer
- * protocol and outputs are bytes objects, so no NumPy headers are needed to build. The GIL is
- * held throughout: callers hold the DFA's lock, and nothing here is shared or cached.
+ * The DFA is expanded lazily: where walk() needs the row of a state that is not built yet, it has
+ * the state expanded (by the compiled expansion of tooldec.automata._dfa_expand, called directly
+ * when the DFA has its tables, else by the DFA's expand() in Python) and reads its arrays again if
+ * they were replaced. Inputs are read through the buffer protocol and outputs are bytes objects,
+ * so no NumPy headers are needed to build. The GIL is held throughout: callers hold the DFA's
+ * lock, and nothing here is shared or cached.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct {
@@ -123,55 +126,109 @@ typedef struct { int32_t node, state, depth; } Item;
 
 /* The DFA's per-state arrays, read from its current ``arrays`` (replaced when the DFA grows). */
 typedef struct {
-    Py_buffer table, expanded, exits;
+    PyObject *arrays; /* the Arrays object read (a reference), to notice its replacement */
+    Py_buffer table, expanded, exits, dist;
     int held;
     Py_ssize_t n_states;
 } DfaView;
 
 static void dfa_release(DfaView *v) {
-    if (v->held >= 1) PyBuffer_Release(&v->table);
-    if (v->held >= 2) PyBuffer_Release(&v->expanded);
-    if (v->held >= 3) PyBuffer_Release(&v->exits);
+    Py_buffer *views[4] = {&v->table, &v->expanded, &v->exits, &v->dist};
+    for (int k = 0; k < v->held; k++) PyBuffer_Release(views[k]);
     v->held = 0;
+    Py_CLEAR(v->arrays);
 }
 
+/* Read the DFA's arrays, unless they are the ones already read. */
 static int dfa_read(PyObject *dfa, DfaView *v) {
-    dfa_release(v);
     PyObject *arrays = PyObject_GetAttrString(dfa, "arrays");
     if (!arrays) return -1;
-    static const char *fields[3] = {"table", "expanded", "exits"};
-    Py_buffer *views[3] = {&v->table, &v->expanded, &v->exits};
-    static const Py_ssize_t sizes[3] = {4, 1, 1};
-    for (int k = 0; k < 3; k++) {
+    if (arrays == v->arrays) { Py_DECREF(arrays); return 0; }
+    dfa_release(v);
+    v->arrays = arrays;
+    static const char *fields[4] = {"table", "expanded", "exits", "dist"};
+    Py_buffer *views[4] = {&v->table, &v->expanded, &v->exits, &v->dist};
+    static const Py_ssize_t sizes[4] = {4, 1, 1, 8};
+    for (int k = 0; k < 4; k++) {
         PyObject *array = PyObject_GetAttrString(arrays, fields[k]);
-        if (!array) { Py_DECREF(arrays); return -1; }
+        if (!array) return -1;
         int bad = get(array, views[k], sizes[k], fields[k]);
         Py_DECREF(array);
-        if (bad < 0) { Py_DECREF(arrays); return -1; }
+        if (bad < 0) return -1;
         v->held = k + 1;
     }
-    Py_DECREF(arrays);
     v->n_states = v->expanded.len;
-    if (v->table.len != v->n_states * 256 * 4 || v->exits.len != v->n_states) {
+    if (v->table.len != v->n_states * 256 * 4 || v->exits.len != v->n_states || v->dist.len != v->n_states * 8) {
         PyErr_SetString(PyExc_ValueError, "walk: the DFA's arrays have mismatched sizes");
         return -1;
     }
     return 0;
 }
 
+/* The compiled expansion (tooldec.automata._dfa_expand's C entry point), found once. */
+typedef int (*ExpandFn)(PyObject *tables, PyObject *dfa, long sid);
+static ExpandFn compiled_expand = NULL;
+static int looked_for_expand = 0;
+
+/* Expand state ``s`` of ``dfa``: compiled when the DFA has tables for it, else dfa.expand(s). */
+static int expand_state(PyObject *dfa, int32_t s) {
+    if (!looked_for_expand) {
+        looked_for_expand = 1;
+        compiled_expand = (ExpandFn)PyCapsule_Import("tooldec.automata._dfa_expand.expand_c", 0);
+        if (!compiled_expand) PyErr_Clear(); /* not built: Python's expand */
+    }
+    PyObject *tables = compiled_expand ? PyObject_GetAttrString(dfa, "_tables") : NULL;
+    if (compiled_expand && !tables) return -1;
+    if (tables && tables != Py_None) {
+        int bad = compiled_expand(tables, dfa, (long)s);
+        Py_DECREF(tables);
+        return bad;
+    }
+    Py_XDECREF(tables);
+    PyObject *done = PyObject_CallMethod(dfa, "expand", "i", s);
+    if (!done) return -1;
+    Py_DECREF(done);
+    return 0;
+}
+
+static int cmp_i32(const void *a, const void *b) {
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* A growable array of ``size``-byte items, handed out as a bytes object of its length. */
+typedef struct {
+    char *data;
+    Py_ssize_t n, cap, size;
+} Out;
+
+static void *out_next(Out *o) {
+    if (o->n == o->cap) {
+        Py_ssize_t cap = o->cap ? o->cap * 2 : 256;
+        char *data = PyMem_Realloc(o->data, cap * o->size);
+        if (!data) { PyErr_NoMemory(); return NULL; }
+        o->data = data;
+        o->cap = cap;
+    }
+    return o->data + o->size * o->n++;
+}
+
+static PyObject *out_bytes(const Out *o) { return PyBytes_FromStringAndSize(o->data ? o->data : "", o->n * o->size); }
+
 /* walk(labels, ends, los, nends, sorted_rows, dfa, skip, state[, row_ids, words])
  *   -> (ended_rows, ended_states, exit_rows, exit_states, exit_offsets)
- *   or, with row_ids: (packed, ended_ids, end_states, exit_rows, exit_states, exit_offsets)
+ *   or, with row_ids: (packed, ended_ids, end_states, max_dist, exit_rows, exit_states, exit_offsets)
  *
  * Every token from ``state`` of the LazyDFA ``dfa``: a token ends inside (its row and end state)
  * or reaches a state that ``exits`` flags (its row, the state, and the bytes consumed); dead
- * states (0) drop it. A state whose row is not built yet is built by ``dfa.expand`` (which may
- * replace ``dfa.arrays``: they are read again after it). ``skip`` (256 flags, or None) leaves out
- * the tokens by their first byte. Rows are int64, states int32, offsets int64.
+ * states (0) drop it. A state whose row is not built yet is expanded (see expand_state).
+ * ``skip`` (256 flags, or None) leaves out the tokens by their first byte. Rows are int64,
+ * states int32, offsets int64.
  *
  * With ``row_ids`` (the int32 token id of each row) the tokens that end inside are given as a
- * mask: their ids are set in ``packed`` (a bytearray of ``words`` little-endian 32-bit words) and listed (int32,
- * unsorted), with the distinct states they end in (int32, in the order first met). */
+ * mask: their ids are set in ``packed`` (a bytearray of ``words`` little-endian 32-bit words) and
+ * listed (int32, sorted), with the distinct states they end in (int32, in the order first met)
+ * and the largest distance to acceptance among those states (dfa.dist; 0 if none). */
 static PyObject *walk(PyObject *self, PyObject *args) {
     PyObject *objs[7], *row_ids_obj = Py_None;
     int start;
@@ -187,16 +244,14 @@ static PyObject *walk(PyObject *self, PyObject *args) {
     memset(&row_ids_view, 0, sizeof row_ids_view);
     DfaView dv;
     memset(&dv, 0, sizeof dv);
-    PyObject *expand = NULL, *result = NULL, *packed = NULL;
-    /* ended rows, ended states, exit rows, exit states, exit offsets: a token is met at most once
-     * (the trie is a tree and the DFA deterministic), so each is allocated for every token at once
-     * (pages are only touched as they are written) and cut to its length at the end. In mask mode
-     * the first holds int32 token ids and the second the distinct end states. */
-    static const Py_ssize_t out_sizes[5] = {8, 4, 8, 4, 8};
-    PyObject *outs[5] = {NULL, NULL, NULL, NULL, NULL};
-    Py_ssize_t n_ended = 0, n_finals = 0, n_exits = 0, id_size = as_mask ? 4 : 8;
-    uint8_t *seen = NULL;  /* mask mode: per state, whether it is listed among the end states */
+    PyObject *result = NULL, *packed = NULL, *outs[5] = {NULL, NULL, NULL, NULL, NULL};
+    /* ended rows (int32 ids in mask mode), ended states (the distinct end states in mask mode),
+     * exit rows, exit states, exit offsets: grown as needed (most walks meet a few tokens) */
+    Out ended = {NULL, 0, 0, as_mask ? 4 : 8}, ended_states = {NULL, 0, 0, 4}, exit_rows = {NULL, 0, 0, 8},
+        exit_states = {NULL, 0, 0, 4}, exit_offsets = {NULL, 0, 0, 8};
+    uint8_t *seen = NULL; /* mask mode: per state, whether it is listed among the end states */
     Py_ssize_t seen_size = 0;
+    int64_t max_dist = 0;
     Buf stack = {0};
     for (int k = 0; k < 7; k++) {
         if (k == 5 || (k == 6 && objs[6] == Py_None)) continue;
@@ -221,25 +276,16 @@ static PyObject *walk(PyObject *self, PyObject *args) {
             goto done;
         }
         row_ids = row_ids_view.buf;
-        packed = PyByteArray_FromStringAndSize(NULL, words * 4);  /* writable: the caller adds the exits it allows */
+        packed = PyByteArray_FromStringAndSize(NULL, words * 4); /* writable: the caller adds the exits it allows */
         if (!packed) goto done;
         bits = (uint32_t *)PyByteArray_AS_STRING(packed);
         memset(bits, 0, words * 4);
     }
-    expand = PyObject_GetAttrString(dfa, "expand");
-    if (!expand || dfa_read(dfa, &dv) < 0) goto done;
+    if (dfa_read(dfa, &dv) < 0) goto done;
     if (start < 0 || start >= dv.n_states) {
         PyErr_SetString(PyExc_ValueError, "walk: the start state is out of range");
         goto done;
     }
-    for (int k = 0; k < 5; k++) {
-        outs[k] = PyBytes_FromStringAndSize(NULL, n_tokens * (k == 0 ? id_size : out_sizes[k]));
-        if (!outs[k]) goto done;
-    }
-    int64_t *ended_rows = (int64_t *)PyBytes_AS_STRING(outs[0]), *exit_rows = (int64_t *)PyBytes_AS_STRING(outs[2]);
-    int32_t *ended_states = (int32_t *)PyBytes_AS_STRING(outs[1]), *exit_states = (int32_t *)PyBytes_AS_STRING(outs[3]);
-    int64_t *exit_offsets = (int64_t *)PyBytes_AS_STRING(outs[4]);
-    int32_t *ended_ids = (int32_t *)PyBytes_AS_STRING(outs[0]);
     Item first = {0, start, 0};
     if (buf_push(&stack, &first, sizeof first) < 0) goto done;
     while (stack.len) {
@@ -248,58 +294,61 @@ static PyObject *walk(PyObject *self, PyObject *args) {
         int32_t n = item.node, s = item.state;
         int64_t depth = item.depth;
         int32_t end = nend[n];
-        if (depth) {  /* the tokens that stop here */
+        if (depth) { /* the tokens that stop here */
             int32_t lo = nlo[n], hi = end < n_nodes ? nlo[end] : (int32_t)n_tokens;
             if (((const uint8_t *)dv.exits.buf)[s]) {
-                for (int32_t k = lo; k < hi; k++, n_exits++) {
-                    exit_rows[n_exits] = sorted_rows[k];
-                    exit_states[n_exits] = s;
-                    exit_offsets[n_exits] = depth;
+                for (int32_t k = lo; k < hi; k++) {
+                    int64_t *row = out_next(&exit_rows), *offset = out_next(&exit_offsets);
+                    int32_t *at = out_next(&exit_states);
+                    if (!row || !offset || !at) goto done;
+                    *row = sorted_rows[k];
+                    *at = s;
+                    *offset = depth;
                 }
                 continue;
             }
             if (as_mask && ncount[n]) {
                 for (int32_t k = lo; k < lo + ncount[n]; k++) {
-                    int32_t id = row_ids[sorted_rows[k]];
-                    if (id < 0 || id >= words * 32) {  /* checked as written: a check of every id cost a pass */
+                    int32_t id = row_ids[sorted_rows[k]], *put = out_next(&ended);
+                    if (!put) goto done;
+                    if (id < 0 || id >= words * 32) { /* checked as written: a check of every id cost a pass */
                         PyErr_SetString(PyExc_ValueError, "walk: a token id past the mask's words");
                         goto done;
                     }
                     bits[id >> 5] |= (uint32_t)1 << (id & 31);
-                    ended_ids[n_ended++] = id;
+                    *put = id;
                 }
-                if (!seen) {
-                    seen = PyMem_Calloc(dv.n_states, 1);
-                    if (!seen) { PyErr_NoMemory(); goto done; }
+                if (seen_size < dv.n_states) { /* (the DFA may have grown since) */
+                    uint8_t *more = PyMem_Realloc(seen, dv.n_states);
+                    if (!more) { PyErr_NoMemory(); goto done; }
+                    memset(more + seen_size, 0, dv.n_states - seen_size);
+                    seen = more;
                     seen_size = dv.n_states;
                 }
                 if (!seen[s]) {
+                    int32_t *put = out_next(&ended_states);
+                    if (!put) goto done;
                     seen[s] = 1;
-                    ended_states[n_finals++] = s;
+                    *put = s;
+                    int64_t d = ((const int64_t *)dv.dist.buf)[s];
+                    if (d > max_dist) max_dist = d;
                 }
-            } else {
-                for (int32_t k = lo; k < lo + ncount[n]; k++, n_ended++) {
-                    ended_rows[n_ended] = sorted_rows[k];
-                    ended_states[n_ended] = s;
+            } else if (!as_mask) {
+                for (int32_t k = lo; k < lo + ncount[n]; k++) {
+                    int64_t *row = out_next(&ended);
+                    int32_t *at = out_next(&ended_states);
+                    if (!row || !at) goto done;
+                    *row = sorted_rows[k];
+                    *at = s;
                 }
             }
         }
-        if (end == n + 1) continue;  /* a leaf */
+        if (end == n + 1) continue; /* a leaf */
         if (!((const uint8_t *)dv.expanded.buf)[s]) {
-            PyObject *done_expand = PyObject_CallFunction(expand, "i", s);
-            if (!done_expand) goto done;
-            Py_DECREF(done_expand);
-            if (dfa_read(dfa, &dv) < 0) goto done;
+            if (expand_state(dfa, s) < 0 || dfa_read(dfa, &dv) < 0) goto done;
             if (!((const uint8_t *)dv.expanded.buf)[s]) {
-                PyErr_SetString(PyExc_RuntimeError, "walk: dfa.expand did not build the state's row");
+                PyErr_SetString(PyExc_RuntimeError, "walk: the DFA's expansion did not build the state's row");
                 goto done;
-            }
-            if (seen && dv.n_states > seen_size) {  /* the DFA grew: its new states are not listed yet */
-                uint8_t *more = PyMem_Realloc(seen, dv.n_states);
-                if (!more) { PyErr_NoMemory(); goto done; }
-                memset(more + seen_size, 0, dv.n_states - seen_size);
-                seen = more;
-                seen_size = dv.n_states;
             }
         }
         const int32_t *row = (const int32_t *)dv.table.buf + (Py_ssize_t)s * 256;
@@ -316,12 +365,13 @@ static PyObject *walk(PyObject *self, PyObject *args) {
             if (buf_push(&stack, &next, sizeof next) < 0) goto done;
         }
     }
+    if (as_mask) qsort(ended.data, ended.n, 4, cmp_i32);
+    Out *lists[5] = {&ended, &ended_states, &exit_rows, &exit_states, &exit_offsets};
     for (int k = 0; k < 5; k++) {
-        Py_ssize_t used = k == 0 ? n_ended * id_size : (k == 1 && as_mask ? n_finals : k == 1 ? n_ended : n_exits) * out_sizes[k];
-        if (_PyBytes_Resize(&outs[k], used) < 0) goto done;
+        if (!(outs[k] = out_bytes(lists[k]))) goto done;
     }
     if (as_mask) {
-        result = Py_BuildValue("(OOOOOO)", packed, outs[0], outs[1], outs[2], outs[3], outs[4]);
+        result = Py_BuildValue("(OOOLOOO)", packed, outs[0], outs[1], (long long)max_dist, outs[2], outs[3], outs[4]);
     } else {
         result = Py_BuildValue("(OOOOO)", outs[0], outs[1], outs[2], outs[3], outs[4]);
     }
@@ -329,9 +379,10 @@ done:
     for (int k = 0; k < 7; k++) if (views[k].obj) PyBuffer_Release(&views[k]);
     if (row_ids_view.obj) PyBuffer_Release(&row_ids_view);
     dfa_release(&dv);
-    Py_XDECREF(expand);
     Py_XDECREF(packed);
     for (int k = 0; k < 5; k++) Py_XDECREF(outs[k]);
+    Out *all[5] = {&ended, &ended_states, &exit_rows, &exit_states, &exit_offsets};
+    for (int k = 0; k < 5; k++) PyMem_Free(all[k]->data);
     PyMem_Free(seen);
     buf_free(&stack);
     return result;

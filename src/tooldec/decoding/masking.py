@@ -36,6 +36,7 @@ from .trie_walk import NATIVE, native_mask
 from .vector_walk import walk_rows, walk_state
 
 if TYPE_CHECKING:
+    from .compiler import CompiledTail
     from .grammar import Grammar
 
 __all__ = ["FAR", "mask_at", "shortest_in_tail"]
@@ -53,8 +54,8 @@ def mask_at(grammar: Grammar, pos: Position, start_ok: bool, follow_ok: bool) ->
         tail = grammar.tail(pos.tool, pos.form, pos.chained)
         shared = ("tail", tail.serial, pos.state, follow_ok)
         found = compiler.masks.get(shared)  # the hit, kept free of the miss's work
-        return found if found is not None else _own_or_made(compiler.masks, shared, grammar.serial,
-                                                             functools.partial(_made_tail_mask, grammar, pos, follow_ok))
+        return found if found is not None else _own_or_made(
+            compiler.masks, shared, grammar.serial, functools.partial(_made_tail_mask, grammar, pos, tail, follow_ok))
     if isinstance(pos, Text) and not start_ok:
         key: tuple[object, ...] = (grammar.openers_owner, "text-closed", pos.state)
     else:
@@ -218,6 +219,10 @@ class _Crossing:
         return int(self.ok.nbytes + self.after.nbytes) + self.key_bytes + 200
 
 
+_NO_CROSSING = _Crossing(np.zeros(0, dtype=bool), np.zeros(0, dtype=np.int64), False)
+"""What :func:`_cross` answers for no tokens (read only, shared)."""
+
+
 def _cross(grammar: Grammar, pos: Tail, dfa: LazyDFA, rows: np.ndarray, states: np.ndarray, offsets: np.ndarray,
            follow_ok: bool) -> _Crossing:
     """Finish the tokens that reached an exit, one per distinct (kind of exit, remainder).
@@ -227,7 +232,7 @@ def _cross(grammar: Grammar, pos: Tail, dfa: LazyDFA, rows: np.ndarray, states: 
     the rows, their offsets and kinds of exit (by the snapshot too when it depends on the names).
     """
     if not rows.size:
-        return _Crossing(np.zeros(0, dtype=bool), np.zeros(0, dtype=np.int64), False)
+        return _NO_CROSSING
     marks = dfa.marks
     kinds = bytes(marks.get(s) == NEXT_CALL for s in states.tolist()) if marks else bytes(rows.size)
     rows_key, offsets_key = rows.astype(np.int64).tobytes(), offsets.astype(np.int64).tobytes()
@@ -284,10 +289,13 @@ def _own_or_made(cache: BoundedCache[tuple[Any, ...], V], shared: tuple[Any, ...
     return found
 
 
-def _made_tail_mask(grammar: Grammar, pos: Tail, follow_ok: bool) -> tuple[Mask, bool]:
-    """:func:`_tail_mask`, and the tail's size accounted again (its DFA may have grown)."""
-    made = _tail_mask(grammar, pos, follow_ok)
-    grammar.compiler.tails.resize(grammar.tail(pos.tool, pos.form, pos.chained).key)
+def _made_tail_mask(grammar: Grammar, pos: Tail, tail: CompiledTail, follow_ok: bool) -> tuple[Mask, bool]:
+    """:func:`_tail_mask`, and the tail's size accounted again if its DFA grew meanwhile (growth
+    while a cursor advances is counted by the next mask that expands a state)."""
+    states = tail.dfa.n_states
+    made = _tail_mask(grammar, pos, tail.dfa, follow_ok)
+    if tail.dfa.n_states != states:
+        grammar.compiler.tails.resize(tail.key)
     return made
 
 
@@ -335,22 +343,23 @@ def _native_tail_mask(grammar: Grammar, pos: Tail, dfa: LazyDFA, follow_ok: bool
     index = grammar.compiler.index
     got = native_mask(index, dfa, pos.state)
     crossing = _cross(grammar, pos, dfa, got.exit_rows, got.exit_states, got.exit_offsets, follow_ok)
-    ids = got.ended_ids
-    max_after = int(_bytes_after(dfa, got.end_states.astype(np.int64)).max()) if got.end_states.size else 0
+    ids = got.ended_ids  # sorted
+    max_after = got.max_dist
+    if got.end_states.size and NEXT_CALL in dfa.nfa.marks.values():  # some may owe the next call (FAR)
+        max_after = int(_bytes_after(dfa, got.end_states.astype(np.int64)).max())
     if crossing.ok.any():
         extra = index.ids[got.exit_rows[crossing.ok]].astype(np.int64)
         np.bitwise_or.at(got.packed, extra >> 3, np.left_shift(1, extra & 7).astype(np.uint8))
-        ids = np.concatenate([ids, extra.astype(np.int32)])
+        ids = np.sort(np.concatenate([ids, extra.astype(np.int32)]))
         max_after = max(max_after, int(crossing.after[crossing.ok].max()))
     listed = ids.size <= index.words * 4  # as Mask.from_ids: the ids are kept when no larger than the bits
-    return Mask(got.packed, max_after, _ids=np.sort(ids) if listed else None, _count=int(ids.size)), crossing.depends
+    return Mask(got.packed, max_after, _ids=ids if listed else None, _count=int(ids.size)), crossing.depends
 
 
-def _tail_mask(grammar: Grammar, pos: Tail, follow_ok: bool) -> tuple[Mask, bool]:
-    """The mask at a tail position and whether it depends on the inventory's names."""
+def _tail_mask(grammar: Grammar, pos: Tail, dfa: LazyDFA, follow_ok: bool) -> tuple[Mask, bool]:
+    """The mask at a tail position of ``dfa`` and whether it depends on the inventory's names."""
     compiler = grammar.compiler
     index = compiler.index
-    dfa = grammar.tail(pos.tool, pos.form, pos.chained).dfa
     spot = dfa.string_spot(pos.state)
     if spot is None and NATIVE and dfa.blank_spot(pos.state) is None:
         return _native_tail_mask(grammar, pos, dfa, follow_ok)

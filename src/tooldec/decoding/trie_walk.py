@@ -1,8 +1,9 @@
 """The vocabulary walked from a DFA state by the compiled trie walk, when it is built.
 
 ``_trie_walk`` (C, built by ``make setup`` through setup.py) walks a byte trie of the sorted
-vocabulary through the tool's DFA, each prefix once per state it is reached in; it stops at states
-whose rows are not built yet and has the DFA (lazy, in Python) build them. Its answer is the same set of ended and exiting tokens as the pure-Python walk in
+vocabulary through the tool's DFA, each prefix once per state it is reached in; it has the states
+whose rows are not built yet expanded as it meets them (by the compiled expansion where the DFA
+has it). Its answer is the same set of ended and exiting tokens as the pure-Python walk in
 :mod:`.vector_walk`, which is used where the extension is absent (no C compiler at install) or when
 ``TOOLDEC_NATIVE=0`` is set (tests run both and compare them).
 
@@ -88,8 +89,9 @@ class TrieMask:
     """:func:`native_mask`'s answer: the tokens that end inside as a mask, and those at an exit."""
 
     packed: np.ndarray  # uint8, the mask layout (see ``masks.Mask``)
-    ended_ids: np.ndarray  # int32, unsorted: the ids set in ``packed``
+    ended_ids: np.ndarray  # int32, sorted: the ids set in ``packed``
     end_states: np.ndarray  # int32: the distinct states they end in
+    max_dist: int  # the largest distance to acceptance among ``end_states`` (0 if none)
     exit_rows: np.ndarray
     exit_states: np.ndarray
     exit_offsets: np.ndarray
@@ -103,6 +105,11 @@ def native_mask(index: TokenIndex, dfa: LazyDFA, state: int) -> TrieMask:
     t = trie(index)
     with dfa.lock:
         out = _native.walk(t.labels, t.ends, t.los, t.nends, index.sorted_rows, dfa, None, state, index.ids, index.words)
-    return TrieMask(np.frombuffer(out[0], np.uint8), np.frombuffer(out[1], np.int32),
-                    np.frombuffer(out[2], np.int32), np.frombuffer(out[3], np.int64), np.frombuffer(out[4], np.int32),
-                    np.frombuffer(out[5], np.int64))
+    exits = (np.frombuffer(out[4], np.int64), np.frombuffer(out[5], np.int32), np.frombuffer(out[6], np.int64)) \
+        if out[4] else _NO_EXITS
+    return TrieMask(np.frombuffer(out[0], np.uint8), np.frombuffer(out[1], np.int32), np.frombuffer(out[2], np.int32),
+                    out[3], *exits)
+
+
+_NO_EXITS = (np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int64))
+"""No token reached an exit (read only, shared)."""
