@@ -10,20 +10,22 @@ from __future__ import annotations
 
 import random
 from collections import deque
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from tooldec.automata.dfa import LazyDFA
+from tooldec.bench.datasets import bfcl_tools
 from tooldec.decoding import Compiler, Machine, masking
 from tooldec.decoding import trie_walk as tw
 from tooldec.decoding import vector_walk as vw
-from tooldec.decoding.positions import Tail
+from tooldec.decoding.positions import Name, Tail
 from tooldec.dialects import Hermes
 from tooldec.tokens import Vocabulary
 from tooldec.tools import ToolSet
 
-from .tools_zoo import ZOO
+from .tools_zoo import EVERY_OPENER, ZOO
 
 pytestmark = pytest.mark.skipif(not tw.NATIVE, reason="the compiled walk is not built here (the copy of make "
                                                       "test-fresh, or no C compiler at install)")
@@ -112,16 +114,28 @@ def test_bad_input_is_a_clear_error() -> None:
         native.walk(trie[0], trie[1][:4], trie[2], trie[3], np.zeros(2, np.int64), None, None, 0)
 
 
-@pytest.mark.parametrize("seed", range(3))
-def test_masks_from_the_compiled_walk_equal_the_python_ones(any_vocab: Vocabulary, seed: int,
-                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+PREFIXED = [dict(tool, name=tool["name"] + suffix) for tool in ZOO[:3] for suffix in ("_v2", "_v2x")]
+"""Names that extend others (get_weather, get_weather_v2, get_weather_v2x): complete names inside names."""
+
+
+@pytest.mark.parametrize(("seed", "choice", "forms"), [(0, "required", "tag"), (1, "required", "any"),
+                                                       (2, "get_weather_v2", "tag"), (3, "required", "tag")])
+def test_masks_from_the_compiled_walk_equal_the_python_ones(any_vocab: Vocabulary, seed: int, choice: str, forms: str,
+                                                            data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Two cursors, each on its own compiler, take the same random call: at every position the
-    compiled tail masks (bits set by the walk, exits judged after) and the pure-Python ones allow
-    the same tokens, with the same count, listed ids and bytes owed (``max_after``)."""
+    compiled masks (tail masks with bits set by the walk; name masks from the walk along the
+    sorted names) and the pure-Python ones allow the same tokens, with the same count, listed ids
+    and bytes owed (``max_after``). The inventory has names inside names; the last case adds 300
+    benchmark tools; ``any`` lets the call open with every Hermes opener (tails without a fixed
+    start)."""
     rng = random.Random(f"{any_vocab.name}-{seed}")
-    machines = [Machine(Compiler(any_vocab, Hermes()).compile(ToolSet(ZOO)), tool_choice="required") for _ in range(2)]
-    tails = 0
-    for _ in range(60):
+    tools = ZOO + PREFIXED + (bfcl_tools(data_dir)[:300] if seed == 3 else [])
+    dialect = EVERY_OPENER if forms == "any" else Hermes()
+    machines = [Machine(Compiler(any_vocab, dialect).compile(ToolSet(tools)), tool_choice=choice) for _ in range(2)]
+    if forms == "any":  # a bare object opens the call (a random walk may dwell in the openers' whitespace)
+        assert all(machine.accept_string('{"name": "') for machine in machines)
+    seen: set[type] = set()
+    for _ in range(80):
         masks = []
         for machine, native in zip(machines, (True, False)):
             monkeypatch.setattr(masking, "NATIVE", native)
@@ -130,10 +144,10 @@ def test_masks_from_the_compiled_walk_equal_the_python_ones(any_vocab: Vocabular
         assert np.array_equal(got.packed, want.packed), machines[1].position
         assert (got.count, got.max_after) == (want.count, want.max_after)
         assert np.array_equal(got.ids, want.ids)
-        tails += isinstance(machines[0].position, Tail)
+        seen.add(type(machines[0].position))
         ids = want.ids
         if machines[1].calls_completed or not ids.size:
             break
         token = int(ids[rng.randrange(ids.size)])
         assert all(machine.advance(token) for machine in machines)
-    assert tails >= 5
+    assert {Name, Tail} <= seen

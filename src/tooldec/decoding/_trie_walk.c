@@ -388,9 +388,159 @@ done:
     return result;
 }
 
+/* -- tool names ------------------------------------------------------------------------------ */
+
+/* The byte at ``pos`` of a name (-1 past its end). */
+static int name_byte(PyObject *name, Py_ssize_t pos) {
+    return pos < PyBytes_GET_SIZE(name) ? ((const uint8_t *)PyBytes_AS_STRING(name))[pos] : -1;
+}
+
+/* Within names [lo, hi) (sorted, sharing their first ``pos`` bytes), the range whose byte at
+ * ``pos`` is ``b``; names that end before ``pos`` sort first. */
+static void name_range(PyObject **names, Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t pos, int b, Py_ssize_t *a,
+                       Py_ssize_t *z) {
+    Py_ssize_t l = lo, h = hi;
+    while (l < h) { /* first with byte >= b */
+        Py_ssize_t mid = (l + h) / 2;
+        if (name_byte(names[mid], pos) < b) l = mid + 1; else h = mid;
+    }
+    *a = l;
+    h = hi;
+    while (l < h) { /* first with byte > b */
+        Py_ssize_t mid = (l + h) / 2;
+        if (name_byte(names[mid], pos) <= b) l = mid + 1; else h = mid;
+    }
+    *z = l;
+}
+
+typedef struct { int32_t node, depth; Py_ssize_t lo, hi; } NameItem;
+
+/* names_walk(labels, ends, los, nends, sorted_ids, names, lo, hi, prefix_len, literal)
+ *   -> (ids, pending)
+ *
+ * The tokens allowed at a name position: ``names[lo:hi]`` (bytes, sorted) are the tool names that
+ * start with the name prefix written so far (``prefix_len`` bytes). A token is allowed if it spells
+ * more of one of them (ids: int32, sorted). A token that completes a name and goes on is a
+ * crossing into that tool's tail: with a ``literal`` (the bytes every tail starts with), one whose
+ * rest is a prefix of the literal is allowed here, one whose rest does not start with it is
+ * refused, and one that runs past it is pending, as are all of them without a literal: ``pending``
+ * lists (sorted position, name index, bytes of the token before its rest) as int32 triples, for
+ * the caller to walk into the tail. ``sorted_ids`` gives each sorted position's token id (int32). */
+static PyObject *names_walk(PyObject *self, PyObject *args) {
+    PyObject *objs[5], *names_obj;
+    Py_ssize_t lo, hi, prefix_len;
+    Py_buffer literal;
+    if (!PyArg_ParseTuple(args, "OOOOOOnnny*", &objs[0], &objs[1], &objs[2], &objs[3], &objs[4], &names_obj, &lo, &hi,
+                          &prefix_len, &literal)) return NULL;
+    static const Py_ssize_t sizes[5] = {1, 4, 4, 4, 4};
+    static const char *labels_[5] = {"labels", "ends", "los", "nends", "sorted_ids"};
+    Py_buffer views[5];
+    memset(views, 0, sizeof views);
+    PyObject *names_seq = NULL, *result = NULL, *ids_bytes = NULL, *pending_bytes = NULL;
+    Out ids = {NULL, 0, 0, 4}, pending = {NULL, 0, 0, 12};
+    Buf stack = {0}, cross = {0};
+    for (int k = 0; k < 5; k++) if (get(objs[k], &views[k], sizes[k], labels_[k]) < 0) goto done;
+    const uint8_t *nbyte = views[0].buf;
+    const int32_t *nend = views[1].buf, *nlo = views[2].buf, *ncount = views[3].buf, *sorted_ids = views[4].buf;
+    Py_ssize_t n_nodes = views[0].len, n_tokens = views[4].len / 4;
+    if (n_nodes < 1 || views[1].len != n_nodes * 4 || views[2].len != n_nodes * 4 || views[3].len != n_nodes * 4) {
+        PyErr_SetString(PyExc_ValueError, "names_walk: trie arrays of mismatched sizes");
+        goto done;
+    }
+    if (!(names_seq = PySequence_Fast(names_obj, "names_walk: names must be a sequence"))) goto done;
+    PyObject **names = PySequence_Fast_ITEMS(names_seq);
+    Py_ssize_t n_names = PySequence_Fast_GET_SIZE(names_seq);
+    if (lo < 0 || hi > n_names || lo > hi || prefix_len < 0) {
+        PyErr_SetString(PyExc_ValueError, "names_walk: the names' range is out of bounds");
+        goto done;
+    }
+    for (Py_ssize_t i = lo; i < hi; i++) {
+        if (!PyBytes_Check(names[i]) || PyBytes_GET_SIZE(names[i]) < prefix_len) {
+            PyErr_SetString(PyExc_ValueError, "names_walk: names must be bytes that start with the prefix");
+            goto done;
+        }
+    }
+    const uint8_t *lit = literal.buf;
+    Py_ssize_t lit_len = literal.len;
+    NameItem root = {0, 0, lo, hi};
+    if (lo < hi && buf_push(&stack, &root, sizeof root) < 0) goto done;
+    while (stack.len) {
+        stack.len -= sizeof(NameItem);
+        NameItem item = *(NameItem *)(stack.data + stack.len);
+        int32_t n = item.node, end = nend[n];
+        Py_ssize_t at = prefix_len + item.depth, first = item.lo;
+        if (item.depth) { /* tokens that stop here spell part of a name */
+            for (int32_t k = nlo[n]; k < nlo[n] + ncount[n]; k++) {
+                int32_t *put = out_next(&ids);
+                if (!put) goto done;
+                *put = sorted_ids[k];
+            }
+        }
+        if (PyBytes_GET_SIZE(names[first]) == at) { /* a whole name: the tokens that go on cross into its tail */
+            for (int32_t c = n + 1; c < end; c = nend[c]) {
+                if (lit_len && nbyte[c] != lit[0]) continue;
+                int32_t start[2] = {c, 1};
+                if (buf_push(&cross, start, sizeof start) < 0) goto done;
+            }
+            while (cross.len) {
+                cross.len -= sizeof(int32_t[2]);
+                int32_t *top = (int32_t *)(cross.data + cross.len), c = top[0], k = top[1];
+                int32_t c_end = nend[c], c_hi = c_end < n_nodes ? nlo[c_end] : (int32_t)n_tokens;
+                if (!lit_len || k == lit_len) { /* past the literal: every token below is walked by the caller */
+                    int32_t from = !lit_len ? nlo[c] : nlo[c] + ncount[c];
+                    if (lit_len) { /* those ending exactly at the literal's end are allowed */
+                        for (int32_t j = nlo[c]; j < nlo[c] + ncount[c]; j++) {
+                            int32_t *put = out_next(&ids);
+                            if (!put) goto done;
+                            *put = sorted_ids[j];
+                        }
+                    }
+                    for (int32_t j = from; j < c_hi; j++) {
+                        int32_t *put = out_next(&pending);
+                        if (!put) goto done;
+                        put[0] = j; put[1] = (int32_t)first; put[2] = item.depth;
+                    }
+                    continue;
+                }
+                for (int32_t j = nlo[c]; j < nlo[c] + ncount[c]; j++) { /* the rest is a prefix of the literal */
+                    int32_t *put = out_next(&ids);
+                    if (!put) goto done;
+                    *put = sorted_ids[j];
+                }
+                for (int32_t d = c + 1; d < c_end; d = nend[d]) {
+                    if (nbyte[d] != lit[k]) continue;
+                    int32_t next[2] = {d, k + 1};
+                    if (buf_push(&cross, next, sizeof next) < 0) goto done;
+                }
+            }
+            first++;
+        }
+        if (first >= item.hi) continue;
+        for (int32_t c = n + 1; c < end; c = nend[c]) { /* the name goes on with the token */
+            Py_ssize_t a, z;
+            name_range(names, first, item.hi, at, nbyte[c], &a, &z);
+            if (a >= z) continue;
+            NameItem next = {c, item.depth + 1, a, z};
+            if (buf_push(&stack, &next, sizeof next) < 0) goto done;
+        }
+    }
+    qsort(ids.data, ids.n, 4, cmp_i32);
+    if ((ids_bytes = out_bytes(&ids)) && (pending_bytes = out_bytes(&pending)))
+        result = PyTuple_Pack(2, ids_bytes, pending_bytes);
+done:
+    for (int k = 0; k < 5; k++) if (views[k].obj) PyBuffer_Release(&views[k]);
+    PyBuffer_Release(&literal);
+    Py_XDECREF(names_seq); Py_XDECREF(ids_bytes); Py_XDECREF(pending_bytes);
+    PyMem_Free(ids.data); PyMem_Free(pending.data);
+    buf_free(&stack);
+    buf_free(&cross);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"build_trie", build_trie, METH_VARARGS, "The byte trie of tokens sorted by bytes (see the module source)."},
     {"walk", walk, METH_VARARGS, "The trie walked through a DFA from a frontier (see the module source)."},
+    {"names_walk", names_walk, METH_VARARGS, "The tokens allowed at a tool name position (see the module source)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -1,5 +1,6 @@
 """Types of the compiled trie walk (``_trie_walk.c``; see :mod:`tooldec.decoding.trie_walk`)."""
 
+from collections.abc import Sequence
 from typing import overload
 
 from typing_extensions import Buffer
@@ -14,3 +15,5 @@ def walk(labels: Buffer, ends: Buffer, los: Buffer, nends: Buffer, sorted_rows: 
 def walk(labels: Buffer, ends: Buffer, los: Buffer, nends: Buffer, sorted_rows: Buffer, dfa: LazyDFA,
          skip: Buffer | None, state: int, row_ids: Buffer, words: int
          ) -> tuple[bytearray, bytes, bytes, int, bytes, bytes, bytes]: ...
+def names_walk(labels: Buffer, ends: Buffer, los: Buffer, nends: Buffer, sorted_ids: Buffer, names: Sequence[bytes],
+               lo: int, hi: int, prefix_len: int, literal: bytes) -> tuple[bytes, bytes]: ...

@@ -19,7 +19,7 @@ tokens never reach another tool's name, by the snapshot otherwise.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -32,7 +32,7 @@ from .masks import Mask
 from .openers import Committer
 from .positions import Head, Name, Open, Position, Tail, Text
 from .token_index import TokenIndex
-from .trie_walk import NATIVE, native_mask
+from .trie_walk import NATIVE, native_mask, native_names
 from .vector_walk import walk_rows, walk_state
 
 if TYPE_CHECKING:
@@ -143,6 +143,8 @@ def _head_mask(grammar: Grammar, pos: Head, follow_ok: bool) -> Mask:
 
 def _name_ids(grammar: Grammar, pos: Name, follow_ok: bool) -> tuple[np.ndarray, bool]:
     """Tokens that spell part of a name from ``pos`` (or a whole name and more)."""
+    if NATIVE:
+        return _native_name_ids(grammar, pos, follow_ok), True
     index = grammar.compiler.index
     names = grammar.name_index
     tokens, ids = index.sorted_bytes, index.sorted_ids
@@ -171,6 +173,29 @@ def _name_ids(grammar: Grammar, pos: Name, follow_ok: bool) -> tuple[np.ndarray,
             if a < z:
                 stack.append((name_prefix + bytes([byte]), token_prefix + bytes([byte]), a, z))
     return np.array(sorted(allowed), dtype=np.int32), True
+
+
+def _native_name_ids(grammar: Grammar, pos: Name, follow_ok: bool) -> np.ndarray:
+    """:func:`_name_ids` by the compiled walk of the vocabulary's trie along the sorted names; only
+    the tokens that complete a name and run past the form's fixed tail start are walked here."""
+    index = grammar.compiler.index
+    if pos.only is None:
+        names = grammar.name_index
+        lo, hi = names.span(pos.prefix)
+        listed: Sequence[bytes] = names.sorted_names
+    else:
+        only = pos.only.encode()
+        listed, lo, hi = (only,), 0, int(only.startswith(pos.prefix))
+    ids, pending = native_names(index, listed, lo, hi, len(pos.prefix), grammar.dialect.form_tail_literal(pos.form))
+    if not pending.size:
+        return ids
+    tokens, sorted_ids = index.sorted_bytes, index.sorted_ids
+    extra = []
+    for j, k, depth in pending.tolist():
+        name = listed[k]
+        if grammar.walk(Name(pos.form, name, name.decode()), tokens[j][depth:], follow_ok, follow_ok)[0] is not None:
+            extra.append(sorted_ids[j])
+    return np.unique(np.concatenate([ids, np.array(extra, dtype=np.int32)])) if extra else ids
 
 
 def _crossing_ids(grammar: Grammar, form: int, name: str, prefix: bytes, lo: int, hi: int, follow_ok: bool) -> list[int]:

@@ -120,3 +120,8 @@ class NameIndex:
 
     def sorted_bytes(self) -> list[bytes]:
         return list(self._bytes)
+
+    @property
+    def sorted_names(self) -> Sequence[bytes]:
+        """The names as sorted bytes, not copied (read only)."""
+        return self._bytes

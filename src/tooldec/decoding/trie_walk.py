@@ -14,6 +14,7 @@ across threads); walks run under the DFA's lock.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from types import ModuleType
 
@@ -22,7 +23,7 @@ import numpy as np
 from ..automata.dfa import LazyDFA
 from .token_index import TokenIndex
 
-__all__ = ["NATIVE", "Trie", "TrieMask", "native_mask", "native_walk", "trie"]
+__all__ = ["NATIVE", "Trie", "TrieMask", "native_mask", "native_names", "native_walk", "trie"]
 
 
 def _load() -> ModuleType | None:
@@ -113,3 +114,17 @@ def native_mask(index: TokenIndex, dfa: LazyDFA, state: int) -> TrieMask:
 
 _NO_EXITS = (np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int64))
 """No token reached an exit (read only, shared)."""
+
+
+def native_names(index: TokenIndex, names: Sequence[bytes], lo: int, hi: int, prefix_len: int,
+                 literal: bytes) -> tuple[np.ndarray, np.ndarray]:
+    """The tokens allowed at a name position, by the compiled walk (see ``names_walk`` in
+    ``_trie_walk.c``): ``names[lo:hi]`` are the names that start with the ``prefix_len`` bytes
+    written, ``literal`` what every tail of the form starts with. Returns the sorted ids allowed,
+    and the tokens that complete a name and run past the literal as rows of (sorted position,
+    name index, bytes before the rest) for the caller to walk into the tail. Needs the extension."""
+    assert _native is not None
+    t = trie(index)
+    sorted_ids = index.extra("sorted-ids", lambda: np.ascontiguousarray(index.ids[index.sorted_rows], dtype=np.int32))
+    ids, pending = _native.names_walk(t.labels, t.ends, t.los, t.nends, sorted_ids, names, lo, hi, prefix_len, literal)
+    return np.frombuffer(ids, np.int32), np.frombuffer(pending, np.int32).reshape(-1, 3)
