@@ -32,7 +32,7 @@ from .masks import Mask
 from .openers import Committer
 from .positions import Head, Name, Open, Position, Tail, Text
 from .token_index import TokenIndex
-from .trie_walk import NATIVE, native_mask, native_names
+from .trie_walk import NATIVE, native_mask, native_names, walk_trie
 from .vector_walk import walk_rows, walk_state
 
 if TYPE_CHECKING:
@@ -408,12 +408,25 @@ def _tail_mask(grammar: Grammar, pos: Tail, dfa: LazyDFA, follow_ok: bool) -> tu
         if high is not None:
             fits &= count + chars <= high
     reps = string.closing_rows[string.rest_first]
-    rep_states = np.full(reps.size, spot.after_quote, dtype=np.int32)
     rep_offsets = string.closing_offsets[string.rest_first]
     ok_rep = np.zeros(reps.size, dtype=bool)
     after_rep = np.zeros(reps.size, dtype=np.int64)
-    if spot.after_quote != SINK and reps.size:
-        walk = walk_rows(index, dfa, reps, rep_states, rep_offsets)
+    depends = False
+    quote = spot.after_quote
+    if NATIVE and quote != SINK and reps.size and string.rest_trie is not None and not dfa.arrays.exits[quote]:
+        # the distinct remainders after the quote, as one walk of their trie (each reported as its number)
+        ended, finals, exit_k, exit_states, exit_offsets = walk_trie(*string.rest_trie, dfa, quote)
+        ok_rep[ended] = True
+        after_rep[ended] = _bytes_after(dfa, finals.astype(np.int64))
+        if string.empty_rest >= 0:  # a token that ends at the quote ends in the state after it
+            ok_rep[string.empty_rest] = True
+            after_rep[string.empty_rest] = _bytes_after(dfa, np.array([quote], dtype=np.int64))[0]
+        crossing = _cross(grammar, pos, dfa, reps[exit_k], exit_states, rep_offsets[exit_k] + exit_offsets, follow_ok)
+        ok_rep[exit_k[crossing.ok]] = True
+        after_rep[exit_k[crossing.ok]] = crossing.after[crossing.ok]
+        depends = crossing.depends
+    elif quote != SINK and reps.size:
+        walk = walk_rows(index, dfa, reps, np.full(reps.size, quote, dtype=np.int32), rep_offsets)
         where = {r: i for i, r in enumerate(reps.tolist())}
         for r, a in zip(walk.rows.tolist(), _bytes_after(dfa, walk.finals.astype(np.int64)).tolist()):
             ok_rep[where[r]] = True
@@ -424,8 +437,6 @@ def _tail_mask(grammar: Grammar, pos: Tail, dfa: LazyDFA, follow_ok: bool) -> tu
                 ok_rep[where[r]] = True
                 after_rep[where[r]] = a
         depends = crossing.depends
-    else:
-        depends = False
     closing_ok = fits & ok_rep[string.rest_of]
     closing_ids = index.ids[string.closing_rows[closing_ok]]
     mask = Mask.union(parts, index.words)

@@ -23,7 +23,7 @@ import numpy as np
 from ..automata.dfa import LazyDFA
 from .token_index import TokenIndex
 
-__all__ = ["NATIVE", "Trie", "TrieMask", "native_mask", "native_names", "native_walk", "trie"]
+__all__ = ["NATIVE", "Trie", "TrieMask", "native_mask", "native_names", "native_walk", "strings_trie", "trie", "walk_trie"]
 
 
 def _load() -> ModuleType | None:
@@ -57,17 +57,38 @@ class Trie:
         return len(self.labels) + len(self.ends) + len(self.los) + len(self.nends)
 
 
+def _built(strings: Sequence[bytes]) -> Trie:
+    """The trie of ``strings`` (non-empty, sorted by bytes, distinct)."""
+    assert _native is not None
+    lengths = np.fromiter((len(b) for b in strings), dtype=np.int64, count=len(strings))
+    starts = np.zeros(lengths.size + 1, dtype=np.int64)
+    np.cumsum(lengths, out=starts[1:])
+    return Trie(*_native.build_trie(b"".join(strings), starts))
+
+
+def strings_trie(strings: Sequence[bytes]) -> tuple[Trie, np.ndarray]:
+    """The trie of distinct non-empty ``strings`` in any order, and for each of its sorted
+    positions the string's index in ``strings`` (int64: the rows :func:`walk_trie` reports)."""
+    order = sorted(range(len(strings)), key=strings.__getitem__)
+    return _built([strings[i] for i in order]), np.array(order, dtype=np.int64)
+
+
+def walk_trie(t: Trie, rows: np.ndarray, dfa: LazyDFA, state: int) -> tuple[np.ndarray, ...]:
+    """:func:`native_walk` over another trie (``rows``: what to report for each of its sorted
+    positions): the rows and end states of the strings that end inside, and the rows, states and
+    offsets of those that reach an exit. Needs the extension."""
+    assert _native is not None
+    with dfa.lock:
+        out = _native.walk(t.labels, t.ends, t.los, t.nends, rows, dfa, None, state)
+    return (np.frombuffer(out[0], np.int64), np.frombuffer(out[1], np.int32), np.frombuffer(out[2], np.int64),
+            np.frombuffer(out[3], np.int32), np.frombuffer(out[4], np.int64))
+
+
 def trie(index: TokenIndex) -> Trie:
     """The trie of ``index``'s vocabulary, built once and kept with the index (needs the extension)."""
     assert _native is not None
 
-    def make() -> Trie:
-        lengths = np.fromiter((len(b) for b in index.sorted_bytes), dtype=np.int64, count=len(index.sorted_bytes))
-        starts = np.zeros(lengths.size + 1, dtype=np.int64)
-        np.cumsum(lengths, out=starts[1:])
-        return Trie(*_native.build_trie(b"".join(index.sorted_bytes), starts))
-
-    return index.extra("trie", make)
+    return index.extra("trie", lambda: _built(index.sorted_bytes))
 
 
 def native_walk(index: TokenIndex, dfa: LazyDFA, state: int, skip: np.ndarray | None

@@ -26,7 +26,7 @@ from ..automata.dfa import BlankSpot, LazyDFA
 from ..automata.json_schema import SchemaCompiler, Style, Syntax
 from ..automata.nfa import BLANK_RANGES, NFA
 from .token_index import TokenIndex
-from .trie_walk import NATIVE, native_walk
+from .trie_walk import NATIVE, Trie, native_walk, strings_trie
 
 __all__ = ["BlankTable", "StringTable", "StringWalk", "Walk", "narrow_rows", "start_rows", "blank_table", "walk_rows", "walk_state"]
 
@@ -320,6 +320,10 @@ class StringWalk:
     rest_of: np.ndarray  # for each closing token, which distinct remainder it has
     max_inside_chars: int
     index_ids: np.ndarray  # token id of each inside row
+    rest_trie: tuple[Trie, np.ndarray] | None = None
+    """The distinct non-empty remainders as a trie, with the remainder of each of its positions
+    (where the compiled walk is built: a closing mask walks them in one call)."""
+    empty_rest: int = -1  # which remainder is empty, if one is
 
     def inside_packed(self, limit: int | None, words: int) -> np.ndarray:
         """The inside tokens starting at most ``limit`` characters (``None``: all), packed."""
@@ -332,6 +336,12 @@ def _pack(ids: np.ndarray, words: int) -> np.ndarray:
     flags = np.zeros(words * 32, dtype=bool)
     flags[ids] = True
     return np.packbits(flags, bitorder="little")
+
+
+def _rests_trie(some: list[bytes], rests: dict[bytes, int]) -> tuple[Trie, np.ndarray]:
+    """The trie of the non-empty remainders, reporting each as its number in ``rests``."""
+    built, order = strings_trie(some)
+    return built, np.array([rests[some[i]] for i in order.tolist()], dtype=np.int64)
 
 
 class StringTable:
@@ -388,11 +398,13 @@ class StringTable:
                 firsts.append(i)
             rest_of[i] = k
         final_set = np.unique(walk.finals)
+        some = [rest for rest in rests if rest]
         got = StringWalk(
             packed, walk.rows, walk.finals, walk.counts, final_set, np.searchsorted(final_set, walk.finals),
             walk.exit_rows, walk.exit_offsets,
             walk.exit_counts, np.array(firsts, dtype=np.int64), rest_of,
             int(walk.counts.max()) if walk.counts.size else 0, index.ids[walk.rows],
+            None if not NATIVE or not some else _rests_trie(some, rests), rests.get(b"", -1),
         )
         return self._walks.setdefault(q, got)
 
