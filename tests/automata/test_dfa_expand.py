@@ -39,39 +39,51 @@ STATES = 400
 def _pair(make: object) -> tuple[LazyDFA, LazyDFA]:
     """Two DFAs of two equal NFAs: the first expands in C, the second in Python."""
     dfas = []
+    compiled = dfa_module._native
     for native in (True, False):
         nfa = NFA()
         frag: Frag = make(nfa)  # type: ignore[operator]
-        dfa = LazyDFA(nfa, frag, window=16)
-        if not native:
-            dfa._tables = None
-        dfas.append(dfa)
+        dfa_module._native = compiled if native else None  # read when a DFA is made
+        try:
+            dfas.append(LazyDFA(nfa, frag, window=16))
+        finally:
+            dfa_module._native = compiled
+    assert dfas[0]._tables is not None and dfas[1]._tables is None
     return dfas[0], dfas[1]
 
 
-def _same(native: LazyDFA, python: LazyDFA, what: str) -> int:
-    """Expand both in the same order and compare everything they hold; returns the states compared."""
+def _same(native: LazyDFA, python: LazyDFA, what: str) -> tuple[int, int]:
+    """Expand both in the same order (with their string and whitespace spots) and compare
+    everything they hold; returns the states compared and the spots found."""
     sid = 1
+    spots = 0
     while sid < min(native.n_states, STATES):
+        found = []
         for dfa in (native, python):
             dfa.expand(sid)
-            dfa.string_spot(sid)
-            dfa.blank_spot(sid)
+            found.append((dfa.string_spot(sid), dfa.blank_spot(sid)))
             if dfa.dist[sid] >= 0 and sid % 7 == 0:  # a shortest completion interns states in Python
                 dfa.shortest_to(sid)
+        assert found[0] == found[1], f"{what}: the spots of state {sid}"
+        spots += found[0] != (None, None)
         assert native.n_states == python.n_states, f"{what}: state {sid}"
         sid += 1
     n = native.n_states
-    assert native._keys == python._keys, what
+    assert [native._states[i] for i in range(n)] == [python._states[i] for i in range(n)], what
     for field in ("table", "expanded", "accepting", "exits", "dist"):
         assert np.array_equal(getattr(native.arrays, field)[:n], getattr(python.arrays, field)[:n]), f"{what}: {field}"
     assert native.marks == python.marks, what
-    assert native._steps.keys() == python._steps.keys(), what
-    for key, (index, steps) in native._steps.items():
-        assert list(index) == list(python._steps[key][0]) and steps == python._steps[key][1], f"{what}: state {key}"
+    assert native._tables is not None
+    for sid in range(1, n):  # the counter steps (kept in C until asked)
+        if not native.arrays.expanded[sid]:
+            continue
+        got, want = native._tables.steps(sid), python._steps.get(sid)
+        assert (got is None) == (want is None), f"{what}: state {sid}"
+        if got is not None and want is not None:
+            assert list(got[0]) == list(want[0]) and got[1] == want[1], f"{what}: state {sid}"
     for sid in range(1, min(n, 50)):
         assert np.array_equal(native.row(sid), python.row(sid)), f"{what}: row {sid}"
-    return n
+    return n, spots
 
 
 def _tail_pairs(tool: Tool) -> list[tuple[str, tuple[LazyDFA, LazyDFA]]]:
@@ -101,13 +113,13 @@ BOUNDS = [  # counted regions whose distances depend on the count: items and cha
 @pytest.mark.parametrize("item", ZOO + BOUNDS, ids=lambda item: item["name"])
 def test_zoo_tails(item: dict[str, object]) -> None:
     for what, (native, python) in _tail_pairs(Tool.from_dict(item)):
-        assert _same(native, python, what) > 5
+        assert _same(native, python, what)[0] > 5
 
 
 def test_benchmark_tools(data_dir: Path) -> None:
     tools = [Tool.from_dict(t) for t in bfcl_tools(data_dir)[:60] + toolbench_tools(data_dir)[:40]]
-    compared = sum(_same(native, python, what) for tool in tools for what, (native, python) in _tail_pairs(tool))
-    assert compared > 1000
+    compared = [_same(native, python, what) for tool in tools for what, (native, python) in _tail_pairs(tool)]
+    assert sum(states for states, _ in compared) > 1000 and sum(spots for _, spots in compared) > 100
 
 
 @pytest.mark.parametrize("path", SCHEMAS, ids=lambda p: f"{p.parent.name}/{p.name}")
@@ -119,7 +131,23 @@ def test_jsonschemabench_schemas(path: Path) -> None:
     for style in (Style(), Style(whitespace=Whitespace.FLEXIBLE)):
         def make(nfa: NFA, style: Style = style) -> Frag:
             return SchemaCompiler(nfa, core if isinstance(core, dict) else {}, style).value(core)
-        _same(*_pair(make), f"{path.name} {style}")
+        _same(*_pair(make), f"{path.name} {style}")  # (a schema may have no string)
+
+
+def _run_or(other: bytes) -> object:
+    """A whitespace run then ``a``, or ``other`` (which may itself start with whitespace)."""
+    def make(nfa: NFA) -> Frag:
+        return nfa.alt(nfa.seq(nfa.blank_run(4), nfa.literal(b"a")), nfa.literal(other))
+    return make
+
+
+@pytest.mark.parametrize("other", [b" b", b"\tb", b"\nb", b"\rb", b"b"])
+def test_whitespace_spots(other: bytes) -> None:
+    """A run is a spot only where nothing else takes a whitespace byte: hand-made automata where
+    another branch starts with each whitespace byte (or none)."""
+    native, python = _pair(_run_or(other))
+    _same(native, python, repr(other))
+    assert (native.blank_spot(native.start) is None) == (other != b"b")
 
 
 def test_bad_input_is_a_clear_error() -> None:

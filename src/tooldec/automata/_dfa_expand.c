@@ -10,7 +10,7 @@
  * Python expand does and writes the same Python-side structures: new states go to dfa._keys and
  * dfa._index (the same keys: (frozenset of NFA states, sorted (region, class) pairs)), their flags
  * and distances to dfa.arrays (grown through Arrays.grown()), their labels to dfa.marks, the
- * counter steps to dfa._steps, the row to arrays.table. States are interned in the order Python
+ * row to arrays.table; the counter steps stay here until LazyDFA.actions asks (tables.steps). States are interned in the order Python
  * interns them, so both number them alike (tests/automata/test_dfa_expand.py compares them).
  *
  * A state's distance (Costs.of) is computed here too; only a text region's bounded search
@@ -48,6 +48,7 @@ typedef struct {
 } View;
 
 typedef struct {
+    PyObject_HEAD
     Py_ssize_t n_states, n_regions;
     /* per NFA state: byte edges, plain and guarded epsilon edges (offsets into flat arrays) */
     Py_ssize_t *edge_at, *eps_at, *guard_at;
@@ -58,14 +59,28 @@ typedef struct {
     int64_t *chars, *local;
     /* per region */
     int64_t *low, *high, *band, *unit_min, *sep_min;
-    int32_t *parent, *decide, *loop, *exit;
-    uint8_t *text, *has_sep;
+    int32_t *parent, *decide, *loop, *exit, *quote, *unit;
+    uint8_t *text, *has_sep, *blank;
     int32_t accept;
     int prune;
     PyObject *labels;    /* tuple: the marks' labels by rank (shortest, then smallest first) */
     PyObject *step_type; /* dfa._Step */
     PyObject *costs;     /* for Costs.text_dist's search */
     /* the states interned here, by (NFA states, classes): open addressing over a pool of keys */
+    /* the DFA's states: key_at[sid] is where a state's key starts in ``pool``; key_objs[sid] its
+     * Python key once asked for (made on demand: most states are never looked at from Python) */
+    Py_ssize_t n_keys, keys_cap;
+    Py_ssize_t *key_at;
+    PyObject **key_objs;
+    /* the counter steps of the expanded states that have any: step_at[sid] is where the state's
+     * int16 step number per byte starts in ``step_of`` (-1: none), step_data_at[sid] where its
+     * steps are in ``step_data`` ([count, then per step: n_incs, incs..., n_resets, resets...,
+     * tracked]); Python's _Step objects are made when LazyDFA.actions first asks */
+    Py_ssize_t *step_at, *step_data_at;
+    int16_t *step_of;
+    Py_ssize_t step_of_len, step_of_cap;
+    int32_t *step_data;
+    Py_ssize_t step_data_len, step_data_cap;
     int32_t *slots; /* the state in each slot, -1 for an empty one */
     uint64_t *slot_hash;
     Py_ssize_t *slot_at; /* where the slot's key starts in ``pool`` */
@@ -200,23 +215,27 @@ static int view_take(View *v, PyObject *arrays) {
 
 /* -- reading the NFA ------------------------------------------------------------------------ */
 
-static void tables_free(Tables *t) {
-    if (!t) return;
+static void tables_dealloc(PyObject *self) {
+    Tables *t = (Tables *)self;
     void *arrays[] = {t->edge_at, t->eps_at, t->guard_at, t->edge_lo, t->edge_hi, t->guard_kind, t->edge_dst,
                       t->eps_dst, t->guard_dst, t->guard_region, t->scope, t->unit_region, t->mark_rank, t->reach,
                       t->is_unit, t->is_sep, t->chars, t->local, t->low, t->high, t->band, t->unit_min, t->sep_min,
-                      t->parent, t->decide, t->loop, t->exit, t->text, t->has_sep, t->slots, t->slot_hash, t->slot_at, t->pool,
-                      t->seen, t->memo_at, t->memo, t->stack, t->out, t->active_list, t->active, t->moves,
-                      t->targets, t->incs, t->resets, t->cls.items, t->after.items, t->kept.items};
+                      t->parent, t->decide, t->loop, t->exit, t->quote, t->unit, t->text, t->has_sep, t->blank, t->slots, t->slot_hash, t->slot_at,
+                      t->pool, t->key_at, t->step_at, t->step_data_at, t->step_of, t->step_data, t->seen, t->memo_at, t->memo, t->stack, t->out, t->active_list, t->active,
+                      t->moves, t->targets, t->incs, t->resets, t->cls.items, t->after.items, t->kept.items};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) PyMem_Free(arrays[i]);
+    if (t->key_objs) {
+        for (Py_ssize_t i = 0; i < t->n_keys; i++) Py_XDECREF(t->key_objs[i]);
+        PyMem_Free(t->key_objs);
+    }
     view_release(&t->view);
     Py_XDECREF(t->labels);
     Py_XDECREF(t->step_type);
     Py_XDECREF(t->costs);
-    PyMem_Free(t);
+    Py_TYPE(self)->tp_free(self);
 }
 
-static void capsule_free(PyObject *capsule) { tables_free(PyCapsule_GetPointer(capsule, "tooldec.dfa_tables")); }
+static PyTypeObject TablesType;
 
 static int64_t as_i64(PyObject *obj, int *bad) {
     long long v = PyLong_AsLongLong(obj);
@@ -347,6 +366,7 @@ static int read_regions(Tables *t, PyObject *regions, PyObject *info) {
     t->unit_min = alloc(m, 8, &failed); t->sep_min = alloc(m, 8, &failed);
     t->parent = alloc(m, 4, &failed); t->decide = alloc(m, 4, &failed); t->loop = alloc(m, 4, &failed);
     t->exit = alloc(m, 4, &failed); t->text = alloc(m, 1, &failed); t->has_sep = alloc(m, 1, &failed);
+    t->quote = alloc(m, 4, &failed); t->unit = alloc(m, 4, &failed); t->blank = alloc(m, 1, &failed);
     if (failed) { PyErr_NoMemory(); return -1; }
     for (Py_ssize_t r = 0; r < m; r++) {
         PyObject *region = PyList_GET_ITEM(regions, r), *costs = PyList_GET_ITEM(info, r);
@@ -358,6 +378,8 @@ static int read_regions(Tables *t, PyObject *regions, PyObject *info) {
         t->loop[r] = (int32_t)attr_i64(region, "loop", 0, &bad);
         t->exit[r] = (int32_t)attr_i64(region, "exit", 0, &bad);
         t->text[r] = attr_i64(region, "text", 0, &bad) != 0;
+        t->blank[r] = attr_i64(region, "blank", 0, &bad) != 0;
+        t->quote[r] = (int32_t)attr_i64(region, "string_quote", -1, &bad);
         t->band[r] = attr_i64(costs, "band", 0, &bad);
         t->unit_min[r] = attr_i64(costs, "unit_min", 0, &bad);
         t->sep_min[r] = attr_i64(costs, "sep_min", 0, &bad);
@@ -367,6 +389,7 @@ static int read_regions(Tables *t, PyObject *regions, PyObject *info) {
         Py_DECREF(separator);
         if (bad) return -1;
         if ((t->parent[r] != TOP && (t->parent[r] < 0 || t->parent[r] >= r)) || t->low[r] < 0
+            || t->quote[r] < -1 || t->quote[r] >= t->n_states
             || t->decide[r] < 0 || t->decide[r] >= t->n_states || t->loop[r] < 0 || t->loop[r] >= t->n_states
             || t->exit[r] < 0 || t->exit[r] >= t->n_states) {
             PyErr_SetString(PyExc_ValueError, "tables: a region out of range (parents come first, nfa.py)");
@@ -374,6 +397,17 @@ static int read_regions(Tables *t, PyObject *regions, PyObject *info) {
         }
         /* nfa.unit_of keeps the last region listing a unit state */
         if (flag_states(t, region, "units", (int32_t)r, t->is_unit, t->unit_region, (int32_t)r) < 0) return -1;
+        PyObject *units = PyObject_GetAttrString(region, "units");
+        if (!units) return -1;
+        t->unit[r] = -1; /* a string's or a whitespace run's only unit */
+        if (PyObject_Length(units) == 1) {
+            PyObject *iter = PyObject_GetIter(units), *one = iter ? PyIter_Next(iter) : NULL;
+            if (one) t->unit[r] = (int32_t)as_i64(one, &bad);
+            Py_XDECREF(one);
+            Py_XDECREF(iter);
+        }
+        Py_DECREF(units);
+        if (bad || PyErr_Occurred()) return -1;
         if (flag_states(t, region, "separator_states", (int32_t)r, t->is_sep, NULL, (int32_t)r) < 0) return -1;
     }
     return 0;
@@ -420,15 +454,16 @@ done:
     return ok;
 }
 
-/* tables(nfa, costs, accept, prune, step_type) -> capsule */
+/* tables(nfa, costs, accept, prune, step_type) -> Tables */
 static PyObject *tables(PyObject *self, PyObject *args) {
     PyObject *nfa, *costs, *step_type;
     int accept, prune;
     if (!PyArg_ParseTuple(args, "OOipO", &nfa, &costs, &accept, &prune, &step_type)) return NULL;
-    Tables *t = PyMem_Calloc(1, sizeof(Tables));
-    if (!t) return PyErr_NoMemory();
+    Tables *t = PyObject_New(Tables, &TablesType);
+    if (!t) return NULL;
+    memset((char *)t + sizeof(PyObject), 0, sizeof(Tables) - sizeof(PyObject));
     PyObject *scope = NULL, *regions = NULL, *info = NULL, *reach = NULL, *chars = NULL, *local = NULL, *marks = NULL;
-    PyObject *capsule = NULL;
+    PyObject *capsule = NULL; /* the result */
     int64_t *scratch = NULL;
     int failed = 0;
     if (!(scope = list_attr(nfa, "scope", -1))) goto fail;
@@ -473,17 +508,27 @@ static PyObject *tables(PyObject *self, PyObject *args) {
     t->n_slots = 64;
     t->slots = alloc(t->n_slots, 4, &failed); t->slot_hash = alloc(t->n_slots, 8, &failed);
     t->slot_at = alloc(t->n_slots, sizeof(Py_ssize_t), &failed);
+    t->keys_cap = 64;
+    t->key_at = alloc(t->keys_cap, sizeof(Py_ssize_t), &failed);
+    t->key_objs = alloc(t->keys_cap, sizeof(PyObject *), &failed);
+    t->step_at = alloc(t->keys_cap, sizeof(Py_ssize_t), &failed);
+    t->step_data_at = alloc(t->keys_cap, sizeof(Py_ssize_t), &failed);
+    t->pool_cap = 1024;
+    t->pool = alloc(t->pool_cap, 8, &failed);
     if (failed) { PyErr_NoMemory(); goto fail; }
     for (Py_ssize_t i = 0; i < t->n_slots; i++) t->slots[i] = -1;
+    t->pool_len = 2; /* the dead state: no NFA states, no classes (found by its emptiness, not indexed) */
+    t->key_at[0] = 0;
+    t->step_at[0] = -1;
+    t->n_keys = 1;
     Py_INCREF(step_type);
     t->step_type = step_type;
     Py_INCREF(costs);
     t->costs = costs;
-    capsule = PyCapsule_New(t, "tooldec.dfa_tables", capsule_free);
-    if (!capsule) goto fail;
+    capsule = (PyObject *)t;
     t = NULL;
 fail:
-    tables_free(t);
+    Py_XDECREF(t);
     PyMem_Free(scratch);
     Py_XDECREF(scope); Py_XDECREF(regions); Py_XDECREF(info); Py_XDECREF(reach); Py_XDECREF(chars);
     Py_XDECREF(local); Py_XDECREF(marks);
@@ -686,17 +731,39 @@ static long find(const Tables *t, uint64_t h, const int32_t *states, Py_ssize_t 
     return -1;
 }
 
-/* Put a key and its state in the index (at ``slot``, from find), growing it when half full. */
+/* Store the key of state ``sid`` (a new one, numbered n_keys) in the pool and the index (at
+ * ``slot``, from find), growing them as needed. */
 static int remember(Tables *t, Py_ssize_t slot, uint64_t h, const int32_t *states, Py_ssize_t n,
                     const Classes *kept, long sid) {
+    if (sid != t->n_keys) {
+        PyErr_SetString(PyExc_RuntimeError, "expand: states must be added in order");
+        return -1;
+    }
     Py_ssize_t need = t->pool_len + 2 + n + 2 * kept->n;
     if (need > t->pool_cap) {
-        Py_ssize_t cap = t->pool_cap ? t->pool_cap : 1024;
+        Py_ssize_t cap = t->pool_cap;
         while (cap < need) cap *= 2;
         int64_t *pool = PyMem_Realloc(t->pool, cap * 8);
         if (!pool) { PyErr_NoMemory(); return -1; }
         t->pool = pool;
         t->pool_cap = cap;
+    }
+    if (t->n_keys == t->keys_cap) {
+        Py_ssize_t cap = t->keys_cap * 2;
+        Py_ssize_t *at = PyMem_Realloc(t->key_at, cap * sizeof(Py_ssize_t));
+        if (!at) { PyErr_NoMemory(); return -1; }
+        t->key_at = at;
+        PyObject **objs = PyMem_Realloc(t->key_objs, cap * sizeof(PyObject *));
+        if (!objs) { PyErr_NoMemory(); return -1; }
+        memset(objs + t->keys_cap, 0, (cap - t->keys_cap) * sizeof(PyObject *));
+        t->key_objs = objs;
+        Py_ssize_t *step_at = PyMem_Realloc(t->step_at, cap * sizeof(Py_ssize_t));
+        if (!step_at) { PyErr_NoMemory(); return -1; }
+        t->step_at = step_at;
+        Py_ssize_t *data_at = PyMem_Realloc(t->step_data_at, cap * sizeof(Py_ssize_t));
+        if (!data_at) { PyErr_NoMemory(); return -1; }
+        t->step_data_at = data_at;
+        t->keys_cap = cap;
     }
     Py_ssize_t at = t->pool_len;
     int64_t *p = t->pool + at;
@@ -705,6 +772,10 @@ static int remember(Tables *t, Py_ssize_t slot, uint64_t h, const int32_t *state
     *p++ = kept->n;
     for (Py_ssize_t i = 0; i < kept->n; i++) { *p++ = kept->items[i].region; *p++ = kept->items[i].cls; }
     t->pool_len = need;
+    t->key_at[sid] = at;
+    t->key_objs[sid] = NULL;
+    t->step_at[sid] = -1;
+    t->n_keys++; /* counted once written: a reader never sees a half-made key */
     t->slots[slot] = (int32_t)sid;
     t->slot_hash[slot] = h;
     t->slot_at[slot] = at;
@@ -731,29 +802,6 @@ static int remember(Tables *t, Py_ssize_t slot, uint64_t h, const int32_t *state
     return 0;
 }
 
-/* The Python key of a state: (frozenset(states), ((region, class), ...)). */
-static PyObject *state_key(const int32_t *states, Py_ssize_t n, const Classes *kept) {
-    PyObject *items = PyTuple_New(n), *pairs = NULL, *set = NULL, *key = NULL;
-    if (!items) return NULL;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *v = PyLong_FromLong(states[i]);
-        if (!v) goto done;
-        PyTuple_SET_ITEM(items, i, v);
-    }
-    if (!(set = PyFrozenSet_New(items)) || !(pairs = PyTuple_New(kept->n))) goto done;
-    for (Py_ssize_t i = 0; i < kept->n; i++) {
-        PyObject *pair = Py_BuildValue("(iL)", (int)kept->items[i].region, (long long)kept->items[i].cls);
-        if (!pair) goto done;
-        PyTuple_SET_ITEM(pairs, i, pair);
-    }
-    key = PyTuple_Pack(2, set, pairs);
-done:
-    Py_DECREF(items);
-    Py_XDECREF(set);
-    Py_XDECREF(pairs);
-    return key;
-}
-
 /* The arrays as the DFA has them now (Python may have replaced them since the last call). */
 static int arrays_now(Tables *t, PyObject *dfa) {
     PyObject *arrays = PyObject_GetAttrString(dfa, "arrays");
@@ -764,36 +812,23 @@ static int arrays_now(Tables *t, PyObject *dfa) {
 }
 
 /* LazyDFA._intern of states[0..n) (sorted) with classes ``kept``: the state's number, found or
- * new; -1 on error. */
+ * new; -1 on error. A new state's flags and distance go to the arrays (grown if full, then given
+ * to the DFA after the entries are written, as _intern does), its label to dfa.marks. */
 static long intern(Tables *t, PyObject *dfa, const int32_t *states, Py_ssize_t n, const Classes *kept) {
     if (!n) return 0;
     uint64_t h = key_hash(states, n, kept);
     Py_ssize_t slot;
     long sid = find(t, h, states, n, kept, &slot);
     if (sid >= 0) return sid;
-    /* not interned here: it may have been by Python (string_spot, state_of, reclass, shortest) */
-    PyObject *key = state_key(states, n, kept), *index = NULL, *keys = NULL;
-    if (!key) return -1;
-    if (!(index = PyObject_GetAttrString(dfa, "_index")) || !(keys = PyObject_GetAttrString(dfa, "_keys"))) goto done;
-    if (!PyDict_Check(index) || !PyList_Check(keys)) {
-        PyErr_SetString(PyExc_TypeError, "expand: dfa._index or dfa._keys is not a dict / list");
-        goto done;
-    }
-    PyObject *found = PyDict_GetItemWithError(index, key);
-    if (found) {
-        sid = PyLong_AsLong(found);
-        if (sid >= 0 && remember(t, slot, h, states, n, kept, sid) < 0) sid = -1;
-        goto done;
-    }
-    if (PyErr_Occurred()) goto done;
-    Py_ssize_t new_sid = PyList_GET_SIZE(keys);
-    PyObject *arrays = t->view.arrays;
+    Py_ssize_t new_sid = t->n_keys;
+    int grown = 0;
     if (new_sid >= t->view.capacity) {
-        PyObject *grown = PyObject_CallMethod(arrays, "grown", NULL);
-        if (!grown) goto done;
-        int bad = view_take(&t->view, grown);
-        Py_DECREF(grown);
-        if (bad < 0) goto done;
+        PyObject *more = PyObject_CallMethod(t->view.arrays, "grown", NULL);
+        if (!more) return -1;
+        int bad = view_take(&t->view, more);
+        Py_DECREF(more);
+        if (bad < 0) return -1;
+        grown = 1;
     }
     int accepting = 0;
     int32_t rank = -1;
@@ -803,42 +838,34 @@ static long intern(Tables *t, PyObject *dfa, const int32_t *states, Py_ssize_t n
         if (r >= 0 && (rank < 0 || r < rank)) rank = r;
     }
     int64_t dist = distance(t, states, n, kept);
-    if (dist == -2) goto done;
+    if (dist == -2) return -1;
     ((uint8_t *)t->view.accepting.buf)[new_sid] = (uint8_t)accepting;
     ((uint8_t *)t->view.exits.buf)[new_sid] = (uint8_t)(accepting || rank >= 0);
     ((int64_t *)t->view.dist.buf)[new_sid] = dist;
-    PyObject *number = PyLong_FromSsize_t(new_sid);
-    if (!number) goto done;
-    int bad = 0;
     if (rank >= 0) {
-        PyObject *marks = PyObject_GetAttrString(dfa, "marks");
-        bad = !marks || PyObject_SetItem(marks, number, PyTuple_GET_ITEM(t->labels, rank)) < 0;
+        PyObject *marks = PyObject_GetAttrString(dfa, "marks"), *number = PyLong_FromSsize_t(new_sid);
+        int bad = !marks || !number || PyObject_SetItem(marks, number, PyTuple_GET_ITEM(t->labels, rank)) < 0;
         Py_XDECREF(marks);
+        Py_XDECREF(number);
+        if (bad) return -1;
     }
-    bad = bad || PyList_Append(keys, key) < 0 || PyDict_SetItem(index, key, number) < 0;
-    Py_DECREF(number);
-    /* published after the entries are written, as _intern does */
-    if (bad || PyObject_SetAttrString(dfa, "arrays", t->view.arrays) < 0) goto done;
-    if (remember(t, slot, h, states, n, kept, (long)new_sid) < 0) goto done;
-    sid = (long)new_sid;
-done:
-    Py_DECREF(key);
-    Py_XDECREF(index);
-    Py_XDECREF(keys);
-    return sid;
-}
-
-/* -- expand --------------------------------------------------------------------------------- */
-
-/* Read a state's key (frozenset of NFA states, ((region, class), ...)) into t->cls and a sorted
- * array of its NFA states (t->out, which is free until the first closure). */
-static Py_ssize_t read_key(Tables *t, PyObject *key, int32_t *states) {
-    if (!PyTuple_Check(key) || PyTuple_GET_SIZE(key) != 2 || !PyTuple_Check(PyTuple_GET_ITEM(key, 1))) {
-        PyErr_SetString(PyExc_TypeError, "expand: a state key is not (frozenset, classes)");
+    /* (Costs.text_dist or the labels may have run Python: the slot is looked up again) */
+    if (find(t, h, states, n, kept, &slot) >= 0) {
+        PyErr_SetString(PyExc_RuntimeError, "expand: a state was interned twice");
         return -1;
     }
-    PyObject *set = PyTuple_GET_ITEM(key, 0), *pairs = PyTuple_GET_ITEM(key, 1), *item;
-    PyObject *iter = PyObject_GetIter(set);
+    if (remember(t, slot, h, states, n, kept, (long)new_sid) < 0) return -1;
+    if (grown && PyObject_SetAttrString(dfa, "arrays", t->view.arrays) < 0) return -1;
+    return (long)new_sid;
+}
+
+/* Read a key (Python's (frozenset, ((region, class), ...))) into sorted C arrays. */
+static Py_ssize_t parse_key(Tables *t, PyObject *key, int32_t *states, Classes *classes) {
+    if (!PyTuple_Check(key) || PyTuple_GET_SIZE(key) != 2 || !PyTuple_Check(PyTuple_GET_ITEM(key, 1))) {
+        PyErr_SetString(PyExc_TypeError, "a state key is (frozenset of NFA states, ((region, class), ...))");
+        return -1;
+    }
+    PyObject *iter = PyObject_GetIter(PyTuple_GET_ITEM(key, 0)), *item, *pairs = PyTuple_GET_ITEM(key, 1);
     if (!iter) return -1;
     Py_ssize_t n = 0;
     int bad = 0;
@@ -850,26 +877,157 @@ static Py_ssize_t read_key(Tables *t, PyObject *key, int32_t *states) {
     }
     Py_DECREF(iter);
     if (bad || PyErr_Occurred()) {
-        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "expand: a state key out of range");
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "a state key's NFA state is out of range");
         return -1;
     }
     qsort(states, n, 4, cmp_i32);
-    t->cls.n = 0;
+    classes->n = 0;
     for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(pairs); j++) {
         PyObject *pair = PyTuple_GET_ITEM(pairs, j);
         if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
-            PyErr_SetString(PyExc_TypeError, "expand: a class is not (region, class)");
+            PyErr_SetString(PyExc_TypeError, "a state key's class is not (region, class)");
             return -1;
         }
         int64_t r = as_i64(PyTuple_GET_ITEM(pair, 0), &bad), c = as_i64(PyTuple_GET_ITEM(pair, 1), &bad);
         if (bad || r < 0 || r >= t->n_regions) {
-            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "expand: a class's region out of range");
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "a state key's region is out of range");
             return -1;
         }
-        if (classes_set(&t->cls, (int32_t)r, c) < 0) return -1;
+        if (classes_set(classes, (int32_t)r, c) < 0) return -1;
     }
     return n;
 }
+
+/* Read state ``sid``'s key from the pool: its NFA states into ``states`` (sorted), its classes. */
+static Py_ssize_t stored_key(const Tables *t, long sid, int32_t *states, Classes *classes) {
+    const int64_t *p = t->pool + t->key_at[sid];
+    Py_ssize_t n = (Py_ssize_t)*p++;
+    for (Py_ssize_t i = 0; i < n; i++) states[i] = (int32_t)*p++;
+    Py_ssize_t m = (Py_ssize_t)*p++;
+    classes->n = 0;
+    for (Py_ssize_t i = 0; i < m; i++, p += 2) if (classes_set(classes, (int32_t)p[0], p[1]) < 0) return -1;
+    return n;
+}
+
+/* -- the states, seen from Python ---------------------------------------------------------------- */
+
+static Py_ssize_t keys_length(PyObject *self) { return ((Tables *)self)->n_keys; }
+
+/* tables[sid]: state ``sid``'s key (frozenset of NFA states, ((region, class), ...)), made once. */
+static PyObject *keys_item(PyObject *self, Py_ssize_t sid) {
+    Tables *t = (Tables *)self;
+    if (sid < 0 || sid >= t->n_keys) { PyErr_SetString(PyExc_IndexError, "no such state"); return NULL; }
+    if (t->key_objs[sid]) { Py_INCREF(t->key_objs[sid]); return t->key_objs[sid]; }
+    /* copied out first: making the objects may run Python, and another thread may add states */
+    Classes classes = {0};
+    int32_t *states = PyMem_Malloc((t->n_states + 1) * 4);
+    PyObject *key = NULL;
+    if (!states) return PyErr_NoMemory();
+    Py_ssize_t n = stored_key(t, (long)sid, states, &classes);
+    PyObject *items = n < 0 ? NULL : PyTuple_New(n), *set = NULL, *pairs = NULL;
+    for (Py_ssize_t i = 0; items && i < n; i++) {
+        PyObject *v = PyLong_FromLong(states[i]);
+        if (!v) { Py_CLEAR(items); break; }
+        PyTuple_SET_ITEM(items, i, v);
+    }
+    if (items && (set = PyFrozenSet_New(items)) && (pairs = PyTuple_New(classes.n))) {
+        int bad = 0;
+        for (Py_ssize_t i = 0; i < classes.n && !bad; i++) {
+            PyObject *pair = Py_BuildValue("(iL)", (int)classes.items[i].region, (long long)classes.items[i].cls);
+            if (!pair) bad = 1; else PyTuple_SET_ITEM(pairs, i, pair);
+        }
+        if (!bad) key = PyTuple_Pack(2, set, pairs);
+    }
+    Py_XDECREF(items); Py_XDECREF(set); Py_XDECREF(pairs);
+    PyMem_Free(states);
+    PyMem_Free(classes.items);
+    if (!key) return NULL;
+    if (t->key_objs[sid]) { /* made meanwhile by another thread */
+        Py_DECREF(key);
+        Py_INCREF(t->key_objs[sid]);
+        return t->key_objs[sid];
+    }
+    Py_INCREF(key);
+    t->key_objs[sid] = key;
+    return key;
+}
+
+/* tables.classes(sid): state ``sid``'s counter classes, ((region, class), ...), without its NFA states. */
+static PyObject *keys_classes(PyObject *self, PyObject *arg) {
+    Tables *t = (Tables *)self;
+    long sid = PyLong_AsLong(arg);
+    if (sid == -1 && PyErr_Occurred()) return NULL;
+    if (sid < 0 || sid >= t->n_keys) { PyErr_SetString(PyExc_IndexError, "no such state"); return NULL; }
+    if (t->key_objs[sid]) {
+        PyObject *classes = PyTuple_GET_ITEM(t->key_objs[sid], 1);
+        Py_INCREF(classes);
+        return classes;
+    }
+    const int64_t *p = t->pool + t->key_at[sid];
+    p += 1 + p[0];
+    Py_ssize_t m = (Py_ssize_t)p[0];
+    int64_t pairs_[64];
+    if (m > 32) { /* (rare: a deep nesting) the whole key, made once */
+        PyObject *key = keys_item(self, sid), *classes;
+        if (!key) return NULL;
+        classes = PyTuple_GET_ITEM(key, 1);
+        Py_INCREF(classes);
+        Py_DECREF(key);
+        return classes;
+    }
+    memcpy(pairs_, p + 1, 2 * m * 8); /* copied out first: making the objects may run Python */
+    PyObject *out = PyTuple_New(m);
+    for (Py_ssize_t i = 0; out && i < m; i++) {
+        PyObject *pair = Py_BuildValue("(iL)", (int)pairs_[2 * i], (long long)pairs_[2 * i + 1]);
+        if (!pair) { Py_CLEAR(out); break; }
+        PyTuple_SET_ITEM(out, i, pair);
+    }
+    return out;
+}
+
+/* tables.find(key) -> the state with this key, or -1. */
+static PyObject *keys_find(PyObject *self, PyObject *key) {
+    Tables *t = (Tables *)self;
+    Classes classes = {0};
+    int32_t *states = PyMem_Malloc((t->n_states + 1) * 4);
+    if (!states) return PyErr_NoMemory();
+    Py_ssize_t n = parse_key(t, key, states, &classes), slot;
+    long sid = n < 0 ? -2 : n == 0 ? 0 : find(t, key_hash(states, n, &classes), states, n, &classes, &slot);
+    PyMem_Free(states);
+    PyMem_Free(classes.items);
+    return sid == -2 ? NULL : PyLong_FromLong(sid);
+}
+
+/* tables.add(key) -> the new state's number: a state interned in Python (its flags and distance
+ * are the caller's to write; the caller holds the DFA's lock and checked it is new). */
+static PyObject *keys_add(PyObject *self, PyObject *key) {
+    Tables *t = (Tables *)self;
+    Classes classes = {0};
+    int32_t *states = PyMem_Malloc((t->n_states + 1) * 4);
+    if (!states) return PyErr_NoMemory();
+    PyObject *result = NULL;
+    Py_ssize_t n = parse_key(t, key, states, &classes), slot;
+    if (n == 0) {
+        PyErr_SetString(PyExc_ValueError, "the dead state is there from the start");
+    } else if (n > 0) {
+        uint64_t h = key_hash(states, n, &classes);
+        if (find(t, h, states, n, &classes, &slot) >= 0) {
+            PyErr_SetString(PyExc_ValueError, "the state is there already");
+        } else {
+            long sid = (long)t->n_keys;
+            if (remember(t, slot, h, states, n, &classes, sid) == 0) {
+                Py_INCREF(key);
+                t->key_objs[sid] = key;
+                result = PyLong_FromLong(sid);
+            }
+        }
+    }
+    PyMem_Free(states);
+    PyMem_Free(classes.items);
+    return result;
+}
+
+/* -- expand --------------------------------------------------------------------------------- */
 
 /* A tuple of ints. */
 static PyObject *int_tuple(const int32_t *items, Py_ssize_t n) {
@@ -882,43 +1040,86 @@ static PyObject *int_tuple(const int32_t *items, Py_ssize_t n) {
     return out;
 }
 
-/* Append _Step(incs, resets, tracked) to ``steps`` (made with _Step() first when NULL). */
-static int add_step(Tables *t, PyObject **steps, const int32_t *incs, Py_ssize_t n_incs, Py_ssize_t n_resets) {
-    if (!*steps) {
-        PyObject *none = PyObject_CallNoArgs(t->step_type);
-        if (!none || !(*steps = PyList_New(0)) || PyList_Append(*steps, none) < 0) { Py_XDECREF(none); return -1; }
-        Py_DECREF(none);
-    }
-    int tracked = 0;
-    for (Py_ssize_t i = 0; i < n_incs; i++) tracked |= t->high[incs[i]] != NONE || t->low[incs[i]] > 0;
-    for (Py_ssize_t i = 0; i < n_resets; i++) tracked |= t->high[t->resets[i]] != NONE || t->low[t->resets[i]] > 0;
-    PyObject *inc_t = int_tuple(incs, n_incs), *reset_t = int_tuple(t->resets, n_resets), *step = NULL;
-    if (inc_t && reset_t) step = PyObject_CallFunctionObjArgs(t->step_type, inc_t, reset_t, tracked ? Py_True : Py_False, NULL);
-    Py_XDECREF(inc_t);
-    Py_XDECREF(reset_t);
-    int bad = !step || PyList_Append(*steps, step) < 0;
-    Py_XDECREF(step);
-    return bad ? -1 : 0;
+/* Room for ``more`` items in a growable int16 / int32 pool. */
+static int pool_room(void **data, Py_ssize_t len, Py_ssize_t *cap, Py_ssize_t more, Py_ssize_t size) {
+    if (len + more <= *cap) return 0;
+    Py_ssize_t grown = *cap ? *cap : 1024;
+    while (grown < len + more) grown *= 2;
+    void *p = PyMem_Realloc(*data, grown * size);
+    if (!p) { PyErr_NoMemory(); return -1; }
+    *data = p;
+    *cap = grown;
+    return 0;
 }
 
-/* dfa._steps[sid] = (the int16 step index per byte, as a memoryview, steps). */
-static int store_steps(PyObject *dfa, long sid, const int16_t *step_of, PyObject *steps) {
-    PyObject *raw = PyBytes_FromStringAndSize((const char *)step_of, 256 * sizeof(int16_t)), *view = NULL;
-    PyObject *cast = NULL, *table = NULL, *pair = NULL, *number = NULL;
-    int bad = 1;
-    if (raw && (view = PyMemoryView_FromObject(raw)) && (cast = PyObject_CallMethod(view, "cast", "s", "h"))
-        && (table = PyObject_GetAttrString(dfa, "_steps")) && (pair = PyTuple_Pack(2, cast, steps))
-        && (number = PyLong_FromLong(sid))) bad = PyObject_SetItem(table, number, pair) < 0;
-    Py_XDECREF(raw); Py_XDECREF(view); Py_XDECREF(cast); Py_XDECREF(table); Py_XDECREF(pair); Py_XDECREF(number);
-    return bad ? -1 : 0;
+/* One step of the state being expanded: its counters stepped and reset, and whether a counter
+ * that can still matter changes (dfa.py's _Step), appended to step_data. */
+static int add_step(Tables *t, const int32_t *incs, Py_ssize_t n_incs, Py_ssize_t n_resets) {
+    if (pool_room((void **)&t->step_data, t->step_data_len, &t->step_data_cap, 3 + n_incs + n_resets, 4) < 0) return -1;
+    int32_t *p = t->step_data + t->step_data_len, tracked = 0;
+    *p++ = (int32_t)n_incs;
+    for (Py_ssize_t i = 0; i < n_incs; i++) {
+        *p++ = incs[i];
+        tracked |= t->high[incs[i]] != NONE || t->low[incs[i]] > 0;
+    }
+    *p++ = (int32_t)n_resets;
+    for (Py_ssize_t i = 0; i < n_resets; i++) {
+        *p++ = t->resets[i];
+        tracked |= t->high[t->resets[i]] != NONE || t->low[t->resets[i]] > 0;
+    }
+    *p++ = tracked;
+    t->step_data_len = p - t->step_data;
+    return 0;
+}
+
+/* tables.steps(sid) -> (step number per byte, [_Step(), _Step(incs, resets, tracked), ...]), or
+ * None for a state whose bytes step no counter (what LazyDFA._steps keeps; made when asked). */
+static PyObject *tables_steps(PyObject *self, PyObject *arg) {
+    Tables *t = (Tables *)self;
+    long sid = PyLong_AsLong(arg);
+    if (sid == -1 && PyErr_Occurred()) return NULL;
+    if (sid < 0 || sid >= t->n_keys) { PyErr_SetString(PyExc_IndexError, "no such state"); return NULL; }
+    if (t->step_at[sid] < 0) Py_RETURN_NONE;
+    /* copied out first: making the objects may run Python */
+    int16_t numbers[256];
+    memcpy(numbers, t->step_of + t->step_at[sid], sizeof numbers);
+    Py_ssize_t at = t->step_data_at[sid], count = t->step_data[at++], len = 0;
+    for (Py_ssize_t k = 0, q = at; k < count; k++) {
+        Py_ssize_t n_incs = t->step_data[q], n_resets = t->step_data[q + 1 + n_incs];
+        q += 3 + n_incs + n_resets;
+        len = q - at;
+    }
+    int32_t *data = PyMem_Malloc((len + 1) * 4);
+    if (!data) return PyErr_NoMemory();
+    memcpy(data, t->step_data + at, len * 4);
+    PyObject *steps = PyList_New(0), *none = NULL, *raw = NULL, *view = NULL, *cast = NULL, *result = NULL;
+    int bad = !steps || !(none = PyObject_CallNoArgs(t->step_type)) || PyList_Append(steps, none) < 0;
+    for (Py_ssize_t k = 0, q = 0; !bad && k < count; k++) {
+        Py_ssize_t n_incs = data[q], n_resets = data[q + 1 + n_incs];
+        PyObject *inc_t = int_tuple(data + q + 1, n_incs), *reset_t = int_tuple(data + q + 2 + n_incs, n_resets);
+        PyObject *step = inc_t && reset_t ? PyObject_CallFunctionObjArgs(
+            t->step_type, inc_t, reset_t, data[q + 2 + n_incs + n_resets] ? Py_True : Py_False, NULL) : NULL;
+        bad = !step || PyList_Append(steps, step) < 0;
+        Py_XDECREF(inc_t); Py_XDECREF(reset_t); Py_XDECREF(step);
+        q += 3 + n_incs + n_resets;
+    }
+    if (!bad && (raw = PyBytes_FromStringAndSize((const char *)numbers, sizeof numbers))
+        && (view = PyMemoryView_FromObject(raw)) && (cast = PyObject_CallMethod(view, "cast", "s", "h")))
+        result = PyTuple_Pack(2, cast, steps);
+    PyMem_Free(data);
+    Py_XDECREF(steps); Py_XDECREF(none); Py_XDECREF(raw); Py_XDECREF(view); Py_XDECREF(cast);
+    return result;
 }
 
 /* Build the row of ``sid`` (nothing if it is built): 0, or -1 with an exception set. Exported to
  * the compiled trie walk (the capsule ``expand_c``), which calls it under the DFA's lock. */
-static int expand_c(PyObject *capsule, PyObject *dfa, long sid) {
-    Tables *t = PyCapsule_GetPointer(capsule, "tooldec.dfa_tables");
-    if (!t) return -1;
-    PyObject *keys = NULL, *steps = NULL;
+static int expand_c(PyObject *tables, PyObject *dfa, long sid) {
+    if (!PyObject_TypeCheck(tables, &TablesType)) {
+        PyErr_SetString(PyExc_TypeError, "expand: tables must come from tables()");
+        return -1;
+    }
+    Tables *t = (Tables *)tables;
+    Py_ssize_t n_steps = 0, data_at = t->step_data_len;
     int ok = 0;
     int32_t row[256];
     int16_t step_of[256];
@@ -926,12 +1127,11 @@ static int expand_c(PyObject *capsule, PyObject *dfa, long sid) {
     memset(step_of, 0, sizeof step_of);
     if (arrays_now(t, dfa) < 0) goto done;
     if (sid >= 0 && sid < t->view.capacity && ((uint8_t *)t->view.expanded.buf)[sid]) { ok = 1; goto done; }
-    if (!(keys = PyObject_GetAttrString(dfa, "_keys"))) goto done;
-    if (!PyList_Check(keys) || sid <= 0 || sid >= PyList_GET_SIZE(keys) || sid >= t->view.capacity) {
+    if (sid <= 0 || sid >= t->n_keys || sid >= t->view.capacity) {
         PyErr_SetString(PyExc_ValueError, "expand: no such state");
         goto done;
     }
-    Py_ssize_t n = read_key(t, PyList_GET_ITEM(keys, sid), t->out);
+    Py_ssize_t n = stored_key(t, sid, t->out, &t->cls);
     if (n < 0) goto done;
 
     /* the moves of every NFA state, but the unit starts of regions at their upper bound */
@@ -1000,28 +1200,38 @@ static int expand_c(PyObject *capsule, PyObject *dfa, long sid) {
         if (found < 0) goto done;
         for (int32_t b = here; b < hi; b++) row[b] = (int32_t)found;
         if (n_incs || n_resets) {
-            int16_t index = steps ? (int16_t)PyList_GET_SIZE(steps) : 1;
-            for (int32_t b = here; b < hi; b++) step_of[b] = index;
-            if (add_step(t, &steps, t->incs, n_incs, n_resets) < 0) goto done;
+            if (!n_steps) { /* the state's step count goes first */
+                if (pool_room((void **)&t->step_data, t->step_data_len, &t->step_data_cap, 1, 4) < 0) goto done;
+                data_at = t->step_data_len++;
+            }
+            n_steps++;
+            for (int32_t b = here; b < hi; b++) step_of[b] = (int16_t)n_steps;
+            if (add_step(t, t->incs, n_incs, n_resets) < 0) goto done;
         }
     }
     /* the row, into the arrays as they are now (interning may have grown them) */
     memcpy((int32_t *)t->view.table.buf + (Py_ssize_t)sid * 256, row, sizeof row);
-    if (steps && store_steps(dfa, sid, step_of, steps) < 0) goto done;
+    if (n_steps) {
+        if (pool_room((void **)&t->step_of, t->step_of_len, &t->step_of_cap, 256, 2) < 0) goto done;
+        memcpy(t->step_of + t->step_of_len, step_of, sizeof step_of);
+        t->step_data[data_at] = (int32_t)n_steps;
+        t->step_data_at[sid] = data_at;
+        t->step_at[sid] = t->step_of_len;
+        t->step_of_len += 256;
+    }
     ((uint8_t *)t->view.expanded.buf)[sid] = 1;
     ok = 1;
 done:
-    Py_XDECREF(keys);
-    Py_XDECREF(steps);
+    if (!ok && n_steps) t->step_data_len = data_at; /* drop the half-written steps */
     return ok ? 0 : -1;
 }
 
 /* expand(tables, dfa, sid): build the row of ``sid`` (see the module comment). */
 static PyObject *expand(PyObject *self, PyObject *args) {
-    PyObject *capsule, *dfa;
+    PyObject *tables, *dfa;
     long sid;
-    if (!PyArg_ParseTuple(args, "OOl", &capsule, &dfa, &sid)) return NULL;
-    if (expand_c(capsule, dfa, sid) < 0) return NULL;
+    if (!PyArg_ParseTuple(args, "OOl", &tables, &dfa, &sid)) return NULL;
+    if (expand_c(tables, dfa, sid) < 0) return NULL;
     Py_RETURN_NONE;
 }
 
@@ -1031,9 +1241,123 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+/* -- string and whitespace spots (dfa.py's _string_spot and _blank_spot) ------------------------ */
+
+/* ``sid``'s NFA states (sorted, into t->out) and classes (into t->cls), and the DFA's arrays now. */
+static Py_ssize_t spot_state(Tables *t, PyObject *dfa, long sid) {
+    if (sid < 0 || sid >= t->n_keys) { PyErr_SetString(PyExc_IndexError, "no such state"); return -1; }
+    if (arrays_now(t, dfa) < 0) return -1;
+    return stored_key(t, sid, t->out, &t->cls);
+}
+
+static int has_state(const int32_t *states, Py_ssize_t n, int32_t s) {
+    for (Py_ssize_t i = 0; i < n; i++) if (states[i] == s) return 1;
+    return 0;
+}
+
+/* The state after closing region ``r`` at NFA state ``from``, the other classes as they are;
+ * -1 on error. ``drop``: leave region ``r``'s own class out first. Fills t->kept. */
+static long state_after(Tables *t, PyObject *dfa, int32_t from, int32_t r, int drop) {
+    if (classes_copy(&t->after, &t->cls) < 0) return -1;
+    if (drop) {
+        Py_ssize_t k = 0;
+        for (Py_ssize_t i = 0; i < t->after.n; i++) if (t->after.items[i].region != r) t->after.items[k++] = t->after.items[i];
+        t->after.n = k;
+    }
+    Py_ssize_t n_resets, n = closure(t, &from, 1, &t->after, &t->kept, &n_resets);
+    return n < 0 ? -1 : intern(t, dfa, t->out, n, &t->kept);
+}
+
+/* tables.string_spot(dfa, sid) -> None or (region, low, high or None, class, state after the quote). */
+static PyObject *tables_string_spot(PyObject *self, PyObject *args) {
+    Tables *t = (Tables *)self;
+    PyObject *dfa;
+    long sid;
+    if (!PyArg_ParseTuple(args, "Ol", &dfa, &sid)) return NULL;
+    Py_ssize_t n = spot_state(t, dfa, sid);
+    if (n < 0) return NULL;
+    for (Py_ssize_t c = 0; c < t->cls.n; c++) {
+        int32_t r = t->cls.items[c].region, unit = t->unit[r], quote = t->quote[r];
+        if (quote < 0) continue;
+        int unit_live = 0, other = 0;
+        for (Py_ssize_t i = 0; i < n; i++) { /* the states with edges must be the unit and the quote */
+            int32_t s = t->out[i];
+            if (t->edge_at[s] == t->edge_at[s + 1]) continue;
+            if (s == unit) unit_live = 1; else if (s != quote) other = 1;
+        }
+        if (!unit_live || other) continue;
+        if (t->edge_at[quote] == t->edge_at[quote + 1]) {
+            PyErr_SetString(PyExc_ValueError, "string_spot: a string's quote state has no edge");
+            return NULL;
+        }
+        int64_t cls = t->cls.items[c].cls, high = t->high[r];
+        long after = state_after(t, dfa, t->edge_dst[t->edge_at[quote]], r, 1);
+        if (after < 0) return NULL;
+        if (high == NONE) return Py_BuildValue("(iLOLl)", (int)r, (long long)t->low[r], Py_None, (long long)cls, after);
+        return Py_BuildValue("(iLLLl)", (int)r, (long long)t->low[r], (long long)high, (long long)cls, after);
+    }
+    Py_RETURN_NONE;
+}
+
+/* tables.blank_spot(dfa, sid) -> None or (region, room or None, state after the run). */
+static PyObject *tables_blank_spot(PyObject *self, PyObject *args) {
+    Tables *t = (Tables *)self;
+    PyObject *dfa;
+    long sid;
+    if (!PyArg_ParseTuple(args, "Ol", &dfa, &sid)) return NULL;
+    Py_ssize_t n = spot_state(t, dfa, sid);
+    if (n < 0) return NULL;
+    if (((uint8_t *)t->view.exits.buf)[sid]) Py_RETURN_NONE;
+    for (Py_ssize_t c = 0; c < t->cls.n; c++) {
+        int32_t r = t->cls.items[c].region, unit = t->unit[r];
+        int64_t count = t->cls.items[c].cls, high = t->high[r];
+        if (!t->blank[r] || count == MID) continue;
+        if (!has_state(t->out, n, unit) || (high != NONE && count >= high)) continue;
+        for (Py_ssize_t i = 0; i < n; i++) { /* nothing else may take whitespace here */
+            int32_t s = t->out[i];
+            if (s == unit) continue;
+            for (Py_ssize_t e = t->edge_at[s]; e < t->edge_at[s + 1]; e++) {
+                uint8_t lo = t->edge_lo[e], hi = t->edge_hi[e];
+                if ((lo <= 0x0A && 0x09 <= hi) || (lo <= 0x0D && 0x0D <= hi) || (lo <= 0x20 && 0x20 <= hi)) Py_RETURN_NONE;
+            }
+        }
+        long after = state_after(t, dfa, t->exit[r], r, 0);
+        if (after < 0) return NULL;
+        for (Py_ssize_t i = 0; i < t->kept.n; i++) if (t->kept.items[i].region == r) Py_RETURN_NONE;
+        if (after == 0 || ((uint8_t *)t->view.exits.buf)[after]) Py_RETURN_NONE;
+        if (high == NONE) return Py_BuildValue("(iOl)", (int)r, Py_None, after);
+        return Py_BuildValue("(iLl)", (int)r, (long long)(high - count), after);
+    }
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef tables_methods[] = {
+    {"find", keys_find, METH_O, "The state with this key (frozenset, classes), or -1."},
+    {"classes", keys_classes, METH_O, "A state's counter classes, ((region, class), ...)."},
+    {"add", keys_add, METH_O, "Add a state interned in Python; its number."},
+    {"steps", tables_steps, METH_O, "An expanded state's counter steps, or None (see the source)."},
+    {"string_spot", tables_string_spot, METH_VARARGS, "LazyDFA.string_spot's answer as a tuple, or None."},
+    {"blank_spot", tables_blank_spot, METH_VARARGS, "LazyDFA.blank_spot's answer as a tuple, or None."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PySequenceMethods tables_sequence = {.sq_length = keys_length, .sq_item = keys_item};
+
+static PyTypeObject TablesType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "tooldec.automata._dfa_expand.Tables",
+    .tp_basicsize = sizeof(Tables),
+    .tp_dealloc = tables_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "An NFA's tables for expand(), and the DFA's states by number (tables[sid] is a state's key).",
+    .tp_methods = tables_methods,
+    .tp_as_sequence = &tables_sequence,
+};
+
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_dfa_expand", NULL, -1, methods};
 
 PyMODINIT_FUNC PyInit__dfa_expand(void) {
+    if (PyType_Ready(&TablesType) < 0) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
     PyObject *api = PyCapsule_New((void *)expand_c, "tooldec.automata._dfa_expand.expand_c", NULL);

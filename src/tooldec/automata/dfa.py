@@ -24,6 +24,7 @@ import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from types import ModuleType
+from typing import Protocol
 
 import numpy as np
 
@@ -117,6 +118,51 @@ class BlankSpot:
     after: int
 
 
+_NO_STEPS: tuple[bytes, list[_Step]] = (b"", [])
+"""What ``LazyDFA._steps`` keeps for a state none of whose bytes steps a counter."""
+
+Key = tuple[frozenset[int], Classes]
+"""What a DFA state is: its NFA states and the classes of the counters of the regions it is in."""
+
+
+class _States(Protocol):
+    """The DFA's states by number and by key: :class:`_StateIndex`, or the compiled tables."""
+
+    def __len__(self) -> int: ...
+    def __getitem__(self, sid: int) -> Key: ...
+    def classes(self, sid: int) -> Classes: ...
+    def find(self, key: Key) -> int: ...
+    def add(self, key: Key) -> int: ...
+
+
+class _StateIndex:
+    """:class:`_States` in Python (where the compiled expansion is not built)."""
+
+    def __init__(self) -> None:
+        self._keys: list[Key] = [(frozenset(), ())]
+        self._numbers: dict[Key, int] = {(frozenset(), ()): SINK}
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __getitem__(self, sid: int) -> Key:
+        return self._keys[sid]
+
+    def classes(self, sid: int) -> Classes:
+        return self._keys[sid][1]
+
+    def find(self, key: Key) -> int:
+        """The state's number, or -1."""
+        return self._numbers.get(key, -1)
+
+    def add(self, key: Key) -> int:
+        """Number a new state (the caller holds the DFA's lock)."""
+        sid = len(self._keys)
+        self._keys.append(key)
+        self._numbers[key] = sid
+        return sid
+
+
 class LazyDFA:
     """Byte DFA of an NFA fragment, expanded as needed (see the module docstring).
 
@@ -144,14 +190,13 @@ class LazyDFA:
             self._costs = Costs(nfa, frag[1], window)
             self._chains = region_chains(nfa)
         # the NFA and its costs as C arrays for the compiled expansion (its scratch space is
-        # used under ``lock``, as every expansion is)
+        # used under ``lock``, as every expansion is), which also keeps the states
         self._tables = None if _native is None else _native.tables(nfa, self._costs, frag[1], prune, _Step)
-        self._keys: list[tuple[frozenset[int], Classes]] = [(frozenset(), ())]
-        self._index: dict[tuple[frozenset[int], Classes], int] = {(frozenset(), ()): SINK}
+        self._states: _States = _StateIndex() if self._tables is None else self._tables
         # (targets, counters stepped, classes) -> (state, regions reset): the closure of a move
         # is computed once per automaton, not once per byte interval that makes it.
         self._moves: dict[tuple[frozenset[int], frozenset[int], Classes], tuple[int, tuple[int, ...]]] = {}
-        self._steps: dict[int, tuple[np.ndarray | memoryview, list[_Step]]] = {}
+        self._steps: dict[int, tuple[np.ndarray | memoryview | bytes, list[_Step]]] = {}
         self._rows: dict[int, np.ndarray] = {}  # live rows (dead entries -1), made by row() when read
         self._strings: dict[int, StringSpot | None] = {}
         self._blanks: dict[int, BlankSpot | None] = {}
@@ -184,7 +229,7 @@ class LazyDFA:
 
     @property
     def n_states(self) -> int:
-        return len(self._keys)
+        return len(self._states)
 
     @property
     def is_empty(self) -> bool:
@@ -196,7 +241,7 @@ class LazyDFA:
         arrays = self.arrays
         # Per state, beyond the arrays: its NFA-state set, index and move entries, memoised distances
         # (about 4.5 KB, measured with RSS over 100k states).
-        return int(arrays.table.nbytes + arrays.dist.nbytes + 3 * arrays.expanded.nbytes) + 4500 * len(self._keys)
+        return int(arrays.table.nbytes + arrays.dist.nbytes + 3 * arrays.expanded.nbytes) + 4500 * len(self._states)
 
     # -- counter classes ---------------------------------------------------------------------------
 
@@ -264,10 +309,10 @@ class LazyDFA:
         if not states:
             return SINK
         key = (states, classes)
-        found = self._index.get(key)
-        if found is not None:
+        found = self._states.find(key)
+        if found >= 0:
             return found
-        sid = len(self._keys)
+        sid = len(self._states)
         arrays = self.arrays
         if sid >= arrays.table.shape[0]:
             arrays = arrays.grown()
@@ -280,8 +325,7 @@ class LazyDFA:
         arrays.dist[sid] = self._costs.of(states, dict(classes))
         if label is not None:
             self.marks[sid] = label
-        self._keys.append(key)
-        self._index[key] = sid
+        self._states.add(key)
         self.arrays = arrays  # publish after the entries are written
         return sid
 
@@ -290,7 +334,7 @@ class LazyDFA:
         stepped, regions reset)`` for bytes ``lo`` to ``hi - 1``; dead intervals are skipped.
         Each target is interned when its interval is reached (call under ``lock``)."""
         nfa = self.nfa
-        states, classes = self._keys[sid]
+        states, classes = self._states[sid]
         cls = dict(classes)
         moves: list[tuple[int, int, int, int]] = []
         for state in states:
@@ -417,19 +461,24 @@ class LazyDFA:
         """The counters ``byte`` increments and resets from ``sid`` (``None``: none); ``sid`` expanded."""
         found = self._steps.get(sid)
         if found is None:
+            if self._tables is None:
+                return None
+            found = self._tables.steps(sid) or _NO_STEPS  # kept in C until asked
+            self._steps[sid] = found
+        if found is _NO_STEPS:
             return None
         index = int(found[0][byte])
         return found[1][index] if index else None
 
     def classes(self, sid: int) -> Classes:
-        return self._keys[sid][1]
+        return self._states.classes(sid)
 
     def nfa_states(self, sid: int) -> frozenset[int]:
-        return self._keys[sid][0]
+        return self._states[sid][0]
 
     def reclass(self, sid: int, counts: dict[int, int]) -> int:
         """The state whose counter classes match the exact ``counts`` (the same NFA states)."""
-        states, classes = self._keys[sid]
+        states, classes = self._states[sid]
         fixed = tuple((r, self.class_of(r, counts[r]) if r in counts else c) for r, c in classes)
         if fixed == classes:
             return sid
@@ -447,21 +496,26 @@ class LazyDFA:
         return spot
 
     def _string_spot(self, sid: int) -> StringSpot | None:
+        if self._tables is not None:
+            found = self._tables.string_spot(self, sid)
+            return None if found is None else StringSpot(*found)
         nfa = self.nfa
-        states, classes = self._keys[sid]
-        live = {s for s in states if nfa.edges[s]}
-        by_region = dict(classes)
-        for rid, region in enumerate(nfa.regions):
-            if region.string_quote < 0 or rid not in by_region:
+        classes = self.classes(sid)  # (most states are in no string: their NFA states are not read)
+        live: set[int] | None = None
+        for rid, cls in classes:
+            region = nfa.regions[rid]
+            if region.string_quote < 0:
                 continue
             (unit,) = region.units
+            if live is None:
+                live = {s for s in self.nfa_states(sid) if nfa.edges[s]}
             if unit not in live or not live <= {unit, region.string_quote}:
                 continue
             closed = nfa.edges[region.string_quote][0][2]  # after the quote, once the string may end
             outer = {r: c for r, c in classes if r != rid}
             after_states, after_classes, _ = self._closure([closed], outer)
             after = self._intern(after_states, after_classes)
-            return StringSpot(rid, region.low, region.high, by_region[rid], after)
+            return StringSpot(rid, region.low, region.high, cls, after)
         return None
 
     def blank_spot(self, sid: int) -> BlankSpot | None:
@@ -480,15 +534,19 @@ class LazyDFA:
         return spot
 
     def _blank_spot(self, sid: int) -> BlankSpot | None:
+        if self._tables is not None:
+            found = self._tables.blank_spot(self, sid)
+            return None if found is None else BlankSpot(*found)
         nfa = self.nfa
-        states, classes = self._keys[sid]
         if self.arrays.exits[sid]:
             return None
+        classes = self.classes(sid)
         for rid, count in classes:
             region = nfa.regions[rid]
             if not region.blank or count == MID:
                 continue
             (unit,) = region.units
+            states = self.nfa_states(sid)
             if unit not in states or (region.high is not None and count >= region.high):
                 continue
             for state in states:
@@ -566,7 +624,7 @@ class LazyDFA:
             return nxt, counts
         new = dict(counts)
         if step is not None:
-            before = dict(self._keys[sid][1])
+            before = dict(self._states[sid][1])
             for region in step.incs:
                 if region in new:
                     new[region] += 1
@@ -576,7 +634,7 @@ class LazyDFA:
             for region in step.resets:
                 new[region] = 0
         regions = self.nfa.regions
-        classes = self._keys[nxt][1]
+        classes = self._states[nxt][1]
         active = {r for r, _ in classes}
         new = {r: c for r, c in new.items() if r in active and (regions[r].high is not None or c < regions[r].low)}
         for r, cls in classes:  # a bounded region entered without a reset seen here: its class is exact
