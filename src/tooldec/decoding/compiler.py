@@ -92,6 +92,8 @@ class CompiledTail:
     dfa: LazyDFA
     nfa_states: int
     serial: int = 0
+    counted_states: int = 0
+    """How many DFA states the tail cache counted last (masking recounts it as the DFA grows)."""
 
     def __post_init__(self) -> None:
         self.serial = next(_SERIALS)

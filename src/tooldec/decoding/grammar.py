@@ -67,6 +67,8 @@ class Grammar:
     _pin_lock: threading.Lock
     _openers: list[OpenerTables]
     _alive: dict[tuple[int, str], bool]
+    owns_values: list[bool]
+    """Whether the compiler's caches hold values of this snapshot's own (under its serial)."""
 
     def __init__(self, tools: ToolSet | Iterable[ToolLike], vocab: Vocabulary, dialect: Dialect) -> None:
         made = Compiler.shared(vocab, dialect).compile(tools)
@@ -86,6 +88,7 @@ class Grammar:
         # fields): state numbers in masks cached by ``serial`` must name one automaton
         grammar._openers = [] if compiler.dialect.named_openers else [compiler.openers]
         grammar._alive = {}
+        grammar.owns_values = [False]  # a box, shared by copies (as ``_openers``)
         return grammar
 
     def __reduce__(self) -> tuple[Any, ...]:

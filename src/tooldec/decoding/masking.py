@@ -55,7 +55,7 @@ def mask_at(grammar: Grammar, pos: Position, start_ok: bool, follow_ok: bool) ->
         shared = ("tail", tail.serial, pos.state, follow_ok)
         found = compiler.masks.get(shared)  # the hit, kept free of the miss's work
         return found if found is not None else _own_or_made(
-            compiler.masks, shared, grammar.serial, functools.partial(_made_tail_mask, grammar, pos, tail, follow_ok))
+            compiler.masks, shared, grammar, functools.partial(_made_tail_mask, grammar, pos, tail, follow_ok))
     if isinstance(pos, Text) and not start_ok:
         key: tuple[object, ...] = (grammar.openers_owner, "text-closed", pos.state)
     else:
@@ -263,7 +263,7 @@ def _cross(grammar: Grammar, pos: Tail, dfa: LazyDFA, rows: np.ndarray, states: 
     rows_key, offsets_key = rows.astype(np.int64).tobytes(), offsets.astype(np.int64).tobytes()
     shared = (grammar.openers_owner, pos.form, follow_ok, rows_key, offsets_key, kinds)
     found = grammar.compiler.crossings.get(shared)
-    return found if found is not None else _own_or_made(grammar.compiler.crossings, shared, grammar.serial, functools.partial(
+    return found if found is not None else _own_or_made(grammar.compiler.crossings, shared, grammar, functools.partial(
         _judge_crossing, grammar, pos.form, rows, offsets, kinds, follow_ok, len(rows_key) * 2 + len(kinds)))
 
 
@@ -298,28 +298,34 @@ def _exit_verdict(grammar: Grammar, next_call: bool, form: int, rest: bytes, fol
     exits = grammar.compiler.exits
     shared = (grammar.openers_owner, next_call, form if next_call else -1, rest, follow_ok)
     found = exits.get(shared)
-    return found if found is not None else _own_or_made(exits, shared, grammar.serial, functools.partial(
+    return found if found is not None else _own_or_made(exits, shared, grammar, functools.partial(
         _judge_exit, grammar, next_call, form, rest, follow_ok))
 
 
-def _own_or_made(cache: BoundedCache[tuple[Any, ...], V], shared: tuple[Any, ...], serial: int,
+def _own_or_made(cache: BoundedCache[tuple[Any, ...], V], shared: tuple[Any, ...], grammar: Grammar,
                  make: Callable[[], tuple[V, bool]]) -> V:
     """After a miss under ``shared`` (kept for every snapshot): the value kept under
-    ``(serial, shared)`` (this snapshot's), else ``make()``'s value, kept under the second when
-    it depends on the snapshot's names (``make`` says whether) and under ``shared`` otherwise."""
-    found = cache.get((serial, shared))
+    ``(serial, shared)`` (the snapshot's own; looked for only once it has kept any), else
+    ``make()``'s value, kept under the second when it depends on the snapshot's names (``make``
+    says whether) and under ``shared`` otherwise."""
+    owns = grammar.owns_values
+    found = cache.get((grammar.serial, shared)) if owns[0] else None
     if found is None:
         value, depends = make()
-        found = cache.put((serial, shared) if depends else shared, value)
+        if depends and not owns[0]:
+            owns[0] = True  # (a benign race: a miss only makes the value again)
+        found = cache.put((grammar.serial, shared) if depends else shared, value)
     return found
 
 
 def _made_tail_mask(grammar: Grammar, pos: Tail, tail: CompiledTail, follow_ok: bool) -> tuple[Mask, bool]:
-    """:func:`_tail_mask`, and the tail's size accounted again if its DFA grew meanwhile (growth
-    while a cursor advances is counted by the next mask that expands a state)."""
-    states = tail.dfa.n_states
+    """:func:`_tail_mask`, and the tail's size accounted again once its DFA has grown by an eighth
+    (and 16 states) since it was last counted: the cache's count of a tail is never more than
+    that behind, without a recount for every new mask."""
     made = _tail_mask(grammar, pos, tail.dfa, follow_ok)
-    if tail.dfa.n_states != states:
+    states, counted = tail.dfa.n_states, tail.counted_states
+    if states >= counted + max(16, counted >> 3):
+        tail.counted_states = states
         grammar.compiler.tails.resize(tail.key)
     return made
 

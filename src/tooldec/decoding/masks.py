@@ -104,7 +104,9 @@ class Mask:
     def nbytes(self) -> int:
         extra = 0 if self._ids is None else int(self._ids.nbytes)
         extra += 0 if self._refused is None else int(self._refused[1].nbytes)
-        return int(self.packed.nbytes) + extra + sum(int(w.nbytes) for w in self._words.values()) + 120
+        if self._words:
+            extra += sum(int(w.nbytes) for w in self._words.values())
+        return int(self.packed.nbytes) + extra + 120
 
     @property
     def count(self) -> int:
