@@ -200,6 +200,7 @@ class LazyDFA:
         self._rows: dict[int, np.ndarray] = {}  # live rows (dead entries -1), made by row() when read
         self._strings: dict[int, StringSpot | None] = {}
         self._blanks: dict[int, BlankSpot | None] = {}
+        self._spots: dict[int, tuple[StringSpot | None, BlankSpot | None]] = {}
         self._short_steps: dict[int, tuple[int, int]] = {}
         with self.lock:
             states, classes, _ = self._closure([frag[0]], {})
@@ -484,6 +485,15 @@ class LazyDFA:
             return sid
         with self.lock:
             return self._intern(states, fixed)
+
+    def spots(self, sid: int) -> tuple[StringSpot | None, BlankSpot | None]:
+        """:meth:`string_spot` and :meth:`blank_spot` (the latter only where the former is
+        ``None``): what a mask asks first of a state, in one lookup."""
+        found = self._spots.get(sid)
+        if found is None:
+            spot = self.string_spot(sid)
+            found = self._spots[sid] = (spot, None if spot is not None else self.blank_spot(sid))
+        return found
 
     def string_spot(self, sid: int) -> StringSpot | None:
         """If ``sid`` is exactly a plain string's content at a character boundary, what the

@@ -29,7 +29,7 @@ from ..automata.dfa import LazyDFA
 from ..automata.json_schema import Style, Syntax
 from ..automata.nfa import NFA
 from ..caches import BoundedCache
-from ..dialects.base import Dialect
+from ..dialects.base import NEXT_CALL, Dialect
 from ..tokens import Vocabulary
 from ..tools import Tool, ToolLike, ToolSet
 from ..tools.schema import prepare_formats
@@ -91,6 +91,9 @@ class CompiledTail:
     key: tuple[str, int, bool]
     dfa: LazyDFA
     nfa_states: int
+    next_call: bool = False
+    """Whether the tail can hand over to another call (a list's separator): its states' distances
+    may then lead into the next call."""
     serial: int = 0
     counted_states: int = 0
     """How many DFA states the tail cache counted last (masking recounts it as the DFA grows)."""
@@ -234,7 +237,8 @@ class Compiler:
         if found is None:
             nfa = NFA()
             frag = self.dialect.call_tail(nfa, tool, form=form, next_call=chained)
-            built = CompiledTail(key, LazyDFA(nfa, frag, window=self.index.longest), nfa.size)
+            built = CompiledTail(key, LazyDFA(nfa, frag, window=self.index.longest), nfa.size,
+                                 NEXT_CALL in nfa.marks.values())
             with self._lock:
                 found = self._live_tails.setdefault(key, built)
         return self.tails.put(key, found)

@@ -322,7 +322,7 @@ def _made_tail_mask(grammar: Grammar, pos: Tail, tail: CompiledTail, follow_ok: 
     """:func:`_tail_mask`, and the tail's size accounted again once its DFA has grown by an eighth
     (and 16 states) since it was last counted: the cache's count of a tail is never more than
     that behind, without a recount for every new mask."""
-    made = _tail_mask(grammar, pos, tail.dfa, follow_ok)
+    made = _tail_mask(grammar, pos, tail, follow_ok)
     states, counted = tail.dfa.n_states, tail.counted_states
     if states >= counted + max(16, counted >> 3):
         tail.counted_states = states
@@ -367,17 +367,20 @@ def _bytes_after(dfa: LazyDFA, states: np.ndarray) -> np.ndarray:
     return after
 
 
-def _native_tail_mask(grammar: Grammar, pos: Tail, dfa: LazyDFA, follow_ok: bool) -> tuple[Mask, bool]:
+def _native_tail_mask(grammar: Grammar, pos: Tail, tail: CompiledTail, follow_ok: bool) -> tuple[Mask, bool]:
     """:func:`_tail_mask` outside strings and whitespace runs, by the compiled walk, which sets the
     tokens that end inside in the mask itself (a new tool's masks are mostly these: one NumPy pass
     per list of rows was most of their time); the tokens at an exit are judged as elsewhere."""
     index = grammar.compiler.index
+    dfa = tail.dfa
     got = native_mask(index, dfa, pos.state)
-    crossing = _cross(grammar, pos, dfa, got.exit_rows, got.exit_states, got.exit_offsets, follow_ok)
     ids = got.ended_ids  # sorted
     max_after = got.max_dist
-    if got.end_states.size and NEXT_CALL in dfa.nfa.marks.values():  # some may owe the next call (FAR)
-        max_after = int(_bytes_after(dfa, got.end_states.astype(np.int64)).max())
+    if tail.next_call and got.end_states:  # some may owe the next call (FAR)
+        max_after = int(_bytes_after(dfa, np.frombuffer(got.end_states, np.int32).astype(np.int64)).max())
+    if not got.exit_rows.size:  # (the ids are kept when no larger than the bits, as Mask.from_ids keeps them)
+        return Mask(got.packed, max_after, _ids=ids if ids.size <= index.words * 4 else None, _count=int(ids.size)), False
+    crossing = _cross(grammar, pos, dfa, got.exit_rows, got.exit_states, got.exit_offsets, follow_ok)
     if crossing.ok.any():
         extra = index.ids[got.exit_rows[crossing.ok]].astype(np.int64)
         np.bitwise_or.at(got.packed, extra >> 3, np.left_shift(1, extra & 7).astype(np.uint8))
@@ -387,13 +390,14 @@ def _native_tail_mask(grammar: Grammar, pos: Tail, dfa: LazyDFA, follow_ok: bool
     return Mask(got.packed, max_after, _ids=ids if listed else None, _count=int(ids.size)), crossing.depends
 
 
-def _tail_mask(grammar: Grammar, pos: Tail, dfa: LazyDFA, follow_ok: bool) -> tuple[Mask, bool]:
-    """The mask at a tail position of ``dfa`` and whether it depends on the inventory's names."""
+def _tail_mask(grammar: Grammar, pos: Tail, tail: CompiledTail, follow_ok: bool) -> tuple[Mask, bool]:
+    """The mask at a tail position and whether it depends on the inventory's names."""
     compiler = grammar.compiler
     index = compiler.index
-    spot = dfa.string_spot(pos.state)
-    if spot is None and NATIVE and dfa.blank_spot(pos.state) is None:
-        return _native_tail_mask(grammar, pos, dfa, follow_ok)
+    dfa = tail.dfa
+    spot, blank = dfa.spots(pos.state)
+    if spot is None and NATIVE and blank is None:
+        return _native_tail_mask(grammar, pos, tail, follow_ok)
     if spot is None:
         walk = walk_state(index, dfa, pos.state, compiler.blank_table)
         crossing = _cross(grammar, pos, dfa, walk.exit_rows, walk.exit_states, walk.exit_offsets, follow_ok)

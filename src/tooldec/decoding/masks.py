@@ -76,7 +76,7 @@ class Mask:
     _ids: np.ndarray | None = field(default=None, repr=False)
     _count: int = field(default=-1, repr=False)
     _refused: tuple[int, np.ndarray] | None = field(default=None, repr=False)
-    _words: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
+    _words: dict[int, np.ndarray] | None = field(default=None, repr=False)
 
     @classmethod
     def from_ids(cls, ids: np.ndarray, words: int, max_after: int = 0) -> Mask:
@@ -164,6 +164,8 @@ class Mask:
         own = self.packed.view(np.int32)
         if own.size == n:
             return own
+        if self._words is None:
+            self._words = {}
         row = self._words.get(n)
         if row is None:
             row = np.zeros(n, dtype=np.int32)

@@ -17,6 +17,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from types import ModuleType
+from typing import NamedTuple
 
 import numpy as np
 
@@ -106,13 +107,12 @@ def native_walk(index: TokenIndex, dfa: LazyDFA, state: int, skip: np.ndarray | 
             np.frombuffer(out[3], np.int32), np.frombuffer(out[4], np.int64))
 
 
-@dataclass(frozen=True)
-class TrieMask:
+class TrieMask(NamedTuple):
     """:func:`native_mask`'s answer: the tokens that end inside as a mask, and those at an exit."""
 
     packed: np.ndarray  # uint8, the mask layout (see ``masks.Mask``)
     ended_ids: np.ndarray  # int32, sorted: the ids set in ``packed``
-    end_states: np.ndarray  # int32: the distinct states they end in
+    end_states: bytes  # int32: the distinct states they end in
     max_dist: int  # the largest distance to acceptance among ``end_states`` (0 if none)
     exit_rows: np.ndarray
     exit_states: np.ndarray
@@ -124,13 +124,21 @@ def native_mask(index: TokenIndex, dfa: LazyDFA, state: int) -> TrieMask:
     in a packed mask by the walk itself rather than listed by row: the common tail mask, without
     a NumPy pass per list. ``packed`` is a fresh writable array. Needs the extension."""
     assert _native is not None
-    t = trie(index)
     with dfa.lock:
-        out = _native.walk(t.labels, t.ends, t.los, t.nends, index.sorted_rows, dfa, None, state, index.ids, index.words)
-    exits = (np.frombuffer(out[4], np.int64), np.frombuffer(out[5], np.int32), np.frombuffer(out[6], np.int64)) \
-        if out[4] else _NO_EXITS
-    return TrieMask(np.frombuffer(out[0], np.uint8), np.frombuffer(out[1], np.int32), np.frombuffer(out[2], np.int32),
-                    out[3], *exits)
+        out = _native.walk(*_walk_args(index), dfa, None, state, index.ids, index.words)
+    if out[4]:
+        return TrieMask(np.frombuffer(out[0], np.uint8), np.frombuffer(out[1], np.int32), out[2], out[3],
+                        np.frombuffer(out[4], np.int64), np.frombuffer(out[5], np.int32), np.frombuffer(out[6], np.int64))
+    return TrieMask(np.frombuffer(out[0], np.uint8), np.frombuffer(out[1], np.int32), out[2], out[3], *_NO_EXITS)
+
+
+def _walk_args(index: TokenIndex) -> tuple[bytes, bytes, bytes, bytes, np.ndarray]:
+    """The trie's arrays and the sorted rows, as the walk takes them (kept with the index)."""
+    found: tuple[bytes, bytes, bytes, bytes, np.ndarray] | None = index.extras.get("walk-args")
+    if found is None:
+        t = trie(index)
+        found = index.extra("walk-args", lambda: (t.labels, t.ends, t.los, t.nends, index.sorted_rows))
+    return found
 
 
 _NO_EXITS = (np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int64))
