@@ -537,10 +537,47 @@ done:
     return result;
 }
 
+/* pack(ids, words) -> (packed, count, increasing): the bits of the int32 token ids (any order,
+ * repeats allowed) in a fresh bytearray of ``words`` little-endian 32-bit words, how many distinct
+ * ids were set, and whether the ids were strictly increasing. */
+static PyObject *pack(PyObject *self, PyObject *args) {
+    Py_buffer ids;
+    Py_ssize_t words;
+    if (!PyArg_ParseTuple(args, "y*n", &ids, &words)) return NULL;
+    PyObject *packed = NULL, *result = NULL;
+    if (ids.len % 4 || words < 0) {
+        PyErr_SetString(PyExc_ValueError, "pack: ids must be int32 and words >= 0");
+        goto done;
+    }
+    if (!(packed = PyByteArray_FromStringAndSize(NULL, words * 4))) goto done;
+    uint32_t *bits = (uint32_t *)PyByteArray_AS_STRING(packed);
+    memset(bits, 0, words * 4);
+    const int32_t *at = ids.buf;
+    Py_ssize_t n = ids.len / 4, count = 0;
+    int increasing = 1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int32_t id = at[i];
+        if (i && id <= at[i - 1]) increasing = 0;
+        if (id < 0 || id >= words * 32) {
+            PyErr_SetString(PyExc_ValueError, "pack: a token id past the mask's words");
+            goto done;
+        }
+        uint32_t bit = (uint32_t)1 << (id & 31);
+        count += !(bits[id >> 5] & bit);
+        bits[id >> 5] |= bit;
+    }
+    result = Py_BuildValue("(OnO)", packed, count, increasing ? Py_True : Py_False);
+done:
+    Py_XDECREF(packed);
+    PyBuffer_Release(&ids);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"build_trie", build_trie, METH_VARARGS, "The byte trie of tokens sorted by bytes (see the module source)."},
     {"walk", walk, METH_VARARGS, "The trie walked through a DFA from a frontier (see the module source)."},
     {"names_walk", names_walk, METH_VARARGS, "The tokens allowed at a tool name position (see the module source)."},
+    {"pack", pack, METH_VARARGS, "A packed mask of token ids (see the module source)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -12,7 +12,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .trie_walk import _native
+
 __all__ = ["Mask", "allocate_token_bitmask", "apply_token_bitmask_inplace", "bitmask_words", "unpack_bitmask"]
+
+_pack = None if _native is None else _native.pack
 
 
 def bitmask_words(vocab_size: int) -> int:
@@ -81,11 +85,16 @@ class Mask:
     @classmethod
     def from_ids(cls, ids: np.ndarray, words: int, max_after: int = 0) -> Mask:
         """The mask of ``ids`` (any order, repeats allowed), its count known without unpacking."""
-        ids = np.asarray(ids, dtype=np.int64)
+        ids = np.asarray(ids)
         if ids.size > words * 4:  # dense: set flags and pack them
             flags = np.zeros(words * 32, dtype=bool)
             flags[ids] = True
             return cls(np.packbits(flags, bitorder="little"), max_after, _count=int(np.count_nonzero(flags)))
+        if _pack is not None:  # the compiled module's loop: the NumPy passes were most of a small mask's cost
+            ids = ids if ids.dtype == np.int32 else ids.astype(np.int32)
+            bits, count, increasing = _pack(np.ascontiguousarray(ids), words)
+            return cls(np.frombuffer(bits, np.uint8), max_after, _ids=ids if increasing else np.unique(ids), _count=count)
+        ids = ids.astype(np.int64)
         if ids.size > 1 and not bool(np.all(ids[1:] > ids[:-1])):
             ids = np.unique(ids)
         packed = np.zeros(words * 4, dtype=np.uint8)
