@@ -449,9 +449,9 @@ def _tail_mask(grammar: Grammar, pos: Tail, tail: CompiledTail, follow_ok: bool)
         depends = crossing.depends
     closing_ok = fits & ok_rep[string.rest_of]
     closing_ids = index.ids[string.closing_rows[closing_ok]]
-    mask = Mask.union(parts, index.words)
+    mask = Mask(parts[0].copy())
     if closing_ids.size:
-        mask.packed |= Mask.from_ids(closing_ids, index.words).packed
+        mask.packed |= Mask.from_ids(closing_ids, index.words, unique=False).packed
     inside_after = 0
     if string.final_set.size:
         owed = 0 if count == MID else max(0, spot.low - count)

@@ -83,8 +83,9 @@ class Mask:
     _words: dict[int, np.ndarray] | None = field(default=None, repr=False)
 
     @classmethod
-    def from_ids(cls, ids: np.ndarray, words: int, max_after: int = 0) -> Mask:
-        """The mask of ``ids`` (any order, repeats allowed), its count known without unpacking."""
+    def from_ids(cls, ids: np.ndarray, words: int, max_after: int = 0, *, unique: bool = True) -> Mask:
+        """The mask of ``ids`` (any order, repeats allowed), its count known without unpacking;
+        ``unique=False``: the bits are all the caller wants (ids out of order are not listed)."""
         ids = np.asarray(ids)
         if ids.size > words * 4:  # dense: set flags and pack them
             flags = np.zeros(words * 32, dtype=bool)
@@ -93,7 +94,8 @@ class Mask:
         if _pack is not None:  # the compiled module's loop: the NumPy passes were most of a small mask's cost
             ids = ids if ids.dtype == np.int32 else ids.astype(np.int32)
             bits, count, increasing = _pack(np.ascontiguousarray(ids), words)
-            return cls(np.frombuffer(bits, np.uint8), max_after, _ids=ids if increasing else np.unique(ids), _count=count)
+            listed = ids if increasing else np.unique(ids) if unique else None
+            return cls(np.frombuffer(bits, np.uint8), max_after, _ids=listed, _count=count)
         ids = ids.astype(np.int64)
         if ids.size > 1 and not bool(np.all(ids[1:] > ids[:-1])):
             ids = np.unique(ids)
