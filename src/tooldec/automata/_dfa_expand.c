@@ -1243,8 +1243,14 @@ static PyMethodDef methods[] = {
 
 /* -- string and whitespace spots (dfa.py's _string_spot and _blank_spot) ------------------------ */
 
-/* ``sid``'s NFA states (sorted, into t->out) and classes (into t->cls), and the DFA's arrays now. */
-static Py_ssize_t spot_state(Tables *t, PyObject *dfa, long sid) {
+/* The (dfa, sid) asked about: ``sid``'s NFA states (sorted, into t->out; their count returned) and
+ * classes (into t->cls), and the DFA's arrays as they are now. */
+static Py_ssize_t spot_state(Tables *t, PyObject *args, PyObject **dfa_out, long *sid_out) {
+    PyObject *dfa;
+    long sid;
+    if (!PyArg_ParseTuple(args, "Ol", &dfa, &sid)) return -1;
+    *dfa_out = dfa;
+    *sid_out = sid;
     if (sid < 0 || sid >= t->n_keys) { PyErr_SetString(PyExc_IndexError, "no such state"); return -1; }
     if (arrays_now(t, dfa) < 0) return -1;
     return stored_key(t, sid, t->out, &t->cls);
@@ -1273,8 +1279,7 @@ static PyObject *tables_string_spot(PyObject *self, PyObject *args) {
     Tables *t = (Tables *)self;
     PyObject *dfa;
     long sid;
-    if (!PyArg_ParseTuple(args, "Ol", &dfa, &sid)) return NULL;
-    Py_ssize_t n = spot_state(t, dfa, sid);
+    Py_ssize_t n = spot_state(t, args, &dfa, &sid);
     if (n < 0) return NULL;
     for (Py_ssize_t c = 0; c < t->cls.n; c++) {
         int32_t r = t->cls.items[c].region, unit = t->unit[r], quote = t->quote[r];
@@ -1304,8 +1309,7 @@ static PyObject *tables_blank_spot(PyObject *self, PyObject *args) {
     Tables *t = (Tables *)self;
     PyObject *dfa;
     long sid;
-    if (!PyArg_ParseTuple(args, "Ol", &dfa, &sid)) return NULL;
-    Py_ssize_t n = spot_state(t, dfa, sid);
+    Py_ssize_t n = spot_state(t, args, &dfa, &sid);
     if (n < 0) return NULL;
     if (((uint8_t *)t->view.exits.buf)[sid]) Py_RETURN_NONE;
     for (Py_ssize_t c = 0; c < t->cls.n; c++) {

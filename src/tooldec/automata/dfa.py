@@ -18,16 +18,15 @@ vectorised walks hold ``lock`` for their duration.
 
 from __future__ import annotations
 
-import os
 import random
 import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from types import ModuleType
 from typing import Protocol
 
 import numpy as np
 
+from ..native import compiled
 from .costs import MID, Costs, region_chains
 from .gcpause import collector_paused
 from .nfa import BLANK_RANGES, NFA, Frag, Guard
@@ -38,17 +37,7 @@ __all__ = ["MID", "NATIVE", "SINK", "Arrays", "BlankSpot", "LazyDFA"]
 SINK = 0
 
 
-def _load() -> ModuleType | None:
-    if os.environ.get("TOOLDEC_NATIVE", "1") == "0":
-        return None
-    try:
-        from . import _dfa_expand
-    except ImportError:
-        return None
-    return _dfa_expand
-
-
-_native = _load()
+_native = compiled("tooldec.automata._dfa_expand")
 NATIVE = _native is not None
 """Whether states are expanded by the compiled subset construction (``_dfa_expand.c``, built by
 ``make setup``; decided once, at import). Without it (no C compiler at install, or

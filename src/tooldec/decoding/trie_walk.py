@@ -13,31 +13,20 @@ across threads); walks run under the DFA's lock.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from types import ModuleType
 from typing import NamedTuple
 
 import numpy as np
 
 from ..automata.dfa import LazyDFA
+from ..native import compiled
 from .token_index import TokenIndex
 
 __all__ = ["NATIVE", "Trie", "TrieMask", "native_mask", "native_names", "native_walk", "strings_trie", "trie", "walk_trie"]
 
 
-def _load() -> ModuleType | None:
-    if os.environ.get("TOOLDEC_NATIVE", "1") == "0":
-        return None
-    try:
-        from . import _trie_walk
-    except ImportError:
-        return None
-    return _trie_walk
-
-
-_native = _load()
+_native = compiled("tooldec.decoding._trie_walk")
 NATIVE = _native is not None
 """Whether masks use the compiled walk (decided once, at import)."""
 
