@@ -16,7 +16,11 @@ alone is timed (transformers' ``generate`` includes its prompt pass). Reported p
 per second each way, the time the generation loop spent masking per token (on llama.cpp, waiting
 for the mask the worker thread computed while the token was evaluated, picking, advancing), the
 worker's own mask time per token (beside the forward pass, not on its path while a core is free),
-and the overhead = the loop's masking time / generation time. Writes ``OUT/end_to_end.jsonl`` (one line per answer, appended), ``OUT/end_to_end.md`` and a PNG.
+and the overhead = the loop's masking time / generation time. On llama.cpp each tooldec answer is
+also decoded again without tooldec, token for token (the same forward passes, a plain pick):
+*tooldec's cost (paired)* = tooldec's time / that time - 1, which the two systems' tokens per
+second cannot show (their answers differ in length and content). Writes ``OUT/end_to_end.jsonl``
+(one line per answer, appended), ``OUT/end_to_end.md`` and a PNG.
 """
 
 from __future__ import annotations
@@ -32,6 +36,9 @@ from typing import Any
 _ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(_ROOT / "src"))
 
+import numpy as np  # noqa: E402
+
+from tooldec.backends.llamacpp import pick_token  # noqa: E402
 from tooldec.bench.datasets import bfcl_items, data_dir  # noqa: E402
 from tooldec.bench.experiments.bfcl import bfcl_schema  # noqa: E402
 from tooldec.bench.experiments.common import Session  # noqa: E402
@@ -66,9 +73,28 @@ def answer(session: Session, generator: Any, prompt: str, grammar: Grammar | Non
     generation = generator.generate(ids, max_new_tokens=max_new_tokens, grammar=grammar, tool_choice="required",
                                     stop_after_call=None)
     seconds = time.perf_counter() - start
-    return {"prompt_tokens": len(ids), "tokens": len(generation.ids), "seconds": seconds,
-            "masking_seconds": generation.masking_seconds, "masked_steps": generation.masked_steps,
-            "overlapped_seconds": generation.overlapped_seconds}
+    row = {"prompt_tokens": len(ids), "tokens": len(generation.ids), "seconds": seconds,
+           "masking_seconds": generation.masking_seconds, "masked_steps": generation.masked_steps,
+           "overlapped_seconds": generation.overlapped_seconds}
+    if grammar is not None and session.backend == "llamacpp":
+        row["replay_seconds"] = replay(session, generator, ids, generation.ids)
+    return row
+
+
+def replay(session: Session, generator: Any, prompt_ids: list[int], ids: list[int]) -> float:
+    """The seconds to decode ``ids`` again without tooldec, as the unconstrained loop does (a pick
+    from the logits, then the token evaluated), from the same prompt: the same forward passes as
+    tooldec's answer, so the two times differ only by what tooldec adds."""
+    session.model.reset()
+    generator.next_logits(prompt_ids)
+    rng = np.random.default_rng(0)
+    start = time.perf_counter()
+    generator._feed(prompt_ids)  # as generate() does: the prompt's last token evaluated again, for its logits
+    for i, token in enumerate(ids):
+        pick_token(generator._logits(), None, 0.0, rng)
+        if i + 1 < len(ids):
+            generator.model.eval([token])
+    return time.perf_counter() - start
 
 
 def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -82,6 +108,7 @@ def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         masking = sum(r["masking_seconds"] for r in held)
         overlapped = sum(r.get("overlapped_seconds", 0.0) for r in held)  # rows before the field: none
         seconds = sum(r["seconds"] for r in held)
+        replayed = [r["replay_seconds"] for r in held if "replay_seconds" in r]
         out.append({
             "pass": pass_, "answers": len(held),
             "unconstrained_tok_s": sum(r["tokens"] for r in free) / sum(r["seconds"] for r in free),
@@ -89,6 +116,9 @@ def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "masking_ms_per_token": 1000 * masking / max(tokens, 1),
             "overlapped_ms_per_token": 1000 * overlapped / max(tokens, 1),
             "overhead_pct": 100 * masking / seconds,
+            # the same answers decoded again without tooldec (llama.cpp): the paired cost of tooldec
+            "replay_tok_s": tokens / sum(replayed) if len(replayed) == len(held) and held else None,
+            "paired_overhead_pct": 100 * (seconds / sum(replayed) - 1) if len(replayed) == len(held) and held else None,
         })
     return out
 
@@ -96,11 +126,15 @@ def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def table(setup: dict[str, Any], summary: list[dict[str, Any]]) -> str:
     lines = [f"{setup['model']} on {setup['backend']} ({setup['machine']}), {setup['items']} BFCL questions, "
              f"greedy, up to {setup['max_new_tokens']} new tokens",
-             "", "| pass | answers | unconstrained tok/s | tooldec tok/s | masking ms/token | on the worker ms/token | overhead |",
-             "| --- | --- | --- | --- | --- | --- | --- |"]
+             "", "| pass | answers | unconstrained tok/s | tooldec tok/s | same tokens without tooldec tok/s | "
+             "tooldec's cost (paired) | masking ms/token | on the worker ms/token | overhead (loop) |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for s in summary:
+        replay = "–" if s.get("replay_tok_s") is None else f"{s['replay_tok_s']:.1f}"
+        paired = "–" if s.get("paired_overhead_pct") is None else f"{s['paired_overhead_pct']:+.2f}%"
         lines.append(f"| {s['pass']} | {s['answers']} | {s['unconstrained_tok_s']:.1f} | {s['tooldec_tok_s']:.1f} | "
-                     f"{s['masking_ms_per_token']:.2f} | {s['overlapped_ms_per_token']:.2f} | {s['overhead_pct']:.2f}% |")
+                     f"{replay} | {paired} | {s['masking_ms_per_token']:.2f} | {s['overlapped_ms_per_token']:.2f} | "
+                     f"{s['overhead_pct']:.2f}% |")
     return "\n".join(lines)
 
 
