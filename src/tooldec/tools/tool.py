@@ -24,6 +24,7 @@ from tooldec.caches import BoundedCache
 from tooldec.errors import InvalidToolNameError, ToolNotCallableError, ToolRegistrationError
 from tooldec.tools.callables import Converter, argument_converters, function_schema
 from tooldec.tools.dicts import dict_schema
+from tooldec.tools.keys import dict_keys, value_key
 from tooldec.tools.schema import normalize_schema
 
 if TYPE_CHECKING:
@@ -81,36 +82,21 @@ class _Schemas:
 
 
 # Schemas read before by the schema as written, and tools by their dict, both keyed by marshal
-# bytes (see ``_value_key``) and bounded by the bytes they hold.
+# bytes (see :mod:`.keys`) and bounded by the bytes they hold.
 _schemas: BoundedCache[tuple[bytes, bool], _Schemas] = BoundedCache(8 * 2**20, sizer=lambda found: found.nbytes)
 _dict_tools: BoundedCache[bytes, tuple[Tool, int]] = BoundedCache(8 * 2**20, sizer=lambda found: found[1])
 
 
-def _value_key(value: Any) -> bytes | None:
-    """A cache key for a plain value (dicts, lists, strings, numbers, booleans, ``None``): its
-    ``marshal`` bytes, ``None`` for what marshal cannot write (objects, subclasses, cycles).
-
-    Equal bytes decode to equal values of the same types (``True``, ``1`` and ``1.0`` differ);
-    equal values written apart (another key order) only miss. Format 2 has no back-references, so
-    the bytes do not depend on which strings happen to be one object. Several times quicker to
-    make than a JSON encoding (see *same tools again* in docs/RESULTS.md).
-    """
-    try:
-        return marshal.dumps(value, 2)
-    except ValueError:
-        return None
-
-
 def _normalized(parameters: Any, tool: str, openapi: bool) -> tuple[dict[str, Any], str | None, dict[str, Any] | None]:
     """The normalized schema, its hash and a copy of the schema as written (``None`` for what
-    ``_value_key`` cannot encode), from a bounded cache keyed by the schema's marshal bytes.
+    ``value_key`` cannot encode), from a bounded cache keyed by the schema's marshal bytes.
 
     Registering many tools that share schemas (an inventory built from a few hundred shapes, a
     server that gets the same tool list with every request) pays the normalizer once per schema,
     and the tools share the two dicts (read-only, as the ``Tool`` is): no copy per tool. Only
     successes are cached (errors name the tool). Thread-safe.
     """
-    written = _value_key(parameters)
+    written = value_key(parameters)
     if written is None:
         return normalize_schema(parameters, tool=tool, openapi=openapi), None, None
     found = _schemas.get((written, openapi))
@@ -124,7 +110,7 @@ def _normalized(parameters: Any, tool: str, openapi: bool) -> tuple[dict[str, An
 
 
 def _dict_tool(key: bytes, make: Callable[[], Tool]) -> Tool:
-    """The ``Tool`` of a tool dict whose ``_value_key`` is ``key``, shared by every later dict
+    """The ``Tool`` of a tool dict whose ``value_key`` is ``key``, shared by every later dict
     with the same content.
 
     A server gets the same tool list, as fresh dicts, with every request: this turns its
@@ -275,11 +261,11 @@ class Tool:
         Equal dicts (same types, same key order) give the same ``Tool`` object (a bounded cache), so treat
         its ``parameters`` and ``source_parameters`` as read-only.
         """
-        return cls._from_dict(spec, _value_key(spec) if cls is Tool else None)
+        return cls._from_dict(spec, value_key(spec) if cls is Tool else None)
 
     @classmethod
     def _from_dict(cls, spec: Mapping[str, Any], key: bytes | None) -> Tool:
-        """``from_dict`` with the dict's ``_value_key`` made already (``None``: not cached)."""
+        """``from_dict`` with the dict's ``value_key`` made already (``None``: not cached)."""
         def make() -> Tool:
             name, description, parameters = dict_schema(spec)
             return cls(name, description, dict(parameters) if isinstance(parameters, Mapping) else parameters)
@@ -303,7 +289,7 @@ class Tool:
     def dict_keys(cls, objs: Sequence[object]) -> list[bytes | None]:
         """Each plain tool dict's cache key, its ``marshal`` bytes (``None`` for anything else, and
         for subclasses, which may read a dict otherwise): what :meth:`coerce_all` looks tools up by."""
-        return [_value_key(obj) if type(obj) is dict else None for obj in objs] if cls is Tool else [None] * len(objs)
+        return dict_keys(objs) if cls is Tool else [None] * len(objs)
 
     @classmethod
     def coerce_all(cls, objs: Iterable[object], keys: list[bytes | None] | None = None) -> Iterator[Tool]:
