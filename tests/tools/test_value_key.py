@@ -91,3 +91,51 @@ def test_without_the_extension_keys_are_marshal_s(monkeypatch: pytest.MonkeyPatc
     value = {"name": "f", "parameters": {"type": "object", "properties": {"é": {"type": "integer"}}}}
     assert keys.value_key(value) == marshal.dumps(value, 2)
     assert keys.value_key({"a": Text("s")}) is None
+
+
+def python_list_key(values: list[Any], monkeypatch: pytest.MonkeyPatch) -> keys.ListKey | None:
+    with monkeypatch.context() as patch:
+        patch.setattr(keys, "_native", None)
+        patch.setattr(keys, "_native_list", None)
+        return keys.list_key(values)
+
+
+def test_a_list_key_is_its_dicts_keys_sorted_and_joined_whatever_the_order(data_dir: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    specs = [spec for load in (bfcl_tools, kamel_tools) for spec in load(data_dir)][:300]
+    specs += [dict(specs[0])]  # an equal dict twice: ties keep the list's order
+    listed = keys.list_key(specs)
+    assert listed is not None and listed == python_list_key(specs, monkeypatch)
+    assert listed.keys() == keys.dict_keys(specs) == [marshal.dumps(spec, 2) for spec in specs]
+    assert listed.data == b"".join(sorted(marshal.dumps(spec, 2) for spec in specs))
+    assert sorted(listed.order) == list(range(len(specs))) and listed.ends[-1] == len(listed.data)
+    shuffled = json.loads(json.dumps(specs[::-1]))
+    again = keys.list_key(shuffled)
+    assert again is not None and again.data == listed.data and again.keys() == keys.dict_keys(shuffled)
+    assert keys.list_key([]) == keys.ListKey(b"", [], [])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.dictionaries(st.text(max_size=3), JSON, max_size=3), max_size=6))
+def test_list_keys_of_random_dicts_agree_with_and_without_the_extension(values: list[dict[str, Any]]) -> None:
+    with pytest.MonkeyPatch.context() as patch:
+        listed = keys.list_key(values)
+        patch.setattr(keys, "_native", None)
+        patch.setattr(keys, "_native_list", None)
+        assert listed == keys.list_key(values)
+    assert listed is not None and listed.keys() == [marshal.dumps(v, 2) for v in values]
+
+
+def test_a_list_with_anything_but_plain_dicts_has_no_list_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    tool = {"name": "f", "parameters": {"type": "object"}}
+    for values in ([tool, "f"], [tool, Text("s")], [tool, {"x": Text("s")}], [tool, {"x": cycle()}]):
+        assert keys.list_key(values) is None and python_list_key(values, monkeypatch) is None
+    with_tuple = [tool, {"name": "g", "enum": (1, 2)}]  # not JSON, but marshal writes it: keyed by marshal
+    listed = keys.list_key(with_tuple)
+    assert listed is not None and listed.keys() == [marshal.dumps(v, 2) for v in with_tuple]
+
+
+def cycle() -> list[Any]:
+    found: list[Any] = []
+    found.append(found)
+    return found

@@ -16,23 +16,29 @@ from __future__ import annotations
 import marshal
 import os
 from collections.abc import Callable, Sequence
-from typing import Any
+from dataclasses import dataclass
+from itertools import accumulate
+from types import ModuleType
+from typing import Any, cast
 
-__all__ = ["NATIVE", "dict_keys", "value_key"]
+__all__ = ["NATIVE", "ListKey", "dict_keys", "list_key", "value_key"]
 
 
-def _load() -> Callable[[Any], bytes | None] | None:
+def _load() -> ModuleType | None:
     if os.environ.get("TOOLDEC_NATIVE", "1") == "0":
         return None
     try:
-        from ._value_key import dumps
+        from . import _value_key
     except ImportError:
         return None
-    return dumps
+    return _value_key
 
 
-_native = _load()
-NATIVE = _native is not None
+_module = _load()
+_native: Callable[[Any], bytes | None] | None = _module.dumps if _module is not None else None
+_native_list: Callable[[list[object]], tuple[bytes, list[int], list[int]] | None] | None = (
+    _module.list_key if _module is not None else None)
+NATIVE = _module is not None
 """Whether keys come from the compiled writer (decided once, at import)."""
 
 
@@ -59,3 +65,45 @@ def dict_keys(values: Sequence[object]) -> list[bytes | None]:
     if None in found:
         found = [key if key is not None or type(v) is not dict else value_key(v) for key, v in zip(found, values)]
     return found
+
+
+@dataclass(frozen=True)
+class ListKey:
+    """The key of a list of dicts whatever its order: their ``value_key`` bytes sorted and joined
+    (marshal bytes are self-delimiting, so the join is unambiguous); for each sorted key, the
+    item it is the key of (``order``) and where it ends in the join (``ends``)."""
+
+    data: bytes
+    order: list[int]
+    ends: list[int]
+
+    def keys(self) -> list[bytes]:
+        """Each item's key, in the list's order (what a list seen for the first time looks its
+        dicts up by)."""
+        out = [b""] * len(self.order)
+        start = 0
+        for i, end in zip(self.order, self.ends):
+            out[i] = self.data[start:end]
+            start = end
+        return out
+
+
+def list_key(values: Sequence[object]) -> ListKey | None:
+    """The :class:`ListKey` of ``values``, ``None`` unless each is a dict ``value_key`` writes.
+
+    The extension writes the dicts into one buffer and sorts them there (a request's tool list
+    seen before costs this and one lookup: no bytes object per dict, no sort in Python); the
+    same key, from ``dict_keys``, where it is absent or leaves a value to marshal.
+    """
+    if _native_list is not None and type(values) is list:
+        found = _native_list(values)
+        if found is not None:
+            return ListKey(*found)
+    if not all(type(v) is dict for v in values):
+        return None
+    keys = dict_keys(values)
+    if None in keys:
+        return None
+    present = cast(list[bytes], keys)
+    order = sorted(range(len(present)), key=present.__getitem__)
+    return ListKey(b"".join(map(present.__getitem__, order)), order, list(accumulate(len(present[i]) for i in order)))

@@ -292,7 +292,7 @@ class Tool:
         return dict_keys(objs) if cls is Tool else [None] * len(objs)
 
     @classmethod
-    def coerce_all(cls, objs: Iterable[object], keys: list[bytes | None] | None = None) -> Iterator[Tool]:
+    def coerce_all(cls, objs: Iterable[object], keys: Sequence[bytes | None] | None = None) -> Iterator[Tool]:
         """``coerce`` of each of ``objs`` in turn; the tool dicts seen before are looked up together.
 
         A server gets the same tool list with every request: its dicts' keys are made in one

@@ -15,11 +15,12 @@ from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Union, cast
+from typing import TYPE_CHECKING, Any, Union
 
 from tooldec.automata.gcpause import collector_paused
 from tooldec.caches import BoundedCache
 from tooldec.errors import DuplicateToolError, ToolNotFoundError
+from tooldec.tools.keys import list_key
 from tooldec.tools.tool import Tool
 
 if TYPE_CHECKING:
@@ -39,7 +40,7 @@ def inventory_digest(entries: Iterable[str]) -> str:
 
 @dataclass(frozen=True)
 class _Registered:
-    """A tool list registered before: its tools in its canonical order (see :func:`_canonical`),
+    """A tool list registered before: its tools in the order of its key (``keys.ListKey``),
     the set's sorted entries and names, their :func:`inventory_digest`, and the bytes of its key
     (what the cache counts)."""
 
@@ -55,19 +56,6 @@ class _Registered:
 # of the keys (the tools are shared with ``Tool``'s own caches); only successes are kept.
 # Thread-safe; the values are immutable.
 _registered_lists: BoundedCache[bytes, _Registered] = BoundedCache(16 * 2**20, sizer=lambda found: found.nbytes)
-
-
-def _canonical(keys: list[bytes | None]) -> tuple[list[int], bytes] | None:
-    """The order that sorts a tool list's dict keys (``Tool.dict_keys``), and the list's key: those
-    keys in that order, joined. The same dicts in any order get the same key, from the keys the
-    per-dict lookup needs anyway (marshal bytes are self-delimiting, so the join is unambiguous).
-    ``None`` if an item is not a plain dict.
-    """
-    if None in keys:
-        return None
-    present = cast(list[bytes], keys)
-    order = sorted(range(len(present)), key=present.__getitem__)
-    return order, b"".join(map(present.__getitem__, order))
 
 
 @dataclass(frozen=True)
@@ -125,26 +113,26 @@ class ToolSet:
         self._names: list[bytes] = []
         self._seen: tuple[_Registered, list[int]] | None = None
         objs = list(tools)
-        keys = Tool.dict_keys(objs)
-        canonical = _canonical(keys)
-        found = _registered_lists.get(canonical[1]) if canonical is not None else None
-        if canonical is not None and found is not None:  # seen before: the same tools, in this list's order,
-            self._seen = (found, canonical[0])  # laid out on first use (see _own): compiling needs
+        listed = list_key(objs)  # None unless every item is a plain tool dict
+        found = _registered_lists.get(listed.data) if listed is not None else None
+        if listed is not None and found is not None:  # seen before: the same tools, in this list's order,
+            self._seen = (found, listed.order)  # laid out on first use (see _own): compiling needs
             self._version = len(objs)  # only the digest, and touching a thousand tools is most of
             self._digest = (self._version, found.digest)  # a millisecond of cache misses
             return
+        keys = listed.keys() if listed is not None else Tool.dict_keys(objs)
         with collector_paused():  # thousands of small dicts, no cycles: the collector's passes
             for tool in Tool.coerce_all(objs, keys):  # would walk the growing heap again and again
                 self._put(tool)
         entries = sorted(tool.inventory_entry for tool in self._tools.values())  # one sort for all
         self._entries = entries
         self._names = [entry[: entry.index("\0")].encode() for entry in entries]
-        if canonical is not None and objs:
+        if listed is not None and objs:
             made = list(self._tools.values())
             digest = inventory_digest(entries)
             self._digest = (self._version, digest)
-            _registered_lists.put(canonical[1], _Registered(
-                tuple(made[i] for i in canonical[0]), tuple(entries), tuple(self._names), digest, len(canonical[1])))
+            _registered_lists.put(listed.data, _Registered(
+                tuple(made[i] for i in listed.order), tuple(entries), tuple(self._names), digest, len(listed.data)))
 
     def _own(self) -> dict[str, Tool]:
         """The tools by name; a set made from a list seen before lays them out here, once.
