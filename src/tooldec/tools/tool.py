@@ -16,7 +16,7 @@ import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from jsonschema import Draft202012Validator
 
@@ -71,14 +71,21 @@ def _format_checker() -> Any:
 
 @dataclass(frozen=True)
 class _Schemas:
-    """A schema as written, read once: its normalized form and hash, and its copy (the source
-    for prompts), shared by every tool registered with an equal schema; ``nbytes`` is the marshal
-    bytes of the two, what the cache counts."""
+    """A schema as written, read once: its normalized form and hash, and its marshal bytes (a
+    snapshot of the caller's dict, the source for prompts), shared by every tool registered with
+    an equal schema; ``nbytes`` is the marshal bytes of the two, what the cache counts."""
 
     normalized: dict[str, Any]
     digest: str
-    source: dict[str, Any]
+    written: bytes
     nbytes: int
+
+    @functools.cached_property
+    def source(self) -> dict[str, Any]:
+        """The schema as written, decoded from its bytes on first read: most registered tools
+        never show their schema (a deep copy per schema was a tenth of registering one).
+        Reads from several threads at once may decode it twice; both copies are equal."""
+        return cast(dict[str, Any], marshal.loads(self.written))
 
 
 # Schemas read before by the schema as written, and tools by their dict, both keyed by marshal
@@ -87,26 +94,41 @@ _schemas: BoundedCache[tuple[bytes, bool], _Schemas] = BoundedCache(8 * 2**20, s
 _dict_tools: BoundedCache[bytes, tuple[Tool, int]] = BoundedCache(8 * 2**20, sizer=lambda found: found[1])
 
 
-def _normalized(parameters: Any, tool: str, openapi: bool) -> tuple[dict[str, Any], str | None, dict[str, Any] | None]:
-    """The normalized schema, its hash and a copy of the schema as written (``None`` for what
-    ``value_key`` cannot encode), from a bounded cache keyed by the schema's marshal bytes.
+def _normalized(parameters: Any, tool: str, openapi: bool) -> tuple[dict[str, Any], _Schemas | None]:
+    """The normalized schema and, for what ``value_key`` can encode, the shared record of the
+    schema (its hash and a snapshot of it as written), from a bounded cache keyed by the
+    schema's marshal bytes.
 
     Registering many tools that share schemas (an inventory built from a few hundred shapes, a
     server that gets the same tool list with every request) pays the normalizer once per schema,
-    and the tools share the two dicts (read-only, as the ``Tool`` is): no copy per tool. Only
+    and the tools share the record (read-only, as the ``Tool`` is): no copy per tool. Only
     successes are cached (errors name the tool). Thread-safe.
     """
     written = value_key(parameters)
     if written is None:
-        return normalize_schema(parameters, tool=tool, openapi=openapi), None, None
+        return normalize_schema(parameters, tool=tool, openapi=openapi), None
     found = _schemas.get((written, openapi))
     if found is None:
         normalized = normalize_schema(parameters, tool=tool, openapi=openapi)
-        blob = marshal.dumps(normalized, 2)
-        source = marshal.loads(written)  # a deep copy of the caller's dict, faster than copy.deepcopy
+        blob = value_key(normalized)
+        assert blob is not None  # the normal form holds JSON values only
         found = _schemas.put((written, openapi), _Schemas(
-            normalized, hashlib.sha256(blob).hexdigest(), source, len(blob) + len(written)))
-    return found.normalized, found.digest, found.source
+            normalized, hashlib.sha256(blob).hexdigest(), written, len(blob) + len(written)))
+    return found.normalized, found
+
+
+class _Source:
+    """``Tool.source_parameters``: the schema given for it, or the shared snapshot of the schema
+    as written (:attr:`_Schemas.source`), decoded when first read."""
+
+    def __get__(self, tool: Tool | None, owner: type | None = None) -> dict[str, Any] | None:
+        if tool is None:
+            return None  # the field's default
+        found = tool.__dict__["_source"]
+        return found.source if type(found) is _Schemas else cast("dict[str, Any] | None", found)
+
+    def __set__(self, tool: Tool, value: dict[str, Any] | None) -> None:
+        tool.__dict__["_source"] = None if isinstance(value, _Source) else value  # the default is this object
 
 
 def _dict_tool(key: bytes, make: Callable[[], Tool]) -> Tool:
@@ -170,7 +192,7 @@ class Tool:
     description: str
     parameters: dict[str, Any]
     fn: Callable[..., Any] | None = None
-    source_parameters: dict[str, Any] | None = field(default=None, repr=False)
+    source_parameters: _Source = field(default=_Source(), repr=False)
     openapi: bool = field(default=False, repr=False, kw_only=True)
 
     def __post_init__(self) -> None:
@@ -181,16 +203,16 @@ class Tool:
         if self.fn is not None and not callable(self.fn):
             raise ToolRegistrationError(f"fn must be callable, got {type(self.fn).__name__}", tool=self.name)
         given = self.source_parameters
-        normalized, digest, copied = _normalized(self.parameters, self.name, self.openapi)  # checks the nesting first
-        if given is None and copied is not None:
-            source: Any = copied
+        normalized, schemas = _normalized(self.parameters, self.name, self.openapi)  # checks the nesting first
+        if given is None and schemas is not None:
+            source: Any = schemas  # the snapshot of the schema as written, decoded on first read
         else:
             source = given if given is not None else self.parameters
             source = copy.deepcopy(dict(source)) if isinstance(source, Mapping) else source
-        object.__setattr__(self, "source_parameters", source)
+        self.__dict__["_source"] = source
         object.__setattr__(self, "parameters", normalized)
-        if digest is not None:
-            self.__dict__["schema_hash"] = digest
+        if schemas is not None:
+            self.__dict__["schema_hash"] = schemas.digest
 
     @functools.cached_property
     def schema_hash(self) -> str:
@@ -228,7 +250,9 @@ class Tool:
     def __getstate__(self) -> dict[str, Any]:
         """The fields and hashes; the validator and converters are rebuilt on use (a validator
         that has resolved a reference holds local functions, which do not pickle)."""
-        return {k: v for k, v in self.__dict__.items() if k not in ("_validator", "_converters")}
+        state = {k: v for k, v in self.__dict__.items() if k not in ("_validator", "_converters")}
+        state["_source"] = self.source_parameters  # the dict, not the shared record
+        return state
 
     def __call__(self, **arguments: Any) -> Any:
         """Run the tool's function with the arguments by keyword, each of the type its parameter
