@@ -292,7 +292,7 @@ class Tool:
         """``from_dict`` with the dict's ``value_key`` made already (``None``: not cached)."""
         def make() -> Tool:
             name, description, parameters = dict_schema(spec)
-            return cls(name, description, dict(parameters) if isinstance(parameters, Mapping) else parameters)
+            return cls(name, description, dict(parameters) if type(parameters) is dict or isinstance(parameters, Mapping) else parameters)
 
         return _dict_tool(key, make) if key is not None else make()
 
