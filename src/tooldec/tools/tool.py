@@ -117,6 +117,28 @@ def _normalized(parameters: Any, tool: str, openapi: bool) -> tuple[dict[str, An
     return found.normalized, found
 
 
+def _attributes(name: str, description: str, parameters: Any, fn: Callable[..., Any] | None,
+                given: dict[str, Any] | None, openapi: bool) -> dict[str, Any]:
+    """A ``Tool``'s attributes from its fields as given: the name, description and function
+    checked, the schema normalized (and hashed), the source a snapshot (see :class:`_Source`)."""
+    check_tool_name(name)
+    if type(description) is not str and not isinstance(description, str):
+        raise ToolRegistrationError(f"description must be a string, got {type(description).__name__}", tool=name)
+    if fn is not None and not callable(fn):
+        raise ToolRegistrationError(f"fn must be callable, got {type(fn).__name__}", tool=name)
+    normalized, schemas = _normalized(parameters, name, openapi)  # checks the nesting first
+    if given is None and schemas is not None:
+        source: Any = schemas  # the snapshot of the schema as written, decoded on first read
+    else:
+        source = given if given is not None else parameters
+        source = copy.deepcopy(dict(source)) if isinstance(source, Mapping) else source
+    found = {"name": name, "description": description, "parameters": normalized, "fn": fn, "_source": source,
+             "openapi": openapi}
+    if schemas is not None:
+        found["schema_hash"] = schemas.digest
+    return found
+
+
 class _Source:
     """``Tool.source_parameters``: the schema given for it, or the shared snapshot of the schema
     as written (:attr:`_Schemas.source`), decoded when first read."""
@@ -196,23 +218,18 @@ class Tool:
     openapi: bool = field(default=False, repr=False, kw_only=True)
 
     def __post_init__(self) -> None:
-        check_tool_name(self.name)
-        if not isinstance(self.description, str):
-            raise ToolRegistrationError(
-                f"description must be a string, got {type(self.description).__name__}", tool=self.name)
-        if self.fn is not None and not callable(self.fn):
-            raise ToolRegistrationError(f"fn must be callable, got {type(self.fn).__name__}", tool=self.name)
-        given = self.source_parameters
-        normalized, schemas = _normalized(self.parameters, self.name, self.openapi)  # checks the nesting first
-        if given is None and schemas is not None:
-            source: Any = schemas  # the snapshot of the schema as written, decoded on first read
-        else:
-            source = given if given is not None else self.parameters
-            source = copy.deepcopy(dict(source)) if isinstance(source, Mapping) else source
-        self.__dict__["_source"] = source
-        object.__setattr__(self, "parameters", normalized)
-        if schemas is not None:
-            self.__dict__["schema_hash"] = schemas.digest
+        self.__dict__.update(_attributes(self.name, self.description, self.parameters, self.fn,
+                                         self.source_parameters, self.openapi))
+
+    @classmethod
+    def _plain(cls, name: str, description: str, parameters: Any) -> Tool:
+        """``cls(name, description, parameters)``; for ``Tool`` itself without the dataclass
+        ``__init__``'s field-by-field assignments (a registration makes thousands of tools)."""
+        if cls is not Tool:
+            return cls(name, description, parameters)
+        tool = object.__new__(cls)
+        tool.__dict__.update(_attributes(name, description, parameters, None, None, False))
+        return tool
 
     @functools.cached_property
     def schema_hash(self) -> str:
@@ -291,8 +308,8 @@ class Tool:
     def _from_dict(cls, spec: Mapping[str, Any], key: bytes | None) -> Tool:
         """``from_dict`` with the dict's ``value_key`` made already (``None``: not cached)."""
         def make() -> Tool:
-            name, description, parameters = dict_schema(spec)
-            return cls(name, description, dict(parameters) if type(parameters) is dict or isinstance(parameters, Mapping) else parameters)
+            name, description, parameters = dict_schema(spec)  # the tool keeps neither the dict nor its schema
+            return cls._plain(name, description, parameters)
 
         return _dict_tool(key, make) if key is not None else make()
 
