@@ -134,8 +134,9 @@ def _attributes(name: str, description: str, parameters: Any, fn: Callable[..., 
         source = copy.deepcopy(dict(source)) if isinstance(source, Mapping) else source
     found = {"name": name, "description": description, "parameters": normalized, "fn": fn, "_source": source,
              "openapi": openapi}
-    if schemas is not None:
+    if schemas is not None:  # what the cached properties would compute, set now: a set sorts the entries
         found["schema_hash"] = schemas.digest
+        found["inventory_entry"] = f"{name}\0{schemas.digest}"
     return found
 
 
@@ -348,8 +349,10 @@ class Tool:
             hit = next(hits) if key is not None else None
             if hit is not None:
                 yield hit[0]
+            elif key is not None:  # a miss: made, then stored (or the one stored meanwhile: one object per dict)
+                yield _dict_tools.put(key, (cls._from_dict(obj, None), len(key)))[0]  # type: ignore[arg-type]
             else:
-                yield cls._from_dict(obj, key) if key is not None else cls.coerce(obj)  # type: ignore[arg-type]
+                yield cls.coerce(obj)
 
     @classmethod
     def coerce(cls, obj: object) -> Tool:
