@@ -26,6 +26,8 @@ _READ = SUPPORTED_KEYWORDS | frozenset(UNSUPPORTED_KEYWORDS) | {"nullable"}
 """Keywords the reader acts on: a plain schema holds none but the four below. Every other key
 (annotations, unknown extensions such as ToolBench's ``example_value``) the reader drops."""
 _DEPTH = 16
+_READ_BUT_TYPE = _READ - {"type"}
+_SCALARS = frozenset({"string", "integer", "number", "boolean", "null"})
 
 
 def plain_form(schema: Any) -> dict[str, Any] | None:
@@ -71,6 +73,9 @@ def _node(node: Any, depth: int, cost: list[int]) -> dict[str, Any] | None:
     own = PLAIN_OWN.get(kind)
     if own is None:
         return None
+    if kind in _SCALARS and _READ_BUT_TYPE.isdisjoint(node):  # most subschemas: a type and annotations
+        cost[0] += own
+        return {"type": kind}
     out: dict[str, Any] = {}
     enum: list[Any] | None = None
     for key, value in node.items():
@@ -82,7 +87,7 @@ def _node(node: Any, depth: int, cost: list[int]) -> dict[str, Any] | None:
             props = {}
             for name, sub in value.items():
                 read = _node(sub, depth + 1, cost)
-                if read is None or not _writable(name):
+                if read is None or not (type(name) is str and (name.isascii() or is_writable(name))):
                     return None
                 props[name] = read
                 own += len(name) + PLAIN_MEMBER
