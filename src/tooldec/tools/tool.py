@@ -147,7 +147,7 @@ class _Source:
     def __get__(self, tool: Tool | None, owner: type | None = None) -> dict[str, Any] | None:
         if tool is None:
             return None  # the field's default
-        found = tool.__dict__["_source"]
+        found = tool.__dict__.get("_source")
         return found.source if type(found) is _Schemas else cast("dict[str, Any] | None", found)
 
     def __set__(self, tool: Tool, value: dict[str, Any] | None) -> None:
