@@ -158,7 +158,7 @@ static int by_bytes(const void *a, const void *b) {  /* bytes order, as Python s
  * for every request is a realloc chain and a page fault per 4 kB. Safe without a lock: the GIL
  * is held from the start of list_key to its end and nothing in it runs Python code. */
 static Buf kept = {NULL, 0, 0};
-#define KEPT_MAX (8 << 20)
+#define KEPT_MAX (2 << 20)  /* a list of ~2,000 tool dicts; larger lists allocate their own */
 
 /* (the items' keys sorted and joined, the item of each sorted key, the end of each in the join),
  * or None if an item is not a dict this writer writes: one pass and one sort, no bytes per item. */

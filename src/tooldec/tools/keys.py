@@ -94,7 +94,7 @@ def list_key(values: Sequence[object]) -> ListKey | None:
     The extension writes the dicts into one buffer and sorts them there (a request's tool list
     seen before costs this and one lookup: no bytes object per dict, no sort in Python); the
     same key, from ``dict_keys``, where it is absent or leaves a value to marshal. The
-    extension keeps that buffer for the next call, up to 8 MB (the GIL guards it).
+    extension keeps that buffer for the next call, up to 2 MB (the GIL guards it).
     """
     if _native_list is not None and type(values) is list:
         found = _native_list(values)
