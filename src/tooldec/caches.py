@@ -120,7 +120,8 @@ class BoundedCache(Generic[K, V]):
                 return value
             self._items[key] = (value, size)
             self._bytes += size
-            self._evict(keep=0)
+            if self._bytes > self.max_bytes:
+                self._evict(keep=0)
             return value
 
     def get_or_make(self, key: K, make: Callable[[], V], keep: Callable[[V], bool] | None = None) -> V:

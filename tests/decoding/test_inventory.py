@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import pickle
 
 import numpy as np
@@ -12,7 +13,7 @@ from tooldec.decoding.masking import _exit_verdict
 from tooldec.dialects import Hermes, Mistral
 from tooldec.errors import DuplicateToolError, ToolNotFoundError
 from tooldec.tokens import Vocabulary
-from tooldec.tools import ToolSet
+from tooldec.tools import Tool, ToolSet
 
 from .conftest import brute_force
 from .tools_zoo import ZOO
@@ -64,6 +65,20 @@ def test_a_tool_list_seen_before_is_the_same_snapshot(smollm2_vocab: Vocabulary)
     grammar = compiler.compile(ZOO)
     assert compiler.compile(list(reversed(ZOO))) is grammar
     assert Grammar(ZOO, smollm2_vocab, Hermes()).key == grammar.key  # the shared compiler, same key
+
+
+def test_a_list_seen_before_compiles_in_a_new_compiler_as_any_list(smollm2_vocab: Vocabulary) -> None:
+    """A set registered from a list seen before is laid out only when a compiler needs its tools:
+    a compiler without its snapshot makes the same snapshot (key, names, masks) as from new dicts."""
+    specs = [tool("get_weather", "x"), tool("get_time", "tz")]
+    ToolSet(specs)
+    seen = ToolSet(json.loads(json.dumps(specs[::-1])))
+    grammar = Compiler(smollm2_vocab, Hermes(openers=["tag"])).compile(seen)
+    fresh = Compiler(smollm2_vocab, Hermes(openers=["tag"])).compile([Tool.from_dict(s) for s in specs])
+    assert grammar.key == fresh.key and grammar.names == fresh.names == ["get_time", "get_weather"]
+    machine = at(grammar, PREFIX)
+    assert np.array_equal(machine.allowed_token_ids(), brute_force(machine))
+    assert {smollm2_vocab.token_bytes[i][:1] for i in machine.allowed_token_ids()} == {b"x"}
 
 
 def test_a_changed_tool_set_compiles_to_its_current_tools(smollm2_vocab: Vocabulary) -> None:

@@ -9,20 +9,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tooldec.tools.schema as schema_module
 from tooldec.bench.datasets import bfcl_tools, funcqa_tools, kamel_tools, toolbench_tools
 from tooldec.errors import ToolDecError
 from tooldec.tools.dicts import dict_schema
 from tooldec.tools.schema import normalize_schema
-from tooldec.tools.schema_plain import plain_form
-from tooldec.tools.schema_size import estimate, plain_cost
+from tooldec.tools.schema_plain import plain_form, plain_form_cost
+from tooldec.tools.schema_size import enum_cost, estimate, plain_cost
 
 
 def read(schema: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
     """The reader's normal form (the shortcut turned off), or the error's type."""
     with monkeypatch.context() as patch:
-        patch.setattr(schema_module, "plain_form", lambda _: None)
+        patch.setattr(schema_module, "plain_form_cost", lambda _: None)
         try:
             return normalize_schema(schema, tool="t")
         except ToolDecError as error:
@@ -71,6 +73,7 @@ def check(schema: Any, monkeypatch: pytest.MonkeyPatch) -> bool:
         return False
     assert json.dumps(form) == json.dumps(read(schema, monkeypatch)), schema
     assert plain_cost(form) == estimate(form)[0], form
+    assert plain_form_cost(schema) == (form, plain_cost(form))  # the cost summed while writing
     return True
 
 
@@ -113,3 +116,10 @@ def test_a_plain_schema_too_large_is_refused_by_the_reader() -> None:
     assert plain_form(huge) is not None and plain_cost(plain_form(huge)) > schema_module.MAX_STATES  # type: ignore[arg-type]
     with pytest.raises(ToolDecError, match="states"):
         normalize_schema(huge, tool="t")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text() | st.integers() | st.booleans(), min_size=1, max_size=5))
+def test_an_enum_costs_its_values_json_bytes(values: list[Any]) -> None:
+    """The quick count of a plain string (its length and two quotes) is its JSON's."""
+    assert enum_cost(values) == 2 + sum(len(json.dumps(v, ensure_ascii=False).encode()) + 1 for v in values)

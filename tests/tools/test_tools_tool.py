@@ -294,3 +294,26 @@ def test_a_tool_that_has_validated_arguments_still_pickles() -> None:
     copy = pickle.loads(pickle.dumps(tool))
     assert copy.schema_hash == tool.schema_hash and copy.validate_arguments({"a": 1}) == []
     assert copy.validate_arguments({"a": "s"}) == tool.validate_arguments({"a": "s"})
+
+
+def test_the_schema_as_written_is_a_snapshot_taken_at_registration() -> None:
+    """The source schema is read from the bytes the cache key was made of, when first asked for:
+    changing the caller's dict after registration changes nothing, and tools with equal schemas
+    share one copy (pickled, a tool carries the dict itself)."""
+    import dataclasses
+    import pickle
+
+    spec = {"name": "snapshot_source", "description": "d", "parameters": {
+        "type": "object", "properties": {"q": {"type": "string", "description": "the query"}}}}
+    tool = Tool.from_dict(spec)
+    written = json.loads(json.dumps(spec["parameters"]))
+    spec["parameters"]["properties"]["q"]["description"] = "changed"
+    del spec["parameters"]["properties"]["q"]["type"]
+    assert tool.source_parameters == written and "the query" not in repr(tool)
+    twin = Tool("snapshot_twin", "", json.loads(json.dumps(written)))
+    assert twin.source_parameters is tool.source_parameters
+    copy = pickle.loads(pickle.dumps(tool))
+    assert copy.source_parameters == written and copy.parameters == tool.parameters
+    assert dataclasses.replace(tool, name="snapshot_other").source_parameters == written
+    given = Tool("snapshot_given", "", {"type": "object"}, source_parameters={"type": "object", "title": "t"})
+    assert given.source_parameters == {"type": "object", "title": "t"}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -102,6 +103,79 @@ def test_a_repeated_list_of_dicts_is_one_lookup_whatever_its_order() -> None:
     assert _registered_lists.hits == hits
     mixed = ToolSet([*json.loads(json.dumps(specs)), add])
     assert _registered_lists.hits == hits and mixed.names == [*first.names, "add"]
+
+
+def test_a_set_from_a_list_seen_before_reads_as_the_set_the_per_tool_path_makes() -> None:
+    """The set of a list seen before is laid out when first read (compiling needs only its
+    digest): every way of reading or changing it gives what a set made tool by tool gives."""
+    specs = [{"name": f"seen_{i}", "description": f"tool {i}", "parameters": {
+        "type": "object", "properties": {"v": {"type": "string", "maxLength": i + 1}}}} for i in range(5)]
+    first = ToolSet(specs)
+    from tooldec.tools.toolset import _registered_lists
+
+    order = [2, 0, 4, 1, 3]
+    hits = _registered_lists.hits
+    made = [ToolSet(json.loads(json.dumps([specs[k] for k in order]))) for _ in range(6)]
+    assert _registered_lists.hits == hits + 6
+    slow = ToolSet([Tool.from_dict(specs[k]) for k in order])  # Tools, not dicts: never the list cache
+    assert all(s.digest == slow.digest == first.digest for s in made)  # without laying them out
+    assert [len(s) for s in made] == [5] * 6 and all(s.version == slow.version for s in made)
+    reads: list[Callable[[ToolSet], object]] = [
+        lambda s: s.names, lambda s: [t.name for t in s], lambda s: s["seen_4"].parameters, lambda s: "seen_3" in s,
+        lambda s: (list(s.inventory().tools), s.inventory().sorted_names, s.inventory().digest), repr]
+    for s, read in zip(made, reads):
+        assert read(s) == read(slow)
+        assert read(s) == read(slow)  # and again, laid out
+        assert s.inventory().sorted_names == slow.inventory().sorted_names and s.names == slow.names
+    changed, other = made[0], ToolSet(json.loads(json.dumps([specs[k] for k in order])))
+    changed.remove("seen_0")
+    other.add({"name": "extra"})
+    slow_removed, slow_added = ToolSet(list(slow)), ToolSet(list(slow))
+    slow_removed.remove("seen_0")
+    slow_added.add({"name": "extra"})
+    for got, want in ((changed, slow_removed), (other, slow_added)):
+        assert got.names == want.names and got.version == want.version and got.digest == want.digest
+        assert got.inventory().sorted_names == want.inventory().sorted_names
+    assert ToolSet(json.loads(json.dumps(specs))).names == first.names  # the cached list is unchanged
+
+
+@pytest.mark.parametrize("change", ["bound", "key order", "bool for int", "float for int", "description", "extra key"])
+def test_a_list_seen_before_with_one_change_anywhere_misses(change: str) -> None:
+    """Any change in any dict of a list (deep in a schema, the order of its keys, ``True`` for
+    ``1``, a description) is another list: its tools are made from it, never the cached ones."""
+    def specs() -> list[dict[str, Any]]:
+        return [{"type": "function", "function": {"name": f"change_{i}", "description": "d", "parameters": {
+            "type": "object", "properties": {"a": {"type": "integer", "minimum": 1}, "b": {"enum": [1, "x"]}}}}}
+            for i in range(4)]
+
+    first = ToolSet(specs())
+    edited = specs()[::-1]
+    inner = edited[2]["function"]
+    props = inner["parameters"]["properties"]
+    if change == "bound":
+        props["a"]["minimum"] = 2
+    elif change == "key order":
+        inner["parameters"]["properties"] = {"b": props["b"], "a": props["a"]}
+    elif change == "bool for int":
+        props["b"]["enum"] = [True, "x"]
+    elif change == "float for int":
+        props["b"]["enum"] = [1.0, "x"]
+    elif change == "description":
+        inner["description"] = "other"
+    else:
+        props["a"]["x-note"] = 1
+    tools = ToolSet(json.loads(json.dumps(edited)))
+    got = tools["change_1"]
+    assert got is not first["change_1"] and all(tools[n] is first[n] for n in ("change_0", "change_2", "change_3"))
+    assert got.source_parameters == inner["parameters"] and got.description == inner["description"]
+    if change == "key order":
+        assert list(got.parameters["properties"]) == ["b", "a"]
+    if change in ("bool for int", "float for int"):
+        assert [type(v) for v in got.parameters["properties"]["b"]["enum"]] == [type(inner["parameters"]["properties"]["b"]["enum"][0]), str]
+    if change in ("description", "extra key"):  # the same normalized schema: the same snapshot
+        assert got.schema_hash == first["change_1"].schema_hash and tools.digest == first.digest
+    else:
+        assert got.schema_hash != first["change_1"].schema_hash and tools.digest != first.digest
 
 
 def test_a_failed_list_is_not_kept() -> None:

@@ -197,11 +197,12 @@ class Compiler:
         """
         from .grammar import Grammar
 
-        inventory = (tools if isinstance(tools, ToolSet) else ToolSet(tools)).inventory()
-        key = self._key_of(inventory.digest)
+        toolset = tools if isinstance(tools, ToolSet) else ToolSet(tools)
+        key = self._key_of(toolset.digest)  # a set of a list seen before knows it without its inventory
         found = self.snapshots.get(key)
         if found is not None:  # its tools were checked when it was made
             return found
+        inventory = toolset.inventory()
         if self._checks_tools:
             for tool in inventory.tools.values():
                 self.check(tool)

@@ -35,7 +35,7 @@ def dict_schema(spec: Mapping[str, Any]) -> tuple[str, str, Mapping[str, Any]]:
             description is not a string; the message lists the accepted shapes.
     """
     inner = spec.get("function")
-    if isinstance(inner, Mapping) and spec.get("type", "function") == "function":
+    if inner is not None and isinstance(inner, Mapping) and spec.get("type", "function") == "function":
         spec = inner  # Chat Completions (also the legacy form without "type")
     name = spec.get("name")
     present = [k for k in _SCHEMA_KEYS if k in spec]
@@ -49,6 +49,6 @@ def dict_schema(spec: Mapping[str, Any]) -> tuple[str, str, Mapping[str, Any]]:
     if not isinstance(description, str):
         raise ToolRegistrationError(f"description must be a string, got {type(description).__name__}", tool=name)
     parameters = spec[present[0]] if present else None
-    if parameters is None or (isinstance(parameters, Mapping) and not parameters):
+    if parameters is None or (not parameters and isinstance(parameters, Mapping)):
         parameters = {"type": "object", "properties": {}}
     return name, description, parameters

@@ -68,9 +68,9 @@ from tooldec.tools.schema_keywords import (
     SUPPORTED_KEYWORDS,
     UNSUPPORTED_KEYWORDS,
 )
-from tooldec.tools.schema_plain import plain_form
+from tooldec.tools.schema_plain import plain_form_cost
 from tooldec.tools.schema_reader import Reader
-from tooldec.tools.schema_size import MAX_STATES, check_size, plain_cost
+from tooldec.tools.schema_size import MAX_STATES, check_size
 
 __all__ = [
     "ANNOTATION_KEYWORDS",
@@ -103,9 +103,12 @@ def normalize_schema(schema: Mapping[str, Any], *, tool: str, openapi: bool = Fa
         SchemaTooComplexError: A schema whose automaton would exceed tooldec's size bounds.
         InvalidSchemaError: Not an object schema, not valid JSON Schema, or no value satisfies it.
     """
-    if not isinstance(schema, Mapping):
+    if type(schema) is not dict and not isinstance(schema, Mapping):
         raise InvalidSchemaError(f"parameters must be an object schema, got {type(schema).__name__}", tool=tool)
-    out = _normalize(schema, tool, openapi=openapi)
+    plain = _plain(schema)
+    if plain is not None:  # an object schema by construction
+        return plain
+    out = _read(schema, tool, openapi=openapi)
     branches = out["anyOf"] if isinstance(out, dict) and set(out) == {"anyOf"} else [out]
     if not all(isinstance(b, dict) and kinds(b) == ["object"] for b in branches):
         if out is True and not {"type", "properties"} & set(schema):
@@ -144,9 +147,17 @@ def normalize_any_schema(schema: Any, *, tool: str | None = None, openapi: bool 
 
 
 def _normalize(schema: Mapping[str, Any], tool: str | None, *, openapi: bool) -> Schema:
-    plain = plain_form(schema)  # most tools: the reader's answer, written in a few microseconds
-    if plain is not None and plain_cost(plain) <= MAX_STATES:
-        return plain
+    plain = _plain(schema)
+    return plain if plain is not None else _read(schema, tool, openapi=openapi)
+
+
+def _plain(schema: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Most tools: the reader's answer, written in a few microseconds (``None``: ask the reader)."""
+    found = plain_form_cost(schema)
+    return found[0] if found is not None and found[1] <= MAX_STATES else None
+
+
+def _read(schema: Mapping[str, Any], tool: str | None, *, openapi: bool) -> Schema:
     with collector_paused():  # many small dicts, no garbage cycles (see automata.gcpause)
         return _normalize_now(schema, tool, openapi=openapi)
 

@@ -15,10 +15,10 @@ from typing import Any
 
 from tooldec.tools.schema_core import is_writable
 from tooldec.tools.schema_keywords import BFCL_TYPES, SUPPORTED_KEYWORDS, UNSUPPORTED_KEYWORDS
+from tooldec.tools.schema_size import PLAIN_MEMBER, PLAIN_NO_PROPERTIES, PLAIN_OWN, enum_cost
 
-__all__ = ["plain_form"]
+__all__ = ["plain_form", "plain_form_cost"]
 
-_SCALARS = frozenset({"string", "integer", "number", "boolean", "null"})
 _ENUM_TYPES: dict[str, type] = {"string": str, "integer": int, "boolean": bool}
 """Kinds whose ``enum`` is plain when every value has exactly this Python type: the reader then
 keeps the values, first occurrences in order, and drops the type."""
@@ -26,6 +26,8 @@ _READ = SUPPORTED_KEYWORDS | frozenset(UNSUPPORTED_KEYWORDS) | {"nullable"}
 """Keywords the reader acts on: a plain schema holds none but the four below. Every other key
 (annotations, unknown extensions such as ToolBench's ``example_value``) the reader drops."""
 _DEPTH = 16
+_READ_BUT_TYPE = _READ - {"type"}
+_SCALARS = frozenset({"string", "integer", "number", "boolean", "null"})
 
 
 def plain_form(schema: Any) -> dict[str, Any] | None:
@@ -43,8 +45,16 @@ def plain_form(schema: Any) -> dict[str, Any] | None:
         >>> plain_form({"type": "object", "properties": {"x": {"type": "string", "maxLength": 3}}}) is None
         True
     """
-    out = _node(schema, 0)
-    return out if out is not None and out.get("type") == "object" else None
+    found = plain_form_cost(schema)
+    return found[0] if found is not None else None
+
+
+def plain_form_cost(schema: Any) -> tuple[dict[str, Any], int] | None:
+    """:func:`plain_form` and its :func:`~tooldec.tools.schema_size.plain_cost`, summed while
+    it is written (one pass over the schema instead of two)."""
+    cost = [0]
+    out = _node(schema, 0, cost)
+    return (out, cost[0]) if out is not None and out.get("type") == "object" else None
 
 
 def _writable(text: Any) -> bool:
@@ -52,15 +62,20 @@ def _writable(text: Any) -> bool:
     return type(text) is str and (text.isascii() or is_writable(text))
 
 
-def _node(node: Any, depth: int) -> dict[str, Any] | None:
+def _node(node: Any, depth: int, cost: list[int]) -> dict[str, Any] | None:
+    """The normal form of one plain subschema (``None``: not plain); adds its size to ``cost[0]``."""
     if type(node) is not dict or depth > _DEPTH:
         return None
     kind = node.get("type")
     if type(kind) is not str:
         return None
     kind = BFCL_TYPES.get(kind, kind)  # BFCL's "dict", "float", "tuple", as the reader maps them
-    if kind not in _SCALARS and kind not in ("object", "array"):
+    own = PLAIN_OWN.get(kind)
+    if own is None:
         return None
+    if kind in _SCALARS and _READ_BUT_TYPE.isdisjoint(node):  # most subschemas: a type and annotations
+        cost[0] += own
+        return {"type": kind}
     out: dict[str, Any] = {}
     enum: list[Any] | None = None
     for key, value in node.items():
@@ -71,16 +86,17 @@ def _node(node: Any, depth: int) -> dict[str, Any] | None:
         elif key == "properties" and kind == "object" and type(value) is dict:
             props = {}
             for name, sub in value.items():
-                read = _node(sub, depth + 1)
-                if read is None or not _writable(name):
+                read = _node(sub, depth + 1, cost)
+                if read is None or not (type(name) is str and (name.isascii() or is_writable(name))):
                     return None
                 props[name] = read
+                own += len(name) + PLAIN_MEMBER
             out[key] = props
         elif key == "required" and kind == "object" and type(value) is list:
             if value:
                 out[key] = value[:]
         elif key == "items" and kind == "array":
-            read = _node(value, depth + 1)
+            read = _node(value, depth + 1, cost)
             if read is None:
                 return None
             out[key] = read
@@ -92,12 +108,17 @@ def _node(node: Any, depth: int) -> dict[str, Any] | None:
         else:
             return None
     if enum is not None:
-        return {"enum": list(dict.fromkeys(enum))}
+        values = list(dict.fromkeys(enum))
+        cost[0] += enum_cost(values)
+        return {"enum": values}
     if kind == "object":
         listed = out.get("properties")
         required = out.get("required", ())
         if listed is None or any(type(r) is not str or r not in listed for r in required) or len(set(required)) < len(required):
             return None
+        if not listed:
+            own += PLAIN_NO_PROPERTIES
     elif kind == "array" and "items" not in out:
         return None
+    cost[0] += own
     return out

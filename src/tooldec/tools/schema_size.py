@@ -17,7 +17,7 @@ from typing import Any
 
 from tooldec.automata.regex import fsm_char_classes, fsm_of, string_regexes
 
-__all__ = ["MAX_STATES", "check_size", "estimate", "plain_cost"]
+__all__ = ["MAX_STATES", "PLAIN_MEMBER", "PLAIN_NO_PROPERTIES", "PLAIN_OWN", "check_size", "enum_cost", "estimate", "plain_cost"]
 
 MAX_STATES = 60_000
 """The most NFA states a tool's arguments may take (about 12 MB and 0.3 s to prepare)."""
@@ -50,27 +50,42 @@ def check_size(schema: Any, algebra: Any) -> None:
 def plain_cost(schema: dict[str, Any]) -> int:
     """``estimate(schema)[0]`` for a schema :func:`~tooldec.tools.schema_plain.plain_form` wrote,
     without the pointers and shares an error would need: a few times quicker (a test keeps the
-    two equal)."""
+    two equal). ``plain_form_cost`` sums the same terms while it writes the form."""
     if "enum" in schema:
-        return _enum_cost(schema["enum"])
+        return enum_cost(schema["enum"])
     kind = schema["type"]
     if kind == "object":
         props = schema["properties"]
-        cost = 10 + sum(plain_cost(sub) + len(name) + 6 for name, sub in props.items())
-        return cost if props else cost + _repeat(_ANY + 100, 0, None) * 2  # no properties: any members
+        own = PLAIN_OWN[kind] + sum(len(name) + PLAIN_MEMBER for name in props)
+        return own + sum(plain_cost(sub) for sub in props.values()) if props else own + PLAIN_NO_PROPERTIES
     if kind == "array":
-        return 10 + _repeat(plain_cost(schema["items"]), 0, None)
-    return 2 + (_SCALAR if kind in ("null", "boolean") else _DIGIT * 2 if kind in ("number", "integer") else _CHAR + 4)
+        return PLAIN_OWN[kind] + plain_cost(schema["items"])
+    return PLAIN_OWN[kind]
 
 
-def _enum_cost(values: list[Any]) -> int:
+def enum_cost(values: list[Any]) -> int:
     """An ``enum``: each value's JSON bytes, as alternatives."""
-    return 2 + sum(len(json.dumps(v, ensure_ascii=False).encode()) + 1 for v in values)
+    total = 2
+    for v in values:
+        if type(v) is str and v.isascii() and v.isprintable() and '"' not in v and "\\" not in v:
+            total += len(v) + 3  # written as it is, in quotes
+        else:
+            total += len(json.dumps(v, ensure_ascii=False).encode()) + 1
+    return total
 
 
 def _repeat(body: int, low: int, high: int | None) -> int:
     """A counted repetition: one copy of the body, whatever the bounds."""
     return body + 4
+
+
+PLAIN_OWN = {"null": 2 + _SCALAR, "boolean": 2 + _SCALAR, "number": 2 + _DIGIT * 2, "integer": 2 + _DIGIT * 2,
+             "string": 2 + _CHAR + 4, "array": 10 + _repeat(0, 0, None), "object": 10}
+"""What a node of a plain form adds to :func:`plain_cost` besides its subschemas (an object
+also adds ``PLAIN_MEMBER`` and the name's length per property)."""
+PLAIN_MEMBER = 6
+PLAIN_NO_PROPERTIES = _repeat(_ANY + 100, 0, None) * 2
+"""An object without properties takes any members."""
 
 
 def _cost(schema: Any, ptr: str, shares: Counter[tuple[str, str]]) -> int:
@@ -81,7 +96,7 @@ def _cost(schema: Any, ptr: str, shares: Counter[tuple[str, str]]) -> int:
     if "anyOf" in schema:
         return 2 + sum(_cost(b, f"{ptr}/anyOf/{i}", shares) for i, b in enumerate(schema["anyOf"]))
     if "enum" in schema:
-        return _enum_cost(schema["enum"])
+        return enum_cost(schema["enum"])
     kinds = schema.get("type", ["null", "boolean", "object", "array", "number", "string"])
     kinds = [kinds] if isinstance(kinds, str) else kinds
     excluded = len(schema.get("not", {}).get("enum", []))

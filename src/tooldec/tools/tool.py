@@ -16,7 +16,7 @@ import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from jsonschema import Draft202012Validator
 
@@ -24,6 +24,7 @@ from tooldec.caches import BoundedCache
 from tooldec.errors import InvalidToolNameError, ToolNotCallableError, ToolRegistrationError
 from tooldec.tools.callables import Converter, argument_converters, function_schema
 from tooldec.tools.dicts import dict_schema
+from tooldec.tools.keys import dict_keys, value_key
 from tooldec.tools.schema import normalize_schema
 
 if TYPE_CHECKING:
@@ -70,61 +71,91 @@ def _format_checker() -> Any:
 
 @dataclass(frozen=True)
 class _Schemas:
-    """A schema as written, read once: its normalized form and hash, and its copy (the source
-    for prompts), shared by every tool registered with an equal schema; ``nbytes`` is the marshal
-    bytes of the two, what the cache counts."""
+    """A schema as written, read once: its normalized form and hash, and its marshal bytes (a
+    snapshot of the caller's dict, the source for prompts), shared by every tool registered with
+    an equal schema; ``nbytes`` is the marshal bytes of the two, what the cache counts."""
 
     normalized: dict[str, Any]
     digest: str
-    source: dict[str, Any]
+    written: bytes
     nbytes: int
+
+    @functools.cached_property
+    def source(self) -> dict[str, Any]:
+        """The schema as written, decoded from its bytes on first read: most registered tools
+        never show their schema (a deep copy per schema was a tenth of registering one).
+        Reads from several threads at once may decode it twice; both copies are equal."""
+        return cast(dict[str, Any], marshal.loads(self.written))
 
 
 # Schemas read before by the schema as written, and tools by their dict, both keyed by marshal
-# bytes (see ``_value_key``) and bounded by the bytes they hold.
+# bytes (see :mod:`.keys`) and bounded by the bytes they hold.
 _schemas: BoundedCache[tuple[bytes, bool], _Schemas] = BoundedCache(8 * 2**20, sizer=lambda found: found.nbytes)
 _dict_tools: BoundedCache[bytes, tuple[Tool, int]] = BoundedCache(8 * 2**20, sizer=lambda found: found[1])
 
 
-def _value_key(value: Any) -> bytes | None:
-    """A cache key for a plain value (dicts, lists, strings, numbers, booleans, ``None``): its
-    ``marshal`` bytes, ``None`` for what marshal cannot write (objects, subclasses, cycles).
-
-    Equal bytes decode to equal values of the same types (``True``, ``1`` and ``1.0`` differ);
-    equal values written apart (another key order) only miss. Format 2 has no back-references, so
-    the bytes do not depend on which strings happen to be one object. Several times quicker to
-    make than a JSON encoding (see *same tools again* in docs/RESULTS.md).
-    """
-    try:
-        return marshal.dumps(value, 2)
-    except ValueError:
-        return None
-
-
-def _normalized(parameters: Any, tool: str, openapi: bool) -> tuple[dict[str, Any], str | None, dict[str, Any] | None]:
-    """The normalized schema, its hash and a copy of the schema as written (``None`` for what
-    ``_value_key`` cannot encode), from a bounded cache keyed by the schema's marshal bytes.
+def _normalized(parameters: Any, tool: str, openapi: bool) -> tuple[dict[str, Any], _Schemas | None]:
+    """The normalized schema and, for what ``value_key`` can encode, the shared record of the
+    schema (its hash and a snapshot of it as written), from a bounded cache keyed by the
+    schema's marshal bytes.
 
     Registering many tools that share schemas (an inventory built from a few hundred shapes, a
     server that gets the same tool list with every request) pays the normalizer once per schema,
-    and the tools share the two dicts (read-only, as the ``Tool`` is): no copy per tool. Only
+    and the tools share the record (read-only, as the ``Tool`` is): no copy per tool. Only
     successes are cached (errors name the tool). Thread-safe.
     """
-    written = _value_key(parameters)
+    written = value_key(parameters)
     if written is None:
-        return normalize_schema(parameters, tool=tool, openapi=openapi), None, None
+        return normalize_schema(parameters, tool=tool, openapi=openapi), None
     found = _schemas.get((written, openapi))
     if found is None:
         normalized = normalize_schema(parameters, tool=tool, openapi=openapi)
-        blob = marshal.dumps(normalized, 2)
-        source = marshal.loads(written)  # a deep copy of the caller's dict, faster than copy.deepcopy
+        blob = value_key(normalized)
+        assert blob is not None  # the normal form holds JSON values only
         found = _schemas.put((written, openapi), _Schemas(
-            normalized, hashlib.sha256(blob).hexdigest(), source, len(blob) + len(written)))
-    return found.normalized, found.digest, found.source
+            normalized, hashlib.sha256(blob).hexdigest(), written, len(blob) + len(written)))
+    return found.normalized, found
+
+
+def _attributes(name: str, description: str, parameters: Any, fn: Callable[..., Any] | None,
+                given: dict[str, Any] | None, openapi: bool) -> dict[str, Any]:
+    """A ``Tool``'s attributes from its fields as given: the name, description and function
+    checked, the schema normalized (and hashed), the source a snapshot (see :class:`_Source`)."""
+    check_tool_name(name)
+    if type(description) is not str and not isinstance(description, str):
+        raise ToolRegistrationError(f"description must be a string, got {type(description).__name__}", tool=name)
+    if fn is not None and not callable(fn):
+        raise ToolRegistrationError(f"fn must be callable, got {type(fn).__name__}", tool=name)
+    normalized, schemas = _normalized(parameters, name, openapi)  # checks the nesting first
+    if given is None and schemas is not None:
+        source: Any = schemas  # the snapshot of the schema as written, decoded on first read
+    else:
+        source = given if given is not None else parameters
+        source = copy.deepcopy(dict(source)) if isinstance(source, Mapping) else source
+    found = {"name": name, "description": description, "parameters": normalized, "fn": fn, "_source": source,
+             "openapi": openapi}
+    if schemas is not None:  # what the cached properties would compute, set now: a set sorts the entries
+        found["schema_hash"] = schemas.digest
+        found["inventory_entry"] = f"{name}\0{schemas.digest}"
+    return found
+
+
+class _Source:
+    """``Tool.source_parameters``: the schema given for it, or the shared snapshot of the schema
+    as written (:attr:`_Schemas.source`), decoded when first read."""
+
+    def __get__(self, tool: Tool | None, owner: type | None = None) -> dict[str, Any] | None:
+        if tool is None:
+            return None  # the field's default
+        found = tool.__dict__.get("_source")
+        return found.source if type(found) is _Schemas else cast("dict[str, Any] | None", found)
+
+    def __set__(self, tool: Tool, value: dict[str, Any] | None) -> None:
+        tool.__dict__["_source"] = None if isinstance(value, _Source) else value  # the default is this object
 
 
 def _dict_tool(key: bytes, make: Callable[[], Tool]) -> Tool:
-    """The ``Tool`` of a tool dict whose ``_value_key`` is ``key``, shared by every later dict
+    """The ``Tool`` of a tool dict whose ``value_key`` is ``key``, shared by every later dict
     with the same content.
 
     A server gets the same tool list, as fresh dicts, with every request: this turns its
@@ -184,27 +215,22 @@ class Tool:
     description: str
     parameters: dict[str, Any]
     fn: Callable[..., Any] | None = None
-    source_parameters: dict[str, Any] | None = field(default=None, repr=False)
+    source_parameters: _Source = field(default=_Source(), repr=False)
     openapi: bool = field(default=False, repr=False, kw_only=True)
 
     def __post_init__(self) -> None:
-        check_tool_name(self.name)
-        if not isinstance(self.description, str):
-            raise ToolRegistrationError(
-                f"description must be a string, got {type(self.description).__name__}", tool=self.name)
-        if self.fn is not None and not callable(self.fn):
-            raise ToolRegistrationError(f"fn must be callable, got {type(self.fn).__name__}", tool=self.name)
-        given = self.source_parameters
-        normalized, digest, copied = _normalized(self.parameters, self.name, self.openapi)  # checks the nesting first
-        if given is None and copied is not None:
-            source: Any = copied
-        else:
-            source = given if given is not None else self.parameters
-            source = copy.deepcopy(dict(source)) if isinstance(source, Mapping) else source
-        object.__setattr__(self, "source_parameters", source)
-        object.__setattr__(self, "parameters", normalized)
-        if digest is not None:
-            self.__dict__["schema_hash"] = digest
+        self.__dict__.update(_attributes(self.name, self.description, self.parameters, self.fn,
+                                         self.source_parameters, self.openapi))
+
+    @classmethod
+    def _plain(cls, name: str, description: str, parameters: Any) -> Tool:
+        """``cls(name, description, parameters)``; for ``Tool`` itself without the dataclass
+        ``__init__``'s field-by-field assignments (a registration makes thousands of tools)."""
+        if cls is not Tool:
+            return cls(name, description, parameters)
+        tool = object.__new__(cls)
+        tool.__dict__.update(_attributes(name, description, parameters, None, None, False))
+        return tool
 
     @functools.cached_property
     def schema_hash(self) -> str:
@@ -242,7 +268,9 @@ class Tool:
     def __getstate__(self) -> dict[str, Any]:
         """The fields and hashes; the validator and converters are rebuilt on use (a validator
         that has resolved a reference holds local functions, which do not pickle)."""
-        return {k: v for k, v in self.__dict__.items() if k not in ("_validator", "_converters")}
+        state = {k: v for k, v in self.__dict__.items() if k not in ("_validator", "_converters")}
+        state["_source"] = self.source_parameters  # the dict, not the shared record
+        return state
 
     def __call__(self, **arguments: Any) -> Any:
         """Run the tool's function with the arguments by keyword, each of the type its parameter
@@ -275,14 +303,14 @@ class Tool:
         Equal dicts (same types, same key order) give the same ``Tool`` object (a bounded cache), so treat
         its ``parameters`` and ``source_parameters`` as read-only.
         """
-        return cls._from_dict(spec, _value_key(spec) if cls is Tool else None)
+        return cls._from_dict(spec, value_key(spec) if cls is Tool else None)
 
     @classmethod
     def _from_dict(cls, spec: Mapping[str, Any], key: bytes | None) -> Tool:
-        """``from_dict`` with the dict's ``_value_key`` made already (``None``: not cached)."""
+        """``from_dict`` with the dict's ``value_key`` made already (``None``: not cached)."""
         def make() -> Tool:
-            name, description, parameters = dict_schema(spec)
-            return cls(name, description, dict(parameters) if isinstance(parameters, Mapping) else parameters)
+            name, description, parameters = dict_schema(spec)  # the tool keeps neither the dict nor its schema
+            return cls._plain(name, description, parameters)
 
         return _dict_tool(key, make) if key is not None else make()
 
@@ -303,10 +331,10 @@ class Tool:
     def dict_keys(cls, objs: Sequence[object]) -> list[bytes | None]:
         """Each plain tool dict's cache key, its ``marshal`` bytes (``None`` for anything else, and
         for subclasses, which may read a dict otherwise): what :meth:`coerce_all` looks tools up by."""
-        return [_value_key(obj) if type(obj) is dict else None for obj in objs] if cls is Tool else [None] * len(objs)
+        return dict_keys(objs) if cls is Tool else [None] * len(objs)
 
     @classmethod
-    def coerce_all(cls, objs: Iterable[object], keys: list[bytes | None] | None = None) -> Iterator[Tool]:
+    def coerce_all(cls, objs: Iterable[object], keys: Sequence[bytes | None] | None = None) -> Iterator[Tool]:
         """``coerce`` of each of ``objs`` in turn; the tool dicts seen before are looked up together.
 
         A server gets the same tool list with every request: its dicts' keys are made in one
@@ -321,8 +349,10 @@ class Tool:
             hit = next(hits) if key is not None else None
             if hit is not None:
                 yield hit[0]
+            elif key is not None:  # a miss: made, then stored (or the one stored meanwhile: one object per dict)
+                yield _dict_tools.put(key, (cls._from_dict(obj, None), len(key)))[0]  # type: ignore[arg-type]
             else:
-                yield cls._from_dict(obj, key) if key is not None else cls.coerce(obj)  # type: ignore[arg-type]
+                yield cls.coerce(obj)
 
     @classmethod
     def coerce(cls, obj: object) -> Tool:

@@ -3,7 +3,9 @@
 The decoder compiles it into a snapshot whose names are a sorted index read as a trie (the paper's
 Fig. 3; ``tooldec.decoding.names``): adding or removing a tool costs its name, not a recompile.
 The set keeps that sorted index itself (built once for the initial tools, then one insertion or
-deletion per change), so compiling a registered set does not sort or hash its tools again.
+deletion per change), so compiling a registered set does not sort or hash its tools again. A
+list of tool dicts seen before (any order) is one lookup, and its set is laid out only when read:
+compiling it needs only its digest.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Union
 from tooldec.automata.gcpause import collector_paused
 from tooldec.caches import BoundedCache
 from tooldec.errors import DuplicateToolError, ToolNotFoundError
+from tooldec.tools.keys import list_key
 from tooldec.tools.tool import Tool
 
 if TYPE_CHECKING:
@@ -37,12 +40,14 @@ def inventory_digest(entries: Iterable[str]) -> str:
 
 @dataclass(frozen=True)
 class _Registered:
-    """A tool list registered before: its tools in its canonical order (see :func:`_canonical`),
-    the set's sorted entries and names, and the bytes of its key (what the cache counts)."""
+    """A tool list registered before: its tools in the order of its key (``keys.ListKey``),
+    the set's sorted entries and names, their :func:`inventory_digest`, and the bytes of its key
+    (what the cache counts)."""
 
     tools: tuple[Tool, ...]
     entries: tuple[str, ...]
     names: tuple[bytes, ...]
+    digest: str
     nbytes: int
 
 
@@ -51,19 +56,6 @@ class _Registered:
 # of the keys (the tools are shared with ``Tool``'s own caches); only successes are kept.
 # Thread-safe; the values are immutable.
 _registered_lists: BoundedCache[bytes, _Registered] = BoundedCache(16 * 2**20, sizer=lambda found: found.nbytes)
-
-
-def _canonical(keys: list[bytes | None]) -> tuple[list[int], bytes] | None:
-    """The order that sorts a tool list's dict keys (``Tool.dict_keys``), and the list's key: those
-    keys in that order, joined. The same dicts in any order get the same key, from the keys the
-    per-dict lookup needs anyway (marshal bytes are self-delimiting, so the join is unambiguous).
-    ``None`` if an item is not a plain dict.
-    """
-    present = [key for key in keys if key is not None]
-    if len(present) < len(keys):
-        return None
-    order = sorted(range(len(present)), key=present.__getitem__)
-    return order, b"".join([present[i] for i in order])
 
 
 @dataclass(frozen=True)
@@ -116,32 +108,51 @@ class ToolSet:
         self._tools: dict[str, Tool] = {}
         self._version = 0
         self._inventory: Inventory | None = None
+        self._digest: tuple[int, str] | None = None  # (version, digest) made before the inventory
         self._entries: list[str] = []
         self._names: list[bytes] = []
+        self._seen: tuple[_Registered, list[int]] | None = None
         objs = list(tools)
-        keys = Tool.dict_keys(objs)
-        canonical = _canonical(keys)
-        found = _registered_lists.get(canonical[1]) if canonical is not None else None
-        if canonical is not None and found is not None:  # seen before: the same tools, in this list's order
-            made: list[Tool] = [found.tools[0]] * len(objs)
-            for tool, i in zip(found.tools, canonical[0]):
-                made[i] = tool
-            self._tools = {tool.name: tool for tool in made}
-            self._version = len(made)
-            self._entries, self._names = list(found.entries), list(found.names)
+        listed = list_key(objs)  # None unless every item is a plain tool dict
+        found = _registered_lists.get(listed.data) if listed is not None else None
+        if listed is not None and found is not None:  # seen before: the same tools, in this list's order,
+            self._seen = (found, listed.order)  # laid out on first use (see _own): compiling needs
+            self._version = len(objs)  # only the digest, and touching a thousand tools is most of
+            self._digest = (self._version, found.digest)  # a millisecond of cache misses
             return
+        keys = listed.keys() if listed is not None else Tool.dict_keys(objs)
         with collector_paused():  # thousands of small dicts, no cycles: the collector's passes
             for tool in Tool.coerce_all(objs, keys):  # would walk the growing heap again and again
                 self._put(tool)
         entries = sorted(tool.inventory_entry for tool in self._tools.values())  # one sort for all
         self._entries = entries
         self._names = [entry[: entry.index("\0")].encode() for entry in entries]
-        if canonical is not None and objs:
+        if listed is not None and objs:
             made = list(self._tools.values())
-            _registered_lists.put(canonical[1], _Registered(
-                tuple(made[i] for i in canonical[0]), tuple(entries), tuple(self._names), len(canonical[1])))
+            digest = inventory_digest(entries)
+            self._digest = (self._version, digest)
+            _registered_lists.put(listed.data, _Registered(
+                tuple(made[i] for i in listed.order), tuple(entries), tuple(self._names), digest, len(listed.data)))
+
+    def _own(self) -> dict[str, Tool]:
+        """The tools by name; a set made from a list seen before lays them out here, once.
+
+        Reads may lay out the set too: from several threads at once each makes the same dict,
+        entries and names, and ``_seen`` is cleared after they are in place.
+        """
+        seen = self._seen
+        if seen is not None:
+            found, order = seen
+            made: list[Tool] = [found.tools[0]] * len(order)
+            for tool, i in zip(found.tools, order):
+                made[i] = tool
+            self._tools = {tool.name: tool for tool in made}
+            self._entries, self._names = list(found.entries), list(found.names)
+            self._seen = None
+        return self._tools
 
     def _put(self, made: Tool) -> None:
+        """Add ``made`` to a set laid out already (see :meth:`_own`)."""
         if made.name in self._tools:
             raise DuplicateToolError(
                 "a tool with this name is already in the set; remove it first or rename one", tool=made.name)
@@ -160,6 +171,7 @@ class ToolSet:
         """
         made = Tool.coerce(tool)
         entry = made.inventory_entry
+        self._own()
         self._put(made)
         data = made.name.encode()
         i = bisect_left(self._names, data)
@@ -174,7 +186,7 @@ class ToolSet:
             ToolNotFoundError: No tool has that name.
         """
         tool = self[name]
-        del self._tools[name]
+        del self._own()[name]
         i = bisect_left(self._names, name.encode())
         del self._names[i], self._entries[i]
         self._version += 1
@@ -184,25 +196,35 @@ class ToolSet:
         """The set as it is now, immutable (made once per version: copies, no sorting)."""
         found = self._inventory
         if found is None or found.version != self._version:
-            found = Inventory(self._version, MappingProxyType(dict(self._tools)), tuple(self._names),
-                              inventory_digest(self._entries))
+            tools = self._own()
+            found = Inventory(self._version, MappingProxyType(dict(tools)), tuple(self._names), self.digest)
             self._inventory = found
         return found
 
+    @property
+    def digest(self) -> str:
+        """:func:`inventory_digest` of the set as it is now (what a compiler keys its snapshot by),
+        without making the inventory when the set was registered as a list seen before."""
+        made = self._digest
+        if made is None or made[0] != self._version:
+            made = (self._version, inventory_digest(self._entries) if self._seen is None else self._seen[0].digest)
+            self._digest = made
+        return made[1]
+
     def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and name in self._tools
+        return isinstance(name, str) and name in self._own()
 
     def __getitem__(self, name: str) -> Tool:
         try:
-            return self._tools[name]
+            return self._own()[name]
         except KeyError:
             raise ToolNotFoundError(f"no tool named {name!r}; the set has {self._describe_names()}") from None
 
     def __iter__(self) -> Iterator[Tool]:
-        return iter(list(self._tools.values()))
+        return iter(list(self._own().values()))
 
     def __len__(self) -> int:
-        return len(self._tools)
+        return len(self._own())
 
     def __repr__(self) -> str:
         return f"ToolSet({self.names!r})"
@@ -210,7 +232,7 @@ class ToolSet:
     @property
     def names(self) -> list[str]:
         """Tool names in insertion order."""
-        return list(self._tools)
+        return list(self._own())
 
     @property
     def version(self) -> int:

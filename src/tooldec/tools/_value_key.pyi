@@ -1,0 +1,6 @@
+"""Types of the compiled cache key (``_value_key.c``; see :mod:`tooldec.tools.keys`)."""
+
+from typing import Any
+
+def dumps(value: Any, /) -> bytes | None: ...
+def list_key(values: list[object], /) -> tuple[bytes, list[int], list[int]] | None: ...

@@ -1,0 +1,100 @@
+"""Cache keys of plain values (tool dicts, schemas): their ``marshal`` bytes, format 2.
+
+Equal bytes decode to equal values of the same types (``True``, ``1`` and ``1.0`` differ; dict
+keys in their order); equal values written apart (another key order) only miss. Format 2 has no
+back-references, so the bytes do not depend on which strings happen to be one object. Several
+times quicker to make than a JSON encoding.
+
+``_value_key`` (C, built by ``make setup`` through setup.py) writes marshal's bytes for JSON
+values without marshal's UTF-8 codec call per string (most of the cost of keying a thousand tool
+dicts); anything else it leaves to marshal, which is also used where the extension is absent or
+``TOOLDEC_NATIVE=0`` is set. The bytes are the same either way (tests/tools/test_value_key.py).
+"""
+
+from __future__ import annotations
+
+import marshal
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from itertools import accumulate
+from typing import Any, cast
+
+from ..native import compiled
+
+__all__ = ["NATIVE", "ListKey", "dict_keys", "list_key", "value_key"]
+
+
+_module = compiled("tooldec.tools._value_key")
+_native: Callable[[Any], bytes | None] | None = _module.dumps if _module is not None else None
+_native_list: Callable[[list[object]], tuple[bytes, list[int], list[int]] | None] | None = (
+    _module.list_key if _module is not None else None)
+NATIVE = _module is not None
+"""Whether keys come from the compiled writer (decided once, at import)."""
+
+
+def value_key(value: Any) -> bytes | None:
+    """``marshal.dumps(value, 2)``, or ``None`` for what marshal cannot write (objects,
+    subclasses, cycles)."""
+    if _native is not None:
+        found = _native(value)
+        if found is not None:
+            return found
+    try:
+        return marshal.dumps(value, 2)
+    except ValueError:
+        return None
+
+
+def dict_keys(values: Sequence[object]) -> list[bytes | None]:
+    """``value_key`` of each exact dict in ``values``, ``None`` for anything else (a tool list's
+    keys in one pass: one extension call per dict, marshal only for what it leaves)."""
+    native = _native
+    if native is None:
+        return [value_key(v) if type(v) is dict else None for v in values]
+    found = [native(v) if type(v) is dict else None for v in values]
+    if None in found:
+        found = [key if key is not None or type(v) is not dict else value_key(v) for key, v in zip(found, values)]
+    return found
+
+
+@dataclass(frozen=True)
+class ListKey:
+    """The key of a list of dicts whatever its order: their ``value_key`` bytes sorted and joined
+    (marshal bytes are self-delimiting, so the join is unambiguous); for each sorted key, the
+    item it is the key of (``order``) and where it ends in the join (``ends``)."""
+
+    data: bytes
+    order: list[int]
+    ends: list[int]
+
+    def keys(self) -> list[bytes]:
+        """Each item's key, in the list's order (what a list seen for the first time looks its
+        dicts up by)."""
+        out = [b""] * len(self.order)
+        start = 0
+        for i, end in zip(self.order, self.ends):
+            out[i] = self.data[start:end]
+            start = end
+        return out
+
+
+def list_key(values: Sequence[object]) -> ListKey | None:
+    """The :class:`ListKey` of ``values``, ``None`` unless each is a dict ``value_key`` writes.
+
+    The extension writes the dicts into one buffer and sorts them there (a request's tool list
+    seen before costs this and one lookup: no bytes object per dict, no sort in Python); the
+    same key, from ``dict_keys``, where it is absent or leaves a value to marshal. The
+    extension keeps that buffer for the next call, up to 2 MB (the GIL guards it).
+    """
+    if _native_list is not None and type(values) is list:
+        found = _native_list(values)
+        if found is not None:
+            return ListKey(*found)
+    if not all(type(v) is dict for v in values):
+        return None
+    keys = dict_keys(values)
+    if None in keys:
+        return None
+    present = cast(list[bytes], keys)
+    order = sorted(range(len(present)), key=present.__getitem__)
+    return ListKey(b"".join(map(present.__getitem__, order)), order, list(accumulate(len(present[i]) for i in order)))
