@@ -53,19 +53,18 @@ def _pair(make: object) -> tuple[LazyDFA, LazyDFA]:
 
 
 def _same(native: LazyDFA, python: LazyDFA, what: str) -> tuple[int, int]:
-    """Expand both in the same order (with their string and whitespace spots) and compare
-    everything they hold; returns the states compared and the spots found."""
+    """Expand both in the same order (with their string and whitespace spots, and some shortest
+    completions) and compare everything they hold; returns the states compared and the spots found."""
     sid = 1
     spots = 0
     while sid < min(native.n_states, STATES):
         found = []
         for dfa in (native, python):
             dfa.expand(sid)
-            found.append((dfa.string_spot(sid), dfa.blank_spot(sid)))
-            if dfa.dist[sid] >= 0 and sid % 7 == 0:  # a shortest completion interns states in Python
-                dfa.shortest_to(sid)
-        assert found[0] == found[1], f"{what}: the spots of state {sid}"
-        spots += found[0] != (None, None)
+            shortest = dfa.shortest_to(sid) if dfa.dist[sid] >= 0 and sid % 7 == 0 else None  # interns states
+            found.append((dfa.string_spot(sid), dfa.blank_spot(sid), shortest))
+        assert found[0] == found[1], f"{what}: the spots and shortest completion of state {sid}"
+        spots += found[0][:2] != (None, None)
         assert native.n_states == python.n_states, f"{what}: state {sid}"
         sid += 1
     n = native.n_states

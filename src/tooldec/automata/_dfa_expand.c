@@ -1111,29 +1111,16 @@ static PyObject *tables_steps(PyObject *self, PyObject *arg) {
     return result;
 }
 
-/* Build the row of ``sid`` (nothing if it is built): 0, or -1 with an exception set. Exported to
- * the compiled trie walk (the capsule ``expand_c``), which calls it under the DFA's lock. */
-static int expand_c(PyObject *tables, PyObject *dfa, long sid) {
-    if (!PyObject_TypeCheck(tables, &TablesType)) {
-        PyErr_SetString(PyExc_TypeError, "expand: tables must come from tables()");
-        return -1;
-    }
-    Tables *t = (Tables *)tables;
-    Py_ssize_t n_steps = 0, data_at = t->step_data_len;
-    int ok = 0;
-    int32_t row[256];
-    int16_t step_of[256];
-    memset(row, 0, sizeof row);
-    memset(step_of, 0, sizeof step_of);
-    if (arrays_now(t, dfa) < 0) goto done;
-    if (sid >= 0 && sid < t->view.capacity && ((uint8_t *)t->view.expanded.buf)[sid]) { ok = 1; goto done; }
-    if (sid <= 0 || sid >= t->n_keys || sid >= t->view.capacity) {
-        PyErr_SetString(PyExc_ValueError, "expand: no such state");
-        goto done;
-    }
-    Py_ssize_t n = stored_key(t, sid, t->out, &t->cls);
-    if (n < 0) goto done;
+/* What each_move() does with one interval's move: bytes [lo, hi) lead to ``found``, stepping
+ * t->incs[0..n_incs) and resetting t->resets[0..n_resets). 0 goes on, 1 stops, -1 is an error. */
+typedef int (*Visit)(Tables *t, void *ctx, int32_t lo, int32_t hi, long found, Py_ssize_t n_incs, Py_ssize_t n_resets);
 
+/* dfa.py's _moves_of: the moves of state ``sid`` by byte interval, in byte order, each target
+ * closed and interned, handed to ``visit``. 0 when all were visited, 1 when ``visit`` stopped,
+ * -1 on error. */
+static int each_move(Tables *t, PyObject *dfa, long sid, Visit visit, void *ctx) {
+    Py_ssize_t n = stored_key(t, sid, t->out, &t->cls);
+    if (n < 0) return -1;
     /* the moves of every NFA state, but the unit starts of regions at their upper bound */
     Py_ssize_t n_moves = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
@@ -1142,7 +1129,7 @@ static int expand_c(PyObject *tables, PyObject *dfa, long sid) {
             int64_t c;
             if (!classes_get(&t->cls, region, &c)) {
                 PyErr_Format(PyExc_KeyError, "expand: a unit of region %d with no counter class", (int)region);
-                goto done;
+                return -1;
             }
             if (!below_high(t, region, c)) continue;
         }
@@ -1152,9 +1139,8 @@ static int expand_c(PyObject *tables, PyObject *dfa, long sid) {
         }
     }
     qsort(t->moves, n_moves, sizeof(Move), cmp_move);
-
-    /* the intervals between consecutive cuts (every lo and hi + 1), in byte order, each with the
-     * moves that cover it (dfa.py's _moves_of: a move covers an interval whole or not at all) */
+    /* the intervals between consecutive cuts (every lo and hi + 1), each with the moves that
+     * cover it (a move covers an interval whole or not at all) */
     uint8_t is_cut[258];
     memset(is_cut, 0, sizeof is_cut);
     for (Py_ssize_t j = 0; j < n_moves; j++) is_cut[t->moves[j].lo] = is_cut[t->moves[j].hi + 1] = 1;
@@ -1165,7 +1151,7 @@ static int expand_c(PyObject *tables, PyObject *dfa, long sid) {
         if (lo < 0) { lo = c; continue; }
         int32_t hi = c;
         Py_ssize_t k = 0, n_incs = 0;
-        while (first < n_moves && t->moves[first].hi < lo && t->moves[first].lo < lo) first++;
+        while (first < n_moves && t->moves[first].hi < lo) first++;
         for (Py_ssize_t j = first; j < n_moves && t->moves[j].lo <= lo; j++) {
             const Move *mv = &t->moves[j];
             if (mv->hi + 1 < hi) continue;
@@ -1182,48 +1168,109 @@ static int expand_c(PyObject *tables, PyObject *dfa, long sid) {
         lo = hi;
         if (!k) continue;
         /* LazyDFA._move: the counters stepped, then the targets' closure, interned */
-        if (classes_copy(&t->after, &t->cls) < 0) goto done;
+        if (classes_copy(&t->after, &t->cls) < 0) return -1;
         qsort(t->incs, n_incs, 4, cmp_i32);
         for (Py_ssize_t q = 0; q < n_incs; q++) {
             int64_t cls;
             if (!classes_get(&t->after, t->incs[q], &cls)) {
                 PyErr_Format(PyExc_KeyError, "expand: a counted move of region %d with no class", (int)t->incs[q]);
-                goto done;
+                return -1;
             }
-            if (classes_set(&t->after, t->incs[q], cls == MID ? MID : class_of(t, t->incs[q], cls + 1)) < 0) goto done;
+            if (classes_set(&t->after, t->incs[q], cls == MID ? MID : class_of(t, t->incs[q], cls + 1)) < 0) return -1;
         }
         qsort(t->targets, k, 4, cmp_i32);
         Py_ssize_t n_resets;
         Py_ssize_t n_viable = closure(t, t->targets, k, &t->after, &t->kept, &n_resets);
-        if (n_viable < 0) goto done;
+        if (n_viable < 0) return -1;
         long found = intern(t, dfa, t->out, n_viable, &t->kept);
-        if (found < 0) goto done;
-        for (int32_t b = here; b < hi; b++) row[b] = (int32_t)found;
-        if (n_incs || n_resets) {
-            if (!n_steps) { /* the state's step count goes first */
-                if (pool_room((void **)&t->step_data, t->step_data_len, &t->step_data_cap, 1, 4) < 0) goto done;
-                data_at = t->step_data_len++;
-            }
-            n_steps++;
-            for (int32_t b = here; b < hi; b++) step_of[b] = (int16_t)n_steps;
-            if (add_step(t, t->incs, n_incs, n_resets) < 0) goto done;
-        }
+        if (found < 0) return -1;
+        int done = visit(t, ctx, here, hi, found, n_incs, n_resets);
+        if (done) return done;
+    }
+    return 0;
+}
+
+/* expand's visitor: the row and the counter steps of the state being expanded. */
+typedef struct {
+    int32_t row[256];
+    int16_t step_of[256];
+    Py_ssize_t n_steps, data_at;
+} Expansion;
+
+static int fill_row(Tables *t, void *ctx, int32_t lo, int32_t hi, long found, Py_ssize_t n_incs, Py_ssize_t n_resets) {
+    Expansion *x = ctx;
+    for (int32_t b = lo; b < hi; b++) x->row[b] = (int32_t)found;
+    if (!n_incs && !n_resets) return 0;
+    if (!x->n_steps) { /* the state's step count goes first */
+        if (pool_room((void **)&t->step_data, t->step_data_len, &t->step_data_cap, 1, 4) < 0) return -1;
+        x->data_at = t->step_data_len++;
+    }
+    x->n_steps++;
+    for (int32_t b = lo; b < hi; b++) x->step_of[b] = (int16_t)x->n_steps;
+    return add_step(t, t->incs, n_incs, n_resets);
+}
+
+/* Build the row of ``sid`` (nothing if it is built): 0, or -1 with an exception set. Exported to
+ * the compiled trie walk (the capsule ``expand_c``), which calls it under the DFA's lock. */
+static int expand_c(PyObject *tables, PyObject *dfa, long sid) {
+    if (!PyObject_TypeCheck(tables, &TablesType)) {
+        PyErr_SetString(PyExc_TypeError, "expand: tables must come from tables()");
+        return -1;
+    }
+    Tables *t = (Tables *)tables;
+    Expansion x;
+    memset(&x, 0, sizeof x);
+    x.data_at = t->step_data_len;
+    if (arrays_now(t, dfa) < 0) return -1;
+    if (sid >= 0 && sid < t->view.capacity && ((uint8_t *)t->view.expanded.buf)[sid]) return 0;
+    if (sid <= 0 || sid >= t->n_keys || sid >= t->view.capacity) {
+        PyErr_SetString(PyExc_ValueError, "expand: no such state");
+        return -1;
+    }
+    if (each_move(t, dfa, sid, fill_row, &x) < 0) {
+        if (x.n_steps) t->step_data_len = x.data_at; /* drop the half-written steps */
+        return -1;
     }
     /* the row, into the arrays as they are now (interning may have grown them) */
-    memcpy((int32_t *)t->view.table.buf + (Py_ssize_t)sid * 256, row, sizeof row);
-    if (n_steps) {
-        if (pool_room((void **)&t->step_of, t->step_of_len, &t->step_of_cap, 256, 2) < 0) goto done;
-        memcpy(t->step_of + t->step_of_len, step_of, sizeof step_of);
-        t->step_data[data_at] = (int32_t)n_steps;
-        t->step_data_at[sid] = data_at;
+    memcpy((int32_t *)t->view.table.buf + (Py_ssize_t)sid * 256, x.row, sizeof x.row);
+    if (x.n_steps) {
+        if (pool_room((void **)&t->step_of, t->step_of_len, &t->step_of_cap, 256, 2) < 0) return -1;
+        memcpy(t->step_of + t->step_of_len, x.step_of, sizeof x.step_of);
+        t->step_data[x.data_at] = (int32_t)x.n_steps;
+        t->step_data_at[sid] = x.data_at;
         t->step_at[sid] = t->step_of_len;
         t->step_of_len += 256;
     }
     ((uint8_t *)t->view.expanded.buf)[sid] = 1;
-    ok = 1;
-done:
-    if (!ok && n_steps) t->step_data_len = data_at; /* drop the half-written steps */
-    return ok ? 0 : -1;
+    return 0;
+}
+
+/* short_step's visitor: the first interval whose target keeps to a shortest path. */
+typedef struct { int64_t want; int32_t byte; long state; } Shortest;
+
+static int first_shortest(Tables *t, void *ctx, int32_t lo, int32_t hi, long found, Py_ssize_t n_incs,
+                          Py_ssize_t n_resets) {
+    Shortest *w = ctx;
+    if (found == 0 || ((int64_t *)t->view.dist.buf)[found] != w->want) return 0;
+    w->byte = lo;
+    w->state = found;
+    return 1;
+}
+
+/* tables.short_step(dfa, sid) -> (byte, state): LazyDFA._short_step, the smallest byte whose move
+ * keeps to a shortest path and where it leads (moves made in byte order until one is found). */
+static PyObject *tables_short_step(PyObject *self, PyObject *args) {
+    Tables *t = (Tables *)self;
+    PyObject *dfa;
+    long sid;
+    if (!PyArg_ParseTuple(args, "Ol", &dfa, &sid)) return NULL;
+    if (sid <= 0 || sid >= t->n_keys) { PyErr_SetString(PyExc_IndexError, "no such state"); return NULL; }
+    if (arrays_now(t, dfa) < 0) return NULL;
+    Shortest w = {((int64_t *)t->view.dist.buf)[sid] - 1, -1, 0};
+    int found = each_move(t, dfa, sid, first_shortest, &w);
+    if (found < 0) return NULL;
+    if (!found) return PyErr_Format(PyExc_RuntimeError, "no shortest step from state %ld", sid);
+    return Py_BuildValue("(il)", (int)w.byte, w.state);
 }
 
 /* expand(tables, dfa, sid): build the row of ``sid`` (see the module comment). */
@@ -1342,6 +1389,7 @@ static PyMethodDef tables_methods[] = {
     {"steps", tables_steps, METH_O, "An expanded state's counter steps, or None (see the source)."},
     {"string_spot", tables_string_spot, METH_VARARGS, "LazyDFA.string_spot's answer as a tuple, or None."},
     {"blank_spot", tables_blank_spot, METH_VARARGS, "LazyDFA.blank_spot's answer as a tuple, or None."},
+    {"short_step", tables_short_step, METH_VARARGS, "LazyDFA._short_step's answer: (byte, state)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -22,7 +22,7 @@ import random
 import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
@@ -31,6 +31,9 @@ from .costs import MID, Costs, region_chains
 from .gcpause import collector_paused
 from .nfa import BLANK_RANGES, NFA, Frag, Guard
 from .sampling import sample
+
+if TYPE_CHECKING:
+    from ._dfa_expand import Tables
 
 __all__ = ["MID", "NATIVE", "SINK", "Arrays", "BlankSpot", "LazyDFA"]
 
@@ -180,7 +183,7 @@ class LazyDFA:
             self._chains = region_chains(nfa)
         # the NFA and its costs as C arrays for the compiled expansion (its scratch space is
         # used under ``lock``, as every expansion is), which also keeps the states
-        self._tables = None if _native is None else _native.tables(nfa, self._costs, frag[1], prune, _Step)
+        self._tables: Tables | None = None if _native is None else _native.tables(nfa, self._costs, frag[1], prune, _Step)
         self._states: _States = _StateIndex() if self._tables is None else self._tables
         # (targets, counters stepped, classes) -> (state, regions reset): the closure of a move
         # is computed once per automaton, not once per byte interval that makes it.
@@ -588,6 +591,8 @@ class LazyDFA:
         made in byte order only until one is found: a completion does not expand the states
         along it (a call's shortest completion crosses dozens of states the model never visits)."""
         with self.lock:
+            if self._tables is not None:
+                return self._tables.short_step(self, sid)
             want = int(self.arrays.dist[sid]) - 1
             for lo, _, found, _, _ in self._moves_of(sid):
                 if found != SINK and int(self.arrays.dist[found]) == want:
