@@ -169,7 +169,7 @@ class LlamaCppGenerator:
         """
         max_new_tokens = min(max_new_tokens, self.model.n_ctx() - len(prompt_ids))
         machine = None
-        pending: Future[tuple[np.ndarray | None, np.ndarray | None]] | None = None
+        pending: Future[tuple[np.ndarray | None, np.ndarray | None]] | _Ready | None = None
         overlapped = [0.0]  # written by the worker, read after a result(): no race
 
         def timed(budget: int) -> tuple[np.ndarray | None, np.ndarray | None]:
@@ -180,11 +180,19 @@ class LlamaCppGenerator:
             finally:
                 overlapped[0] += time.perf_counter() - start
 
+        def next_mask(budget: int) -> Future[tuple[np.ndarray | None, np.ndarray | None]] | _Ready:
+            """The next mask: at once when it is cached (a lookup on this thread: handing it to the
+            worker cost more than the lookup), else from the worker while llama.cpp evaluates the
+            token."""
+            assert machine is not None
+            known = machine.known(budget)
+            return _Ready(known.pick_lists(self.width)) if known is not None else self._masker().submit(timed, budget)
+
         if grammar is not None:
             machine = Machine(grammar, tool_choice=tool_choice, parallel_tool_calls=parallel_tool_calls,
                               max_calls=max_calls)
             machine.check_budget(max_new_tokens)
-            pending = self._masker().submit(timed, max_new_tokens)  # overlaps the prompt
+            pending = next_mask(max_new_tokens)  # overlaps the prompt
         eos = set(self.eos_ids)
         self._feed(prompt_ids)
         ids: list[int] = []
@@ -226,7 +234,9 @@ class LlamaCppGenerator:
                     break
             if len(ids) < max_new_tokens:
                 if machine is not None:  # the next mask is computed while llama.cpp evaluates the token
-                    pending = self._masker().submit(timed, max_new_tokens - len(ids))
+                    start = time.perf_counter()
+                    pending = next_mask(max_new_tokens - len(ids))
+                    masking += time.perf_counter() - start
                 self.model.eval([token])
         if pending is not None:
             pending.result()
@@ -239,6 +249,18 @@ class LlamaCppGenerator:
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tooldec-mask")
         return self._pool
+
+
+class _Ready:
+    """A mask at hand, shaped like the worker's Future (``result()``)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: tuple[np.ndarray | None, np.ndarray | None]) -> None:
+        self.value = value
+
+    def result(self) -> tuple[np.ndarray | None, np.ndarray | None]:
+        return self.value
 
 
 def vocabulary_for_llama(llm: Any, tokenizer: Any) -> Vocabulary:

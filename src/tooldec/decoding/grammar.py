@@ -28,7 +28,7 @@ from ..errors import DuplicateToolError, ToolNotFoundError
 from ..tokens import Vocabulary
 from ..tools import Tool, ToolLike, ToolSet
 from .compiler import _SERIALS, CompiledTail, Compiler
-from .masking import mask_at
+from .masking import known_mask, mask_at
 from .names import NameIndex
 from .openers import OpenerTables
 from .positions import Head, Name, Open, Position, Tail, Text
@@ -320,6 +320,10 @@ class Grammar:
 
     def mask(self, pos: Position, start_ok: bool, follow_ok: bool) -> Mask:
         return mask_at(self, pos, start_ok, follow_ok)
+
+    def known_mask(self, pos: Position, start_ok: bool, follow_ok: bool) -> Mask | None:
+        """:meth:`mask` if it is cached, else ``None`` (nothing is computed)."""
+        return known_mask(self, pos, start_ok, follow_ok)
 
 
 def _start_counts(tail: CompiledTail) -> tuple[tuple[int, int], ...]:

@@ -191,6 +191,18 @@ class Machine:
         mask, filtered = self._mask(budget)
         return mask if filtered is None else filtered
 
+    def known(self, budget: int | None = None) -> Mask | None:
+        """:meth:`allowed` if it is at hand, else ``None``: the mask is cached and ``budget`` (if
+        given) leaves every allowed token room to finish. Nothing is computed, so a decoding loop
+        can ask this on its own thread and hand only what is not at hand to a worker."""
+        if self._done:
+            return None
+        start_ok, follow_ok = self._flags()
+        mask = self.grammar.known_mask(self._pos, start_ok, follow_ok)
+        if mask is None or (budget is not None and max(budget, 1) - 1 < mask.max_after):
+            return None
+        return mask
+
     def fill_bitmask(self, bitmask: np.ndarray, row: int = 0, budget: int | None = None) -> bool:
         """Write the allowed set into ``bitmask[row]`` (int32 words, bit i = token 32*w+i), or into
         ``bitmask`` itself when it is one row.

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from .compiler import CompiledTail
     from .grammar import Grammar
 
-__all__ = ["FAR", "mask_at", "shortest_in_tail"]
+__all__ = ["FAR", "known_mask", "mask_at", "shortest_in_tail"]
 
 V = TypeVar("V")
 
@@ -56,11 +56,26 @@ def mask_at(grammar: Grammar, pos: Position, start_ok: bool, follow_ok: bool) ->
         found = compiler.masks.get(shared)  # the hit, kept free of the miss's work
         return found if found is not None else _own_or_made(
             compiler.masks, shared, grammar, functools.partial(_made_tail_mask, grammar, pos, tail, follow_ok))
-    if isinstance(pos, Text) and not start_ok:
-        key: tuple[object, ...] = (grammar.openers_owner, "text-closed", pos.state)
-    else:
-        key = (grammar.serial, pos, start_ok, follow_ok)
+    key = _key(grammar, pos, start_ok, follow_ok)
     return compiler.masks.get_or_make(key, lambda: _compute(grammar, pos, start_ok, follow_ok))
+
+
+def known_mask(grammar: Grammar, pos: Position, start_ok: bool, follow_ok: bool) -> Mask | None:
+    """:func:`mask_at`'s mask if it is cached, else ``None``: nothing is computed (a decoding
+    loop asks this first and hands only the misses to a worker thread)."""
+    cache = grammar.compiler.masks
+    if isinstance(pos, Tail):
+        shared = ("tail", grammar.tail(pos.tool, pos.form, pos.chained).serial, pos.state, follow_ok)
+        found = cache.get(shared)
+        return cache.get((grammar.serial, shared)) if found is None and grammar.owns_values[0] else found
+    return cache.get(_key(grammar, pos, start_ok, follow_ok))
+
+
+def _key(grammar: Grammar, pos: Position, start_ok: bool, follow_ok: bool) -> tuple[object, ...]:
+    """The mask cache's key of a position other than a tail's."""
+    if isinstance(pos, Text) and not start_ok:
+        return (grammar.openers_owner, "text-closed", pos.state)
+    return (grammar.serial, pos, start_ok, follow_ok)
 
 
 def _compute(grammar: Grammar, pos: Position, start_ok: bool, follow_ok: bool) -> Mask:
