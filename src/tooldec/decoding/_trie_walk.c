@@ -573,11 +573,38 @@ done:
     return result;
 }
 
+/* fill(row, ids): the int32 bitmask ``row`` (writable, C-contiguous) set to the bits of the int32
+ * token ids: zeros, then a bit for each id (ids past the row are left out: masked). */
+static PyObject *fill(PyObject *self, PyObject *args) {
+    Py_buffer row, ids;
+    if (!PyArg_ParseTuple(args, "w*y*", &row, &ids)) return NULL;
+    PyObject *result = NULL;
+    if (row.len % 4 || ids.len % 4) {
+        PyErr_SetString(PyExc_ValueError, "fill: the row and the ids must be int32");
+        goto done;
+    }
+    uint32_t *bits = row.buf;
+    Py_ssize_t words = row.len / 4, n = ids.len / 4;
+    const int32_t *at = ids.buf;
+    memset(bits, 0, row.len);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int32_t id = at[i];
+        if (id >= 0 && id < words * 32) bits[id >> 5] |= (uint32_t)1 << (id & 31);
+    }
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    PyBuffer_Release(&row);
+    PyBuffer_Release(&ids);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"build_trie", build_trie, METH_VARARGS, "The byte trie of tokens sorted by bytes (see the module source)."},
     {"walk", walk, METH_VARARGS, "The trie walked through a DFA from a frontier (see the module source)."},
     {"names_walk", names_walk, METH_VARARGS, "The tokens allowed at a tool name position (see the module source)."},
     {"pack", pack, METH_VARARGS, "A packed mask of token ids (see the module source)."},
+    {"fill", fill, METH_VARARGS, "A bitmask row set to token ids (see the module source)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -210,7 +210,6 @@ class Machine:
         Returns:
             Whether any token of the vocabulary is masked out.
         """
-        words = bitmask.shape[-1]
         target = bitmask if bitmask.ndim == 1 else bitmask[row]
         if self._done:
             target[:] = 0
@@ -218,7 +217,7 @@ class Machine:
         mask, filtered = self._mask(budget)
         if filtered is not None:
             mask = filtered
-        target[:] = mask.words(words)
+        mask.write(target)
         return mask.count < self.grammar.vocab.size
 
     # -- moving -------------------------------------------------------------------------------

@@ -28,7 +28,7 @@ import numpy as np
 from ..automata.dfa import MID, SINK, LazyDFA
 from ..caches import BoundedCache
 from ..dialects.base import NEXT_CALL
-from .masks import Mask
+from .masks import SPARSE_SHARE, Mask
 from .openers import Committer
 from .positions import Head, Name, Open, Position, Tail, Text
 from .token_index import TokenIndex
@@ -393,16 +393,23 @@ def _native_tail_mask(grammar: Grammar, pos: Tail, tail: CompiledTail, follow_ok
     max_after = got.max_dist
     if tail.next_call and got.end_states:  # some may owe the next call (FAR)
         max_after = int(_bytes_after(dfa, np.frombuffer(got.end_states, np.int32).astype(np.int64)).max())
-    if not got.exit_rows.size:  # (the ids are kept when no larger than the bits, as Mask.from_ids keeps them)
-        return Mask(got.packed, max_after, _ids=ids if ids.size <= index.words * 4 else None, _count=int(ids.size)), False
+    if not got.exit_rows.size:
+        return _walked_mask(got.packed, ids, index.words, max_after), False
     crossing = _cross(grammar, pos, dfa, got.exit_rows, got.exit_states, got.exit_offsets, follow_ok)
     if crossing.ok.any():
         extra = index.ids[got.exit_rows[crossing.ok]].astype(np.int64)
         np.bitwise_or.at(got.packed, extra >> 3, np.left_shift(1, extra & 7).astype(np.uint8))
         ids = np.sort(np.concatenate([ids, extra.astype(np.int32)]))
         max_after = max(max_after, int(crossing.after[crossing.ok].max()))
-    listed = ids.size <= index.words * 4  # as Mask.from_ids: the ids are kept when no larger than the bits
-    return Mask(got.packed, max_after, _ids=ids if listed else None, _count=int(ids.size)), crossing.depends
+    return _walked_mask(got.packed, ids, index.words, max_after), crossing.depends
+
+
+def _walked_mask(packed: np.ndarray, ids: np.ndarray, words: int, max_after: int) -> Mask:
+    """The mask of a walk's sorted ``ids`` (set in ``packed``): sparse when they are few, as
+    ``Mask.from_ids`` makes them; else the bits, with the ids kept when no larger than them."""
+    if ids.size * SPARSE_SHARE <= words:
+        return Mask(None, max_after, _ids=ids, _count=int(ids.size), _width=words)
+    return Mask(packed, max_after, _ids=ids if ids.size <= words * 4 else None, _count=int(ids.size))
 
 
 def _tail_mask(grammar: Grammar, pos: Tail, tail: CompiledTail, follow_ok: bool) -> tuple[Mask, bool]:
@@ -464,9 +471,10 @@ def _tail_mask(grammar: Grammar, pos: Tail, tail: CompiledTail, follow_ok: bool)
         depends = crossing.depends
     closing_ok = fits & ok_rep[string.rest_of]
     closing_ids = index.ids[string.closing_rows[closing_ok]]
-    mask = Mask(parts[0].copy())
+    packed = parts[0].copy()
     if closing_ids.size:
-        mask.packed |= Mask.from_ids(closing_ids, index.words, unique=False).packed
+        packed |= Mask.from_ids(closing_ids, index.words, unique=False).packed
+    mask = Mask(packed)
     inside_after = 0
     if string.final_set.size:
         owed = 0 if count == MID else max(0, spot.low - count)
