@@ -62,7 +62,9 @@ def _same(native: LazyDFA, python: LazyDFA, what: str) -> tuple[int, int]:
         for dfa in (native, python):
             dfa.expand(sid)
             shortest = dfa.shortest_to(sid) if dfa.dist[sid] >= 0 and sid % 7 == 0 else None  # interns states
-            found.append((dfa.string_spot(sid), dfa.blank_spot(sid), shortest))
+            both = dfa.spots(sid)
+            found.append((dfa.string_spot(sid), dfa.blank_spot(sid), shortest, both))
+            assert both == (found[-1][0], found[-1][1] if found[-1][0] is None else None)
         assert found[0] == found[1], f"{what}: the spots and shortest completion of state {sid}"
         spots += found[0][:2] != (None, None)
         assert native.n_states == python.n_states, f"{what}: state {sid}"

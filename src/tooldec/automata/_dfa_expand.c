@@ -1321,13 +1321,9 @@ static long state_after(Tables *t, PyObject *dfa, int32_t from, int32_t r, int d
     return n < 0 ? -1 : intern(t, dfa, t->out, n, &t->kept);
 }
 
-/* tables.string_spot(dfa, sid) -> None or (region, low, high or None, class, state after the quote). */
-static PyObject *tables_string_spot(PyObject *self, PyObject *args) {
-    Tables *t = (Tables *)self;
-    PyObject *dfa;
-    long sid;
-    Py_ssize_t n = spot_state(t, args, &dfa, &sid);
-    if (n < 0) return NULL;
+/* The string spot of the state read by spot_state (``n`` NFA states in t->out): None or (region,
+ * low, high or None, class, state after the quote). */
+static PyObject *string_spot_of(Tables *t, PyObject *dfa, Py_ssize_t n) {
     for (Py_ssize_t c = 0; c < t->cls.n; c++) {
         int32_t r = t->cls.items[c].region, unit = t->unit[r], quote = t->quote[r];
         if (quote < 0) continue;
@@ -1351,12 +1347,10 @@ static PyObject *tables_string_spot(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-/* tables.blank_spot(dfa, sid) -> None or (region, room or None, state after the run). */
-static PyObject *tables_blank_spot(PyObject *self, PyObject *args) {
-    Tables *t = (Tables *)self;
-    PyObject *dfa;
-    long sid;
-    Py_ssize_t n = spot_state(t, args, &dfa, &sid);
+/* The whitespace spot of the state read by spot_state: None or (region, room or None, state
+ * after the run). Its NFA states are read again (a string spot's closure reuses t->out). */
+static PyObject *blank_spot_of(Tables *t, PyObject *dfa, long sid) {
+    Py_ssize_t n = stored_key(t, sid, t->out, &t->cls);
     if (n < 0) return NULL;
     if (((uint8_t *)t->view.exits.buf)[sid]) Py_RETURN_NONE;
     for (Py_ssize_t c = 0; c < t->cls.n; c++) {
@@ -1382,6 +1376,46 @@ static PyObject *tables_blank_spot(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* tables.string_spot(dfa, sid) -> LazyDFA.string_spot's answer as a tuple, or None. */
+static PyObject *tables_string_spot(PyObject *self, PyObject *args) {
+    Tables *t = (Tables *)self;
+    PyObject *dfa;
+    long sid;
+    Py_ssize_t n = spot_state(t, args, &dfa, &sid);
+    return n < 0 ? NULL : string_spot_of(t, dfa, n);
+}
+
+/* tables.blank_spot(dfa, sid) -> LazyDFA.blank_spot's answer as a tuple, or None. */
+static PyObject *tables_blank_spot(PyObject *self, PyObject *args) {
+    Tables *t = (Tables *)self;
+    PyObject *dfa;
+    long sid;
+    return spot_state(t, args, &dfa, &sid) < 0 ? NULL : blank_spot_of(t, dfa, sid);
+}
+
+/* tables.spots(dfa, sid) -> (string spot, blank spot): the second only where the first is None
+ * (LazyDFA.spots: what a mask asks first of a state, in one call). */
+static PyObject *tables_spots(PyObject *self, PyObject *args) {
+    Tables *t = (Tables *)self;
+    PyObject *dfa;
+    long sid;
+    Py_ssize_t n = spot_state(t, args, &dfa, &sid);
+    if (n < 0) return NULL;
+    PyObject *string = string_spot_of(t, dfa, n), *blank = NULL, *out = NULL;
+    if (!string) return NULL;
+    if (string != Py_None) {
+        blank = Py_None;
+        Py_INCREF(blank);
+    } else if (!(blank = blank_spot_of(t, dfa, sid))) {
+        Py_DECREF(string);
+        return NULL;
+    }
+    out = PyTuple_Pack(2, string, blank);
+    Py_DECREF(string);
+    Py_DECREF(blank);
+    return out;
+}
+
 static PyMethodDef tables_methods[] = {
     {"find", keys_find, METH_O, "The state with this key (frozenset, classes), or -1."},
     {"classes", keys_classes, METH_O, "A state's counter classes, ((region, class), ...)."},
@@ -1389,6 +1423,7 @@ static PyMethodDef tables_methods[] = {
     {"steps", tables_steps, METH_O, "An expanded state's counter steps, or None (see the source)."},
     {"string_spot", tables_string_spot, METH_VARARGS, "LazyDFA.string_spot's answer as a tuple, or None."},
     {"blank_spot", tables_blank_spot, METH_VARARGS, "LazyDFA.blank_spot's answer as a tuple, or None."},
+    {"spots", tables_spots, METH_VARARGS, "LazyDFA.spots' answer as tuples (see the source)."},
     {"short_step", tables_short_step, METH_VARARGS, "LazyDFA._short_step's answer: (byte, state)."},
     {NULL, NULL, 0, NULL},
 };

@@ -483,8 +483,14 @@ class LazyDFA:
         ``None``): what a mask asks first of a state, in one lookup."""
         found = self._spots.get(sid)
         if found is None:
-            spot = self.string_spot(sid)
-            found = self._spots[sid] = (spot, None if spot is not None else self.blank_spot(sid))
+            if self._tables is not None:  # one compiled call
+                with self.lock:
+                    string, blank = self._tables.spots(self, sid)
+                found = (None if string is None else StringSpot(*string), None if blank is None else BlankSpot(*blank))
+            else:
+                spot = self.string_spot(sid)
+                found = (spot, None if spot is not None else self.blank_spot(sid))
+            self._spots[sid] = found
         return found
 
     def string_spot(self, sid: int) -> StringSpot | None:

@@ -215,9 +215,9 @@ static void *out_next(Out *o) {
 
 static PyObject *out_bytes(const Out *o) { return PyBytes_FromStringAndSize(o->data ? o->data : "", o->n * o->size); }
 
-/* walk(labels, ends, los, nends, sorted_rows, dfa, skip, state[, row_ids, words])
+/* walk(labels, ends, los, nends, sorted_rows, dfa, skip, state[, row_ids, words, dense_from])
  *   -> (ended_rows, ended_states, exit_rows, exit_states, exit_offsets)
- *   or, with row_ids: (packed, ended_ids, end_states, max_dist, exit_rows, exit_states, exit_offsets)
+ *   or, with row_ids: (packed or None, ended_ids, end_states, max_dist, exit_rows, exit_states, exit_offsets)
  *
  * Every token from ``state`` of the LazyDFA ``dfa``: a token ends inside (its row and end state)
  * or reaches a state that ``exits`` flags (its row, the state, and the bytes consumed); dead
@@ -226,15 +226,15 @@ static PyObject *out_bytes(const Out *o) { return PyBytes_FromStringAndSize(o->d
  * states int32, offsets int64.
  *
  * With ``row_ids`` (the int32 token id of each row) the tokens that end inside are given as a
- * mask: their ids are set in ``packed`` (a bytearray of ``words`` little-endian 32-bit words) and
- * listed (int32, sorted), with the distinct states they end in (int32, in the order first met)
+ * mask: listed (int32, sorted) and, when there are more than ``dense_from`` of them, set in
+ * ``packed`` (a bytearray of ``words`` little-endian 32-bit words; else None: a sparse mask), with the distinct states they end in (int32, in the order first met)
  * and the largest distance to acceptance among those states (dfa.dist; 0 if none). */
 static PyObject *walk(PyObject *self, PyObject *args) {
     PyObject *objs[7], *row_ids_obj = Py_None;
     int start;
-    Py_ssize_t words = 0;
-    if (!PyArg_ParseTuple(args, "OOOOOOOi|On", &objs[0], &objs[1], &objs[2], &objs[3], &objs[4], &objs[5], &objs[6],
-                          &start, &row_ids_obj, &words)) return NULL;
+    Py_ssize_t words = 0, dense_from = 0;
+    if (!PyArg_ParseTuple(args, "OOOOOOOi|Onn", &objs[0], &objs[1], &objs[2], &objs[3], &objs[4], &objs[5], &objs[6],
+                          &start, &row_ids_obj, &words, &dense_from)) return NULL;
     PyObject *dfa = objs[5];
     int as_mask = row_ids_obj != Py_None;
     static const Py_ssize_t sizes[7] = {1, 4, 4, 4, 8, 0, 1};
@@ -276,10 +276,6 @@ static PyObject *walk(PyObject *self, PyObject *args) {
             goto done;
         }
         row_ids = row_ids_view.buf;
-        packed = PyByteArray_FromStringAndSize(NULL, words * 4); /* writable: the caller adds the exits it allows */
-        if (!packed) goto done;
-        bits = (uint32_t *)PyByteArray_AS_STRING(packed);
-        memset(bits, 0, words * 4);
     }
     if (dfa_read(dfa, &dv) < 0) goto done;
     if (start < 0 || start >= dv.n_states) {
@@ -311,11 +307,10 @@ static PyObject *walk(PyObject *self, PyObject *args) {
                 for (int32_t k = lo; k < lo + ncount[n]; k++) {
                     int32_t id = row_ids[sorted_rows[k]], *put = out_next(&ended);
                     if (!put) goto done;
-                    if (id < 0 || id >= words * 32) { /* checked as written: a check of every id cost a pass */
+                    if (id < 0 || id >= words * 32) { /* checked as listed: a check of every id cost a pass */
                         PyErr_SetString(PyExc_ValueError, "walk: a token id past the mask's words");
                         goto done;
                     }
-                    bits[id >> 5] |= (uint32_t)1 << (id & 31);
                     *put = id;
                 }
                 if (seen_size < dv.n_states) { /* (the DFA may have grown since) */
@@ -365,7 +360,19 @@ static PyObject *walk(PyObject *self, PyObject *args) {
             if (buf_push(&stack, &next, sizeof next) < 0) goto done;
         }
     }
-    if (as_mask) qsort(ended.data, ended.n, 4, cmp_i32);
+    if (as_mask) {
+        qsort(ended.data, ended.n, 4, cmp_i32);
+        if (ended.n > dense_from) { /* the bits (writable: the caller adds the exits it allows) */
+            if (!(packed = PyByteArray_FromStringAndSize(NULL, words * 4))) goto done;
+            bits = (uint32_t *)PyByteArray_AS_STRING(packed);
+            memset(bits, 0, words * 4);
+            const int32_t *listed = (const int32_t *)ended.data;
+            for (Py_ssize_t i = 0; i < ended.n; i++) bits[listed[i] >> 5] |= (uint32_t)1 << (listed[i] & 31);
+        } else {
+            packed = Py_None;
+            Py_INCREF(packed);
+        }
+    }
     Out *lists[5] = {&ended, &ended_states, &exit_rows, &exit_states, &exit_offsets};
     for (int k = 0; k < 5; k++) {
         if (!(outs[k] = out_bytes(lists[k]))) goto done;

@@ -12,10 +12,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .trie_walk import _native
+from ..native import compiled
 
 __all__ = ["Mask", "allocate_token_bitmask", "apply_token_bitmask_inplace", "bitmask_words", "unpack_bitmask"]
 
+_native = compiled("tooldec.decoding._trie_walk")
 _pack = None if _native is None else _native.pack
 _fill = None if _native is None else _native.fill
 

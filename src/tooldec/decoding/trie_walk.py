@@ -21,6 +21,7 @@ import numpy as np
 
 from ..automata.dfa import LazyDFA
 from ..native import compiled
+from .masks import SPARSE_SHARE
 from .token_index import TokenIndex
 
 __all__ = ["NATIVE", "Trie", "TrieMask", "native_mask", "native_names", "native_walk", "strings_trie", "trie", "walk_trie"]
@@ -99,7 +100,7 @@ def native_walk(index: TokenIndex, dfa: LazyDFA, state: int, skip: np.ndarray | 
 class TrieMask(NamedTuple):
     """:func:`native_mask`'s answer: the tokens that end inside as a mask, and those at an exit."""
 
-    packed: np.ndarray  # uint8, the mask layout (see ``masks.Mask``)
+    packed: np.ndarray | None  # uint8, the mask layout (see ``masks.Mask``); None when the ids are few (sparse)
     ended_ids: np.ndarray  # int32, sorted: the ids set in ``packed``
     end_states: bytes  # int32: the distinct states they end in
     max_dist: int  # the largest distance to acceptance among ``end_states`` (0 if none)
@@ -109,16 +110,18 @@ class TrieMask(NamedTuple):
 
 
 def native_mask(index: TokenIndex, dfa: LazyDFA, state: int) -> TrieMask:
-    """:func:`native_walk` from ``state`` (no tokens skipped), with the tokens that end inside set
-    in a packed mask by the walk itself rather than listed by row: the common tail mask, without
-    a NumPy pass per list. ``packed`` is a fresh writable array. Needs the extension."""
+    """:func:`native_walk` from ``state`` (no tokens skipped), with the tokens that end inside given
+    by id, and set in a packed mask by the walk itself unless they are few (a sparse mask, see
+    ``masks.SPARSE_SHARE``): the common tail mask, without a NumPy pass per list. ``packed`` is a
+    fresh writable array. Needs the extension."""
     assert _native is not None
     with dfa.lock:
-        out = _native.walk(*_walk_args(index), dfa, None, state, index.ids, index.words)
+        out = _native.walk(*_walk_args(index), dfa, None, state, index.ids, index.words, index.words // SPARSE_SHARE)
+    packed = None if out[0] is None else np.frombuffer(out[0], np.uint8)
     if out[4]:
-        return TrieMask(np.frombuffer(out[0], np.uint8), np.frombuffer(out[1], np.int32), out[2], out[3],
+        return TrieMask(packed, np.frombuffer(out[1], np.int32), out[2], out[3],
                         np.frombuffer(out[4], np.int64), np.frombuffer(out[5], np.int32), np.frombuffer(out[6], np.int64))
-    return TrieMask(np.frombuffer(out[0], np.uint8), np.frombuffer(out[1], np.int32), out[2], out[3], *_NO_EXITS)
+    return TrieMask(packed, np.frombuffer(out[1], np.int32), out[2], out[3], *_NO_EXITS)
 
 
 def _walk_args(index: TokenIndex) -> tuple[bytes, bytes, bytes, bytes, np.ndarray]:
