@@ -12,6 +12,7 @@ whitespace styles. The Python construction itself is what ``make test-fresh`` ru
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
 import numpy as np
@@ -133,6 +134,25 @@ def test_jsonschemabench_schemas(path: Path) -> None:
         def make(nfa: NFA, style: Style = style) -> Frag:
             return SchemaCompiler(nfa, core if isinstance(core, dict) else {}, style).value(core)
         _same(*_pair(make), f"{path.name} {style}")  # (a schema may have no string)
+
+
+@pytest.mark.parametrize("item", ZOO + BOUNDS, ids=lambda item: item["name"])
+def test_walks_with_counts(item: dict[str, object]) -> None:
+    """``walk_counted`` (the compiled walk while no counter is counted, then exact) ends where the
+    Python walk byte by byte ends, with the same counts: on sampled calls, their prefixes, and
+    with a byte changed."""
+    rng = random.Random(str(item["name"]))
+    for what, (native, python) in _tail_pairs(Tool.from_dict(item)):
+        for _ in range(30):
+            text = native.sample(rng)
+            if rng.random() < 0.3 and text:
+                at = rng.randrange(len(text))
+                text = text[:at] + bytes([rng.randrange(256)]) + text[at + 1:]
+            for data in (text, text[: rng.randrange(len(text) + 1)]):
+                got = native.walk_counted(native.start, {}, data, 0)
+                want = python.walk_counted(python.start, {}, data, 0)
+                assert (got[1], got[2]) == (want[1], want[2]), f"{what}: {data!r}"
+                assert native._states[got[0]] == python._states[want[0]], f"{what}: {data!r}"
 
 
 def _run_or(other: bytes) -> object:

@@ -1416,6 +1416,50 @@ static PyObject *tables_spots(PyObject *self, PyObject *args) {
     return out;
 }
 
+/* Whether the counter step ``index`` (1-based) of expanded state ``sid`` changes a counter that
+ * can still matter (_Step.tracked). */
+static int step_tracked(const Tables *t, long sid, int index) {
+    const int32_t *p = t->step_data + t->step_data_at[sid] + 1;
+    for (int k = 1; k < index; k++) p += 3 + p[0] + p[1 + p[0]];
+    return p[2 + p[0] + p[1 + p[0]]];
+}
+
+/* tables.walk_plain(dfa, state, data, i) -> (state, i, status): ``data[i:]`` walked from ``state``
+ * while no counter has to be counted exactly (LazyDFA.advance_exact with no counts and no tracked
+ * step: the table's next state). status 0: all of it read; 1: stopped on an exit state (after
+ * its byte); 2: dead (state 0); 3: the byte at ``i`` steps a tracked counter (``state`` is before
+ * it: the caller goes on exactly). States are expanded as needed (call under the DFA's lock). */
+static PyObject *tables_walk_plain(PyObject *self, PyObject *args) {
+    Tables *t = (Tables *)self;
+    PyObject *dfa;
+    long state;
+    Py_buffer data;
+    Py_ssize_t i;
+    if (!PyArg_ParseTuple(args, "Oly*n", &dfa, &state, &data, &i)) return NULL;
+    const uint8_t *bytes = data.buf;
+    int status = 0;
+    PyObject *result = NULL;
+    if (arrays_now(t, dfa) < 0) goto done;
+    if (state <= 0 || state >= t->n_keys || i < 0) { PyErr_SetString(PyExc_ValueError, "walk_plain: no such state"); goto done; }
+    while (i < data.len) {
+        if (!((uint8_t *)t->view.expanded.buf)[state] && expand_c(self, dfa, state) < 0) goto done;
+        uint8_t b = bytes[i];
+        if (t->step_at[state] >= 0) {
+            int index = t->step_of[t->step_at[state] + b];
+            if (index && step_tracked(t, state, index)) { status = 3; break; }
+        }
+        long next = ((int32_t *)t->view.table.buf)[(Py_ssize_t)state * 256 + b];
+        i++;
+        if (!next) { state = 0; status = 2; break; }
+        state = next;
+        if (((uint8_t *)t->view.exits.buf)[state]) { status = 1; break; }
+    }
+    result = Py_BuildValue("(lni)", state, i, status);
+done:
+    PyBuffer_Release(&data);
+    return result;
+}
+
 static PyMethodDef tables_methods[] = {
     {"find", keys_find, METH_O, "The state with this key (frozenset, classes), or -1."},
     {"classes", keys_classes, METH_O, "A state's counter classes, ((region, class), ...)."},
@@ -1424,6 +1468,7 @@ static PyMethodDef tables_methods[] = {
     {"string_spot", tables_string_spot, METH_VARARGS, "LazyDFA.string_spot's answer as a tuple, or None."},
     {"blank_spot", tables_blank_spot, METH_VARARGS, "LazyDFA.blank_spot's answer as a tuple, or None."},
     {"spots", tables_spots, METH_VARARGS, "LazyDFA.spots' answer as tuples (see the source)."},
+    {"walk_plain", tables_walk_plain, METH_VARARGS, "Bytes walked while no counter is counted (see the source)."},
     {"short_step", tables_short_step, METH_VARARGS, "LazyDFA._short_step's answer: (byte, state)."},
     {NULL, NULL, 0, NULL},
 };

@@ -624,6 +624,24 @@ class LazyDFA:
         """A random string of the language, counters exact (see :func:`.sampling.sample`)."""
         return sample(self, rng, soft_limit)
 
+    def walk_counted(self, sid: int, counts: dict[int, int], data: bytes, i: int) -> tuple[int, dict[int, int], int]:
+        """``data[i:]`` from ``sid`` with exact counters (:meth:`advance_exact` byte by byte) up to
+        its end, a dead end (``SINK``) or an exit state (after its byte): the state, the counts and
+        where it stopped. While no counter has to be counted, the compiled tables walk the bytes
+        in one call (a tool call's keys and punctuation)."""
+        if not counts and self._tables is not None:
+            with self.lock:
+                sid, i, status = self._tables.walk_plain(self, sid, data, i)
+            if status != 3:  # the end, a dead end or an exit; 3: a counter to count from ``i`` on
+                return sid, counts, i
+        n = len(data)
+        while i < n:
+            sid, counts = self.advance_exact(sid, data[i], counts)
+            i += 1
+            if sid == SINK or self.arrays.exits[sid]:
+                break
+        return sid, counts, i
+
     def advance_exact(self, sid: int, byte: int, counts: dict[int, int]) -> tuple[int, dict[int, int]]:
         """One byte with exact counters: the next state (relabelled) and the new counts."""
         nxt = self.next(sid, byte)

@@ -293,18 +293,10 @@ class Grammar:
                 pos = Tail(pos.form, name, follow_ok, tail.dfa.start, _start_counts(tail))
             else:
                 dfa = self.tail(pos.tool, pos.form, pos.chained).dfa
-                state = pos.state
-                counts = dict(pos.counts)
-                arrays = dfa.arrays
-                while i < n:
-                    state, counts = dfa.advance_exact(state, data[i], counts)
-                    i += 1
-                    if state == SINK:
-                        return None, closed
-                    arrays = dfa.arrays
-                    if arrays.exits[state]:
-                        break
-                else:
+                state, counts, i = dfa.walk_counted(pos.state, dict(pos.counts), data, i)
+                if state == SINK:
+                    return None, closed
+                if not dfa.arrays.exits[state]:  # every byte read, still inside the tail
                     return Tail(pos.form, pos.tool, pos.chained, state, tuple(sorted(counts.items()))), closed
                 closed += 1
                 if dfa.marks.get(state) == NEXT_CALL:
