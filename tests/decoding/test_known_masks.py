@@ -48,3 +48,18 @@ def test_known_is_none_where_a_budget_filters(qwen_vocab: Vocabulary) -> None:
     assert mask.max_after > 2
     assert machine.known(budget=2) is None
     assert machine.known(budget=mask.max_after + 1) is mask
+
+
+def test_known_takes_a_kept_budget_filter(qwen_vocab: Vocabulary) -> None:
+    """At a name (whose tokens may lead into other calls: their need is counted exactly), a budget
+    that once made the bounds finds them kept: ``known`` gives what ``allowed`` gives, with a
+    budget every token clears and with one that filters."""
+    machine = Machine(Compiler(qwen_vocab, Hermes()).compile(ToolSet(ZOO)), tool_choice="required")
+    assert machine.accept_string('<tool_call>\n{"name": "')
+    assert machine.known(budget=500) is None  # nothing made yet
+    roomy = machine.allowed(budget=500)
+    assert machine.known(budget=500) is roomy
+    tight = machine.allowed(budget=12)
+    known = machine.known(budget=12)
+    assert tight.count < roomy.count
+    assert known is None or np.array_equal(known.ids, tight.ids)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from typing import cast
 
 import numpy as np
 
@@ -31,7 +32,7 @@ from .name_bounds import name_most, shortest_below
 from .positions import Head, Name, Open, Position, Tail, Text
 from .vector_walk import StringWalk, walk_state
 
-__all__ = ["Completion", "need", "shortest", "within"]
+__all__ = ["NOT_AT_HAND", "Completion", "known_within", "need", "shortest", "within"]
 
 Completion = tuple[int, bytes]
 """A canonical completion: special tokens it starts with, then bytes."""
@@ -154,18 +155,66 @@ def within(grammar: Grammar, pos: Position, mask: Mask, budget: int, start_ok: b
         return None
     words = grammar.compiler.index.words
     if isinstance(pos, Name):
-        bounds = grammar.compiler.kept(("name-needs", grammar.serial, pos, start_ok, follow_ok),
+        bounds = grammar.compiler.kept(_name_needs_key(grammar, pos, start_ok, follow_ok),
                                        lambda: _name_needs(grammar, pos, mask, start_ok, follow_ok) or False)  # False: no bounds
         if isinstance(bounds, _NameNeeds):
             fitting = bounds.within(budget - 1, lambda tid: _token_need(grammar, pos, tid, start_ok, follow_ok))
             return None if fitting is None else Mask.from_ids(fitting, words)
     if isinstance(pos, Tail) and _in_string(grammar, pos):
         return _string_within(grammar, pos, mask, budget - 1, follow_ok)
-    ids, needs = token_needs(grammar, pos, mask, start_ok, follow_ok)
-    fits = needs <= budget - 1
-    if fits.all():
+    slack = budget - 1
+    if isinstance(pos, Tail):
+        return _fitting(*token_needs(grammar, pos, mask, start_ok, follow_ok), slack, words)
+    most_key = _needs_key(grammar, pos, start_ok, follow_ok, most=True)
+    most = cast("int | None", grammar.compiler.masks.get(most_key))
+    if most is not None and slack >= most:
         return None
-    return Mask.from_ids(np.sort(ids[fits]), words)
+    ids, needs = token_needs(grammar, pos, mask, start_ok, follow_ok, slack)
+    grammar.compiler.kept(most_key, lambda: int(needs.max()) if needs.size else 0)
+    return _fitting(ids, needs, slack, words)
+
+
+NOT_AT_HAND = object()
+""":func:`known_within`'s answer where :func:`within` would have to compute."""
+
+
+def known_within(grammar: Grammar, pos: Position, mask: Mask, budget: int, start_ok: bool,
+                 follow_ok: bool) -> Mask | None | object:
+    """:func:`within`'s answer where what it reads is kept already, else :data:`NOT_AT_HAND`:
+    nothing is computed (a decoding loop asks this on its own thread and leaves the rest to a
+    worker). Covers a name's bounds that every token clears and the needs of the other positions
+    but a tail's."""
+    if budget - 1 >= mask.max_after:
+        return None
+    cache = grammar.compiler.masks
+    if isinstance(pos, Name):
+        bounds = cache.get(_name_needs_key(grammar, pos, start_ok, follow_ok))
+        if bounds is None:
+            return NOT_AT_HAND
+        if isinstance(bounds, _NameNeeds):
+            return None if bounds.most <= budget - 1 else NOT_AT_HAND
+    if isinstance(pos, Tail):
+        return NOT_AT_HAND
+    most = cast("int | None", cache.get(_needs_key(grammar, pos, start_ok, follow_ok, most=True)))
+    if most is not None and budget - 1 >= most:
+        return None
+    found = cast("tuple[np.ndarray, np.ndarray] | None", cache.get(_needs_key(grammar, pos, start_ok, follow_ok)))
+    return NOT_AT_HAND if found is None else _fitting(found[0], found[1], budget - 1, grammar.compiler.index.words)
+
+
+def _fitting(ids: np.ndarray, needs: np.ndarray, slack: int, words: int) -> Mask | None:
+    """The mask of the ``ids`` whose need is within ``slack`` (``None``: all of them)."""
+    fits = needs <= slack
+    return None if fits.all() else Mask.from_ids(np.sort(ids[fits]), words)
+
+
+def _name_needs_key(grammar: Grammar, pos: Name, start_ok: bool, follow_ok: bool) -> tuple[object, ...]:
+    return ("name-needs", grammar.serial, pos, start_ok, follow_ok)
+
+
+def _needs_key(grammar: Grammar, pos: Position, start_ok: bool, follow_ok: bool, *, most: bool = False) -> tuple[object, ...]:
+    """The kept needs of a position other than a tail's (``most``: the largest of them)."""
+    return ("most-need" if most else "needs", grammar.serial, pos, start_ok, follow_ok)
 
 
 class _NameNeeds:
@@ -245,8 +294,12 @@ def _todo(grammar: Grammar, pos: Position, ids: np.ndarray) -> list[int]:
     return [int(i) for i in where if int(ids[i]) in risky_set]
 
 
-def token_needs(grammar: Grammar, pos: Position, mask: Mask, start_ok: bool, follow_ok: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Every allowed token of ``mask`` with the tokens it leaves to finish the call."""
+def token_needs(grammar: Grammar, pos: Position, mask: Mask, start_ok: bool, follow_ok: bool,
+                slack: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Every allowed token of ``mask`` with the tokens it leaves to finish the call. With ``slack``
+    (a budget's), an opener's, head's or text position's needs are kept only if that budget
+    filters them: a roomy budget needs only their largest (kept by :func:`within`), and a new tool
+    list's openers have needs for every token of the vocabulary (Qwen3: 200 KB each)."""
     if isinstance(pos, Tail):
         if _in_string(grammar, pos):
             parts = _kept_string_parts(grammar, pos, mask, follow_ok)
@@ -255,12 +308,16 @@ def token_needs(grammar: Grammar, pos: Position, mask: Mask, start_ok: bool, fol
         return grammar.compiler.kept(("tail-needs", grammar.serial, pos, follow_ok),
                                      lambda: _Needs(_tail_needs(grammar, pos, mask, follow_ok)),
                                      keep=lambda made: bool(made[0].size <= KEPT_TAIL_NEEDS))
-    key = ("needs", grammar.serial, pos, start_ok, follow_ok)
+    key = _needs_key(grammar, pos, start_ok, follow_ok)
+
+    def keep(made: _Needs) -> bool:
+        return slack is None or bool((made[1] > slack).any())
+
     if isinstance(pos, Open):
-        return grammar.compiler.kept(key, lambda: _Needs(_open_needs(grammar, pos, mask, start_ok, follow_ok)))
+        return grammar.compiler.kept(key, lambda: _Needs(_open_needs(grammar, pos, mask, start_ok, follow_ok)), keep)
     if isinstance(pos, Head):
-        return grammar.compiler.kept(key, lambda: _Needs(_head_needs(grammar, pos, mask, start_ok, follow_ok)))
-    return grammar.compiler.kept(key, lambda: _Needs(_per_token_needs(grammar, pos, mask, start_ok, follow_ok)))
+        return grammar.compiler.kept(key, lambda: _Needs(_head_needs(grammar, pos, mask, start_ok, follow_ok)), keep)
+    return grammar.compiler.kept(key, lambda: _Needs(_per_token_needs(grammar, pos, mask, start_ok, follow_ok)), keep)
 
 
 def _in_string(grammar: Grammar, pos: Tail) -> bool:

@@ -13,7 +13,7 @@ from typing import Literal
 import numpy as np
 
 from ..errors import BudgetError, ToolNotFoundError
-from .budget import need, shortest, within
+from .budget import NOT_AT_HAND, known_within, need, shortest, within
 from .grammar import Grammar
 from .masks import Mask
 from .positions import Open, Position, Tail, Text
@@ -192,16 +192,21 @@ class Machine:
         return mask if filtered is None else filtered
 
     def known(self, budget: int | None = None) -> Mask | None:
-        """:meth:`allowed` if it is at hand, else ``None``: the mask is cached and ``budget`` (if
-        given) leaves every allowed token room to finish. Nothing is computed, so a decoding loop
-        can ask this on its own thread and hand only what is not at hand to a worker."""
+        """:meth:`allowed` if it is at hand, else ``None``: the mask is cached and so is what
+        ``budget`` (if given) filters it by, or the budget leaves every allowed token room to finish.
+        Nothing is computed, so a decoding loop can ask this on its own thread and hand only what
+        is not at hand to a worker."""
         if self._done:
             return None
+        grammar, pos = self.grammar, self._pos
         start_ok, follow_ok = self._flags()
-        mask = self.grammar.known_mask(self._pos, start_ok, follow_ok)
-        if mask is None or (budget is not None and max(budget, 1) - 1 < mask.max_after):
+        mask = grammar.known_mask(pos, start_ok, follow_ok)
+        if mask is None or budget is None:
+            return mask
+        filtered = known_within(grammar, pos, mask, max(budget, 1), start_ok, follow_ok)
+        if filtered is NOT_AT_HAND:
             return None
-        return mask
+        return filtered if isinstance(filtered, Mask) else mask
 
     def fill_bitmask(self, bitmask: np.ndarray, row: int = 0, budget: int | None = None) -> bool:
         """Write the allowed set into ``bitmask[row]`` (int32 words, bit i = token 32*w+i), or into
