@@ -48,8 +48,12 @@ def _fresh_tail(vocab: Vocabulary, name: str) -> LazyDFA:
     return compiler.compile(ToolSet(ZOO)).tail(name, 0, False).dfa
 
 
-@pytest.mark.parametrize("blanks", [False, True], ids=["plain", "blank-runs"])
-def test_native_walk_equals_python_walk(any_vocab: Vocabulary, blanks: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_native_walk_equals_python_walk(any_vocab: Vocabulary, monkeypatch: pytest.MonkeyPatch) -> None:
+    for blanks in (False, True):  # plain, and with whitespace runs read from the table
+        _compare_walks(any_vocab, blanks, monkeypatch)
+
+
+def _compare_walks(any_vocab: Vocabulary, blanks: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     compiler = Compiler(any_vocab, Hermes())
     index = compiler.index
     table = compiler.blank_table if blanks else None
@@ -118,17 +122,25 @@ PREFIXED = [dict(tool, name=tool["name"] + suffix) for tool in ZOO[:3] for suffi
 """Names that extend others (get_weather, get_weather_v2, get_weather_v2x): complete names inside names."""
 
 
-@pytest.mark.parametrize(("seed", "choice", "forms"), [(0, "required", "tag"), (1, "required", "any"),
-                                                       (2, "get_weather_v2", "tag"), (3, "required", "tag"),
-                                                       (4, "search_books", "pythonic"), (5, "get_weather", "pythonic")])
-def test_masks_from_the_compiled_walk_equal_the_python_ones(any_vocab: Vocabulary, seed: int, choice: str, forms: str,
-                                                            data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+CASES = [(0, "required", "tag"), (1, "required", "any"), (2, "get_weather_v2", "tag"), (3, "required", "tag"),
+         (4, "search_books", "pythonic"), (5, "get_weather", "pythonic")]
+"""(seed, tool_choice, forms) of the walks below."""
+
+
+def test_masks_from_the_compiled_walk_equal_the_python_ones(any_vocab: Vocabulary, data_dir: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """Two cursors, each on its own compiler, take the same random call: at every position the
     compiled masks (tail masks with bits set by the walk; name masks from the walk along the
     sorted names) and the pure-Python ones allow the same tokens, with the same count, listed ids
     and bytes owed (``max_after``). The inventory has names inside names; the last case adds 300
     benchmark tools; ``any`` lets the call open with every Hermes opener (tails without a fixed
     start); in the Pythonic form a string's closing quote can be followed by the call's end."""
+    for case in CASES:
+        _compare_masks(any_vocab, *case, data_dir, monkeypatch)
+
+
+def _compare_masks(any_vocab: Vocabulary, seed: int, choice: str, forms: str, data_dir: Path,
+                   monkeypatch: pytest.MonkeyPatch) -> None:
     rng = random.Random(f"{any_vocab.name}-{seed}")
     tools = ZOO + PREFIXED + (bfcl_tools(data_dir)[:300] if seed == 3 else [])
     if forms == "pythonic":  # 'from' is no keyword argument
