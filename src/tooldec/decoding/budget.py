@@ -369,7 +369,7 @@ def _open_needs(grammar: Grammar, pos: Open, mask: Mask, start_ok: bool, follow_
 def _head_needs(grammar: Grammar, pos: Head, mask: Mask, start_ok: bool, follow_ok: bool) -> tuple[np.ndarray, np.ndarray]:
     """After an opener, as at an opener: a token that stays inside the head (``\\n{"name": "``
     with any whitespace) needs what its end state needs; the ones that reach the name are walked."""
-    stay_ids, ends, _, _ = grammar.openers.head_walk(pos.form, pos.state)
+    stay_ids, ends, _ = grammar.openers.head_walk(pos.form, pos.state)
 
     def end_need(end: int) -> int:
         return need(grammar, Head(pos.form, end, pos.only), follow_ok)

@@ -143,13 +143,14 @@ def _open_mask(grammar: Grammar, pos: Open, follow_ok: bool) -> Mask:
 
 def _head_mask(grammar: Grammar, pos: Head, follow_ok: bool) -> Mask:
     index = grammar.compiler.index
-    stay_ids, _, exit_rows, exit_offsets = grammar.openers.head_walk(pos.form, pos.state)
-    allowed = list(stay_ids)
+    stay_ids, _, exits = grammar.openers.head_walk(pos.form, pos.state)
+    allowed = list(stay_ids) + [token for token, _ in exits.get(-1, ())]
     name = Name(pos.form, b"", pos.only)
-    for r, off in zip(exit_rows, exit_offsets):
-        rest = _rest(index, r, off)
-        if not rest or grammar.walk(name, rest, follow_ok, follow_ok)[0] is not None:
-            allowed.append(int(index.ids[r]))
+    firsts = grammar.name_index.children(b"") if pos.only is None else list(pos.only.encode()[:1])
+    for first in firsts:  # only the tokens that start a name of this list can reach its tails
+        for token, rest in exits.get(first, ()):
+            if grammar.walk(name, rest, follow_ok, follow_ok)[0] is not None:
+                allowed.append(token)
     return Mask.from_ids(np.array(allowed, dtype=np.int64), index.words, FAR)
 
 

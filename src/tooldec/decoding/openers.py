@@ -44,9 +44,10 @@ OpenWalk = tuple[list[int], list[int], list[Committer]]
 """From one ``open`` state: ids of the tokens that stay inside, their end states, and the
 tokens that complete an opener."""
 
-HeadWalk = tuple[list[int], list[int], list[int], list[int]]
+HeadWalk = tuple[list[int], list[int], dict[int, list[tuple[int, bytes]]]]
 """From one state of a form's head: ids of the tokens that stay inside, their end states, and
-the rows and offsets of the tokens that reach the name (what they write of it follows)."""
+the tokens that reach the name as ``(id, what they write of it)`` by that text's first byte (-1:
+nothing), so a tool list's head mask walks only the tokens that start one of its names."""
 
 
 class OpenerTables:
@@ -84,7 +85,7 @@ class OpenerTables:
         self._open_walks: BoundedCache[int, OpenWalk] = BoundedCache(
             4 << 20, sizer=lambda walk: 80 * (len(walk[0]) + len(walk[2])) + 200)
         self._head_walks: BoundedCache[tuple[int, int], HeadWalk] = BoundedCache(
-            1 << 20, sizer=lambda walk: 60 * (len(walk[0]) + len(walk[2])) + 200)
+            1 << 20, sizer=lambda walk: 60 * len(walk[0]) + 90 * sum(map(len, walk[2].values())) + 200)
         self._has_text = bool(self.commits)
 
     @property
@@ -135,8 +136,12 @@ class OpenerTables:
             return found
         index = self.index
         walk = walk_state(index, self.heads[form], state, blank_table(index))
-        return self._head_walks.put(key, (index.ids[walk.rows].tolist(), walk.finals.tolist(),
-                                          walk.exit_rows.tolist(), walk.exit_offsets.tolist()))
+        exits: dict[int, list[tuple[int, bytes]]] = {}
+        for r, off in zip(walk.exit_rows.tolist(), walk.exit_offsets.tolist()):
+            start = int(index.offsets[r]) + off
+            rest = bytes(index.flat[start : int(index.offsets[r]) + int(index.lengths[r])])
+            exits.setdefault(rest[0] if rest else -1, []).append((int(index.ids[r]), rest))
+        return self._head_walks.put(key, (index.ids[walk.rows].tolist(), walk.finals.tolist(), exits))
 
     def _scan(self, dfa: LazyDFA, state: int, rows: np.ndarray) -> list[Committer]:
         index = self.index
