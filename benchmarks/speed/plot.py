@@ -23,7 +23,7 @@ __all__ = ["main", "plot"]
 COLOURS = {"tooldec": "tab:red", "xgrammar": "tab:blue", "llguidance": "tab:green",
            "outlines-core": "tab:purple"}
 PANELS = (
-    ("ttfm_s", "time to first tool-mode mask (s)\n(compile + prefix + trigger + mask)"),
+    ("from_list_s", "first tool-mode mask from the tool list (s)\n(registration + compile + prefix + trigger + mask)"),
     ("mask_p50_us", "next-token mask (µs)\np50 solid, p99 dashed"),
     ("peak_mem_mb", "peak memory above tokenizer (MB)"),
 )
