@@ -1,0 +1,104 @@
+"""What tooldec's masks cost per question when every tool list is new: real answers replayed.
+
+Run from the repository root::
+
+    python benchmarks/cold_replay.py --model qwen
+    python benchmarks/cold_replay.py --model qwen --sweep-mb 64 --profile 25
+
+The questions are ``end_to_end.py``'s (BFCL ``simple_python`` and ``multiple``, Hermes, a call
+required). Their answers are generated once with tooldec on llama.cpp and kept in
+``OUT/answers-MODEL.json``; then each answer is replayed through a fresh compiler (a new tool list
+per question, as in end_to_end's cold pass): per token, the mask the loop would use
+(``allowed(budget).pick_lists``) and the step (``advance``), timed in this thread's CPU time. The
+vocabulary is prepared before the clock, as a server does at load. ``--sweep-mb`` reads that many
+megabytes between tokens, outside the clock, as a forward pass streams the model's weights through
+the CPU caches: the masks then run with the caches cold, as they do beside llama.cpp.
+``--profile N`` prints the N functions with the most own time (cProfile).
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import json
+import pstats
+import sys
+import time
+from pathlib import Path
+
+_ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(_ROOT / "src"))
+sys.path.insert(0, str(_ROOT / "benchmarks"))
+
+import numpy as np  # noqa: E402
+from end_to_end import questions  # noqa: E402
+
+from tooldec.backends import generator_for  # noqa: E402
+from tooldec.bench.datasets import data_dir  # noqa: E402
+from tooldec.bench.experiments.common import Session  # noqa: E402
+from tooldec.decoding import Compiler, Machine  # noqa: E402
+from tooldec.dialects import Hermes  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="qwen", help="smollm2, qwen, or a .gguf file")
+    parser.add_argument("--items", type=int, default=20)
+    parser.add_argument("--max-new-tokens", type=int, default=96)
+    parser.add_argument("--sweep-mb", type=int, default=0, help="megabytes read between tokens (cold CPU caches)")
+    parser.add_argument("--profile", type=int, default=0, help="functions to list (0: no profile)")
+    parser.add_argument("--data", type=Path, default=None)
+    parser.add_argument("--out", type=Path, default=_ROOT / "benchmarks" / "speed" / "results" / "cold_replay")
+    args = parser.parse_args(argv)
+
+    session = Session(args.model, backend="llamacpp")
+    picked = questions(data_dir(args.data), args.items)
+    args.out.mkdir(parents=True, exist_ok=True)
+    kept = args.out / f"answers-{session.label}-{args.items}-{args.max_new_tokens}.json"
+    if not kept.exists():
+        generator = generator_for(session.model, session.tokenizer, session.vocab)
+        compiler = Compiler(session.vocab, Hermes())
+        answers = {}
+        for qid, tools, messages in picked:
+            prompt = session.chat(messages, tools=tools, dialect=Hermes())
+            session.model.reset()
+            answers[qid] = generator.generate(list(session.tokenizer.encode(prompt, add_special_tokens=False)),
+                                              max_new_tokens=args.max_new_tokens, grammar=compiler.compile(tools),
+                                              tool_choice="required", stop_after_call=None).ids
+        kept.write_text(json.dumps(answers))
+    answers = json.loads(kept.read_text())
+
+    width = session.model.n_vocab()
+    sweep = np.ones(args.sweep_mb << 20, dtype=np.uint8) if args.sweep_mb else None
+    profile = cProfile.Profile() if args.profile else None
+    compiler = Compiler(session.vocab, Hermes())  # fresh caches; the vocabulary's tables are prepared here
+    spent = tokens = 0
+    per_question = []
+    for qid, tools, _ in picked:
+        before = spent
+        start = time.thread_time_ns()
+        machine = Machine(compiler.compile(tools), tool_choice="required")
+        spent += time.thread_time_ns() - start
+        for i, token in enumerate(answers[qid]):
+            if sweep is not None:
+                sweep[::64].sum()  # one byte per cache line
+            start = time.thread_time_ns()
+            if profile is not None:
+                profile.enable()
+            machine.allowed(args.max_new_tokens - i).pick_lists(width)
+            machine.advance(token)
+            if profile is not None:
+                profile.disable()
+            spent += time.thread_time_ns() - start
+            tokens += 1
+        per_question.append((spent - before) / 1e6)
+    print(f"{session.label}, {len(picked)} questions, {tokens} answer tokens, {args.sweep_mb} MB read between tokens: "
+          f"{spent / 1e6 / len(picked):.2f} ms of CPU per question, {spent / 1e3 / max(tokens, 1):.0f} µs per token")
+    print("per question (ms of CPU):", " ".join(f"{ms:.1f}" for ms in per_question))
+    if profile is not None:
+        pstats.Stats(profile).sort_stats("tottime").print_stats(args.profile)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
