@@ -198,3 +198,17 @@ def test_a_budgeted_mask_is_what_trying_every_token_allows(smollm2_vocab: Vocabu
         assert np.array_equal(np.flatnonzero(np.unpackbits(bitmask.view(np.uint8), bitorder="little")), want)
         seen.add(got.size)
     assert len(seen) >= 2  # the budgets cut the mask
+
+
+def test_a_compiler_prepares_the_longest_match_tables(smollm2_vocab: Vocabulary) -> None:
+    """Token budgets count a completion's longest-match cut; its tables are built with the
+    vocabulary's other tables when a compiler is made (at load), not by a first budgeted request."""
+    import dataclasses
+
+    from tooldec.decoding import Compiler
+
+    fresh = dataclasses.replace(smollm2_vocab)  # the same tokens, none of the lazily built tables
+    assert "_sorted_tokens" not in vars(fresh)
+    Compiler(fresh, Hermes())
+    assert {"_sorted_tokens", "_first_id_of_bytes", "_longest_token"} <= vars(fresh).keys()
+    assert fresh.longest_match(b'{"name": "ping"}') == smollm2_vocab.longest_match(b'{"name": "ping"}')

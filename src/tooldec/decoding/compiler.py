@@ -54,8 +54,8 @@ MB = 1 << 20
 
 def prepare_vocabulary(vocab: Vocabulary) -> TokenIndex:
     """Build the per-vocabulary tables now (token index, JSON string and whitespace tables, the
-    compiled walk's trie, the longest-match tables of token budgets), once per process, and the process-wide automata of the ``format``
-    values (:func:`tooldec.tools.schema.prepare_formats`).
+    compiled walk's trie, the longest-match tables of token budgets), once per process, and the
+    process-wide automata of the ``format`` values (:func:`tooldec.tools.schema.prepare_formats`).
 
     A server calls this when it loads the tokenizer, so no request pays it. Safe to call from any
     thread and more than once; the tables are freed with the vocabulary.
