@@ -13,7 +13,8 @@ per question, as in end_to_end's cold pass): per token, the mask the loop would 
 vocabulary is prepared before the clock, as a server does at load. ``--sweep-mb`` reads that many
 megabytes between tokens, outside the clock, as a forward pass streams the model's weights through
 the CPU caches: the masks then run with the caches cold, as they do beside llama.cpp.
-``--profile N`` prints the N functions with the most own time (cProfile).
+``--profile N`` prints the N functions with the most own time (cProfile); ``--profile -N`` the N
+with the most time including their callees.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--items", type=int, default=20)
     parser.add_argument("--max-new-tokens", type=int, default=96)
     parser.add_argument("--sweep-mb", type=int, default=0, help="megabytes read between tokens (cold CPU caches)")
-    parser.add_argument("--profile", type=int, default=0, help="functions to list (0: no profile)")
+    parser.add_argument("--profile", type=int, default=0, help="functions to list by own time (negative: by time with callees; 0: no profile)")
     parser.add_argument("--data", type=Path, default=None)
     parser.add_argument("--out", type=Path, default=_ROOT / "benchmarks" / "speed" / "results" / "cold_replay")
     args = parser.parse_args(argv)
@@ -96,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{spent / 1e6 / len(picked):.2f} ms of CPU per question, {spent / 1e3 / max(tokens, 1):.0f} µs per token")
     print("per question (ms of CPU):", " ".join(f"{ms:.1f}" for ms in per_question))
     if profile is not None:
-        pstats.Stats(profile).sort_stats("tottime").print_stats(args.profile)
+        pstats.Stats(profile).sort_stats("cumulative" if args.profile < 0 else "tottime").print_stats(abs(args.profile))
     return 0
 
 
