@@ -169,6 +169,9 @@ def within(grammar: Grammar, pos: Position, mask: Mask, budget: int, start_ok: b
     most = cast("int | None", grammar.compiler.masks.get(most_key))
     if most is not None and slack >= most:
         return None
+    if isinstance(pos, (Open, Head)) and slack >= grammar.compiler.kept(
+            _upper_key(grammar, pos, start_ok, follow_ok), lambda: _most_upper(grammar, pos, mask, start_ok, follow_ok)):
+        return None
     ids, needs = token_needs(grammar, pos, mask, start_ok, follow_ok, slack)
     grammar.compiler.kept(most_key, lambda: int(needs.max()) if needs.size else 0)
     return _fitting(ids, needs, slack, words)
@@ -198,6 +201,9 @@ def known_within(grammar: Grammar, pos: Position, mask: Mask, budget: int, start
     most = cast("int | None", cache.get(_needs_key(grammar, pos, start_ok, follow_ok, most=True)))
     if most is not None and budget - 1 >= most:
         return None
+    upper = cast("int | None", cache.get(_upper_key(grammar, pos, start_ok, follow_ok)))
+    if upper is not None and budget - 1 >= upper:
+        return None
     found = cast("tuple[np.ndarray, np.ndarray] | None", cache.get(_needs_key(grammar, pos, start_ok, follow_ok)))
     return NOT_AT_HAND if found is None else _fitting(found[0], found[1], budget - 1, grammar.compiler.index.words)
 
@@ -215,6 +221,75 @@ def _name_needs_key(grammar: Grammar, pos: Name, start_ok: bool, follow_ok: bool
 def _needs_key(grammar: Grammar, pos: Position, start_ok: bool, follow_ok: bool, *, most: bool = False) -> tuple[object, ...]:
     """The kept needs of a position other than a tail's (``most``: the largest of them)."""
     return ("most-need" if most else "needs", grammar.serial, pos, start_ok, follow_ok)
+
+
+def _upper_key(grammar: Grammar, pos: Position, start_ok: bool, follow_ok: bool) -> tuple[object, ...]:
+    return ("most-upper", grammar.serial, pos, start_ok, follow_ok)
+
+
+def _most_upper(grammar: Grammar, pos: Open | Head, mask: Mask, start_ok: bool, follow_ok: bool) -> int:
+    """An upper bound of every allowed token's need at an opener or head position, from the
+    tools' witnesses (:func:`.name_bounds.name_most`) instead of their shortest calls, so no
+    argument automaton is built but for a token that runs into a tail (that tool's): a budget at
+    least this large lets every token through. ``FAR`` where some token has no such bound (a
+    dialect without name bounds)."""
+    if isinstance(pos, Open):
+        stay_ids, ends, _ = grammar.openers.open_committers(pos.state)
+    else:
+        stay_ids, ends, _ = grammar.openers.head_walk(pos.form, pos.state)
+    end_of = dict(zip(stay_ids, ends))
+    per_end: dict[int, int] = {}
+    most = 0
+    token_bytes = grammar.vocab.token_bytes
+    for tid in mask.ids.tolist():
+        end = end_of.get(tid)
+        if end is not None:
+            found = per_end.get(end)
+            if found is None:
+                inside: Position = Open(end, pos.only) if isinstance(pos, Open) else Head(pos.form, end, pos.only)
+                found = per_end[end] = _upper(grammar, inside, follow_ok)
+        else:
+            data = token_bytes[tid]
+            after = grammar.after_special(pos, tid, start_ok) if data is None else grammar.walk(pos, data, start_ok, follow_ok)[0]
+            if after is None:
+                found = FAR
+            else:  # a token that writes a whole name and runs into its tail: that tool's own need
+                found = need(grammar, after, follow_ok) if isinstance(after, Tail) else _upper(grammar, after, follow_ok)
+        most = max(most, found)
+        if most >= FAR:
+            return FAR
+    return most
+
+
+def _upper(grammar: Grammar, pos: Position, follow_ok: bool) -> int:
+    """An upper bound of ``need(pos)`` before a call's arguments, in specials plus bytes of one way
+    to finish it (a longest-match cut has at most a token per byte): the least of what the
+    canonical completion chooses among, each bounded through :func:`.name_bounds.name_most`.
+    ``FAR`` elsewhere (an argument position's need is not bounded here)."""
+    if isinstance(pos, Name):
+        most = name_most(grammar, pos.form, follow_ok)
+        if most is None:
+            return FAR
+        names = grammar.name_index
+        if pos.only is not None:
+            only = pos.only.encode()
+            return int(most[names.span(only)[0]]) - len(pos.prefix) if only.startswith(pos.prefix) else FAR
+        a, z = names.span(pos.prefix)
+        return int(most[a:z].min()) - len(pos.prefix) if a < z else FAR
+    openers = grammar.openers
+    if isinstance(pos, Head):
+        return len(openers.heads[pos.form].shortest(pos.state)) + _upper(grammar, Name(pos.form, b"", pos.only), follow_ok)
+    if not isinstance(pos, Open):
+        return FAR
+    options = [FAR]
+    if pos.state == openers.open.start:
+        options += [1 + _upper(grammar, grammar._head(form, pos.only), follow_ok)
+                    for form in set(openers.open_special_forms.values())]
+    for commit, path in _open_paths(grammar, pos.state).items():
+        after = grammar._commit(commit, pos.only, follow_ok)
+        if after is not None:
+            options.append(len(path) + _upper(grammar, after, follow_ok))
+    return min(options)
 
 
 class _NameNeeds:
