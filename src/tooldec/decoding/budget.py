@@ -151,29 +151,26 @@ def _open_paths_of(grammar: Grammar, state: int) -> dict[int, bytes]:
 def within(grammar: Grammar, pos: Position, mask: Mask, budget: int, start_ok: bool, follow_ok: bool) -> Mask | None:
     """The tokens of ``mask`` after which the call can still close within ``budget - 1`` tokens;
     ``None`` when every one can (the mask stands as it is: no copy, no new bitmask row)."""
-    if budget - 1 >= mask.max_after:
-        return None
+    known = known_within(grammar, pos, mask, budget, start_ok, follow_ok)
+    if known is not NOT_AT_HAND:
+        return cast("Mask | None", known)
+    slack = budget - 1
     words = grammar.compiler.index.words
     if isinstance(pos, Name):
         bounds = grammar.compiler.kept(_name_needs_key(grammar, pos, start_ok, follow_ok),
                                        lambda: _name_needs(grammar, pos, mask, start_ok, follow_ok) or False)  # False: no bounds
         if isinstance(bounds, _NameNeeds):
-            fitting = bounds.within(budget - 1, lambda tid: _token_need(grammar, pos, tid, start_ok, follow_ok))
+            fitting = bounds.within(slack, lambda tid: _token_need(grammar, pos, tid, start_ok, follow_ok))
             return None if fitting is None else Mask.from_ids(fitting, words)
-    if isinstance(pos, Tail) and _in_string(grammar, pos):
-        return _string_within(grammar, pos, mask, budget - 1, follow_ok)
-    slack = budget - 1
     if isinstance(pos, Tail):
+        if _in_string(grammar, pos):
+            return _string_within(grammar, pos, mask, slack, follow_ok)
         return _fitting(*token_needs(grammar, pos, mask, start_ok, follow_ok), slack, words)
-    most_key = _needs_key(grammar, pos, start_ok, follow_ok, most=True)
-    most = cast("int | None", grammar.compiler.masks.get(most_key))
-    if most is not None and slack >= most:
-        return None
     if isinstance(pos, (Open, Head)) and slack >= grammar.compiler.kept(
             _upper_key(grammar, pos, start_ok, follow_ok), lambda: _most_upper(grammar, pos, mask, start_ok, follow_ok)):
         return None
     ids, needs = token_needs(grammar, pos, mask, start_ok, follow_ok, slack)
-    grammar.compiler.kept(most_key, lambda: int(needs.max()) if needs.size else 0)
+    grammar.compiler.kept(_needs_key(grammar, pos, start_ok, follow_ok, most=True), lambda: int(needs.max()) if needs.size else 0)
     return _fitting(ids, needs, slack, words)
 
 
@@ -185,8 +182,8 @@ def known_within(grammar: Grammar, pos: Position, mask: Mask, budget: int, start
                  follow_ok: bool) -> Mask | None | object:
     """:func:`within`'s answer where what it reads is kept already, else :data:`NOT_AT_HAND`:
     nothing is computed (a decoding loop asks this on its own thread and leaves the rest to a
-    worker). Covers a name's bounds that every token clears and the needs of the other positions
-    but a tail's."""
+    worker; :func:`within` asks it first). Covers a name's bounds that every token clears and the
+    needs and bounds of the other positions but a tail's."""
     if budget - 1 >= mask.max_after:
         return None
     cache = grammar.compiler.masks

@@ -28,7 +28,7 @@ import numpy as np
 from ..automata.dfa import MID, SINK, LazyDFA
 from ..caches import BoundedCache
 from ..dialects.base import NEXT_CALL
-from .masks import SPARSE_SHARE, Mask
+from .masks import Mask
 from .openers import Committer
 from .positions import Head, Name, Open, Position, Tail, Text
 from .token_index import TokenIndex
@@ -395,7 +395,7 @@ def _native_tail_mask(grammar: Grammar, pos: Tail, tail: CompiledTail, follow_ok
     if tail.next_call and got.end_states:  # some may owe the next call (FAR)
         max_after = int(_bytes_after(dfa, np.frombuffer(got.end_states, np.int32).astype(np.int64)).max())
     if not got.exit_rows.size:
-        return _walked_mask(got.packed, ids, index.words, max_after), False
+        return Mask.from_sorted(ids, index.words, max_after, got.packed), False
     crossing = _cross(grammar, pos, dfa, got.exit_rows, got.exit_states, got.exit_offsets, follow_ok)
     packed = got.packed
     if crossing.ok.any():
@@ -404,18 +404,7 @@ def _native_tail_mask(grammar: Grammar, pos: Tail, tail: CompiledTail, follow_ok
             np.bitwise_or.at(packed, extra >> 3, np.left_shift(1, extra & 7).astype(np.uint8))
         ids = np.sort(np.concatenate([ids, extra.astype(np.int32)]))
         max_after = max(max_after, int(crossing.after[crossing.ok].max()))
-    return _walked_mask(packed, ids, index.words, max_after), crossing.depends
-
-
-def _walked_mask(packed: np.ndarray | None, ids: np.ndarray, words: int, max_after: int) -> Mask:
-    """The mask of a walk's sorted ``ids`` (set in ``packed`` when the walk made the bits):
-    sparse when they are few, as ``Mask.from_ids`` makes them; else the bits, with the ids kept
-    when no larger than them."""
-    if ids.size * SPARSE_SHARE <= words:
-        return Mask(None, max_after, _ids=ids, _count=int(ids.size), _width=words)
-    if packed is None:  # the exits it allowed made it dense
-        return Mask.from_ids(ids, words, max_after)
-    return Mask(packed, max_after, _ids=ids if ids.size <= words * 4 else None, _count=int(ids.size))
+    return Mask.from_sorted(ids, index.words, max_after, packed), crossing.depends
 
 
 def _tail_mask(grammar: Grammar, pos: Tail, tail: CompiledTail, follow_ok: bool) -> tuple[Mask, bool]:

@@ -130,6 +130,17 @@ class Mask:
         return cls(None, max_after, _ids=ids, _count=int(ids.size), _width=words)
 
     @classmethod
+    def from_sorted(cls, ids: np.ndarray, words: int, max_after: int, packed: np.ndarray | None) -> Mask:
+        """The mask of sorted, distinct int32 ``ids`` whose bits a walk may have set in ``packed``
+        already: sparse when they are few, as :meth:`from_ids` makes them; else those bits (made
+        here if the walk did not), with the ids kept when no larger than them."""
+        if ids.size * SPARSE_SHARE <= words:
+            return cls(None, max_after, _ids=ids, _count=int(ids.size), _width=words)
+        if packed is None:
+            return cls.from_ids(ids, words, max_after)
+        return cls(packed, max_after, _ids=ids if ids.size <= words * 4 else None, _count=int(ids.size))
+
+    @classmethod
     def union(cls, parts: list[np.ndarray], words: int, max_after: int = 0) -> Mask:
         """The mask of several packed masks or-ed together."""
         packed = np.zeros(words * 4, dtype=np.uint8)
@@ -141,12 +152,7 @@ class Mask:
     def packed(self) -> np.ndarray:
         """The bits (see ``bits``); a sparse mask's are made anew on each call and not kept (the
         cache counted its ids only): a writable copy."""
-        if self.bits is not None:
-            return self.bits
-        assert self._ids is not None
-        row = np.zeros(self._width, dtype=np.int32)
-        self.write(row)
-        return row.view(np.uint8)
+        return self.bits if self.bits is not None else self.words(self._width).view(np.uint8)
 
     @property
     def nbytes(self) -> int:
