@@ -10,8 +10,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tooldec.errors import DuplicateToolError, InvalidSchemaError, ToolDecError, ToolNotFoundError, ToolRegistrationError
 from tooldec.decoding.names import NameIndex
+from tooldec.errors import (
+    DuplicateToolError,
+    InvalidSchemaError,
+    ToolDecError,
+    ToolNotFoundError,
+    ToolRegistrationError,
+)
 from tooldec.tools import Tool, ToolSet
 
 
@@ -103,6 +109,27 @@ def test_a_repeated_list_of_dicts_is_one_lookup_whatever_its_order() -> None:
     assert _registered_lists.hits == hits
     mixed = ToolSet([*json.loads(json.dumps(specs)), add])
     assert _registered_lists.hits == hits and mixed.names == [*first.names, "add"]
+
+
+def test_a_list_filed_where_another_one_is_is_registered_as_itself(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lists are filed by a sample of their key; one that lands where another list is (forced
+    here: every list in one slot) is compared in full, registered as itself, and both are kept."""
+    from tooldec.tools import toolset
+
+    monkeypatch.setattr(toolset._ListCache, "_slots_of", classmethod(lambda cls, key: [(0, 0, p) for p in range(cls.PROBES)]))
+    specs = [{"name": f"slot_{i}", "parameters": {"type": "object", "properties": {"n": {"type": "integer"}}}}
+             for i in range(3)]
+    other = json.loads(json.dumps(specs))
+    other[1]["parameters"]["properties"]["n"]["maximum"] = 7
+    first = ToolSet(specs)
+    second = ToolSet(other)
+    assert second["slot_1"].parameters["properties"]["n"]["maximum"] == 7
+    assert "maximum" not in ToolSet(json.loads(json.dumps(specs)))["slot_1"].parameters["properties"]["n"]
+    assert second.digest != first.digest
+    hits = toolset._registered_lists.hits
+    assert ToolSet(json.loads(json.dumps(other))).digest == second.digest
+    assert ToolSet(json.loads(json.dumps(specs))).digest == first.digest
+    assert toolset._registered_lists.hits == hits + 2
 
 
 def test_a_set_from_a_list_seen_before_reads_as_the_set_the_per_tool_path_makes() -> None:

@@ -108,6 +108,7 @@ static int put_value(Buf *b, PyObject *v, int depth) {
         b->data[b->len++] = '[';
         put_u32(b, (uint32_t)n);
         for (Py_ssize_t i = 0; i < n; i++) {
+            if (i + 1 < n) __builtin_prefetch(PyList_GET_ITEM(v, i + 1));
             int r = put_value(b, PyList_GET_ITEM(v, i), depth + 1);
             if (r <= 0) return r;
         }
@@ -115,9 +116,19 @@ static int put_value(Buf *b, PyObject *v, int depth) {
     }
     if (PyDict_CheckExact(v)) {
         Py_ssize_t pos = 0;
-        PyObject *key, *value;
+        PyObject *key, *value, *next_key, *next_value;
         b->data[b->len++] = '{';
-        while (PyDict_Next(v, &pos, &key, &value)) {
+        /* one item ahead: its key and value are fetched from memory while this item is written
+         * (a request's fresh dicts lie scattered, and the walk is mostly waiting for them) */
+        int more = PyDict_Next(v, &pos, &next_key, &next_value);
+        while (more) {
+            key = next_key;
+            value = next_value;
+            more = PyDict_Next(v, &pos, &next_key, &next_value);
+            if (more) {
+                __builtin_prefetch(next_key);
+                __builtin_prefetch(next_value);
+            }
             int r = put_value(b, key, depth + 1);
             if (r <= 0) return r;
             r = put_value(b, value, depth + 1);
@@ -178,6 +189,7 @@ static PyObject *list_key(PyObject *Py_UNUSED(self), PyObject *values) {
     if (!b.data || !starts || !pieces) { PyErr_NoMemory(); goto done; }
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *item = PyList_GET_ITEM(values, i);
+        if (i + 1 < n) __builtin_prefetch(PyList_GET_ITEM(values, i + 1));
         starts[i] = b.len;
         int r = PyDict_CheckExact(item) ? put_value(&b, item, 0) : 0;
         if (r < 0) goto done;

@@ -40,22 +40,67 @@ def inventory_digest(entries: Iterable[str]) -> str:
 
 @dataclass(frozen=True)
 class _Registered:
-    """A tool list registered before: its tools in the order of its key (``keys.ListKey``),
-    the set's sorted entries and names, their :func:`inventory_digest`, and the bytes of its key
-    (what the cache counts)."""
+    """A tool list registered before: its key (``keys.ListKey.data``), its tools in the key's
+    order, the set's sorted entries and names, and their :func:`inventory_digest`."""
 
+    key: bytes
     tools: tuple[Tool, ...]
     entries: tuple[str, ...]
     names: tuple[bytes, ...]
     digest: str
-    nbytes: int
+
+    @property
+    def nbytes(self) -> int:
+        """What the cache counts: the key's bytes (the tools are shared with ``Tool``'s caches)."""
+        return len(self.key)
 
 
-# Tool lists of plain dicts registered before, by their canonical key: a server that gets the same
-# list with every request (in any order) pays its dicts' keys and one lookup. Bounded by the bytes
-# of the keys (the tools are shared with ``Tool``'s own caches); only successes are kept.
-# Thread-safe; the values are immutable.
-_registered_lists: BoundedCache[bytes, _Registered] = BoundedCache(16 * 2**20, sizer=lambda found: found.nbytes)
+class _ListCache:
+    """Tool lists of plain dicts registered before, by their canonical key: a server that gets
+    the same list with every request (in any order) pays its dicts' keys and one lookup.
+
+    A key is filed by its length and the hash of every 64th byte (hashing all of a thousand
+    tools' half megabyte took ~0.1 ms of such a request), in the first of :attr:`PROBES` slots
+    that is free or holds it; lists that share a sample are told apart by comparing whole keys.
+    A search ends at a free slot, so a list behind an evicted one is registered again (and filed
+    again); a fifth list with the same sample is not kept. Bounded by the bytes of the keys (the
+    tools are shared with ``Tool``'s own caches); only successes are kept. Thread-safe (the
+    bounded cache's lock; the values are immutable; ``hits`` is a count for tests, not exact
+    under threads)."""
+
+    PROBES = 4
+
+    def __init__(self, max_bytes: int) -> None:
+        self._slots: BoundedCache[tuple[int, int, int], _Registered] = BoundedCache(
+            max_bytes, sizer=lambda found: found.nbytes)
+        self.hits = 0
+        """Lists found (whole keys equal)."""
+
+    def __len__(self) -> int:
+        return len(self._slots)
+
+    @classmethod
+    def _slots_of(cls, key: bytes) -> list[tuple[int, int, int]]:
+        sample = hash(key[::64])
+        return [(len(key), sample, probe) for probe in range(cls.PROBES)]
+
+    def find(self, key: bytes) -> _Registered | None:
+        for slot in self._slots_of(key):
+            found = self._slots.get(slot)
+            if found is None:
+                return None
+            if found.key == key:
+                self.hits += 1
+                return found
+        return None
+
+    def keep(self, made: _Registered) -> None:
+        for slot in self._slots_of(made.key):
+            if self._slots.put(slot, made).key == made.key:  # filed now, or by another thread
+                return
+
+
+_registered_lists = _ListCache(16 * 2**20)
 
 
 @dataclass(frozen=True)
@@ -114,7 +159,7 @@ class ToolSet:
         self._seen: tuple[_Registered, list[int]] | None = None
         objs = list(tools)
         listed = list_key(objs)  # None unless every item is a plain tool dict
-        found = _registered_lists.get(listed.data) if listed is not None else None
+        found = _registered_lists.find(listed.data) if listed is not None else None
         if listed is not None and found is not None:  # seen before: the same tools, in this list's order,
             self._seen = (found, listed.order)  # laid out on first use (see _own): compiling needs
             self._version = len(objs)  # only the digest, and touching a thousand tools is most of
@@ -131,8 +176,8 @@ class ToolSet:
             made = list(self._tools.values())
             digest = inventory_digest(entries)
             self._digest = (self._version, digest)
-            _registered_lists.put(listed.data, _Registered(
-                tuple(made[i] for i in listed.order), tuple(entries), tuple(self._names), digest, len(listed.data)))
+            _registered_lists.keep(_Registered(
+                listed.data, tuple(made[i] for i in listed.order), tuple(entries), tuple(self._names), digest))
 
     def _own(self) -> dict[str, Tool]:
         """The tools by name; a set made from a list seen before lays them out here, once.
