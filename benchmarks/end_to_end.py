@@ -13,9 +13,10 @@ tooldec, in two passes: the first with a new grammar per question (every mask co
 gets a new tool list with each request), the second with the same grammars again (masks cached).
 On llama.cpp the prompt is evaluated from an empty cache before the clock starts, so decoding
 alone is timed (transformers' ``generate`` includes its prompt pass). Reported per pass: tokens
-per second each way, the time the generation loop spent masking per token (on llama.cpp, waiting
-for the mask the worker thread computed while the token was evaluated, picking, advancing), the
-worker's own mask time per token (beside the forward pass, not on its path while a core is free),
+per second each way, the time the generation loop spent masking per token (on llama.cpp: a mask
+not cached is computed on a worker thread while the token is evaluated where a core is free
+beside llama.cpp's threads, else after the evaluation, in the loop; ``--mask-worker`` forces
+either; then picking, advancing), the worker's own mask time per token (beside the forward pass),
 and the overhead = the loop's masking time / generation time. On llama.cpp each tooldec answer is
 also decoded again without tooldec, token for token (the same forward passes, a plain pick):
 *tooldec's cost (paired)* = tooldec's time / that time - 1, which the two systems' tokens per
@@ -177,16 +178,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-new-tokens", type=int, default=96)
     parser.add_argument("--data", type=Path, default=None, help="benchmark data (default: $TOOLDEC_DATA or ../shared/data)")
     parser.add_argument("--out", type=Path, default=_ROOT / "benchmarks" / "speed" / "results")
+    parser.add_argument("--mask-worker", choices=["auto", "on", "off"], default="auto",
+                        help="llama.cpp: masks not cached on a worker thread beside the evaluation (on), after it "
+                             "(off), or on the worker where a core is free beside llama.cpp's threads (auto)")
     args = parser.parse_args(argv)
 
     session = Session(args.model, backend=args.backend)
     from tooldec.backends import generator_for
 
     generator = generator_for(session.model, session.tokenizer, session.vocab)
+    if args.mask_worker != "auto" and hasattr(generator, "mask_worker"):
+        generator.mask_worker = args.mask_worker == "on"
     picked = questions(data_dir(args.data), args.items)
     grammars = {qid: Grammar(tools, session.vocab, Hermes()) for qid, tools, _ in picked}
     prompts = {qid: session.chat(messages, tools=tools, dialect=Hermes()) for qid, tools, messages in picked}
-    setup = {**session.describe(), "items": args.items, "max_new_tokens": args.max_new_tokens}
+    setup = {**session.describe(), "items": args.items, "max_new_tokens": args.max_new_tokens,
+             "mask_worker": getattr(generator, "mask_worker", None)}
     args.out.mkdir(parents=True, exist_ok=True)
     rows = []
     with (args.out / "end_to_end.jsonl").open("a") as sink:
@@ -195,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
                 for system in ("unconstrained", "tooldec"):
                     grammar = grammars[qid] if system == "tooldec" else None
                     row = {"model": session.label, "backend": session.backend, "pass": pass_, "id": qid,
-                           "system": system, **answer(session, generator, prompts[qid], grammar, args.max_new_tokens)}
+                           "system": system, "mask_worker": setup["mask_worker"], **answer(session, generator, prompts[qid], grammar, args.max_new_tokens)}
                     rows.append(row)
                     sink.write(json.dumps(row) + "\n")
     text = table(setup, summarize(rows))
@@ -203,8 +210,9 @@ def main(argv: list[str] | None = None) -> int:
     all_rows = [json.loads(line) for line in (args.out / "end_to_end.jsonl").open()]
     with (args.out / "end_to_end.md").open("a") as md:
         md.write(f"\n`python benchmarks/end_to_end.py --model {args.model} --backend {args.backend} --items "
-                 f"{args.items} --max-new-tokens {args.max_new_tokens}` ({platform.python_version()}, "
-                 f"{setup.get('cores')} cores)\n\n{text}\n")
+                 f"{args.items} --max-new-tokens {args.max_new_tokens} --mask-worker {args.mask_worker}` "
+                 f"({platform.python_version()}, {setup.get('cores')} cores; masks not cached computed "
+                 f"{'on the worker beside' if setup['mask_worker'] else 'after'} the evaluation)\n\n{text}\n")
     plot(all_rows, args.out / "end_to_end.png")
     print(f"results in {args.out}")
     return 0

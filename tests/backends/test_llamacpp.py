@@ -7,12 +7,13 @@ grammar (every token the constrained loop emits is replayed through a fresh ``Ma
 from __future__ import annotations
 
 import functools
+import os
 from typing import Any
 
 import numpy as np
 import pytest
 
-from tooldec.decoding import Grammar, Machine
+from tooldec.decoding import Compiler, Grammar, Machine
 from tooldec.dialects import Hermes
 from tooldec.errors import ToolDecError
 from tooldec.models import smollm2_gguf_path
@@ -110,7 +111,21 @@ def test_constrained_output_is_a_valid_call_and_every_token_was_allowed(
         assert calls, text
         assert all(TOOLS[c.name].validate_arguments(c.arguments) == [] for c in calls), text
         assert generation.masked_steps == len(generation.ids)
-        assert generation.overlapped_seconds > 0  # the masks were computed on the worker thread
+        assert (generation.overlapped_seconds > 0) == generator.mask_worker  # masks computed on the worker thread
+
+
+def test_masks_after_the_evaluation_give_the_worker_s_tokens(generator: LlamaCppGenerator) -> None:
+    model, tokenizer, vocab = loaded()
+    ids = prompt_ids(tokenizer, "What is 1234 times 5678?")
+    answers = {}
+    for on_worker in (True, False):
+        made = LlamaCppGenerator(model, tokenizer, vocab, mask_worker=on_worker)
+        grammar = Compiler(vocab, Hermes()).compile(TOOLS)  # a new compiler: no mask is cached
+        generation = made.generate(ids, max_new_tokens=40, grammar=grammar, tool_choice="required")
+        assert (generation.overlapped_seconds > 0) == on_worker
+        answers[on_worker] = generation.ids
+    assert answers[True] == answers[False]
+    assert generator.mask_worker == (len(os.sched_getaffinity(0)) > model.n_threads)  # the default: a core beside llama.cpp's
 
 
 def test_a_budget_just_large_enough_still_closes_the_call(generator: LlamaCppGenerator) -> None:

@@ -24,8 +24,9 @@ class Generation:
             for the mask, picking from it, advancing the machine.
         masked_steps: Steps that were masked (0 when unconstrained).
         overlapped_seconds: Time masks took on a worker thread while the model evaluated the
-            previous token (llama.cpp); not in ``masking_seconds`` unless the loop waited for it,
-            but taken from the model's threads when no core is free for it.
+            previous token (llama.cpp with ``mask_worker``); not in ``masking_seconds`` unless the
+            loop waited for it. Without the worker, masks are computed after the evaluation and
+            counted in ``masking_seconds``.
     """
 
     ids: list[int]

@@ -96,9 +96,16 @@ class LlamaCppGenerator:
         llm: A ``llama_cpp.Llama`` (see :func:`load_llama`).
         tokenizer: The model's transformers tokenizer (for the vocabulary and eos ids).
         vocab: Its vocabulary padded to ``llm.n_vocab()`` (default: built from ``tokenizer``).
+        mask_worker: Compute a mask that is not cached on a worker thread while llama.cpp
+            evaluates the token (``True``), or after the evaluation on the loop's own thread
+            (``False``). Default: the worker only where the process has a core beside
+            llama.cpp's threads. Without one, the worker's time comes out of those threads (about
+            the same cost either way, measured in docs/RESULTS.md, end to end), so the mask is
+            made after the evaluation: no hand-off, nothing running beside it.
     """
 
-    def __init__(self, llm: Any, tokenizer: Any, vocab: Vocabulary | None = None) -> None:
+    def __init__(self, llm: Any, tokenizer: Any, vocab: Vocabulary | None = None, *,
+                 mask_worker: bool | None = None) -> None:
         import llama_cpp
 
         self.model = llm
@@ -115,6 +122,8 @@ class LlamaCppGenerator:
         self.eos_ids = sorted(eos)
         self._rng = np.random.default_rng()
         self._pool: ThreadPoolExecutor | None = None
+        self.mask_worker = _core_beside(int(getattr(llm, "n_threads", 1) or 1)) if mask_worker is None else mask_worker
+        """Whether masks that are not cached are computed on the worker thread (see the class)."""
         self.prompt_tokens_evaluated = 0
         """Prompt tokens actually evaluated, all calls (the rest came from the KV cache)."""
 
@@ -169,7 +178,7 @@ class LlamaCppGenerator:
         """
         max_new_tokens = min(max_new_tokens, self.model.n_ctx() - len(prompt_ids))
         machine = None
-        pending: Future[tuple[np.ndarray | None, np.ndarray | None]] | _Ready | None = None
+        pending: Future[tuple[np.ndarray | None, np.ndarray | None]] | _Ready | _Later | None = None
         overlapped = [0.0]  # written by the worker, read after a result(): no race
 
         def timed(budget: int) -> tuple[np.ndarray | None, np.ndarray | None]:
@@ -180,13 +189,18 @@ class LlamaCppGenerator:
             finally:
                 overlapped[0] += time.perf_counter() - start
 
-        def next_mask(budget: int) -> Future[tuple[np.ndarray | None, np.ndarray | None]] | _Ready:
+        def next_mask(budget: int) -> Future[tuple[np.ndarray | None, np.ndarray | None]] | _Ready | _Later:
             """The next mask: at once when it is cached (a lookup on this thread: handing it to the
             worker cost more than the lookup), else from the worker while llama.cpp evaluates the
-            token."""
+            token, or after the evaluation where no core is free for a worker."""
             assert machine is not None
             known = machine.known(budget)
-            return _Ready(known.pick_lists(self.width)) if known is not None else self._masker().submit(timed, budget)
+            if known is not None:
+                return _Ready(known.pick_lists(self.width))
+            if self.mask_worker:
+                return self._masker().submit(timed, budget)
+            held = machine
+            return _Later(lambda: held.allowed(budget).pick_lists(self.width))
 
         if grammar is not None:
             machine = Machine(grammar, tool_choice=tool_choice, parallel_tool_calls=parallel_tool_calls,
@@ -303,3 +317,25 @@ def load_llama(path: str | Path, *, n_ctx: int = DEFAULT_CONTEXT, threads: int |
     llm = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads, verbose=False)
     say(f"model loaded in {time.perf_counter() - start:.1f} s")
     return llm, tokenizer
+
+
+class _Later:
+    """A mask computed when it is asked for (``result()``), on the asking thread: after
+    llama.cpp's evaluation rather than beside it."""
+
+    __slots__ = ("make",)
+
+    def __init__(self, make: Callable[[], tuple[np.ndarray | None, np.ndarray | None]]) -> None:
+        self.make = make
+
+    def result(self) -> tuple[np.ndarray | None, np.ndarray | None]:
+        return self.make()
+
+
+def _core_beside(threads: int) -> bool:
+    """Whether this process may run on more cores than ``threads`` (llama.cpp's)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return cores > threads
