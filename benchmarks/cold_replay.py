@@ -14,7 +14,10 @@ vocabulary is prepared before the clock, as a server does at load. ``--sweep-mb`
 megabytes between tokens, outside the clock, as a forward pass streams the model's weights through
 the CPU caches: the masks then run with the caches cold, as they do beside llama.cpp.
 ``--profile N`` prints the N functions with the most own time (cProfile); ``--profile -N`` the N
-with the most time including their callees.
+with the most time including their callees. ``--phases`` then replays the answers once more on the
+same grammars (every mask cached, as in end_to_end's warm pass) and times each call the loop makes
+per token apart: the cached lookup (``known``), the sampler's lists, the pick (from a logits row
+written just before, as llama.cpp writes it) and the step (``advance``).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import pstats
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 _ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(_ROOT / "src"))
@@ -35,6 +39,7 @@ import numpy as np  # noqa: E402
 from end_to_end import questions  # noqa: E402
 
 from tooldec.backends import generator_for  # noqa: E402
+from tooldec.backends.llamacpp import pick_token  # noqa: E402
 from tooldec.bench.datasets import data_dir  # noqa: E402
 from tooldec.bench.experiments.common import Session  # noqa: E402
 from tooldec.decoding import Compiler, Machine  # noqa: E402
@@ -48,6 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-new-tokens", type=int, default=96)
     parser.add_argument("--sweep-mb", type=int, default=0, help="megabytes read between tokens (cold CPU caches)")
     parser.add_argument("--profile", type=int, default=0, help="functions to list by own time (negative: by time with callees; 0: no profile)")
+    parser.add_argument("--phases", action="store_true", help="then time the loop's calls per token with every mask cached")
     parser.add_argument("--data", type=Path, default=None)
     parser.add_argument("--out", type=Path, default=_ROOT / "benchmarks" / "speed" / "results" / "cold_replay")
     args = parser.parse_args(argv)
@@ -73,12 +79,14 @@ def main(argv: list[str] | None = None) -> int:
     sweep = np.ones(args.sweep_mb << 20, dtype=np.uint8) if args.sweep_mb else None
     profile = cProfile.Profile() if args.profile else None
     compiler = Compiler(session.vocab, Hermes())  # fresh caches; the vocabulary's tables are prepared here
+    grammars = {}
     spent = tokens = 0
     per_question = []
     for qid, tools, _ in picked:
         before = spent
         start = time.thread_time_ns()
-        machine = Machine(compiler.compile(tools), tool_choice="required")
+        grammars[qid] = compiler.compile(tools)
+        machine = Machine(grammars[qid], tool_choice="required")
         spent += time.thread_time_ns() - start
         for i, token in enumerate(answers[qid]):
             if sweep is not None:
@@ -98,7 +106,42 @@ def main(argv: list[str] | None = None) -> int:
     print("per question (ms of CPU):", " ".join(f"{ms:.1f}" for ms in per_question))
     if profile is not None:
         pstats.Stats(profile).sort_stats("cumulative" if args.profile < 0 else "tottime").print_stats(abs(args.profile))
+    if args.phases:
+        phases(picked, grammars, answers, width, sweep, args.max_new_tokens)
     return 0
+
+
+def phases(picked: list[Any], grammars: dict[str, Any], answers: dict[str, list[int]], width: int,
+           sweep: np.ndarray | None, max_new_tokens: int) -> None:
+    """Replay the answers on grammars whose masks are all cached and print the loop's calls per
+    token, each timed apart (this thread's CPU): what every token costs besides new masks."""
+    rng = np.random.default_rng(0)
+    fresh = rng.standard_normal(width).astype(np.float32)
+    logits = np.empty_like(fresh)
+    spent = dict.fromkeys(("known", "lists", "pick", "advance"), 0)
+    tokens = missed = 0
+    for qid, _, _ in picked:
+        machine = Machine(grammars[qid], tool_choice="required")
+        for i, token in enumerate(answers[qid]):
+            if sweep is not None:
+                sweep[::64].sum()
+            logits[:] = fresh  # as llama.cpp writes the row before the loop reads it
+            t0 = time.thread_time_ns()
+            known = machine.known(max_new_tokens - i)
+            t1 = time.thread_time_ns()
+            allowed, refused = (known if known is not None else machine.allowed(max_new_tokens - i)).pick_lists(width)
+            t2 = time.thread_time_ns()
+            pick_token(logits, allowed, 0.0, rng, refused)
+            t3 = time.thread_time_ns()
+            machine.advance(token)
+            t4 = time.thread_time_ns()
+            for name, took in zip(spent, (t1 - t0, t2 - t1, t3 - t2, t4 - t3)):
+                spent[name] += took
+            tokens += 1
+            missed += known is None
+    print(f"every mask cached ({missed} of {tokens} tokens not at hand): per token, µs of CPU: "
+          + ", ".join(f"{name} {took / 1e3 / max(tokens, 1):.1f}" for name, took in spent.items())
+          + f"; together {sum(spent.values()) / 1e3 / max(tokens, 1):.1f}")
 
 
 if __name__ == "__main__":
