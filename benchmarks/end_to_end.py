@@ -208,11 +208,12 @@ def main(argv: list[str] | None = None) -> int:
     text = table(setup, summarize(rows))
     print(text)
     all_rows = [json.loads(line) for line in (args.out / "end_to_end.jsonl").open()]
+    where = {None: "", True: "; masks not cached made on the worker beside the evaluation",
+             False: "; masks not cached made after the evaluation"}[setup["mask_worker"]]
     with (args.out / "end_to_end.md").open("a") as md:
         md.write(f"\n`python benchmarks/end_to_end.py --model {args.model} --backend {args.backend} --items "
                  f"{args.items} --max-new-tokens {args.max_new_tokens} --mask-worker {args.mask_worker}` "
-                 f"({platform.python_version()}, {setup.get('cores')} cores; masks not cached computed "
-                 f"{'on the worker beside' if setup['mask_worker'] else 'after'} the evaluation)\n\n{text}\n")
+                 f"({platform.python_version()}, {setup.get('cores')} cores{where})\n\n{text}\n")
     plot(all_rows, args.out / "end_to_end.png")
     print(f"results in {args.out}")
     return 0

@@ -60,7 +60,8 @@ class _ListCache:
     the same list with every request (in any order) pays its dicts' keys and one lookup.
 
     A key is filed by its length and the hash of every 64th byte (hashing all of a thousand
-    tools' half megabyte took ~0.1 ms of such a request), in the first of :attr:`PROBES` slots
+    tools' half megabyte took ~0.1 ms of such a request; a key of at most 4 kB is hashed whole,
+    as such keys all begin alike), in the first of :attr:`PROBES` slots
     that is free or holds it; lists that share a sample are told apart by comparing whole keys.
     A search ends at a free slot, so a list behind an evicted one is registered again (and filed
     again); a fifth list with the same sample is not kept. Bounded by the bytes of the keys (the
@@ -81,7 +82,7 @@ class _ListCache:
 
     @classmethod
     def _slots_of(cls, key: bytes) -> list[tuple[int, int, int]]:
-        sample = hash(key[::64])
+        sample = hash(key if len(key) <= 4096 else key[::64])
         return [(len(key), sample, probe) for probe in range(cls.PROBES)]
 
     def find(self, key: bytes) -> _Registered | None:
