@@ -13,6 +13,7 @@ GGUF file), so both backends see the same token ids and the same prompts.
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -181,11 +182,14 @@ class LlamaCppGenerator:
         pending: Future[tuple[np.ndarray | None, np.ndarray | None]] | _Ready | _Later | None = None
         overlapped = [0.0]  # written by the worker, read after a result(): no race
 
-        def timed(budget: int) -> tuple[np.ndarray | None, np.ndarray | None]:
+        def make(budget: int) -> tuple[np.ndarray | None, np.ndarray | None]:
             assert machine is not None
+            return machine.allowed(budget).pick_lists(self.width)
+
+        def timed(budget: int) -> tuple[np.ndarray | None, np.ndarray | None]:
             start = time.perf_counter()
             try:
-                return machine.allowed(budget).pick_lists(self.width)
+                return make(budget)
             finally:
                 overlapped[0] += time.perf_counter() - start
 
@@ -197,10 +201,7 @@ class LlamaCppGenerator:
             known = machine.known(budget)
             if known is not None:
                 return _Ready(known.pick_lists(self.width))
-            if self.mask_worker:
-                return self._masker().submit(timed, budget)
-            held = machine
-            return _Later(lambda: held.allowed(budget).pick_lists(self.width))
+            return self._masker().submit(timed, budget) if self.mask_worker else _Later(functools.partial(make, budget))
 
         if grammar is not None:
             machine = Machine(grammar, tool_choice=tool_choice, parallel_tool_calls=parallel_tool_calls,

@@ -230,32 +230,12 @@ def _most_upper(grammar: Grammar, pos: Open | Head, mask: Mask, start_ok: bool, 
     argument automaton is built but for a token that runs into a tail (that tool's): a budget at
     least this large lets every token through. ``FAR`` where some token has no such bound (a
     dialect without name bounds)."""
-    if isinstance(pos, Open):
-        stay_ids, ends, _ = grammar.openers.open_committers(pos.state)
-    else:
-        stay_ids, ends, _ = grammar.openers.head_walk(pos.form, pos.state)
-    end_of = dict(zip(stay_ids, ends))
-    per_end: dict[int, int] = {}
-    most = 0
-    token_bytes = grammar.vocab.token_bytes
-    for tid in mask.ids.tolist():
-        end = end_of.get(tid)
-        if end is not None:
-            found = per_end.get(end)
-            if found is None:
-                inside: Position = Open(end, pos.only) if isinstance(pos, Open) else Head(pos.form, end, pos.only)
-                found = per_end[end] = _upper(grammar, inside, follow_ok)
-        else:
-            data = token_bytes[tid]
-            after = grammar.after_special(pos, tid, start_ok) if data is None else grammar.walk(pos, data, start_ok, follow_ok)[0]
-            if after is None:
-                found = FAR
-            else:  # a token that writes a whole name and runs into its tail: that tool's own need
-                found = need(grammar, after, follow_ok) if isinstance(after, Tail) else _upper(grammar, after, follow_ok)
-        most = max(most, found)
-        if most >= FAR:
-            return FAR
-    return most
+
+    def after_upper(after: Position) -> int:  # a token that writes a whole name and runs into its tail: that tool's own need
+        return need(grammar, after, follow_ok) if isinstance(after, Tail) else _upper(grammar, after, follow_ok)
+
+    found = _by_end(grammar, pos, mask, lambda inside: _upper(grammar, inside, follow_ok), after_upper, start_ok, follow_ok)
+    return min(int(found.max()), FAR) if found.size else 0
 
 
 def _upper(grammar: Grammar, pos: Position, follow_ok: bool) -> int:
@@ -348,9 +328,14 @@ def _name_needs(grammar: Grammar, pos: Name, mask: Mask, start_ok: bool, follow_
 
 def _token_need(grammar: Grammar, pos: Position, tid: int, start_ok: bool, follow_ok: bool) -> int:
     """Tokens left to finish the call after token ``tid`` (``FAR`` if it is not allowed)."""
-    data = grammar.vocab.token_bytes[tid]
-    after = grammar.after_special(pos, tid, start_ok) if data is None else grammar.walk(pos, data, start_ok, follow_ok)[0]
+    after = _after(grammar, pos, tid, start_ok, follow_ok)
     return FAR if after is None else need(grammar, after, follow_ok)
+
+
+def _after(grammar: Grammar, pos: Position, tid: int, start_ok: bool, follow_ok: bool) -> Position | None:
+    """The position after token ``tid`` (``None`` if it is not allowed)."""
+    data = grammar.vocab.token_bytes[tid]
+    return grammar.after_special(pos, tid, start_ok) if data is None else grammar.walk(pos, data, start_ok, follow_ok)[0]
 
 
 def _todo(grammar: Grammar, pos: Position, ids: np.ndarray) -> list[int]:
@@ -385,10 +370,8 @@ def token_needs(grammar: Grammar, pos: Position, mask: Mask, start_ok: bool, fol
     def keep(made: _Needs) -> bool:
         return slack is None or bool((made[1] > slack).any())
 
-    if isinstance(pos, Open):
-        return grammar.compiler.kept(key, lambda: _Needs(_open_needs(grammar, pos, mask, start_ok, follow_ok)), keep)
-    if isinstance(pos, Head):
-        return grammar.compiler.kept(key, lambda: _Needs(_head_needs(grammar, pos, mask, start_ok, follow_ok)), keep)
+    if isinstance(pos, (Open, Head)):
+        return grammar.compiler.kept(key, lambda: _Needs(_stay_needs(grammar, pos, mask, start_ok, follow_ok)), keep)
     return grammar.compiler.kept(key, lambda: _Needs(_per_token_needs(grammar, pos, mask, start_ok, follow_ok)), keep)
 
 
@@ -423,49 +406,46 @@ def _per_token_needs(grammar: Grammar, pos: Position, mask: Mask, start_ok: bool
     return ids, needs
 
 
-def _open_needs(grammar: Grammar, pos: Open, mask: Mask, start_ok: bool, follow_ok: bool) -> tuple[np.ndarray, np.ndarray]:
-    """At an opener, as in the tails: a token that stays inside the openers needs what its end
-    state needs, so the opener tables' walk of the state (kept) gives every such token's end and
-    one search per distinct end does the rest. Only the tokens that complete an opener and the
-    opener specials are walked one by one. (Pretty-printed openers such as a fenced
-    ``{"type": "function", ...`` pass through dozens of states with a hundred whitespace tokens
-    each; walking every token at every state was most of a cold budget.)"""
-    stay_ids, ends, _ = grammar.openers.open_committers(pos.state)
+def _stay_needs(grammar: Grammar, pos: Open | Head, mask: Mask, start_ok: bool, follow_ok: bool) -> tuple[np.ndarray, np.ndarray]:
+    """At an opener or after it (``\\n{"name": "`` with any whitespace), as in the tails: a token
+    that stays inside needs what its end state needs, so the opener tables' walk of the state
+    (kept) gives every such token's end and one search per distinct end does the rest. Only the
+    tokens that complete an opener or reach the name, and the opener specials, are walked one by
+    one. (Pretty-printed openers such as a fenced ``{"type": "function", ...`` pass through dozens
+    of states with a hundred whitespace tokens each; walking every token at every state was most
+    of a cold budget.)"""
 
-    def end_need(end: int) -> int:
-        return need(grammar, Open(end, pos.only), follow_ok) if grammar.open_alive(end, pos.only) else FAR
+    def end_need(inside: Position) -> int:
+        alive = not isinstance(inside, Open) or grammar.open_alive(inside.state, inside.only)
+        return need(grammar, inside, follow_ok) if alive else FAR
 
-    return _needs_by_end(grammar, pos, mask, dict(zip(stay_ids, ends)), end_need, start_ok, follow_ok)
-
-
-def _head_needs(grammar: Grammar, pos: Head, mask: Mask, start_ok: bool, follow_ok: bool) -> tuple[np.ndarray, np.ndarray]:
-    """After an opener, as at an opener: a token that stays inside the head (``\\n{"name": "``
-    with any whitespace) needs what its end state needs; the ones that reach the name are walked."""
-    stay_ids, ends, _ = grammar.openers.head_walk(pos.form, pos.state)
-
-    def end_need(end: int) -> int:
-        return need(grammar, Head(pos.form, end, pos.only), follow_ok)
-
-    return _needs_by_end(grammar, pos, mask, dict(zip(stay_ids, ends)), end_need, start_ok, follow_ok)
+    return mask.ids, _by_end(grammar, pos, mask, end_need, lambda after: need(grammar, after, follow_ok), start_ok, follow_ok)
 
 
-def _needs_by_end(grammar: Grammar, pos: Position, mask: Mask, end_of: dict[int, int], end_need: Callable[[int], int],
-                  start_ok: bool, follow_ok: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Each allowed token's need: ``end_need`` of its end state (once per state) for the tokens in
-    ``end_of``, the walk of the token for the others."""
+def _by_end(grammar: Grammar, pos: Open | Head, mask: Mask, of_end: Callable[[Position], int],
+            of_after: Callable[[Position], int], start_ok: bool, follow_ok: bool) -> np.ndarray:
+    """For each allowed token at an opener or head position: ``of_end`` of the position at its end
+    state (once per state) if it stays inside, else ``of_after`` of the position after it
+    (``FAR`` where it is not allowed)."""
+    openers = grammar.openers
+    stay_ids, ends, _ = (openers.open_committers(pos.state) if isinstance(pos, Open)
+                         else openers.head_walk(pos.form, pos.state))
+    end_of = dict(zip(stay_ids, ends))
     ids = mask.ids
-    needs = np.empty(ids.size, dtype=np.int64)
+    out = np.empty(ids.size, dtype=np.int64)
     per_end: dict[int, int] = {}
     for i, tid in enumerate(ids.tolist()):
         end = end_of.get(tid)
         if end is None:
-            needs[i] = _token_need(grammar, pos, tid, start_ok, follow_ok)
+            after = _after(grammar, pos, tid, start_ok, follow_ok)
+            out[i] = FAR if after is None else of_after(after)
             continue
         found = per_end.get(end)
         if found is None:
-            found = per_end[end] = end_need(end)
-        needs[i] = found
-    return ids, needs
+            inside: Position = Open(end, pos.only) if isinstance(pos, Open) else Head(pos.form, end, pos.only)
+            found = per_end[end] = of_end(inside)
+        out[i] = found
+    return out
 
 
 class _StringParts:
