@@ -190,6 +190,7 @@ class Dialect(abc.ABC):
             if unknown:
                 raise ValueError(f"{self.name}: unknown opener(s) {unknown}; declared: {declared}")
         self._keep = None if openers is None else tuple(o for o in declared if o in set(openers))
+        self._in_use: tuple[Opener, ...] | None = None  # openers(), made on first use
         self._forced: tuple[str, ...] | None = None
         if forced is not None:
             in_use = [o.name for o in self.openers()]
@@ -197,6 +198,10 @@ class Dialect(abc.ABC):
             if unused or not forced:
                 raise ValueError(f"{self.name}: forced opener(s) {unused or '[]'} not in use; in use: {in_use}")
             self._forced = tuple(o for o in in_use if o in set(forced))
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled without the openers made on first use (their automata are lambdas)."""
+        return {**self.__dict__, "_in_use": None}
 
     # -- identity ---------------------------------------------------------------------------------
 
@@ -227,9 +232,14 @@ class Dialect(abc.ABC):
         return (Opener("tag", 0, tag=self.trigger),)
 
     def openers(self) -> tuple[Opener, ...]:
-        """The openers in use (the declared ones, filtered by the ``openers`` option)."""
-        declared = self.declared_openers()
-        return declared if self._keep is None else tuple(o for o in declared if o.name in self._keep)
+        """The openers in use (the declared ones, filtered by the ``openers`` option); made once,
+        as every cursor asks (a dialect's options are fixed when it is made)."""
+        found = self._in_use
+        if found is None:
+            declared = self.declared_openers()
+            found = declared if self._keep is None else tuple(o for o in declared if o.name in self._keep)
+            self._in_use = found  # threads that race here store equal tuples
+        return found
 
     def forced_openers(self) -> tuple[Opener, ...]:
         """The openers in use that a call which must come first may open with (``forced``)."""

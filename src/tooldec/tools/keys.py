@@ -14,6 +14,7 @@ dicts); anything else it leaves to marshal, which is also used where the extensi
 from __future__ import annotations
 
 import marshal
+from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
@@ -26,7 +27,7 @@ __all__ = ["NATIVE", "ListKey", "dict_keys", "list_key", "value_key"]
 
 _module = compiled("tooldec.tools._value_key")
 _native: Callable[[Any], bytes | None] | None = _module.dumps if _module is not None else None
-_native_list: Callable[[list[object]], tuple[bytes, list[int], list[int]] | None] | None = (
+_native_list: Callable[[list[object]], tuple[bytes, bytes, bytes] | None] | None = (
     _module.list_key if _module is not None else None)
 NATIVE = _module is not None
 """Whether keys come from the compiled writer (decided once, at import)."""
@@ -61,11 +62,12 @@ def dict_keys(values: Sequence[object]) -> list[bytes | None]:
 class ListKey:
     """The key of a list of dicts whatever its order: their ``value_key`` bytes sorted and joined
     (marshal bytes are self-delimiting, so the join is unambiguous); for each sorted key, the
-    item it is the key of (``order``) and where it ends in the join (``ends``)."""
+    item it is the key of (``order``) and where it ends in the join (``ends``), as int64 arrays
+    (a list seen before needs no Python int per item)."""
 
     data: bytes
-    order: list[int]
-    ends: list[int]
+    order: array[int]
+    ends: array[int]
 
     def keys(self) -> list[bytes]:
         """Each item's key, in the list's order (what a list seen for the first time looks its
@@ -89,7 +91,8 @@ def list_key(values: Sequence[object]) -> ListKey | None:
     if _native_list is not None and type(values) is list:
         found = _native_list(values)
         if found is not None:
-            return ListKey(*found)
+            data, packed_order, packed_ends = found
+            return ListKey(data, _int64s(packed_order), _int64s(packed_ends))
     if not all(type(v) is dict for v in values):
         return None
     keys = dict_keys(values)
@@ -97,4 +100,12 @@ def list_key(values: Sequence[object]) -> ListKey | None:
         return None
     present = cast(list[bytes], keys)
     order = sorted(range(len(present)), key=present.__getitem__)
-    return ListKey(b"".join(map(present.__getitem__, order)), order, list(accumulate(len(present[i]) for i in order)))
+    return ListKey(b"".join(map(present.__getitem__, order)), array("q", order),
+                   array("q", accumulate(len(present[i]) for i in order)))
+
+
+def _int64s(packed: bytes) -> array[int]:
+    """The extension's native int64 bytes as an array (one copy, no int objects)."""
+    out = array("q")
+    out.frombytes(packed)
+    return out

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 from bisect import bisect_left
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Union
@@ -157,7 +157,7 @@ class ToolSet:
         self._digest: tuple[int, str] | None = None  # (version, digest) made before the inventory
         self._entries: list[str] = []
         self._names: list[bytes] = []
-        self._seen: tuple[_Registered, list[int]] | None = None
+        self._seen: tuple[_Registered, Sequence[int]] | None = None
         objs = list(tools)
         listed = list_key(objs)  # None unless every item is a plain tool dict
         found = _registered_lists.find(listed.data) if listed is not None else None
