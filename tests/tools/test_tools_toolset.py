@@ -116,7 +116,7 @@ def test_a_list_filed_where_another_one_is_is_registered_as_itself(monkeypatch: 
     here: every list in one slot) is compared in full, registered as itself, and both are kept."""
     from tooldec.tools import toolset
 
-    monkeypatch.setattr(toolset._ListCache, "_slots_of", classmethod(lambda cls, key: [(0, 0, p) for p in range(cls.PROBES)]))
+    monkeypatch.setattr(toolset._ListCache, "_slots_of", classmethod(lambda cls, key, sample: [(0, 0, p) for p in range(cls.PROBES)]))
     specs = [{"name": f"slot_{i}", "parameters": {"type": "object", "properties": {"n": {"type": "integer"}}}}
              for i in range(3)]
     other = json.loads(json.dumps(specs))

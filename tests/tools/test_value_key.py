@@ -116,7 +116,10 @@ def test_a_list_key_is_its_dicts_keys_sorted_and_joined_whatever_the_order(data_
     shuffled = json.loads(json.dumps(specs[::-1]))
     again = keys.list_key(shuffled)
     assert again is not None and again.data == listed.data and again.keys() == keys.dict_keys(shuffled)
-    assert keys.list_key([]) == keys.ListKey(b"", array("q"), array("q"))
+    assert again.sample == listed.sample == listed.data[::64] and len(listed.data) > 4096
+    assert keys.list_key([]) == keys.ListKey(b"", array("q"), array("q"), b"")
+    small = keys.list_key(specs[:2])
+    assert small is not None and small.sample == small.data and len(small.data) <= 4096
 
 
 @settings(max_examples=200, deadline=None)

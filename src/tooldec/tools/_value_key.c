@@ -202,9 +202,15 @@ static uint64_t word_at(const Piece *p, Py_ssize_t at) {
 static Buf kept = {NULL, 0, 0};
 #define KEPT_MAX (2 << 20)  /* a list of ~2,000 tool dicts; larger lists allocate their own */
 
+/* What a list is filed by in toolset._ListCache: the join itself up to SAMPLE_WHOLE bytes, else
+ * every SAMPLE_STEP-th byte of it (join[::64]), gathered while the join is written (a strided
+ * slice of the finished bytes reads a cache line per byte). */
+#define SAMPLE_WHOLE 4096
+#define SAMPLE_STEP 64
+
 /* (the items' keys sorted and joined, the item of each sorted key, the end of each in the join,
- * both as native int64 bytes), or None if an item is not a dict this writer writes: one pass and
- * one sort, no Python object per item. */
+ * both as native int64 bytes, the join's sample), or None if an item is not a dict this writer
+ * writes: one pass and one sort, no Python object per item. */
 static PyObject *list_key(PyObject *Py_UNUSED(self), PyObject *values) {
     if (!PyList_CheckExact(values)) Py_RETURN_NONE;
     Py_ssize_t n = PyList_GET_SIZE(values);
@@ -217,7 +223,7 @@ static PyObject *list_key(PyObject *Py_UNUSED(self), PyObject *values) {
     b.len = 0;
     Py_ssize_t *starts = PyMem_Malloc((n + 1) * sizeof *starts);
     Piece *pieces = PyMem_Malloc((n ? 2 * n : 1) * sizeof *pieces), *sorted = pieces;
-    PyObject *out = NULL, *data = NULL, *order = NULL, *ends = NULL;
+    PyObject *out = NULL, *data = NULL, *order = NULL, *ends = NULL, *sample = NULL;
     if (!b.data || !starts || !pieces) { PyErr_NoMemory(); goto done; }
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *item = PyList_GET_ITEM(values, i);
@@ -245,19 +251,25 @@ static PyObject *list_key(PyObject *Py_UNUSED(self), PyObject *values) {
     data = PyBytes_FromStringAndSize(NULL, b.len);
     order = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
     ends = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
-    if (!data || !order || !ends) goto done;
-    char *to = PyBytes_AS_STRING(data);
+    int whole = b.len <= SAMPLE_WHOLE;
+    sample = whole ? data : PyBytes_FromStringAndSize(NULL, (b.len + SAMPLE_STEP - 1) / SAMPLE_STEP);
+    Py_XINCREF(sample);
+    if (!data || !order || !ends || !sample) goto done;
+    char *to = PyBytes_AS_STRING(data), *sample_at = PyBytes_AS_STRING(sample);
     char *order_at = PyBytes_AS_STRING(order), *end_at = PyBytes_AS_STRING(ends);
-    Py_ssize_t at = 0;
+    Py_ssize_t at = 0, next = 0;  /* next: the next sampled offset in the join */
     for (Py_ssize_t j = 0; j < n; j++) {
         memcpy(to + at, sorted[j].data, sorted[j].len);
+        for (; !whole && next < at + sorted[j].len; next += SAMPLE_STEP)
+            sample_at[next / SAMPLE_STEP] = sorted[j].data[next - at];
         at += sorted[j].len;
         int64_t index = sorted[j].index, end = at;
         memcpy(order_at + j * sizeof index, &index, sizeof index);
         memcpy(end_at + j * sizeof end, &end, sizeof end);
     }
-    out = PyTuple_Pack(3, data, order, ends);
+    out = PyTuple_Pack(4, data, order, ends, sample);
 done:
+    Py_XDECREF(sample);
     Py_XDECREF(data);
     Py_XDECREF(order);
     Py_XDECREF(ends);
@@ -272,8 +284,9 @@ static PyMethodDef methods[] = {
     {"dumps", dumps, METH_O,
      "dumps(value) -> bytes | None: marshal.dumps(value, 2) for JSON values, None for anything else."},
     {"list_key", list_key, METH_O,
-     "list_key(values) -> (bytes, bytes, bytes) | None: the dicts' dumps sorted and joined, the item"
-     " of each and the end of each in the join (native int64s); None if an item is not written."},
+     "list_key(values) -> (bytes, bytes, bytes, bytes) | None: the dicts' dumps sorted and joined, the"
+     " item of each and the end of each in the join (native int64s), the join's sample; None if an"
+     " item is not written."},
     {NULL, NULL, 0, NULL},
 };
 

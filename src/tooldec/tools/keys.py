@@ -22,14 +22,18 @@ from typing import Any, cast
 
 from ..native import compiled
 
-__all__ = ["NATIVE", "ListKey", "dict_keys", "list_key", "value_key"]
+__all__ = ["NATIVE", "SAMPLE_STEP", "SAMPLE_WHOLE", "ListKey", "dict_keys", "list_key", "value_key"]
 
 
 _module = compiled("tooldec.tools._value_key")
 _native: Callable[[Any], bytes | None] | None = _module.dumps if _module is not None else None
-_native_list: Callable[[list[object]], tuple[bytes, bytes, bytes] | None] | None = (
+_native_list: Callable[[list[object]], tuple[bytes, bytes, bytes, bytes] | None] | None = (
     _module.list_key if _module is not None else None)
 NATIVE = _module is not None
+SAMPLE_WHOLE = 4096
+"""A list key of at most this many bytes is its own sample (such keys all begin alike)."""
+SAMPLE_STEP = 64
+"""A longer key is sampled every this many bytes (as ``_value_key.c`` does)."""
 """Whether keys come from the compiled writer (decided once, at import)."""
 
 
@@ -63,11 +67,13 @@ class ListKey:
     """The key of a list of dicts whatever its order: their ``value_key`` bytes sorted and joined
     (marshal bytes are self-delimiting, so the join is unambiguous); for each sorted key, the
     item it is the key of (``order``) and where it ends in the join (``ends``), as int64 arrays
-    (a list seen before needs no Python int per item)."""
+    (a list seen before needs no Python int per item); what a cache may file it by (``sample``:
+    the join up to :data:`SAMPLE_WHOLE` bytes, else every :data:`SAMPLE_STEP`-th byte of it)."""
 
     data: bytes
     order: array[int]
     ends: array[int]
+    sample: bytes
 
     def keys(self) -> list[bytes]:
         """Each item's key, in the list's order (what a list seen for the first time looks its
@@ -91,8 +97,8 @@ def list_key(values: Sequence[object]) -> ListKey | None:
     if _native_list is not None and type(values) is list:
         found = _native_list(values)
         if found is not None:
-            data, packed_order, packed_ends = found
-            return ListKey(data, _int64s(packed_order), _int64s(packed_ends))
+            data, packed_order, packed_ends, sample = found
+            return ListKey(data, _int64s(packed_order), _int64s(packed_ends), sample)
     if not all(type(v) is dict for v in values):
         return None
     keys = dict_keys(values)
@@ -100,8 +106,9 @@ def list_key(values: Sequence[object]) -> ListKey | None:
         return None
     present = cast(list[bytes], keys)
     order = sorted(range(len(present)), key=present.__getitem__)
-    return ListKey(b"".join(map(present.__getitem__, order)), array("q", order),
-                   array("q", accumulate(len(present[i]) for i in order)))
+    data = b"".join(map(present.__getitem__, order))
+    return ListKey(data, array("q", order), array("q", accumulate(len(present[i]) for i in order)),
+                   data if len(data) <= SAMPLE_WHOLE else data[::SAMPLE_STEP])
 
 
 def _int64s(packed: bytes) -> array[int]:

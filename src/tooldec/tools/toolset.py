@@ -59,9 +59,9 @@ class _ListCache:
     """Tool lists of plain dicts registered before, by their canonical key: a server that gets
     the same list with every request (in any order) pays its dicts' keys and one lookup.
 
-    A key is filed by its length and the hash of every 64th byte (hashing all of a thousand
-    tools' half megabyte took ~0.1 ms of such a request; a key of at most 4 kB is hashed whole,
-    as such keys all begin alike), in the first of :attr:`PROBES` slots
+    A key is filed by its length and the hash of its ``ListKey.sample`` (every 64th byte: hashing
+    all of a thousand tools' half megabyte took ~0.1 ms of such a request; a key of at most 4 kB
+    is its own sample, as such keys all begin alike), in the first of :attr:`PROBES` slots
     that is free or holds it; lists that share a sample are told apart by comparing whole keys.
     A search ends at a free slot, so a list behind an evicted one is registered again (and filed
     again); a fifth list with the same sample is not kept. Bounded by the bytes of the keys (the
@@ -81,12 +81,12 @@ class _ListCache:
         return len(self._slots)
 
     @classmethod
-    def _slots_of(cls, key: bytes) -> list[tuple[int, int, int]]:
-        sample = hash(key if len(key) <= 4096 else key[::64])
-        return [(len(key), sample, probe) for probe in range(cls.PROBES)]
+    def _slots_of(cls, key: bytes, sample: bytes) -> list[tuple[int, int, int]]:
+        hashed = hash(sample)
+        return [(len(key), hashed, probe) for probe in range(cls.PROBES)]
 
-    def find(self, key: bytes) -> _Registered | None:
-        for slot in self._slots_of(key):
+    def find(self, key: bytes, sample: bytes) -> _Registered | None:
+        for slot in self._slots_of(key, sample):
             found = self._slots.get(slot)
             if found is None:
                 return None
@@ -95,8 +95,8 @@ class _ListCache:
                 return found
         return None
 
-    def keep(self, made: _Registered) -> None:
-        for slot in self._slots_of(made.key):
+    def keep(self, made: _Registered, sample: bytes) -> None:
+        for slot in self._slots_of(made.key, sample):
             if self._slots.put(slot, made).key == made.key:  # filed now, or by another thread
                 return
 
@@ -160,7 +160,7 @@ class ToolSet:
         self._seen: tuple[_Registered, Sequence[int]] | None = None
         objs = list(tools)
         listed = list_key(objs)  # None unless every item is a plain tool dict
-        found = _registered_lists.find(listed.data) if listed is not None else None
+        found = _registered_lists.find(listed.data, listed.sample) if listed is not None else None
         if listed is not None and found is not None:  # seen before: the same tools, in this list's order,
             self._seen = (found, listed.order)  # laid out on first use (see _own): compiling needs
             self._version = len(objs)  # only the digest, and touching a thousand tools is most of
@@ -178,7 +178,8 @@ class ToolSet:
             digest = inventory_digest(entries)
             self._digest = (self._version, digest)
             _registered_lists.keep(_Registered(
-                listed.data, tuple(made[i] for i in listed.order), tuple(entries), tuple(self._names), digest))
+                listed.data, tuple(made[i] for i in listed.order), tuple(entries), tuple(self._names), digest),
+                listed.sample)
 
     def _own(self) -> dict[str, Tool]:
         """The tools by name; a set made from a list seen before lays them out here, once.
