@@ -122,6 +122,29 @@ def test_a_list_key_is_its_dicts_keys_sorted_and_joined_whatever_the_order(data_
     assert small is not None and small.sample == small.data and len(small.data) <= 4096
 
 
+@pytest.mark.skipif(not keys.NATIVE, reason="the extension compares with filed keys; marshal's path does not")
+def test_a_list_key_equal_to_a_filed_one_is_that_very_bytes_object(data_dir: Path) -> None:
+    specs = [spec for load in (bfcl_tools, kamel_tools) for spec in load(data_dir)][:300]
+    first = keys.list_key(specs)
+    assert first is not None and len(first.data) > keys.SAMPLE_WHOLE
+    asked: list[tuple[int, bytes]] = []
+
+    def filed(*others: bytes) -> keys.Filed:
+        def give(length: int, sample: bytes) -> list[bytes]:
+            asked.append((length, sample))
+            return list(others)
+        return give
+
+    one_byte_off = first.data[:-1] + bytes([first.data[-1] ^ 1])
+    again = keys.list_key(json.loads(json.dumps(specs[::-1])), filed(b"short", one_byte_off, first.data))
+    assert again is not None and again.data is first.data and again.sample == first.sample
+    assert asked == [(len(first.data), first.sample)]
+    other = keys.list_key(json.loads(json.dumps(specs)), filed(one_byte_off))
+    assert other is not None and other.data == first.data and other.data is not first.data
+    small = keys.list_key(specs[:2], filed(first.data))  # a short key is its own sample: not asked
+    assert small is not None and len(asked) == 2 and small == keys.list_key(specs[:2])
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.dictionaries(st.text(max_size=3), JSON, max_size=3), max_size=6))
 def test_list_keys_of_random_dicts_agree_with_and_without_the_extension(values: list[dict[str, Any]]) -> None:

@@ -168,7 +168,8 @@ static inline int before(const Piece *x, const Piece *y) {
     return x->index < y->index;
 }
 
-/* A merge sort of n pieces with room for n more (qsort's call per comparison was most of it). */
+/* A merge sort of n pieces into room for n more; returns where the sorted run ended up (qsort
+ * spent most of its time calling the comparison). */
 static Piece *sort_pieces(Piece *from, Piece *room, Py_ssize_t n) {
     for (Py_ssize_t width = 1; width < n; width *= 2) {
         for (Py_ssize_t lo = 0; lo < n; lo += 2 * width) {
@@ -187,8 +188,8 @@ static Piece *sort_pieces(Piece *from, Piece *room, Py_ssize_t n) {
 
 /* Bytes [at, at + 8) of a piece as a big-endian number, zero past its end: numbers compare as the
  * bytes do (a zero pad sorts a shorter piece first, as a prefix sorts first; ties are compared
- * whole). Tool dicts share ~40 bytes before their names, which a plain memcmp reads on every one of
- * a sort's ~10,000 comparisons of a thousand tools. */
+ * whole). Tool dicts' keys all begin alike (a dict's mark, then its first key, often more), and a
+ * plain memcmp reads those bytes again in every one of a sort's ~10,000 comparisons of a thousand. */
 static uint64_t word_at(const Piece *p, Py_ssize_t at) {
     uint64_t w = 0;
     for (int k = 0; k < 8; k++)
@@ -203,15 +204,35 @@ static Buf kept = {NULL, 0, 0};
 #define KEPT_MAX (2 << 20)  /* a list of ~2,000 tool dicts; larger lists allocate their own */
 
 /* What a list is filed by in toolset._ListCache: the join itself up to SAMPLE_WHOLE bytes, else
- * every SAMPLE_STEP-th byte of it (join[::64]), gathered while the join is written (a strided
- * slice of the finished bytes reads a cache line per byte). */
+ * every SAMPLE_STEP-th byte of it (join[::64]), gathered from the sorted pieces (a strided slice
+ * of the finished bytes reads a cache line per byte). */
 #define SAMPLE_WHOLE 4096
 #define SAMPLE_STEP 64
 
+/* The sorted pieces written one after another at `to`. */
+static void join(char *to, const Piece *sorted, Py_ssize_t n) {
+    for (Py_ssize_t j = 0; j < n; to += sorted[j].len, j++) memcpy(to, sorted[j].data, sorted[j].len);
+}
+
+/* Whether the sorted pieces, joined, are `known`'s bytes (a key filed before), read piece by piece. */
+static int joins_to(const Piece *sorted, Py_ssize_t n, Py_ssize_t len, PyObject *known) {
+    if (!PyBytes_CheckExact(known) || PyBytes_GET_SIZE(known) != len) return 0;
+    const char *at = PyBytes_AS_STRING(known);
+    for (Py_ssize_t j = 0; j < n; at += sorted[j].len, j++)
+        if (memcmp(at, sorted[j].data, sorted[j].len)) return 0;
+    return 1;
+}
+
 /* (the items' keys sorted and joined, the item of each sorted key, the end of each in the join,
  * both as native int64 bytes, the join's sample), or None if an item is not a dict this writer
- * writes: one pass and one sort, no Python object per item. */
-static PyObject *list_key(PyObject *Py_UNUSED(self), PyObject *values) {
+ * writes: one pass and one sort, no Python object per item.
+ *
+ * With `filed` (a callable of the join's length and sample giving the keys filed under them), a
+ * key longer than SAMPLE_WHOLE that equals one of those is returned as that very bytes object: a
+ * list seen before is compared where its pieces lie, with no new half megabyte written. */
+static PyObject *list_key(PyObject *Py_UNUSED(self), PyObject *args) {
+    PyObject *values, *filed = Py_None;
+    if (!PyArg_ParseTuple(args, "O|O:list_key", &values, &filed)) return NULL;
     if (!PyList_CheckExact(values)) Py_RETURN_NONE;
     Py_ssize_t n = PyList_GET_SIZE(values);
     Buf b = kept;
@@ -223,7 +244,7 @@ static PyObject *list_key(PyObject *Py_UNUSED(self), PyObject *values) {
     b.len = 0;
     Py_ssize_t *starts = PyMem_Malloc((n + 1) * sizeof *starts);
     Piece *pieces = PyMem_Malloc((n ? 2 * n : 1) * sizeof *pieces), *sorted = pieces;
-    PyObject *out = NULL, *data = NULL, *order = NULL, *ends = NULL, *sample = NULL;
+    PyObject *out = NULL, *data = NULL, *order = NULL, *ends = NULL, *sample = NULL, *found = NULL;
     if (!b.data || !starts || !pieces) { PyErr_NoMemory(); goto done; }
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *item = PyList_GET_ITEM(values, i);
@@ -248,18 +269,22 @@ static PyObject *list_key(PyObject *Py_UNUSED(self), PyObject *values) {
         pieces[i].lo = word_at(&pieces[i], shared + 8);
     }
     sorted = sort_pieces(pieces, pieces + n, n);
-    data = PyBytes_FromStringAndSize(NULL, b.len);
     order = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
     ends = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
     int whole = b.len <= SAMPLE_WHOLE;
-    sample = whole ? data : PyBytes_FromStringAndSize(NULL, (b.len + SAMPLE_STEP - 1) / SAMPLE_STEP);
-    Py_XINCREF(sample);
-    if (!data || !order || !ends || !sample) goto done;
-    char *to = PyBytes_AS_STRING(data), *sample_at = PyBytes_AS_STRING(sample);
+    if (whole) {
+        data = PyBytes_FromStringAndSize(NULL, b.len);
+        if (data) join(PyBytes_AS_STRING(data), sorted, n);
+        sample = data;
+        Py_XINCREF(sample);
+    } else {
+        sample = PyBytes_FromStringAndSize(NULL, (b.len + SAMPLE_STEP - 1) / SAMPLE_STEP);
+    }
+    if (!order || !ends || !sample) goto done;
+    char *sample_at = PyBytes_AS_STRING(sample);
     char *order_at = PyBytes_AS_STRING(order), *end_at = PyBytes_AS_STRING(ends);
     Py_ssize_t at = 0, next = 0;  /* next: the next sampled offset in the join */
     for (Py_ssize_t j = 0; j < n; j++) {
-        memcpy(to + at, sorted[j].data, sorted[j].len);
         for (; !whole && next < at + sorted[j].len; next += SAMPLE_STEP)
             sample_at[next / SAMPLE_STEP] = sorted[j].data[next - at];
         at += sorted[j].len;
@@ -267,8 +292,25 @@ static PyObject *list_key(PyObject *Py_UNUSED(self), PyObject *values) {
         memcpy(order_at + j * sizeof index, &index, sizeof index);
         memcpy(end_at + j * sizeof end, &end, sizeof end);
     }
+    if (!whole && filed != Py_None) {
+        found = PyObject_CallFunction(filed, "nO", b.len, sample);  /* the GIL may change hands here */
+        if (!found) goto done;
+        PyObject *each = PySequence_Fast(found, "list_key: filed() must give a sequence of bytes");
+        if (!each) goto done;
+        for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE(each) && !data; k++) {
+            PyObject *known = PySequence_Fast_GET_ITEM(each, k);
+            if (joins_to(sorted, n, b.len, known)) { data = known; Py_INCREF(data); }
+        }
+        Py_DECREF(each);
+    }
+    if (!data) {
+        data = PyBytes_FromStringAndSize(NULL, b.len);
+        if (!data) goto done;
+        join(PyBytes_AS_STRING(data), sorted, n);
+    }
     out = PyTuple_Pack(4, data, order, ends, sample);
 done:
+    Py_XDECREF(found);
     Py_XDECREF(sample);
     Py_XDECREF(data);
     Py_XDECREF(order);
@@ -283,10 +325,10 @@ done:
 static PyMethodDef methods[] = {
     {"dumps", dumps, METH_O,
      "dumps(value) -> bytes | None: marshal.dumps(value, 2) for JSON values, None for anything else."},
-    {"list_key", list_key, METH_O,
-     "list_key(values) -> (bytes, bytes, bytes, bytes) | None: the dicts' dumps sorted and joined, the"
-     " item of each and the end of each in the join (native int64s), the join's sample; None if an"
-     " item is not written."},
+    {"list_key", list_key, METH_VARARGS,
+     "list_key(values, filed=None) -> (bytes, bytes, bytes, bytes) | None: the dicts' dumps sorted and"
+     " joined (filed(length, sample)'s equal bytes object where one is), the item of each and the end"
+     " of each in the join (native int64s), the join's sample; None if an item is not written."},
     {NULL, NULL, 0, NULL},
 };
 

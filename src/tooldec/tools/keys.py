@@ -22,12 +22,16 @@ from typing import Any, cast
 
 from ..native import compiled
 
-__all__ = ["NATIVE", "SAMPLE_STEP", "SAMPLE_WHOLE", "ListKey", "dict_keys", "list_key", "value_key"]
+__all__ = ["NATIVE", "SAMPLE_STEP", "SAMPLE_WHOLE", "Filed", "ListKey", "dict_keys", "list_key", "value_key"]
+
+
+Filed = Callable[[int, bytes], Sequence[bytes]]
+"""What a cache holds under a list key's length and sample (see :func:`list_key`)."""
 
 
 _module = compiled("tooldec.tools._value_key")
 _native: Callable[[Any], bytes | None] | None = _module.dumps if _module is not None else None
-_native_list: Callable[[list[object]], tuple[bytes, bytes, bytes, bytes] | None] | None = (
+_native_list: Callable[[list[object], Filed | None], tuple[bytes, bytes, bytes, bytes] | None] | None = (
     _module.list_key if _module is not None else None)
 NATIVE = _module is not None
 SAMPLE_WHOLE = 4096
@@ -86,16 +90,21 @@ class ListKey:
         return out
 
 
-def list_key(values: Sequence[object]) -> ListKey | None:
+def list_key(values: Sequence[object], filed: Filed | None = None) -> ListKey | None:
     """The :class:`ListKey` of ``values``, ``None`` unless each is a dict ``value_key`` writes.
 
     The extension writes the dicts into one buffer and sorts them there (a request's tool list
     seen before costs this and one lookup: no bytes object per dict, no sort in Python); the
     same key, from ``dict_keys``, where it is absent or leaves a value to marshal. The
     extension keeps that buffer for the next call, up to 2 MB (the GIL guards it).
+
+    ``filed(length, sample)`` gives the keys a cache holds under a key's length and sample; the
+    extension compares a key of more than :data:`SAMPLE_WHOLE` bytes with them where its pieces
+    lie and, if one is equal, returns that bytes object as ``data`` instead of writing another
+    (a cache then finds it by identity). Without the extension it is not called.
     """
     if _native_list is not None and type(values) is list:
-        found = _native_list(values)
+        found = _native_list(values, filed)
         if found is not None:
             data, packed_order, packed_ends, sample = found
             return ListKey(data, _int64s(packed_order), _int64s(packed_ends), sample)

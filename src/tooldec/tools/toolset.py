@@ -62,7 +62,9 @@ class _ListCache:
     A key is filed by its length and the hash of its ``ListKey.sample`` (every 64th byte: hashing
     all of a thousand tools' half megabyte took ~0.1 ms of such a request; a key of at most 4 kB
     is its own sample, as such keys all begin alike), in the first of :attr:`PROBES` slots
-    that is free or holds it; lists that share a sample are told apart by comparing whole keys.
+    that is free or holds it; lists that share a sample are told apart by comparing whole keys
+    (the extension compares a new list's pieces with the keys :meth:`filed` gives and hands back
+    the equal one, so :meth:`find` then compares an object with itself).
     A search ends at a free slot, so a list behind an evicted one is registered again (and filed
     again); a fifth list with the same sample is not kept. Bounded by the bytes of the keys (the
     tools are shared with ``Tool``'s own caches); only successes are kept. Thread-safe (the
@@ -81,12 +83,22 @@ class _ListCache:
         return len(self._slots)
 
     @classmethod
-    def _slots_of(cls, key: bytes, sample: bytes) -> list[tuple[int, int, int]]:
+    def _slots_of(cls, length: int, sample: bytes) -> list[tuple[int, int, int]]:
         hashed = hash(sample)
-        return [(len(key), hashed, probe) for probe in range(cls.PROBES)]
+        return [(length, hashed, probe) for probe in range(cls.PROBES)]
+
+    def filed(self, length: int, sample: bytes) -> list[bytes]:
+        """The keys filed under a key's length and sample (``keys.list_key`` compares with them)."""
+        out = []
+        for slot in self._slots_of(length, sample):
+            found = self._slots.get(slot)
+            if found is None:
+                break
+            out.append(found.key)
+        return out
 
     def find(self, key: bytes, sample: bytes) -> _Registered | None:
-        for slot in self._slots_of(key, sample):
+        for slot in self._slots_of(len(key), sample):
             found = self._slots.get(slot)
             if found is None:
                 return None
@@ -96,7 +108,7 @@ class _ListCache:
         return None
 
     def keep(self, made: _Registered, sample: bytes) -> None:
-        for slot in self._slots_of(made.key, sample):
+        for slot in self._slots_of(len(made.key), sample):
             if self._slots.put(slot, made).key == made.key:  # filed now, or by another thread
                 return
 
@@ -159,7 +171,7 @@ class ToolSet:
         self._names: list[bytes] = []
         self._seen: tuple[_Registered, Sequence[int]] | None = None
         objs = list(tools)
-        listed = list_key(objs)  # None unless every item is a plain tool dict
+        listed = list_key(objs, _registered_lists.filed)  # None unless every item is a plain tool dict
         found = _registered_lists.find(listed.data, listed.sample) if listed is not None else None
         if listed is not None and found is not None:  # seen before: the same tools, in this list's order,
             self._seen = (found, listed.order)  # laid out on first use (see _own): compiling needs
