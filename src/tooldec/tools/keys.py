@@ -34,11 +34,11 @@ _native: Callable[[Any], bytes | None] | None = _module.dumps if _module is not 
 _native_list: Callable[[list[object], Filed | None], tuple[bytes, bytes, bytes, bytes] | None] | None = (
     _module.list_key if _module is not None else None)
 NATIVE = _module is not None
+"""Whether keys come from the compiled writer (decided once, at import)."""
 SAMPLE_WHOLE = 4096
 """A list key of at most this many bytes is its own sample (such keys all begin alike)."""
 SAMPLE_STEP = 64
 """A longer key is sampled every this many bytes (as ``_value_key.c`` does)."""
-"""Whether keys come from the compiled writer (decided once, at import)."""
 
 
 def value_key(value: Any) -> bytes | None:
