@@ -67,6 +67,21 @@ def test_a_tool_list_seen_before_is_the_same_snapshot(smollm2_vocab: Vocabulary)
     assert Grammar(ZOO, smollm2_vocab, Hermes()).key == grammar.key  # the shared compiler, same key
 
 
+def test_snapshot_keys_are_remembered_within_a_bound(smollm2_vocab: Vocabulary, monkeypatch: pytest.MonkeyPatch) -> None:
+    import hashlib
+
+    from tooldec.decoding import compiler as compiler_module
+
+    monkeypatch.setattr(compiler_module, "_SNAPSHOT_KEYS_KEPT", 8)
+    compiler = Compiler(smollm2_vocab, Hermes(openers=["tag"]))
+    digests = [hashlib.sha256(str(i).encode()).hexdigest() for i in range(20)]
+    keys = [compiler._key_of(d) for d in digests]
+    assert keys == [hashlib.sha256(f"{compiler.key}\0{d}".encode()).hexdigest() for d in digests]
+    assert 0 < len(compiler._snapshot_keys) <= 8 and compiler._key_of(digests[-1]) == keys[-1]
+    tools = [tool("get_weather", "x"), tool("get_time", "y")]
+    assert compiler.compile(tools) is compiler.compile(tools[::-1])  # the key a snapshot is found by
+
+
 def test_a_list_seen_before_compiles_in_a_new_compiler_as_any_list(smollm2_vocab: Vocabulary) -> None:
     """A set registered from a list seen before is laid out only when a compiler needs its tools:
     a compiler without its snapshot makes the same snapshot (key, names, masks) as from new dicts."""

@@ -155,6 +155,7 @@ class Compiler:
         # The verdicts of a whole set of tokens that reach a tail's exit (masking._cross).
         self.crossings: BoundedCache[tuple[Any, ...], _Crossing] = BoundedCache(4 * MB)
         self.snapshots: BoundedCache[str, Grammar] = BoundedCache(snapshot_cache * 1024, sizer=lambda g: 1024)
+        self._snapshot_keys: dict[str, str] = {}  # digest -> snapshot key (see _key_of)
         self._checked: BoundedCache[tuple[str, str], bool] = BoundedCache(8 * MB, sizer=lambda _: 200)
         self._lock = threading.Lock()
         self.prepare_seconds = time.perf_counter() - start
@@ -226,7 +227,17 @@ class Compiler:
         return self._key_of(inventory_digest(sorted(tool.inventory_entry for tool in tools.values())))
 
     def _key_of(self, digest: str) -> str:
-        return hashlib.sha256(f"{self.key}\0{digest}".encode()).hexdigest()
+        """The snapshot key of an inventory digest, remembered for the last few hundred digests:
+        right after a request's tool list is walked, a SHA-256 call costs tens of microseconds of
+        cold OpenSSL code, a dict lookup one (the dict's calls are atomic; threads that race here
+        store the same key)."""
+        found = self._snapshot_keys.get(digest)
+        if found is None:
+            found = hashlib.sha256(f"{self.key}\0{digest}".encode()).hexdigest()
+            if len(self._snapshot_keys) >= _SNAPSHOT_KEYS_KEPT:
+                self._snapshot_keys.clear()
+            self._snapshot_keys[digest] = found
+        return found
 
     def tail(self, tool: Tool, form: int, chained: bool) -> CompiledTail:
         """The tail automaton of ``tool`` in ``form`` (built on first use, then shared)."""
@@ -252,6 +263,9 @@ class Compiler:
     def string_table(self, style: Style) -> StringTable:
         return string_table(self.index, style.syntax)
 
+
+_SNAPSHOT_KEYS_KEPT = 256
+"""Digests whose snapshot keys a compiler remembers (about 200 bytes each; cleared when full)."""
 
 _SHARED_LOCK = threading.Lock()
 _SHARED: weakref.WeakKeyDictionary[Vocabulary, dict[str, weakref.ref[Compiler]]] = weakref.WeakKeyDictionary()
