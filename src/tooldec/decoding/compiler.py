@@ -111,7 +111,8 @@ class Compiler:
     """Compiles tool inventories for one vocabulary and dialect; owns the caches.
 
     Thread-safety: a compiler and the snapshots it returns may be shared by any number of
-    threads; the caches are bounded (bytes, least recently used first) and locked. A cursor
+    threads; the caches are bounded (bytes, least recently used first) and locked (the small
+    memo of snapshot keys is bounded by count and needs no lock: see :meth:`_key_of`). A cursor
     (:class:`~tooldec.decoding.Machine`) belongs to one sequence.
 
     Args:
