@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import json
 import random
 import shutil
 import sys
@@ -12,6 +13,7 @@ import threading
 import weakref
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -20,6 +22,7 @@ from tooldec.decoding import Compiler, Grammar, Machine, Mode
 from tooldec.dialects import Hermes
 from tooldec.models import smollm2_gguf_path
 from tooldec.tokens import Vocabulary, from_gguf
+from tooldec.tools import ToolSet
 
 from .conftest import brute_force
 from .tools_zoo import ZOO
@@ -80,6 +83,47 @@ def test_threads_agree_with_one_thread(smollm2_vocab: Vocabulary, shared: bool, 
     assert not errors, errors
     disagreements = [seed for seed in reference if results.get(seed) != reference[seed]]
     assert not disagreements, disagreements
+
+
+@pytest.mark.parametrize("one_slot", [False, True], ids=["own-slots", "one-slot"])
+def test_repeated_tool_lists_registered_from_threads_are_each_their_own(
+        one_slot: bool, fast_switching: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The list key's extension calls back into Python (the cache's filed keys) mid-call, so other
+    threads run meanwhile: each thread still gets its own list's tools, whatever others register,
+    also when every list is filed in one slot (each new list then compared with the others)."""
+    if one_slot:
+        from tooldec.tools import toolset
+
+        monkeypatch.setattr(toolset._ListCache, "_slots_of",
+                            classmethod(lambda cls, length, sample: [(-1, 0, p) for p in range(cls.PROBES)]))
+
+    def tool_list(variant: int) -> list[dict[str, Any]]:  # a key of more than 4 kB: the in-place compare
+        return [{"type": "function", "function": {
+            "name": f"tool_{i}", "description": f"Tool {i} of list {variant}. " * 3,
+            "parameters": {"type": "object", "properties": {"n": {"type": "integer"}}}}} for i in range(40)]
+
+    expected = {v: [f"Tool {i} of list {v}. " * 3 for i in range(40)] for v in range(3)}
+    wrong: list[str] = []
+
+    def work(seed: int) -> None:
+        rng = random.Random(seed)
+        try:
+            for _ in range(25):
+                variant = rng.randrange(3)
+                listed = json.loads(json.dumps(tool_list(variant)))
+                rng.shuffle(listed)
+                got = ToolSet(listed)
+                if [got[f"tool_{i}"].description for i in range(40)] != expected[variant]:
+                    wrong.append(f"thread {seed}: list {variant} came back as another")
+        except Exception as err:  # a thread's error is a failure, not a message on stderr
+            wrong.append(f"thread {seed}: {err!r}")
+
+    threads = [threading.Thread(target=work, args=(seed,)) for seed in range(THREADS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert wrong == []
 
 
 def test_caches_stay_bounded(smollm2_vocab: Vocabulary) -> None:

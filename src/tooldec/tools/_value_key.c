@@ -11,7 +11,8 @@
  * Only exact dicts, lists, strings, ints of 32 bits, floats, booleans and None are written; for
  * anything else (tuples, big ints, subclasses, nesting deeper than marshal's limit, which is also
  * where a cycle ends) dumps() returns None and the caller asks marshal itself, so the answer
- * never depends on whether this extension was built. Nothing is cached; the GIL is held.
+ * never depends on whether this extension was built. The GIL is held throughout, but for
+ * list_key's call of its `filed` argument (Python code: other threads may run meanwhile).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -198,8 +199,10 @@ static uint64_t word_at(const Piece *p, Py_ssize_t at) {
 }
 
 /* The buffer list_key writes into, kept between calls (up to KEPT_MAX bytes): a fresh megabyte
- * for every request is a realloc chain and a page fault per 4 kB. Safe without a lock: the GIL
- * is held from the start of list_key to its end and nothing in it runs Python code. */
+ * for every request is a realloc chain and a page fault per 4 kB. Safe without a lock: `kept` is
+ * read and written only with the GIL held, and a call takes the buffer out of it for as long as
+ * it runs, so a call made meanwhile (another thread's, while `filed` runs Python code) allocates
+ * its own; whichever ends first with `kept` empty puts its buffer back. */
 static Buf kept = {NULL, 0, 0};
 #define KEPT_MAX (2 << 20)  /* a list of ~2,000 tool dicts; larger lists allocate their own */
 
