@@ -111,8 +111,7 @@ class Compiler:
     """Compiles tool inventories for one vocabulary and dialect; owns the caches.
 
     Thread-safety: a compiler and the snapshots it returns may be shared by any number of
-    threads; the caches are bounded (bytes, least recently used first) and locked (the small
-    memo of snapshot keys is bounded by count and needs no lock: see :meth:`_key_of`). A cursor
+    threads; the caches are bounded (bytes, least recently used first) and locked. A cursor
     (:class:`~tooldec.decoding.Machine`) belongs to one sequence.
 
     Args:
@@ -156,7 +155,8 @@ class Compiler:
         # The verdicts of a whole set of tokens that reach a tail's exit (masking._cross).
         self.crossings: BoundedCache[tuple[Any, ...], _Crossing] = BoundedCache(4 * MB)
         self.snapshots: BoundedCache[str, Grammar] = BoundedCache(snapshot_cache * 1024, sizer=lambda g: 1024)
-        self._snapshot_keys: dict[str, str] = {}  # digest -> snapshot key (see _key_of)
+        self._snapshot_keys: BoundedCache[str, str] = BoundedCache(  # digest -> snapshot key (see _key_of)
+            _SNAPSHOT_KEYS_KEPT * _SNAPSHOT_KEY_BYTES, sizer=lambda _: _SNAPSHOT_KEY_BYTES)
         self._checked: BoundedCache[tuple[str, str], bool] = BoundedCache(8 * MB, sizer=lambda _: 200)
         self._lock = threading.Lock()
         self.prepare_seconds = time.perf_counter() - start
@@ -230,15 +230,9 @@ class Compiler:
     def _key_of(self, digest: str) -> str:
         """The snapshot key of an inventory digest, remembered for the last few hundred digests:
         right after a request's tool list is walked, a SHA-256 call costs tens of microseconds of
-        cold OpenSSL code, a dict lookup one (the dict's calls are atomic; threads that race here
-        store the same key)."""
-        found = self._snapshot_keys.get(digest)
-        if found is None:
-            found = hashlib.sha256(f"{self.key}\0{digest}".encode()).hexdigest()
-            if len(self._snapshot_keys) >= _SNAPSHOT_KEYS_KEPT:
-                self._snapshot_keys.clear()
-            self._snapshot_keys[digest] = found
-        return found
+        cold OpenSSL code, a cache lookup a few."""
+        return self._snapshot_keys.get_or_make(
+            digest, lambda: hashlib.sha256(f"{self.key}\0{digest}".encode()).hexdigest())
 
     def tail(self, tool: Tool, form: int, chained: bool) -> CompiledTail:
         """The tail automaton of ``tool`` in ``form`` (built on first use, then shared)."""
@@ -266,7 +260,9 @@ class Compiler:
 
 
 _SNAPSHOT_KEYS_KEPT = 256
-"""Digests whose snapshot keys a compiler remembers (about 200 bytes each; cleared when full)."""
+"""Digests whose snapshot keys a compiler remembers (least recently used first out)."""
+_SNAPSHOT_KEY_BYTES = 200
+"""What the cache counts for one: two 64-character strings and their entry."""
 
 _SHARED_LOCK = threading.Lock()
 _SHARED: weakref.WeakKeyDictionary[Vocabulary, dict[str, weakref.ref[Compiler]]] = weakref.WeakKeyDictionary()

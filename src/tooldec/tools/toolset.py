@@ -87,21 +87,20 @@ class _ListCache:
         hashed = hash(sample)
         return [(length, hashed, probe) for probe in range(cls.PROBES)]
 
-    def filed(self, length: int, sample: bytes) -> list[bytes]:
-        """The keys filed under a key's length and sample (``keys.list_key`` compares with them)."""
-        out = []
+    def _lists_at(self, length: int, sample: bytes) -> Iterator[_Registered]:
+        """The lists filed under a key's length and sample, up to the first free slot."""
         for slot in self._slots_of(length, sample):
             found = self._slots.get(slot)
             if found is None:
-                break
-            out.append(found.key)
-        return out
+                return
+            yield found
+
+    def filed(self, length: int, sample: bytes) -> list[bytes]:
+        """The keys filed under a key's length and sample (``keys.list_key`` compares with them)."""
+        return [found.key for found in self._lists_at(length, sample)]
 
     def find(self, key: bytes, sample: bytes) -> _Registered | None:
-        for slot in self._slots_of(len(key), sample):
-            found = self._slots.get(slot)
-            if found is None:
-                return None
+        for found in self._lists_at(len(key), sample):
             if found.key == key:
                 self.hits += 1
                 return found
