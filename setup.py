@@ -20,6 +20,6 @@ setup(
         Extension("tooldec.automata._dfa_expand", ["src/tooldec/automata/_dfa_expand.c"],
                   extra_compile_args=["-O2", "-Wall"], optional=True),
         Extension("tooldec.tools._value_key", ["src/tooldec/tools/_value_key.c"],
-                  extra_compile_args=["-O2", "-Wall", "-pthread"], extra_link_args=["-pthread"], optional=True),
+                  extra_compile_args=["-O2"], optional=True),
     ],
 )

@@ -90,22 +90,19 @@ def test_repeated_tool_lists_registered_from_threads_are_each_their_own(
         one_slot: bool, fast_switching: None, monkeypatch: pytest.MonkeyPatch) -> None:
     """The list key's extension calls back into Python (the cache's filed keys) mid-call, so other
     threads run meanwhile: each thread still gets its own list's tools, whatever others register,
-    also when every list is filed in one slot (each new list then compared with the others), and
-    while the extension's helper thread walks the lists."""
+    also when every list is filed in one slot (each new list then compared with the others)."""
     if one_slot:
         from tooldec.tools import toolset
 
         monkeypatch.setattr(toolset._ListCache, "_slots_of",
                             classmethod(lambda cls, length, sample: [(-1, 0, p) for p in range(cls.PROBES)]))
 
-    tools = 150  # a key of more than 4 kB (the in-place compare), walked on two threads (128 dicts or more)
-
-    def tool_list(variant: int) -> list[dict[str, Any]]:
+    def tool_list(variant: int) -> list[dict[str, Any]]:  # a key of more than 4 kB: the in-place compare
         return [{"type": "function", "function": {
             "name": f"tool_{i}", "description": f"Tool {i} of list {variant}. " * 3,
-            "parameters": {"type": "object", "properties": {"n": {"type": "integer"}}}}} for i in range(tools)]
+            "parameters": {"type": "object", "properties": {"n": {"type": "integer"}}}}} for i in range(40)]
 
-    expected = {v: [f"Tool {i} of list {v}. " * 3 for i in range(tools)] for v in range(3)}
+    expected = {v: [f"Tool {i} of list {v}. " * 3 for i in range(40)] for v in range(3)}
     wrong: list[str] = []
 
     def work(seed: int) -> None:
@@ -116,7 +113,7 @@ def test_repeated_tool_lists_registered_from_threads_are_each_their_own(
                 listed = json.loads(json.dumps(tool_list(variant)))
                 rng.shuffle(listed)
                 got = ToolSet(listed)
-                if [got[f"tool_{i}"].description for i in range(tools)] != expected[variant]:
+                if [got[f"tool_{i}"].description for i in range(40)] != expected[variant]:
                     wrong.append(f"thread {seed}: list {variant} came back as another")
         except Exception as err:  # a thread's error is a failure, not a message on stderr
             wrong.append(f"thread {seed}: {err!r}")

@@ -5,10 +5,7 @@ from __future__ import annotations
 
 import json
 import marshal
-import multiprocessing
-import random
 from array import array
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -146,75 +143,6 @@ def test_a_list_key_equal_to_a_filed_one_is_that_very_bytes_object(data_dir: Pat
     assert other is not None and other.data == first.data and other.data is not first.data
     small = keys.list_key(specs[:2], filed(first.data))  # a short key is its own sample: not asked
     assert small is not None and len(asked) == 2 and small == keys.list_key(specs[:2])
-
-
-@pytest.fixture
-def two_threads() -> Iterator[Any]:
-    """The extension, with its two-thread walk switched back on whatever a test does."""
-    module = keys._module
-    assert module is not None
-    yield module
-    module.two_threads(True)
-
-
-def long_list(data_dir: Path) -> list[Any]:
-    """300 tool dicts, freshly parsed, a few with what the helper thread leaves to the caller: a
-    non-ASCII string (a codec call), nesting 40 deep."""
-    specs = json.loads(json.dumps([spec for load in (bfcl_tools, kamel_tools) for spec in load(data_dir)][:300]))
-    for i in random.Random(7).sample(range(len(specs)), 30):
-        specs[i] = dict(specs[i], note="étiquette" if i % 2 else [[[[{"x": 1.5}]]]] * 2)
-    nested: Any = {"leaf": "日本"}
-    for _ in range(40):
-        nested = {"n": [nested]}
-    specs[123] = dict(specs[123], deep=nested)
-    return specs
-
-
-@native_only
-def test_a_long_list_is_keyed_alike_on_one_thread_and_two(data_dir: Path, two_threads: Any,
-                                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    """From 128 dicts on, list_key walks on two threads; the helper reads only and leaves the rest
-    to the caller, and the key is the same bytes either way (and marshal's)."""
-    specs = long_list(data_dir)
-    helped = two_threads.helped()
-    both = [keys.list_key(specs) for _ in range(20)]  # the helper takes chunks once it has woken
-    assert two_threads.helped() > helped
-    assert two_threads.two_threads(False) is True
-    helped = two_threads.helped()
-    one = keys.list_key(specs)
-    assert two_threads.helped() == helped  # switched off: the caller walks alone
-    assert one is not None and all(key == one for key in both) and one == python_list_key(specs, monkeypatch)
-    for turn in (False, True):  # a value marshal alone writes, in either thread's part: no key from the extension
-        two_threads.two_threads(turn)
-        for at in (5, 150, 299):
-            other = list(specs)
-            other[at] = dict(other[at], big=2**40)
-            assert two_threads.list_key(other) is None
-            assert keys.list_key(other) == python_list_key(other, monkeypatch)
-
-
-def _key_in_child(data_dir: Path, parent_key: bytes) -> None:
-    """A forked child's list key, on its own helper thread (the parent's is not in the child)."""
-    module = keys._module
-    assert module is not None
-    specs = long_list(data_dir)
-    helped = module.helped()
-    for _ in range(20):
-        listed = keys.list_key(specs)
-        assert listed is not None and listed.data == parent_key
-    raise SystemExit(0 if module.helped() > helped else 3)
-
-
-@native_only
-def test_a_forked_child_starts_its_own_helper_thread(data_dir: Path, two_threads: Any) -> None:
-    listed = keys.list_key(long_list(data_dir))  # the parent's helper is running
-    assert listed is not None
-    child = multiprocessing.get_context("fork").Process(target=_key_in_child, args=(data_dir, listed.data))
-    child.start()
-    child.join(60)
-    if child.is_alive():
-        child.kill()
-    assert child.exitcode == 0, f"the forked child's key: exit code {child.exitcode}"
 
 
 @settings(max_examples=200, deadline=None)

@@ -93,12 +93,10 @@ class ListKey:
 def list_key(values: Sequence[object], filed: Filed | None = None) -> ListKey | None:
     """The :class:`ListKey` of ``values``, ``None`` unless each is a dict ``value_key`` writes.
 
-    The extension writes the dicts into its buffers and sorts them there (a request's tool list
+    The extension writes the dicts into one buffer and sorts them there (a request's tool list
     seen before costs this and one lookup: no bytes object per dict, no sort in Python); the
-    same key, from ``dict_keys``, where it is absent or leaves a value to marshal. A list of
-    128 dicts or more it walks on two threads, the caller's and a helper thread of its own that
-    only reads while the caller holds the GIL (``_value_key.c`` says why that is safe). It keeps
-    its buffers for the next call, up to 2 MB each (the GIL guards them).
+    same key, from ``dict_keys``, where it is absent or leaves a value to marshal. The
+    extension keeps that buffer for the next call, up to 2 MB (the GIL guards it).
 
     ``filed(length, sample)`` gives the keys a cache holds under a key's length and sample; the
     extension compares a key of more than :data:`SAMPLE_WHOLE` bytes with them where its pieces
