@@ -14,7 +14,9 @@ vocabulary is prepared before the clock, as a server does at load. ``--sweep-mb`
 megabytes between tokens, outside the clock, as a forward pass streams the model's weights through
 the CPU caches: the masks then run with the caches cold, as they do beside llama.cpp.
 ``--profile N`` prints the N functions with the most own time (cProfile); ``--profile -N`` the N
-with the most time including their callees. ``--phases`` then replays the answers once more on the
+with the most time including their callees. ``--no-budget`` asks every mask without a token budget
+(``allowed(None)``): against the default, what the budgets' exact needs cost per token (the loop
+always passes one, so this is a measurement, not another way to decode). ``--phases`` then replays the answers once more on the
 same grammars (every mask cached, as in end_to_end's warm pass) and times each call the loop makes
 per token apart: the cached lookup (``known``), the sampler's lists, the pick (from a logits row
 written just before, as llama.cpp writes it) and the step (``advance``).
@@ -54,6 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sweep-mb", type=int, default=0, help="megabytes read between tokens (cold CPU caches)")
     parser.add_argument("--profile", type=int, default=0, help="functions to list by own time (negative: by time with callees; 0: no profile)")
     parser.add_argument("--phases", action="store_true", help="then time the loop's calls per token with every mask cached")
+    parser.add_argument("--no-budget", action="store_true", help="masks without a token budget (what the budgets cost)")
     parser.add_argument("--data", type=Path, default=None)
     parser.add_argument("--out", type=Path, default=_ROOT / "benchmarks" / "speed" / "results" / "cold_replay")
     args = parser.parse_args(argv)
@@ -87,6 +90,8 @@ def main(argv: list[str] | None = None) -> int:
         start = time.thread_time_ns()
         grammars[qid] = compiler.compile(tools)
         machine = Machine(grammars[qid], tool_choice="required")
+        if not args.no_budget:
+            machine.check_budget(args.max_new_tokens)  # as generate() does before the prompt
         spent += time.thread_time_ns() - start
         for i, token in enumerate(answers[qid]):
             if sweep is not None:
@@ -94,14 +99,15 @@ def main(argv: list[str] | None = None) -> int:
             start = time.thread_time_ns()
             if profile is not None:
                 profile.enable()
-            machine.allowed(args.max_new_tokens - i).pick_lists(width)
+            machine.allowed(None if args.no_budget else args.max_new_tokens - i).pick_lists(width)
             machine.advance(token)
             if profile is not None:
                 profile.disable()
             spent += time.thread_time_ns() - start
             tokens += 1
         per_question.append((spent - before) / 1e6)
-    print(f"{session.label}, {len(picked)} questions, {tokens} answer tokens, {args.sweep_mb} MB read between tokens: "
+    print(f"{session.label}, {len(picked)} questions, {tokens} answer tokens, {args.sweep_mb} MB read between tokens"
+          f"{', no budget' if args.no_budget else ''}: "
           f"{spent / 1e6 / len(picked):.2f} ms of CPU per question, {spent / 1e3 / max(tokens, 1):.0f} µs per token")
     print("per question (ms of CPU):", " ".join(f"{ms:.1f}" for ms in per_question))
     if profile is not None:
