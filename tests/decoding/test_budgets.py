@@ -212,3 +212,44 @@ def test_a_compiler_prepares_the_longest_match_tables(smollm2_vocab: Vocabulary)
     Compiler(fresh, Hermes())
     assert {"_sorted_tokens", "_first_id_of_bytes", "_longest_token"} <= vars(fresh).keys()
     assert fresh.longest_match(b'{"name": "ping"}') == smollm2_vocab.longest_match(b'{"name": "ping"}')
+
+
+TEXT_PREFIXES = [
+    ("auto", "Let me look that up. <tool_call"),  # inside the tag: the tokens that finish it open a call
+    ("required", '<tool_call>\n{"name": "get_wind", "arguments": {}}\n</tool_call>\n'),  # after a call, another may open
+    ("required", '<tool_call>\n{"name": "get_wind", "arguments": {}}\n</tool_call>\n<tool_call'),
+]
+
+
+@pytest.mark.parametrize("vocab_name", ["smollm2", "qwen"])
+@pytest.mark.parametrize("choice, prefix", TEXT_PREFIXES)
+def test_a_budgeted_text_mask_is_what_trying_every_token_allows(vocab_name: str, choice: str, prefix: str,
+                                                                request: pytest.FixtureRequest) -> None:
+    """The oracle in text: every token ``advance`` takes, kept iff the cursor after it needs at most
+    the budget left. Only the tokens that open a call leave one to finish, so a budget reads their
+    needs alone and takes out of the text mask exactly those that do not fit, from a budget that
+    allows every token to one that allows no opening at all; a cached answer (``known``) agrees."""
+    vocab: Vocabulary = request.getfixturevalue(f"{vocab_name}_vocab")
+    grammar = Grammar(ToolSet([WEATHER, {"name": "get_wind", "parameters": {"type": "object", "properties": {}}}]),
+                      vocab, Hermes())
+    machine = Machine(grammar, tool_choice=choice)
+    for tid in vocab.longest_match(prefix.encode()):
+        assert machine.advance(tid)
+    assert machine.mode is Mode.TEXT
+    needs: dict[int, int] = {}
+    for tid in machine.allowed_token_ids().tolist():
+        assert machine.advance(tid)
+        needs[tid] = machine.min_tokens()
+        machine.rollback()
+    if not any(needs.values()):  # no token opens a call here (a tag spelled in several of this vocabulary's tokens)
+        assert vocab_name == "smollm2" and prefix.endswith("\n"), prefix
+        return
+    seen = set()
+    for budget in sorted({n + 1 for n in needs.values()} | {1, 200}, reverse=True):  # every cut, and none
+        want = np.array(sorted(t for t, n in needs.items() if n <= budget - 1), dtype=np.int32)
+        got = machine.allowed_token_ids(budget=budget)
+        assert np.array_equal(got, want), (budget, np.setdiff1d(got, want)[:8], np.setdiff1d(want, got)[:8])
+        known = machine.known(budget)
+        assert known is not None and np.array_equal(known.ids, want), budget
+        seen.add(got.size)
+    assert len(seen) >= 2  # the budgets cut the mask

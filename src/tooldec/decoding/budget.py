@@ -166,6 +166,8 @@ def within(grammar: Grammar, pos: Position, mask: Mask, budget: int, start_ok: b
         if _in_string(grammar, pos):
             return _string_within(grammar, pos, mask, slack, follow_ok)
         return _fitting(*token_needs(grammar, pos, mask, start_ok, follow_ok), slack, words)
+    if isinstance(pos, Text):
+        return _text_within(mask, *_kept_text_needs(grammar, pos, mask, start_ok, follow_ok), slack)
     if isinstance(pos, (Open, Head)) and slack >= grammar.compiler.kept(
             _upper_key(grammar, pos, start_ok, follow_ok), lambda: _most_upper(grammar, pos, mask, start_ok, follow_ok)):
         return None
@@ -195,6 +197,9 @@ def known_within(grammar: Grammar, pos: Position, mask: Mask, budget: int, start
             return None if bounds.most <= budget - 1 else NOT_AT_HAND
     if isinstance(pos, Tail):
         return NOT_AT_HAND
+    if isinstance(pos, Text):
+        text_needs = cast("tuple[np.ndarray, np.ndarray] | None", cache.get(_text_needs_key(grammar, pos, start_ok, follow_ok)))
+        return NOT_AT_HAND if text_needs is None else _text_within(mask, *text_needs, budget - 1)
     most = cast("int | None", cache.get(_needs_key(grammar, pos, start_ok, follow_ok, most=True)))
     if most is not None and budget - 1 >= most:
         return None
@@ -203,6 +208,12 @@ def known_within(grammar: Grammar, pos: Position, mask: Mask, budget: int, start
         return None
     found = cast("tuple[np.ndarray, np.ndarray] | None", cache.get(_needs_key(grammar, pos, start_ok, follow_ok)))
     return NOT_AT_HAND if found is None else _fitting(found[0], found[1], budget - 1, grammar.compiler.index.words)
+
+
+def _text_within(mask: Mask, ids: np.ndarray, needs: np.ndarray, slack: int) -> Mask | None:
+    """A text mask less the opening tokens (``ids``, with their ``needs``) a budget refuses."""
+    over = ids[needs > slack]
+    return mask.without(over) if over.size else None
 
 
 def _fitting(ids: np.ndarray, needs: np.ndarray, slack: int, words: int) -> Mask | None:
@@ -218,6 +229,10 @@ def _name_needs_key(grammar: Grammar, pos: Name, start_ok: bool, follow_ok: bool
 def _needs_key(grammar: Grammar, pos: Position, start_ok: bool, follow_ok: bool, *, most: bool = False) -> tuple[object, ...]:
     """The kept needs of a position other than a tail's (``most``: the largest of them)."""
     return ("most-need" if most else "needs", grammar.serial, pos, start_ok, follow_ok)
+
+
+def _text_needs_key(grammar: Grammar, pos: Text, start_ok: bool, follow_ok: bool) -> tuple[object, ...]:
+    return ("text-needs", grammar.serial, pos, start_ok, follow_ok)
 
 
 def _upper_key(grammar: Grammar, pos: Position, start_ok: bool, follow_ok: bool) -> tuple[object, ...]:
@@ -343,12 +358,34 @@ def _todo(grammar: Grammar, pos: Position, ids: np.ndarray) -> list[int]:
     ones that complete an opener)."""
     if not isinstance(pos, Text):
         return list(range(ids.size))
-    risky = np.array(sorted({c.token for c in grammar.openers.committers(pos.state)}
-                            | set(grammar.openers.special_forms)), dtype=np.int64)
+    risky = _opening(grammar, pos)
     where = np.searchsorted(ids, risky)
     where = where[(where < ids.size)]
     risky_set = set(risky.tolist())
     return [int(i) for i in where if int(ids[i]) in risky_set]
+
+
+def _opening(grammar: Grammar, pos: Text) -> np.ndarray:
+    """The tokens that complete an opener from a text position, and the opener specials (sorted):
+    in text, the only tokens that leave a call to finish."""
+    openers = grammar.openers
+    return np.array(sorted({c.token for c in openers.committers(pos.state)} | set(openers.special_forms)), dtype=np.int64)
+
+
+def _kept_text_needs(grammar: Grammar, pos: Text, mask: Mask, start_ok: bool, follow_ok: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The opening tokens ``mask`` allows at a text position, with their needs (kept per
+    snapshot and position). The other tokens of the vocabulary need nothing, so a budget reads a
+    few tokens here, not arrays as long as the vocabulary: listing a Qwen text mask's ids and
+    comparing their needs was most of what a text position cost a cold replay."""
+
+    def make() -> _Needs:
+        risky = _opening(grammar, pos)
+        risky = risky[mask.has(risky)] if risky.size else risky
+        needs = [_token_need(grammar, pos, tid, start_ok, follow_ok) for tid in risky.tolist()]
+        return _Needs((risky, np.array(needs, dtype=np.int64)))
+
+    found: _Needs = grammar.compiler.kept(_text_needs_key(grammar, pos, start_ok, follow_ok), make)
+    return found[0], found[1]
 
 
 def token_needs(grammar: Grammar, pos: Position, mask: Mask, start_ok: bool, follow_ok: bool,
