@@ -15,11 +15,12 @@ megabytes between tokens, outside the clock, as a forward pass streams the model
 the CPU caches: the masks then run with the caches cold, as they do beside llama.cpp.
 ``--profile N`` prints the N functions with the most own time (cProfile); ``--profile -N`` the N
 with the most time including their callees. ``--no-budget`` asks every mask without a token budget
-(``allowed(None)``): against the default, what the budgets' exact needs cost per token (the loop
-always passes one, so this is a measurement, not another way to decode). ``--phases`` then replays the answers once more on the
-same grammars (every mask cached, as in end_to_end's warm pass) and times each call the loop makes
-per token apart: the cached lookup (``known``), the sampler's lists, the pick (from a logits row
-written just before, as llama.cpp writes it) and the step (``advance``).
+(``allowed(None)``, and no ``check_budget`` first): against the default, what budgets cost a token
+(the loop always passes one, so this is a measurement, not another way to decode). ``--phases``
+then replays the answers once more on the same grammars (every mask cached, as in end_to_end's
+warm pass) and times each call the loop makes per token apart: the cached lookup (``known``), the
+sampler's lists, the pick (from a logits row written just before, as llama.cpp writes it) and the
+step (``advance``).
 """
 
 from __future__ import annotations
