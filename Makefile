@@ -15,7 +15,7 @@ setup:
 # (tooldec.automata.regex), so relative imports work even in folders without __init__.py.
 test: setup
 	$(PYTHON) -m mypy src/tooldec
-	$(PYTHON) -m ruff check src/tooldec
+	$(PYTHON) -m ruff check src/tooldec tests benchmarks
 	$(PYTHON) -m pytest -q -n auto tests
 	$(PYTHON) -m pytest -q --doctest-modules -o consider_namespace_packages=true src/tooldec
 

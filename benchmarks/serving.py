@@ -58,10 +58,10 @@ from typing import Any
 _ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(_ROOT / "src"))
 
-from tooldec.bench.datasets import data_dir
-from tooldec.bench.experiments.bfcl import bfcl_schema
-from tooldec.errors import ToolDecError
-from tooldec.tools import ToolSet
+from tooldec.bench.datasets import data_dir  # noqa: E402
+from tooldec.bench.experiments.bfcl import bfcl_schema  # noqa: E402
+from tooldec.errors import ToolDecError  # noqa: E402
+from tooldec.tools import ToolSet  # noqa: E402
 
 MODEL_DIR = _ROOT / ".cache" / "models" / "smollm2-135m-instruct-hf"
 SERVED = "smollm2"
@@ -212,7 +212,7 @@ async def one(client: Any, question: str, own: list[dict[str, Any]], tools: list
                         entry[0] += part.function.name
                     if part.function and part.function.arguments:
                         entry[1] += part.function.arguments
-    except Exception as exc:  # noqa: BLE001 - a failed request is a record, not a crash
+    except Exception as exc:
         error = f"{type(exc).__name__}: {str(exc)[:300]}"
     total = time.perf_counter() - start_time
     pairs = [(n, a) for n, a in (calls[i] for i in sorted(calls))]
@@ -363,7 +363,10 @@ def report(args: argparse.Namespace) -> None:
              "calls": sum(r["valid"] + r["invalid"] for r in ok), "invalid": sum(r["invalid"] for r in ok),
              "errors": len(rs) - len(ok)}
         summary[key] = s
-        fmt = lambda v: "-" if v is None else f"{v:.2f}"
+
+        def fmt(v: float | None) -> str:
+            return "-" if v is None else f"{v:.2f}"
+
         lines.append(f"| {key[0]} | {key[1]} | {key[2]} | {key[3]} | {len(rs)} | {s['errors']} | {fmt(s['ttft'])} | "
                      f"{fmt(s['latency'])} | {fmt(s['tps'])} | {s['calls']} | {s['invalid']} |")
     lines += ["", ("tooldec against unconstrained vLLM (both auto, same prompts): median output tokens/s and time to "

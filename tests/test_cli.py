@@ -15,12 +15,12 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from backends.smollm2 import use_torch_threads
 
 from tooldec.cli import Palette, load_tools, main, render_result
 from tooldec.dialects import Hermes, ToolCall
 from tooldec.errors import ToolSourceError
 from tooldec.models import smollm2_gguf_path
-from backends.smollm2 import use_torch_threads
 from tooldec.runtime import CallRecord, Event, EventKind, InvalidCall, InvalidKind, Result, Trace
 
 MCP_SERVER = Path(__file__).resolve().parent / "sources" / "mcp_server.py"

@@ -156,7 +156,7 @@ def run_cell(engine_name: str, tokenizer: str, size: int, *, data: Path,
             engine.start()
             if not all(engine.advance(tok) for tok in prefix):
                 continue
-            for j, tok in enumerate(body):
+            for tok in body:
                 a = time.perf_counter_ns()
                 engine.fill(bitmask)
                 warm_fills.append(time.perf_counter_ns() - a)

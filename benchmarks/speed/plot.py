@@ -14,9 +14,9 @@ from typing import Any
 
 import matplotlib
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402  (after choosing the Agg backend)
-from matplotlib.axes import Axes  # noqa: E402
+matplotlib.use("Agg")  # before pyplot is imported
+import matplotlib.pyplot as plt
+from matplotlib.axes import Axes
 
 __all__ = ["main", "plot"]
 

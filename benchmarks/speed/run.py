@@ -80,8 +80,8 @@ def aggregate(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
         row["version"] = next((r["version"] for r in src if r.get("version")), "")
         row["mode"] = next((r["mode"] for r in src if r.get("mode")), "")
 
-        def med(get: Any) -> float | None:
-            vals = [v for v in (get(r) for r in ok) if v is not None]
+        def med(get: Any, rows: list[dict[str, Any]] = ok) -> float | None:
+            vals = [v for v in (get(r) for r in rows) if v is not None]
             return float(np.median(vals)) if vals else None
 
         for key in ("tokenizer_s", "register_s", "compile_s", "ttfm_s", "ttfm_cpu_s", "ttfm_warm_ms",

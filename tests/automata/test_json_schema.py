@@ -9,8 +9,8 @@ from typing import Any
 import jsonschema
 import pytest
 
-from tooldec.automata.json_schema import SchemaCompiler, Style, Syntax, Whitespace
 from tooldec.automata.dfa import LazyDFA
+from tooldec.automata.json_schema import SchemaCompiler, Style, Syntax, Whitespace
 from tooldec.automata.nfa import NFA
 from tooldec.automata.numbers import integer_fragment, number_fragment
 from tooldec.automata.utf8 import utf8_sequences
@@ -21,7 +21,10 @@ from tooldec.tools.schema import normalize_any_schema
 SPACED = Style(whitespace=Whitespace.SPACED)
 
 
-def compile_schema(schema: dict[str, Any], style: Style = Style()) -> LazyDFA:
+COMPACT = Style()
+
+
+def compile_schema(schema: dict[str, Any], style: Style = COMPACT) -> LazyDFA:
     """The automaton of a schema as written: normalized, then compiled (as a tool's would be)."""
     core = normalize_any_schema(schema)
     nfa = NFA()

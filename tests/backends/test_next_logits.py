@@ -15,8 +15,8 @@ import pytest
 from tooldec.backends import generator_for
 from tooldec.bench.experiments.repair import BacktraceGenerator, first_failed_call
 from tooldec.dialects import ToolkenGPT
-from tooldec.tools import ToolSet
 from tooldec.tokens import Vocabulary
+from tooldec.tools import ToolSet
 
 PROMPT = "Question: What is 12 plus 30?\nAnswer: 12+30="
 

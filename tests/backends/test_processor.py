@@ -175,7 +175,7 @@ def test_stop_on_call_close_fires_on_the_closing_token(grammar: Grammar) -> None
     stop = StopOnCallClose(processor)
     ids = PROMPT
     tokens = longest_match_ids(vocab, "Let me look. " + CALL + " ok")
-    for n, token in enumerate(tokens, start=1):
+    for n, token in enumerate(tokens, start=1):  # noqa: B007 - the count is read after the loop
         step(processor, ids, vocab.size)
         ids = torch.cat([ids, torch.tensor([[token]])], dim=1)
         if stop(ids, None)[0]:

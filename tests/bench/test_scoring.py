@@ -13,7 +13,6 @@ from tooldec.bench.experiments.repair import closest_name, first_failed_call, re
 from tooldec.dialects import Hermes, ReAct, ToolCall, ToolkenGPT
 
 
-
 @pytest.mark.parametrize(
     ("text", "expected"),
     [

@@ -17,12 +17,11 @@ from typing import Any
 import pytest
 
 from tooldec.bench.datasets import bfcl_items
+from tooldec.bench.walks import check_walk, random_walk
 from tooldec.decoding import Grammar, Machine
 from tooldec.dialects.hermes import Hermes
 from tooldec.tokens import Vocabulary
 from tooldec.tools import ToolSet
-
-from tooldec.bench.walks import check_walk, random_walk
 
 WALKS = int(os.environ.get("TOOLDEC_WALKS", "40"))  # per vocabulary and inventory; a benchmark runs more
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from backends.smollm2 import smollm2  # the module pytest imported for tests/backends (one cache)
 
 from tooldec.tokens import Vocabulary
-
-from backends.smollm2 import smollm2  # the module pytest imported for tests/backends (one cache)
 
 
 @pytest.fixture(scope="session")

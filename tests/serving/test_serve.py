@@ -190,7 +190,7 @@ def test_fifty_concurrent_requests_from_another_process(serve_url: str, tmp_path
         assert result["error"] is None, result
         tools = result["tools"]
         known = {t["function"]["name"] for t in tools}
-        for name, arguments in result["calls"]:
+        for name, _arguments in result["calls"]:
             assert name in known
         assert result["valid"], result
     assert sum(1 for r in results if r["calls"]) >= 25  # half of them were tool_choice=required

@@ -13,10 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from backends.smollm2 import smollm2  # the module pytest imported for tests/backends (one cache)
 
 from tooldec.tokens import Vocabulary
-
-from backends.smollm2 import smollm2  # the module pytest imported for tests/backends (one cache)
 
 HERE = Path(__file__).resolve().parent
 MCP_SERVER = [sys.executable, str(HERE / "mcp_server.py")]

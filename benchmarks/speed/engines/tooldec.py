@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from tooldec.decoding import Compiler, Grammar, Machine
 from tooldec.dialects import Hermes
 from tooldec.tokens import from_tokenizer_json
