@@ -212,7 +212,7 @@ async def one(client: Any, question: str, own: list[dict[str, Any]], tools: list
                         entry[0] += part.function.name
                     if part.function and part.function.arguments:
                         entry[1] += part.function.arguments
-    except Exception as exc:
+    except Exception as exc:  # a failed request is a record, not a crash
         error = f"{type(exc).__name__}: {str(exc)[:300]}"
     total = time.perf_counter() - start_time
     pairs = [(n, a) for n, a in (calls[i] for i in sorted(calls))]

@@ -72,7 +72,7 @@ def test_threads_agree_with_one_thread(smollm2_vocab: Vocabulary, shared: bool, 
             grammar = common if shared else Compiler(smollm2_vocab, Hermes()).compile(ZOO)
             for seed in row:
                 results[seed] = walk(grammar, seed)
-        except BaseException as err:
+        except BaseException as err:  # reported below
             errors.append(err)
 
     threads = [threading.Thread(target=work, args=(row,)) for row in seeds]

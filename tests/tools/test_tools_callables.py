@@ -229,7 +229,7 @@ class Box(pydantic.BaseModel):
     labels: set[str] = set()
 
 
-def typed_tool(color: Color, where: Point, tags: set[str], pair: tuple[int, Color], level: Level | None = None,
+def typed_tool(color: Color, where: Point, tags: set[str], pair: tuple[int, Color], level: Optional[Level] = None,  # noqa: UP045
                path: list[Point] = [], frozen: frozenset[int] = frozenset(), plain: list[int] = []) -> Any:  # noqa: B006
     """Returns what it was given, to see the types."""
     return {"color": color, "where": where, "tags": tags, "pair": pair, "level": level, "path": path,
