@@ -353,18 +353,6 @@ def _after(grammar: Grammar, pos: Position, tid: int, start_ok: bool, follow_ok:
     return grammar.after_special(pos, tid, start_ok) if data is None else grammar.walk(pos, data, start_ok, follow_ok)[0]
 
 
-def _todo(grammar: Grammar, pos: Position, ids: np.ndarray) -> list[int]:
-    """Indices into ``ids`` of the tokens that may leave a call to finish (in text, only the
-    ones that complete an opener)."""
-    if not isinstance(pos, Text):
-        return list(range(ids.size))
-    risky = _opening(grammar, pos)
-    where = np.searchsorted(ids, risky)
-    where = where[(where < ids.size)]
-    risky_set = set(risky.tolist())
-    return [int(i) for i in where if int(ids[i]) in risky_set]
-
-
 def _opening(grammar: Grammar, pos: Text) -> np.ndarray:
     """The tokens that complete an opener from a text position, and the opener specials (sorted):
     in text, the only tokens that leave a call to finish."""
@@ -391,9 +379,10 @@ def _kept_text_needs(grammar: Grammar, pos: Text, mask: Mask, start_ok: bool, fo
 def token_needs(grammar: Grammar, pos: Position, mask: Mask, start_ok: bool, follow_ok: bool,
                 slack: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Every allowed token of ``mask`` with the tokens it leaves to finish the call. With ``slack``
-    (a budget's), an opener's, head's or text position's needs are kept only if that budget
-    filters them: a roomy budget needs only their largest (kept by :func:`within`), and a new tool
-    list's openers have needs for every token of the vocabulary (Qwen3: 200 KB each)."""
+    (a budget's), an opener's or head's needs are kept only if that budget filters them: a roomy
+    budget needs only their largest (kept by :func:`within`), and a new tool list's openers have
+    needs for every token of the vocabulary (Qwen3: 200 KB each). In text, from the opening
+    tokens' kept needs (:func:`_kept_text_needs`)."""
     if isinstance(pos, Tail):
         if _in_string(grammar, pos):
             parts = _kept_string_parts(grammar, pos, mask, follow_ok)
@@ -403,6 +392,13 @@ def token_needs(grammar: Grammar, pos: Position, mask: Mask, start_ok: bool, fol
                                      lambda: _Needs(_tail_needs(grammar, pos, mask, follow_ok)),
                                      keep=lambda made: bool(made[0].size <= KEPT_TAIL_NEEDS))
     key = _needs_key(grammar, pos, start_ok, follow_ok)
+
+    if isinstance(pos, Text):  # every other token of the text mask needs nothing
+        ids = mask.ids
+        opening, needs = _kept_text_needs(grammar, pos, mask, start_ok, follow_ok)
+        out = np.zeros(ids.size, dtype=np.int64)
+        out[np.searchsorted(ids, opening)] = needs
+        return ids, out
 
     def keep(made: _Needs) -> bool:
         return slack is None or bool((made[1] > slack).any())
@@ -435,12 +431,9 @@ class _Needs(tuple):  # type: ignore[type-arg]
 
 
 def _per_token_needs(grammar: Grammar, pos: Position, mask: Mask, start_ok: bool, follow_ok: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Walk each allowed token (only the committing ones in text: the rest leave nothing)."""
+    """Walk each allowed token."""
     ids = mask.ids
-    needs = np.zeros(ids.size, dtype=np.int64)
-    for i in _todo(grammar, pos, ids):
-        needs[i] = _token_need(grammar, pos, int(ids[i]), start_ok, follow_ok)
-    return ids, needs
+    return ids, np.array([_token_need(grammar, pos, tid, start_ok, follow_ok) for tid in ids.tolist()], dtype=np.int64)
 
 
 def _stay_needs(grammar: Grammar, pos: Open | Head, mask: Mask, start_ok: bool, follow_ok: bool) -> tuple[np.ndarray, np.ndarray]:
