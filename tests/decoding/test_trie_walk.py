@@ -104,6 +104,33 @@ def test_trie_lists_every_token_once(qwen_vocab: Vocabulary) -> None:
     assert index.sorted_bytes[los[node]] == bytes(path)
 
 
+def _children(ends: np.ndarray, labels: bytes, node: int) -> dict[int, int]:
+    """A node's children by byte, found by chaining through the subtree ends."""
+    found, child = {}, node + 1
+    while child < ends[node]:
+        found[labels[child]] = child
+        child = int(ends[child])
+    return found
+
+
+def test_child_tables_hold_the_children_chaining_finds(qwen_vocab: Vocabulary) -> None:
+    trie = tw.trie(Compiler(qwen_vocab, Hermes()).index)
+    ends = np.frombuffer(trie.ends, np.int32)
+    tables = np.frombuffer(trie.tables, np.int32).reshape(-1, 256)
+    wide = np.frombuffer(trie.wide, np.int32)
+    roots = _children(ends, trie.labels, 0)
+    assert {b: int(c) for b, c in enumerate(tables[0]) if c} == roots and len(roots) == 256
+    widened = 0
+    for byte, child in roots.items():
+        kids = _children(ends, trie.labels, child)
+        if len(kids) >= 16:  # the C side's WIDE
+            assert {b: int(c) for b, c in enumerate(tables[wide[byte]]) if c} == kids
+            widened += 1
+        else:
+            assert wide[byte] == 0
+    assert widened == tables.shape[0] - 1 >= 1  # the space, at least
+
+
 def test_bad_input_is_a_clear_error() -> None:
     native = tw._native
     assert native is not None
@@ -115,7 +142,9 @@ def test_bad_input_is_a_clear_error() -> None:
         native.build_trie(b"a", np.array([0, 0, 1], np.int64))
     trie = native.build_trie(b"ab", np.array([0, 1, 2], np.int64))
     with pytest.raises(ValueError, match="mismatched"):
-        native.walk(trie[0], trie[1][:4], trie[2], trie[3], np.zeros(2, np.int64), None, None, 0)
+        native.walk(trie[0], trie[1][:4], trie[2], trie[3], trie[4], trie[5], np.zeros(2, np.int64), None, None, 0)
+    with pytest.raises(ValueError, match="blocks of 256"):
+        native.walk(trie[0], trie[1], trie[2], trie[3], trie[4][:8], trie[5], np.zeros(2, np.int64), None, None, 0)
 
 
 PREFIXED = [dict(tool, name=tool["name"] + suffix) for tool in ZOO[:3] for suffix in ("_v2", "_v2x")]

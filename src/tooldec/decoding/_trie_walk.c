@@ -9,6 +9,12 @@
  * node's subtree is the node range [n, end[n]) and its tokens are the sorted range
  * [lo[n], lo[end[n]]) (the tokens equal to the node's prefix come first, nend[n] of them).
  *
+ * A node's children are found by following end[] from n + 1: a chain of dependent loads, one
+ * cache line each once a forward pass has evicted the trie. The root has a child for nearly every
+ * byte (256 in Qwen's vocabulary), and a few first bytes (the space) have a hundred, so the walk
+ * reads those nodes' children from tables of 256 entries instead (kids_of): it then looks only
+ * at the bytes the DFA state allows, and the loads no longer wait on each other.
+ *
  * The DFA is expanded lazily: where walk() needs the row of a state that is not built yet, it has
  * the state expanded (by the compiled expansion of tooldec.automata._dfa_expand, called directly
  * when the DFA has its tables, else by the DFA's expand() in Python) and reads its arrays again if
@@ -55,8 +61,12 @@ static int get(PyObject *obj, Py_buffer *view, Py_ssize_t itemsize, const char *
     return 0;
 }
 
-/* build_trie(flat, starts) -> (bytes, ends, los, nends): the trie of the tokens flat[starts[i]:starts[i+1]],
- * which must be sorted by bytes and non-empty. bytes is uint8 per node, the others int32. */
+#define WIDE 16 /* a first byte's node with this many children gets a table */
+
+/* build_trie(flat, starts) -> (bytes, ends, los, nends, tables, wide): the trie of the tokens
+ * flat[starts[i]:starts[i+1]], which must be sorted by bytes and non-empty. bytes is uint8 per
+ * node, the others int32. tables holds blocks of 256 child nodes by byte (0: none), the root's
+ * first; wide[b] is the block of the root's child with byte b if it has a table, else 0. */
 static PyObject *build_trie(PyObject *self, PyObject *args) {
     PyObject *flat_obj, *starts_obj;
     if (!PyArg_ParseTuple(args, "OO", &flat_obj, &starts_obj)) return NULL;
@@ -70,7 +80,7 @@ static PyObject *build_trie(PyObject *self, PyObject *args) {
     PyObject *result = NULL;
     uint8_t *nbyte = PyMem_Malloc(cap);
     int32_t *nend = PyMem_Malloc(cap * 4), *nlo = PyMem_Malloc(cap * 4), *ncount = PyMem_Malloc(cap * 4);
-    int32_t *path = NULL;
+    int32_t *path = NULL, *tables = NULL, *wide = NULL;
     if (!nbyte || !nend || !nlo || !ncount) { PyErr_NoMemory(); goto done; }
     Py_ssize_t longest = 0;
     for (Py_ssize_t i = 0; i < n_tokens; i++) {
@@ -113,16 +123,56 @@ static PyObject *build_trie(PyObject *self, PyObject *args) {
         prev_len = len;
     }
     for (; depth >= 0; depth--) nend[path[depth]] = count;
-    result = Py_BuildValue("(y#y#y#y#)", (char *)nbyte, (Py_ssize_t)count, (char *)nend, (Py_ssize_t)count * 4,
-                           (char *)nlo, (Py_ssize_t)count * 4, (char *)ncount, (Py_ssize_t)count * 4);
+    /* the child tables: block 0 the root's, then one per first byte whose node has WIDE children */
+    Py_ssize_t blocks = 1;
+    for (int32_t c = 1; c < count; c = nend[c]) {
+        Py_ssize_t kids = 0;
+        for (int32_t d = c + 1; d < nend[c]; d = nend[d]) kids++;
+        if (kids >= WIDE) blocks++;
+    }
+    if (!(tables = PyMem_Calloc(blocks * 256, 4)) || !(wide = PyMem_Calloc(256, 4))) { PyErr_NoMemory(); goto done; }
+    Py_ssize_t block = 0;
+    for (int32_t c = 1; c < count; c = nend[c]) {
+        tables[nbyte[c]] = c;
+        Py_ssize_t kids = 0;
+        for (int32_t d = c + 1; d < nend[c]; d = nend[d]) kids++;
+        if (kids < WIDE) continue;
+        wide[nbyte[c]] = (int32_t)++block;
+        for (int32_t d = c + 1; d < nend[c]; d = nend[d]) tables[block * 256 + nbyte[d]] = d;
+    }
+    result = Py_BuildValue("(y#y#y#y#y#y#)", (char *)nbyte, (Py_ssize_t)count, (char *)nend, (Py_ssize_t)count * 4,
+                           (char *)nlo, (Py_ssize_t)count * 4, (char *)ncount, (Py_ssize_t)count * 4,
+                           (char *)tables, blocks * 256 * 4, (char *)wide, (Py_ssize_t)256 * 4);
 done:
     PyMem_Free(nbyte); PyMem_Free(nend); PyMem_Free(nlo); PyMem_Free(ncount); PyMem_Free(path);
+    PyMem_Free(tables); PyMem_Free(wide);
     PyBuffer_Release(&flat);
     PyBuffer_Release(&starts);
     return result;
 }
 
 typedef struct { int32_t node, state, depth; } Item;
+
+/* The children of node ``n`` at ``depth`` by byte (0: none), where it has a table; else NULL.
+ * ``blocks``: how many tables there are (a wide entry past them is ignored). */
+static inline const int32_t *kids_of(const int32_t *tables, const int32_t *wide, Py_ssize_t blocks,
+                                     const uint8_t *nbyte, int32_t n, int64_t depth) {
+    if (depth == 0) return tables; /* the walks start at the root and nowhere else at depth 0 */
+    if (depth == 1) {
+        int32_t block = wide[nbyte[n]];
+        if (block > 0 && block < blocks) return tables + (Py_ssize_t)block * 256;
+    }
+    return NULL;
+}
+
+/* Whether the child tables' buffers have their shapes (entries are checked where they are read). */
+static int tables_ok(const Py_buffer *tables, const Py_buffer *wide, const char *who) {
+    if (tables->len % (256 * 4) || tables->len < 256 * 4 || wide->len != 256 * 4) {
+        PyErr_Format(PyExc_ValueError, "%s: the child tables are not blocks of 256 entries", who);
+        return -1;
+    }
+    return 0;
+}
 
 /* The DFA's per-state arrays, read from its current ``arrays`` (replaced when the DFA grows). */
 typedef struct {
@@ -215,7 +265,22 @@ static void *out_next(Out *o) {
 
 static PyObject *out_bytes(const Out *o) { return PyBytes_FromStringAndSize(o->data ? o->data : "", o->n * o->size); }
 
-/* walk(labels, ends, los, nends, sorted_rows, dfa, skip, state[, row_ids, words, dense_from])
+/* Push child node ``c`` (byte ``b``) of a node at ``depth`` with the state the DFA's ``row`` goes
+ * to on ``b``, unless the state is dead or ``skip`` leaves the byte out at the root. */
+static int push_child(Buf *stack, int32_t c, int b, const int32_t *row, int64_t depth, const uint8_t *skip,
+                      Py_ssize_t n_states) {
+    if (depth == 0 && skip && skip[b]) return 0;
+    int32_t t = row[b];
+    if (t <= 0) return 0;
+    if (t >= n_states) {
+        PyErr_SetString(PyExc_ValueError, "walk: a transition to a state past the DFA's arrays");
+        return -1;
+    }
+    Item next = {c, t, (int32_t)depth + 1};
+    return buf_push(stack, &next, sizeof next);
+}
+
+/* walk(labels, ends, los, nends, tables, wide, sorted_rows, dfa, skip, state[, row_ids, words, dense_from])
  *   -> (ended_rows, ended_states, exit_rows, exit_states, exit_offsets)
  *   or, with row_ids: (packed or None, ended_ids, end_states, max_dist, exit_rows, exit_states, exit_offsets)
  *
@@ -230,16 +295,16 @@ static PyObject *out_bytes(const Out *o) { return PyBytes_FromStringAndSize(o->d
  * ``packed`` (a bytearray of ``words`` little-endian 32-bit words; else None: a sparse mask), with the distinct states they end in (int32, in the order first met)
  * and the largest distance to acceptance among those states (dfa.dist; 0 if none). */
 static PyObject *walk(PyObject *self, PyObject *args) {
-    PyObject *objs[7], *row_ids_obj = Py_None;
+    PyObject *objs[9], *row_ids_obj = Py_None;
     int start;
     Py_ssize_t words = 0, dense_from = 0;
-    if (!PyArg_ParseTuple(args, "OOOOOOOi|Onn", &objs[0], &objs[1], &objs[2], &objs[3], &objs[4], &objs[5], &objs[6],
-                          &start, &row_ids_obj, &words, &dense_from)) return NULL;
-    PyObject *dfa = objs[5];
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOi|Onn", &objs[0], &objs[1], &objs[2], &objs[3], &objs[4], &objs[5], &objs[6],
+                          &objs[7], &objs[8], &start, &row_ids_obj, &words, &dense_from)) return NULL;
+    PyObject *dfa = objs[7];
     int as_mask = row_ids_obj != Py_None;
-    static const Py_ssize_t sizes[7] = {1, 4, 4, 4, 8, 0, 1};
-    static const char *names[7] = {"labels", "ends", "los", "nends", "sorted_rows", "dfa", "skip"};
-    Py_buffer views[7], row_ids_view;
+    static const Py_ssize_t sizes[9] = {1, 4, 4, 4, 4, 4, 8, 0, 1};
+    static const char *names[9] = {"labels", "ends", "los", "nends", "tables", "wide", "sorted_rows", "dfa", "skip"};
+    Py_buffer views[9], row_ids_view;
     memset(views, 0, sizeof views);
     memset(&row_ids_view, 0, sizeof row_ids_view);
     DfaView dv;
@@ -253,20 +318,22 @@ static PyObject *walk(PyObject *self, PyObject *args) {
     Py_ssize_t seen_size = 0;
     int64_t max_dist = 0;
     Buf stack = {0};
-    for (int k = 0; k < 7; k++) {
-        if (k == 5 || (k == 6 && objs[6] == Py_None)) continue;
+    for (int k = 0; k < 9; k++) {
+        if (k == 7 || (k == 8 && objs[8] == Py_None)) continue;
         if (get(objs[k], &views[k], sizes[k], names[k]) < 0) goto done;
     }
     const uint8_t *nbyte = views[0].buf;
     const int32_t *nend = views[1].buf, *nlo = views[2].buf, *ncount = views[3].buf;
-    const int64_t *sorted_rows = views[4].buf;
-    const uint8_t *skip = views[6].buf;
-    Py_ssize_t n_nodes = views[0].len, n_tokens = views[4].len / 8;
+    const int32_t *tables = views[4].buf, *wide = views[5].buf;
+    const int64_t *sorted_rows = views[6].buf;
+    const uint8_t *skip = views[8].buf;
+    Py_ssize_t n_nodes = views[0].len, n_tokens = views[6].len / 8, blocks = views[4].len / (256 * 4);
     if (n_nodes < 1 || views[1].len != n_nodes * 4 || views[2].len != n_nodes * 4 || views[3].len != n_nodes * 4
-        || (skip && views[6].len != 256)) {
+        || (skip && views[8].len != 256)) {
         PyErr_SetString(PyExc_ValueError, "walk: trie arrays of mismatched sizes");
         goto done;
     }
+    if (tables_ok(&views[4], &views[5], "walk") < 0) goto done;
     const int32_t *row_ids = NULL;
     uint32_t *bits = NULL;
     if (as_mask) {
@@ -347,17 +414,20 @@ static PyObject *walk(PyObject *self, PyObject *args) {
             }
         }
         const int32_t *row = (const int32_t *)dv.table.buf + (Py_ssize_t)s * 256;
-        for (int32_t c = n + 1; c < end; c = nend[c]) {
-            uint8_t b = nbyte[c];
-            if (depth == 0 && skip && skip[b]) continue;
-            int32_t t = row[b];
-            if (t <= 0) continue;
-            if (t >= dv.n_states) {
-                PyErr_SetString(PyExc_ValueError, "walk: a transition to a state past the DFA's arrays");
-                goto done;
+        const int32_t *kids = kids_of(tables, wide, blocks, nbyte, n, depth);
+        if (kids) { /* by the table: only the bytes the state allows */
+            for (int b = 0; b < 256; b++) {
+                int32_t c = kids[b];
+                if (!c || row[b] <= 0) continue;
+                if (c <= n || c >= end) {
+                    PyErr_SetString(PyExc_ValueError, "walk: a child table entry outside its node");
+                    goto done;
+                }
+                if (push_child(&stack, c, b, row, depth, skip, dv.n_states) < 0) goto done;
             }
-            Item next = {c, t, (int32_t)depth + 1};
-            if (buf_push(&stack, &next, sizeof next) < 0) goto done;
+        } else {
+            for (int32_t c = n + 1; c < end; c = nend[c])
+                if (push_child(&stack, c, nbyte[c], row, depth, skip, dv.n_states) < 0) goto done;
         }
     }
     if (as_mask) {
@@ -383,7 +453,7 @@ static PyObject *walk(PyObject *self, PyObject *args) {
         result = Py_BuildValue("(OOOOO)", outs[0], outs[1], outs[2], outs[3], outs[4]);
     }
 done:
-    for (int k = 0; k < 7; k++) if (views[k].obj) PyBuffer_Release(&views[k]);
+    for (int k = 0; k < 9; k++) if (views[k].obj) PyBuffer_Release(&views[k]);
     if (row_ids_view.obj) PyBuffer_Release(&row_ids_view);
     dfa_release(&dv);
     Py_XDECREF(packed);
@@ -422,7 +492,7 @@ static void name_range(PyObject **names, Py_ssize_t lo, Py_ssize_t hi, Py_ssize_
 
 typedef struct { int32_t node, depth; Py_ssize_t lo, hi; } NameItem;
 
-/* names_walk(labels, ends, los, nends, sorted_ids, names, lo, hi, prefix_len, literal)
+/* names_walk(labels, ends, los, nends, tables, wide, sorted_ids, names, lo, hi, prefix_len, literal)
  *   -> (ids, pending)
  *
  * The tokens allowed at a name position: ``names[lo:hi]`` (bytes, sorted) are the tool names that
@@ -434,26 +504,28 @@ typedef struct { int32_t node, depth; Py_ssize_t lo, hi; } NameItem;
  * lists (sorted position, name index, bytes of the token before its rest) as int32 triples, for
  * the caller to walk into the tail. ``sorted_ids`` gives each sorted position's token id (int32). */
 static PyObject *names_walk(PyObject *self, PyObject *args) {
-    PyObject *objs[5], *names_obj;
+    PyObject *objs[7], *names_obj;
     Py_ssize_t lo, hi, prefix_len;
     Py_buffer literal;
-    if (!PyArg_ParseTuple(args, "OOOOOOnnny*", &objs[0], &objs[1], &objs[2], &objs[3], &objs[4], &names_obj, &lo, &hi,
-                          &prefix_len, &literal)) return NULL;
-    static const Py_ssize_t sizes[5] = {1, 4, 4, 4, 4};
-    static const char *labels_[5] = {"labels", "ends", "los", "nends", "sorted_ids"};
-    Py_buffer views[5];
+    if (!PyArg_ParseTuple(args, "OOOOOOOOnnny*", &objs[0], &objs[1], &objs[2], &objs[3], &objs[4], &objs[5], &objs[6],
+                          &names_obj, &lo, &hi, &prefix_len, &literal)) return NULL;
+    static const Py_ssize_t sizes[7] = {1, 4, 4, 4, 4, 4, 4};
+    static const char *labels_[7] = {"labels", "ends", "los", "nends", "tables", "wide", "sorted_ids"};
+    Py_buffer views[7];
     memset(views, 0, sizeof views);
     PyObject *names_seq = NULL, *result = NULL, *ids_bytes = NULL, *pending_bytes = NULL;
     Out ids = {NULL, 0, 0, 4}, pending = {NULL, 0, 0, 12};
     Buf stack = {0}, cross = {0};
-    for (int k = 0; k < 5; k++) if (get(objs[k], &views[k], sizes[k], labels_[k]) < 0) goto done;
+    for (int k = 0; k < 7; k++) if (get(objs[k], &views[k], sizes[k], labels_[k]) < 0) goto done;
     const uint8_t *nbyte = views[0].buf;
-    const int32_t *nend = views[1].buf, *nlo = views[2].buf, *ncount = views[3].buf, *sorted_ids = views[4].buf;
-    Py_ssize_t n_nodes = views[0].len, n_tokens = views[4].len / 4;
+    const int32_t *nend = views[1].buf, *nlo = views[2].buf, *ncount = views[3].buf, *sorted_ids = views[6].buf;
+    const int32_t *tables = views[4].buf, *wide = views[5].buf;
+    Py_ssize_t n_nodes = views[0].len, n_tokens = views[6].len / 4, blocks = views[4].len / (256 * 4);
     if (n_nodes < 1 || views[1].len != n_nodes * 4 || views[2].len != n_nodes * 4 || views[3].len != n_nodes * 4) {
         PyErr_SetString(PyExc_ValueError, "names_walk: trie arrays of mismatched sizes");
         goto done;
     }
+    if (tables_ok(&views[4], &views[5], "names_walk") < 0) goto done;
     if (!(names_seq = PySequence_Fast(names_obj, "names_walk: names must be a sequence"))) goto done;
     PyObject **names = PySequence_Fast_ITEMS(names_seq);
     Py_ssize_t n_names = PySequence_Fast_GET_SIZE(names_seq);
@@ -523,6 +595,22 @@ static PyObject *names_walk(PyObject *self, PyObject *args) {
             first++;
         }
         if (first >= item.hi) continue;
+        const int32_t *kids = kids_of(tables, wide, blocks, nbyte, n, item.depth);
+        if (kids) { /* the names' next bytes, each looked up in the table (in increasing order either way) */
+            for (Py_ssize_t a = first, z; a < item.hi; a = z) {
+                int b = name_byte(names[a], at);
+                name_range(names, a, item.hi, at, b, &a, &z);
+                int32_t c = b < 0 ? 0 : kids[b];
+                if (!c) continue;
+                if (c <= n || c >= end) {
+                    PyErr_SetString(PyExc_ValueError, "names_walk: a child table entry outside its node");
+                    goto done;
+                }
+                NameItem next = {c, item.depth + 1, a, z};
+                if (buf_push(&stack, &next, sizeof next) < 0) goto done;
+            }
+            continue;
+        }
         for (int32_t c = n + 1; c < end; c = nend[c]) { /* the name goes on with the token */
             Py_ssize_t a, z;
             name_range(names, first, item.hi, at, nbyte[c], &a, &z);
@@ -535,7 +623,7 @@ static PyObject *names_walk(PyObject *self, PyObject *args) {
     if ((ids_bytes = out_bytes(&ids)) && (pending_bytes = out_bytes(&pending)))
         result = PyTuple_Pack(2, ids_bytes, pending_bytes);
 done:
-    for (int k = 0; k < 5; k++) if (views[k].obj) PyBuffer_Release(&views[k]);
+    for (int k = 0; k < 7; k++) if (views[k].obj) PyBuffer_Release(&views[k]);
     PyBuffer_Release(&literal);
     Py_XDECREF(names_seq); Py_XDECREF(ids_bytes); Py_XDECREF(pending_bytes);
     PyMem_Free(ids.data); PyMem_Free(pending.data);

@@ -36,16 +36,25 @@ NATIVE = _native is not None
 class Trie:
     """The vocabulary's byte trie in pre-order (see ``_trie_walk.c``): per node its byte
     (``labels``), the end of its subtree, the first of its tokens in sorted order and how many
-    tokens end at it."""
+    tokens end at it; and the children of the root and of the widest first-byte nodes in tables
+    of 256 by byte (``tables``, ``wide``), which the walks read instead of chaining through the
+    subtree ends (a cache miss per child once a forward pass has evicted the trie)."""
 
     labels: bytes
     ends: bytes
     los: bytes
     nends: bytes
+    tables: bytes
+    wide: bytes
+
+    @property
+    def arrays(self) -> tuple[bytes, bytes, bytes, bytes, bytes, bytes]:
+        """The arrays in the order the walks take them."""
+        return self.labels, self.ends, self.los, self.nends, self.tables, self.wide
 
     @property
     def nbytes(self) -> int:
-        return len(self.labels) + len(self.ends) + len(self.los) + len(self.nends)
+        return sum(len(a) for a in self.arrays)
 
 
 def _built(strings: Sequence[bytes]) -> Trie:
@@ -70,7 +79,7 @@ def walk_trie(t: Trie, rows: np.ndarray, dfa: LazyDFA, state: int) -> tuple[np.n
     offsets of those that reach an exit. Needs the extension."""
     assert _native is not None
     with dfa.lock:
-        out = _native.walk(t.labels, t.ends, t.los, t.nends, rows, dfa, None, state)
+        out = _native.walk(*t.arrays, rows, dfa, None, state)
     return (np.frombuffer(out[0], np.int64), np.frombuffer(out[1], np.int32), np.frombuffer(out[2], np.int64),
             np.frombuffer(out[3], np.int32), np.frombuffer(out[4], np.int64))
 
@@ -92,7 +101,7 @@ def native_walk(index: TokenIndex, dfa: LazyDFA, state: int, skip: np.ndarray | 
     t = trie(index)
     skip_flags = None if skip is None else np.ascontiguousarray(skip, dtype=np.bool_)
     with dfa.lock:
-        out = _native.walk(t.labels, t.ends, t.los, t.nends, index.sorted_rows, dfa, skip_flags, state)
+        out = _native.walk(*t.arrays, index.sorted_rows, dfa, skip_flags, state)
     return (np.frombuffer(out[0], np.int64), np.frombuffer(out[1], np.int32), np.frombuffer(out[2], np.int64),
             np.frombuffer(out[3], np.int32), np.frombuffer(out[4], np.int64))
 
@@ -124,12 +133,12 @@ def native_mask(index: TokenIndex, dfa: LazyDFA, state: int) -> TrieMask:
     return TrieMask(packed, np.frombuffer(out[1], np.int32), out[2], out[3], *_NO_EXITS)
 
 
-def _walk_args(index: TokenIndex) -> tuple[bytes, bytes, bytes, bytes, np.ndarray]:
+def _walk_args(index: TokenIndex) -> tuple[bytes, bytes, bytes, bytes, bytes, bytes, np.ndarray]:
     """The trie's arrays and the sorted rows, as the walk takes them (kept with the index)."""
-    found: tuple[bytes, bytes, bytes, bytes, np.ndarray] | None = index.extras.get("walk-args")
+    found: tuple[bytes, bytes, bytes, bytes, bytes, bytes, np.ndarray] | None = index.extras.get("walk-args")
     if found is None:
         t = trie(index)
-        found = index.extra("walk-args", lambda: (t.labels, t.ends, t.los, t.nends, index.sorted_rows))
+        found = index.extra("walk-args", lambda: (*t.arrays, index.sorted_rows))
     return found
 
 
@@ -147,5 +156,5 @@ def native_names(index: TokenIndex, names: Sequence[bytes], lo: int, hi: int, pr
     assert _native is not None
     t = trie(index)
     sorted_ids = index.extra("sorted-ids", lambda: np.ascontiguousarray(index.ids[index.sorted_rows], dtype=np.int32))
-    ids, pending = _native.names_walk(t.labels, t.ends, t.los, t.nends, sorted_ids, names, lo, hi, prefix_len, literal)
+    ids, pending = _native.names_walk(*t.arrays, sorted_ids, names, lo, hi, prefix_len, literal)
     return np.frombuffer(ids, np.int32), np.frombuffer(pending, np.int32).reshape(-1, 3)
