@@ -22,6 +22,7 @@ from tooldec.decoding import trie_walk as tw
 from tooldec.decoding import vector_walk as vw
 from tooldec.decoding.positions import Name, Tail
 from tooldec.dialects import Hermes, Pythonic
+from tooldec.errors import TokenizerError
 from tooldec.tokens import Vocabulary
 from tooldec.tools import ToolSet
 
@@ -195,3 +196,26 @@ def _compare_masks(any_vocab: Vocabulary, seed: int, choice: str, forms: str, da
         token = int(ids[rng.randrange(ids.size)])
         assert all(machine.advance(token) for machine in machines)
     assert {Name, Tail} <= seen
+
+
+def test_longest_count_is_the_length_of_longest_match(any_vocab: Vocabulary) -> None:
+    index = Compiler(any_vocab, Hermes()).index
+    rng = random.Random(7)
+    texts = [b'{"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}</tool_call>',
+             "  caf\u00e9 na\u00efve \u65e5\u672c\u8a9e\n\t{}".encode(), b"\x00\x01\xff ", b"a"]
+    tokens = [t for t in any_vocab.token_bytes if t]
+    texts += [b"".join(rng.choice(tokens) for _ in range(rng.randint(1, 12))) for _ in range(300)]
+    texts += [bytes(rng.randrange(256) for _ in range(rng.randint(1, 40))) for _ in range(100)]
+    for text in texts:
+        try:
+            want: int | None = len(any_vocab.longest_match(text))
+        except TokenizerError:
+            want = None
+        assert tw.native_count(index, text) == want, text
+
+
+def test_longest_count_says_where_a_byte_has_no_token() -> None:
+    vocab = Vocabulary.from_tokens([b"a", b"ab", b"abc", b"b"])
+    index = Compiler(vocab, Hermes()).index
+    assert tw.native_count(index, b"abcab") == 2 and tw.native_count(index, b"abba") == 3
+    assert tw.native_count(index, b"abx") is None

@@ -632,6 +632,67 @@ done:
     return result;
 }
 
+/* longest_count(labels, ends, los, nends, tables, wide, data) -> int: how many tokens the
+ * longest-match cut of ``data`` has (the longest token at each step; Vocabulary.longest_match),
+ * or -1 where a byte begins no token. Token budgets count the bytes of every shortest completion
+ * this way: a bisection of the sorted vocabulary per token was a cache miss per comparison. */
+static PyObject *longest_count(PyObject *self, PyObject *args) {
+    PyObject *objs[6];
+    Py_buffer data;
+    if (!PyArg_ParseTuple(args, "OOOOOOy*", &objs[0], &objs[1], &objs[2], &objs[3], &objs[4], &objs[5], &data))
+        return NULL;
+    static const Py_ssize_t sizes[6] = {1, 4, 4, 4, 4, 4};
+    static const char *names[6] = {"labels", "ends", "los", "nends", "tables", "wide"};
+    Py_buffer views[6];
+    memset(views, 0, sizeof views);
+    PyObject *result = NULL;
+    for (int k = 0; k < 6; k++) if (get(objs[k], &views[k], sizes[k], names[k]) < 0) goto done;
+    const uint8_t *nbyte = views[0].buf, *text = data.buf;
+    const int32_t *nend = views[1].buf, *ncount = views[3].buf, *tables = views[4].buf, *wide = views[5].buf;
+    Py_ssize_t n_nodes = views[0].len, blocks = views[4].len / (256 * 4);
+    if (n_nodes < 1 || views[1].len != n_nodes * 4 || views[2].len != n_nodes * 4 || views[3].len != n_nodes * 4) {
+        PyErr_SetString(PyExc_ValueError, "longest_count: trie arrays of mismatched sizes");
+        goto done;
+    }
+    if (tables_ok(&views[4], &views[5], "longest_count") < 0) goto done;
+    Py_ssize_t count = 0;
+    for (Py_ssize_t i = 0; i < data.len; count++) {
+        int32_t n = 0;
+        Py_ssize_t best = 0; /* the longest token from i so far */
+        for (Py_ssize_t d = 0; i + d < data.len; d++) {
+            uint8_t b = text[i + d];
+            const int32_t *kids = kids_of(tables, wide, blocks, nbyte, n, d);
+            int32_t c = 0;
+            if (kids) {
+                c = kids[b];
+            } else {
+                for (int32_t k = n + 1; k < nend[n]; k = nend[k]) { /* children in increasing byte order */
+                    if (nbyte[k] < b) continue;
+                    if (nbyte[k] == b) c = k;
+                    break;
+                }
+            }
+            if (!c) break;
+            if (c <= n || c >= nend[n]) {
+                PyErr_SetString(PyExc_ValueError, "longest_count: a child table entry outside its node");
+                goto done;
+            }
+            n = c;
+            if (ncount[n]) best = d + 1;
+        }
+        if (!best) {
+            count = -1;
+            break;
+        }
+        i += best;
+    }
+    result = PyLong_FromSsize_t(count);
+done:
+    for (int k = 0; k < 6; k++) if (views[k].obj) PyBuffer_Release(&views[k]);
+    PyBuffer_Release(&data);
+    return result;
+}
+
 /* pack(ids, words) -> (packed, count, increasing): the bits of the int32 token ids (any order,
  * repeats allowed) in a fresh bytearray of ``words`` little-endian 32-bit words, how many distinct
  * ids were set, and whether the ids were strictly increasing. */
@@ -700,6 +761,7 @@ static PyMethodDef methods[] = {
     {"names_walk", names_walk, METH_VARARGS, "The tokens allowed at a tool name position (see the module source)."},
     {"pack", pack, METH_VARARGS, "A packed mask of token ids (see the module source)."},
     {"fill", fill, METH_VARARGS, "A bitmask row set to token ids (see the module source)."},
+    {"longest_count", longest_count, METH_VARARGS, "Tokens in the longest-match cut of bytes (-1: a byte has none)."},
     {NULL, NULL, 0, NULL},
 };
 

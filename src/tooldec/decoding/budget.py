@@ -30,6 +30,7 @@ from .masking import FAR, shortest_in_tail
 from .masks import Mask
 from .name_bounds import name_most, shortest_below
 from .positions import Head, Name, Open, Position, Tail, Text
+from .trie_walk import NATIVE, native_count
 from .vector_walk import StringWalk, walk_state
 
 __all__ = ["NOT_AT_HAND", "Completion", "known_within", "need", "shortest", "within"]
@@ -39,11 +40,15 @@ Completion = tuple[int, bytes]
 
 
 def tokens_of(grammar: Grammar, data: bytes) -> int:
-    """Tokens in the longest-match cut of ``data`` (bytes, if some byte has no token)."""
+    """Tokens in the longest-match cut of ``data`` (bytes, if some byte has no token): by the
+    compiled trie where it is built, else by the vocabulary's bisection."""
     if not data:
         return 0
 
     def count() -> int:
+        if NATIVE:
+            found = native_count(grammar.compiler.index, data)
+            return len(data) if found is None else found
         try:
             return len(grammar.vocab.longest_match(data))
         except TokenizerError:

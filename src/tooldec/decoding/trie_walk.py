@@ -24,7 +24,8 @@ from ..native import compiled
 from .masks import SPARSE_SHARE
 from .token_index import TokenIndex
 
-__all__ = ["NATIVE", "Trie", "TrieMask", "native_mask", "native_names", "native_walk", "strings_trie", "trie", "walk_trie"]
+__all__ = ["NATIVE", "Trie", "TrieMask", "native_count", "native_mask", "native_names", "native_walk", "strings_trie", "trie",
+           "walk_trie"]
 
 
 _native = compiled("tooldec.decoding._trie_walk")
@@ -158,3 +159,12 @@ def native_names(index: TokenIndex, names: Sequence[bytes], lo: int, hi: int, pr
     sorted_ids = index.extra("sorted-ids", lambda: np.ascontiguousarray(index.ids[index.sorted_rows], dtype=np.int32))
     ids, pending = _native.names_walk(*t.arrays, sorted_ids, names, lo, hi, prefix_len, literal)
     return np.frombuffer(ids, np.int32), np.frombuffer(pending, np.int32).reshape(-1, 3)
+
+
+def native_count(index: TokenIndex, data: bytes) -> int | None:
+    """How many tokens the longest-match cut of ``data`` has (``Vocabulary.longest_match``'s
+    length), by the compiled walk of the trie; ``None`` where a byte begins no token. Needs the
+    extension."""
+    assert _native is not None
+    found = _native.longest_count(*trie(index).arrays, data)
+    return None if found < 0 else found
