@@ -37,6 +37,7 @@ from typing import Any
 
 import interegular
 
+from .costs import Costs
 from .gcpause import collector_paused
 from .json_members import Members
 from .nfa import NFA, Frag
@@ -51,7 +52,7 @@ from .regex import (
 from .regex_fsm import intersect, subtract
 from .utf8 import normalize_ranges, utf8_sequences
 
-__all__ = ["ANY_DEPTH", "FLEXIBLE_MAX", "SchemaCompiler", "Style", "Syntax", "Whitespace", "dumps"]
+__all__ = ["ANY_DEPTH", "FLEXIBLE_MAX", "SchemaCompiler", "Style", "Syntax", "Whitespace", "dumps", "prepare_values"]
 
 ANY_DEPTH = 3
 
@@ -481,6 +482,19 @@ def _key_fsm(include: str | None, exclude: tuple[str, ...], declared: tuple[str,
     if names:
         others.append(_literals_fsm(names))
     return subtract(fsm, *others) if others else fsm
+
+
+@functools.lru_cache(maxsize=16)
+def prepare_values(style: Style, window: int) -> None:
+    """Build now what every free-form value of ``style`` stamps (``{}``, an object without
+    properties): the any-value pieces and their distance tables for DFAs walked with tokens of up
+    to ``window`` bytes. They are kept for the process (bounded caches here and in
+    :mod:`.costs`), but cost 5-15 ms to make: a compiler makes them when it is created, as the
+    vocabulary's tables, not the first request whose schema has a free-form value. Safe to call
+    from any thread and more than once."""
+    nfa = NFA()
+    piece = SchemaCompiler(nfa, {}, style).value(True)
+    Costs(nfa, piece[1], window)  # copies the pieces' tables, computing them the first time
 
 
 @functools.lru_cache(maxsize=64)

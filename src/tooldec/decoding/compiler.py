@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..automata.dfa import LazyDFA
-from ..automata.json_schema import Style, Syntax
+from ..automata.json_schema import Style, Syntax, prepare_values
 from ..automata.nfa import NFA
 from ..caches import BoundedCache
 from ..dialects.base import NEXT_CALL, Dialect
@@ -143,6 +143,8 @@ class Compiler:
         self.dialect = dialect
         self.index = prepare_vocabulary(vocab)
         self.openers = OpenerTables(self.index, dialect)
+        for style in {dialect.form_style(form) for form in range(dialect.forms)}:
+            prepare_values(style, self.index.longest)
         self._checks_tools = type(dialect).check_tool is not Dialect.check_tool
         self.key = hashlib.sha256(f"{vocab.fingerprint}\0{dialect.key}".encode()).hexdigest()[:24]
         self.tails: BoundedCache[tuple[str, int, bool], CompiledTail] = BoundedCache(tail_cache_bytes)
@@ -160,7 +162,8 @@ class Compiler:
         self._checked: BoundedCache[tuple[str, str], bool] = BoundedCache(8 * MB, sizer=lambda _: 200)
         self._lock = threading.Lock()
         self.prepare_seconds = time.perf_counter() - start
-        """Time spent preparing the vocabulary and the opener automata (once per compiler)."""
+        """Time spent preparing the vocabulary, the opener automata and the free-form value pieces
+        (once per compiler)."""
 
     def kept(self, key: tuple[Any, ...], make: Callable[[], T], keep: Callable[[T], bool] | None = None) -> T:
         """A value kept beside the masks in their bounded cache (what budgets and name searches
