@@ -75,6 +75,8 @@ def _key(grammar: Grammar, pos: Position, start_ok: bool, follow_ok: bool) -> tu
     """The mask cache's key of a position other than a tail's."""
     if isinstance(pos, Text) and not start_ok:
         return (grammar.openers_owner, "text-closed", pos.state)
+    if isinstance(pos, Open) and not grammar.openers.open_names_matter(pos.state):  # the same for every tool list
+        return (grammar.openers_owner, "open", pos, follow_ok)
     return (grammar.serial, pos, start_ok, follow_ok)
 
 

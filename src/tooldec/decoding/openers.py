@@ -50,6 +50,10 @@ the tokens that reach the name as ``(id, what they write of it)`` by that text's
 nothing), so a tool list's head mask walks only the tokens that start one of its names."""
 
 
+_LEAVES, _HEAD, _NAME = range(3)
+""":meth:`OpenerTables._fate`'s answers."""
+
+
 class OpenerTables:
     """The opener automata of one dialect over one vocabulary (see the module docstring).
 
@@ -115,7 +119,8 @@ class OpenerTables:
         return self._committers.put(state, out)
 
     def open_committers(self, state: int) -> OpenWalk:
-        """From an ``open`` state: tokens that stay inside (ids, end states) and those that commit.
+        """From an ``open`` state: tokens that stay inside (ids, end states) and those that commit,
+        less those whose bytes after the opener leave its form's head (:meth:`_fate`).
 
         Kept per state in a bounded cache; the lists are shared: read them, do not change them.
         """
@@ -125,7 +130,34 @@ class OpenerTables:
         walk = walk_state(self.index, self.open, state)
         ids = self.index.ids[walk.rows].tolist()
         ends = walk.finals.tolist()
-        return self._open_walks.put(state, (ids, ends, self._exits(self.open, walk.exit_rows, walk.exit_states, walk.exit_offsets)))
+        committers = self._exits(self.open, walk.exit_rows, walk.exit_states, walk.exit_offsets)
+        return self._open_walks.put(state, (ids, ends, [c for c in committers if self._fate(c) != _LEAVES]))
+
+    def open_names_matter(self, state: int) -> bool:
+        """Whether the tool names decide the ``open`` mask at ``state``: some token that completes an
+        opener there goes on into a name. Where none does, the mask is the dialect's alone, the
+        same for every tool list (the masks cache it once per compiler)."""
+        return any(self._fate(c) == _NAME for c in self.open_committers(state)[2])
+
+    def _fate(self, committer: Committer) -> int:
+        """What ``committer`` writes after its opener: leaves the form's head (refused whatever the
+        tools: after Hermes' ``<tool_call``, 264 of Qwen's 266 tokens that close the tag go on with
+        something other than the head's ``\\n{"name": "``, and every tool list's masks walked them
+        all), stays on the head (allowed whatever the tools), or writes part of a name (which only
+        a tool list can judge)."""
+        info = self.commits[committer.commit]
+        if info.tool is not None:  # a named opener: the name is written, and a tool list decides
+            return _NAME
+        head = self.heads[info.form] if info.head else None
+        state = -1 if head is None else head.start
+        for byte in committer.rest:
+            if head is None or head.arrays.accepting[state]:  # the name starts here
+                return _NAME
+            state = head.next(state, byte)
+            if state == SINK:
+                return _LEAVES
+        return _HEAD
+
 
     def head_walk(self, form: int, state: int) -> HeadWalk:
         """From a state of ``form``'s head: what every token does (see :data:`HeadWalk`). It does
