@@ -22,9 +22,9 @@ def test_known_is_allowed_once_made_and_none_before(qwen_vocab: Vocabulary) -> N
     rng = random.Random(0)
     misses = 0
     for _ in range(40):
-        cached = len(compiler.masks)
+        cached, listed = len(compiler.masks), len(compiler.openers._open_walks)
         before = machine.known()
-        assert len(compiler.masks) == cached  # nothing was computed
+        assert len(compiler.masks) == cached and len(compiler.openers._open_walks) == listed  # nothing was computed
         mask = machine.allowed()
         if before is None:
             misses += 1

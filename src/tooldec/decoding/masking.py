@@ -68,6 +68,8 @@ def known_mask(grammar: Grammar, pos: Position, start_ok: bool, follow_ok: bool)
         shared = ("tail", grammar.tail(pos.tool, pos.form, pos.chained).serial, pos.state, follow_ok)
         found = cache.get(shared)
         return cache.get((grammar.serial, shared)) if found is None and grammar.owns_values[0] else found
+    if isinstance(pos, Open) and grammar.openers.open_names_matter(pos.state, walk=False) is None:
+        return None  # its tokens are not listed yet, and listing them is work (a miss sends the mask to be made)
     return cache.get(_key(grammar, pos, start_ok, follow_ok))
 
 

@@ -133,11 +133,13 @@ class OpenerTables:
         committers = self._exits(self.open, walk.exit_rows, walk.exit_states, walk.exit_offsets)
         return self._open_walks.put(state, (ids, ends, [c for c in committers if self._fate(c) != _LEAVES]))
 
-    def open_names_matter(self, state: int) -> bool:
+    def open_names_matter(self, state: int, *, walk: bool = True) -> bool | None:
         """Whether the tool names decide the ``open`` mask at ``state``: some token that completes an
         opener there goes on into a name. Where none does, the mask is the dialect's alone, the
-        same for every tool list (the masks cache it once per compiler)."""
-        return any(self._fate(c) == _NAME for c in self.open_committers(state)[2])
+        same for every tool list (the masks cache it once per compiler). Without ``walk``, nothing
+        is computed: ``None`` if the state's tokens are not listed yet."""
+        found = self.open_committers(state) if walk else self._open_walks.get(state)
+        return None if found is None else any(self._fate(c) == _NAME for c in found[2])
 
     def _fate(self, committer: Committer) -> int:
         """What ``committer`` writes after its opener: leaves the form's head (refused whatever the
