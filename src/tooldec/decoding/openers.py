@@ -160,7 +160,6 @@ class OpenerTables:
                 return _LEAVES
         return _HEAD
 
-
     def head_walk(self, form: int, state: int) -> HeadWalk:
         """From a state of ``form``'s head: what every token does (see :data:`HeadWalk`). It does
         not depend on the tools, so it is kept per form and state (bounded; shared: read only)."""
