@@ -463,9 +463,8 @@ def _by_end(grammar: Grammar, pos: Open | Head, mask: Mask, of_end: Callable[[Po
     state (once per state) if it stays inside, else ``of_after`` of the position after it
     (``FAR`` where it is not allowed)."""
     openers = grammar.openers
-    stay_ids, ends, _ = (openers.open_committers(pos.state) if isinstance(pos, Open)
-                         else openers.head_walk(pos.form, pos.state))
-    end_of = dict(zip(stay_ids, ends))
+    walk = openers.open_committers(pos.state) if isinstance(pos, Open) else openers.head_walk(pos.form, pos.state)
+    end_of = dict(zip(walk[0], walk[1]))  # the tokens that stay inside, and their end states
     ids = mask.ids
     out = np.empty(ids.size, dtype=np.int64)
     per_end: dict[int, int] = {}

@@ -68,8 +68,11 @@ def known_mask(grammar: Grammar, pos: Position, start_ok: bool, follow_ok: bool)
         shared = ("tail", grammar.tail(pos.tool, pos.form, pos.chained).serial, pos.state, follow_ok)
         found = cache.get(shared)
         return cache.get((grammar.serial, shared)) if found is None and grammar.owns_values[0] else found
-    if isinstance(pos, Open) and grammar.openers.open_names_matter(pos.state, walk=False) is None:
-        return None  # its tokens are not listed yet, and listing them is work (a miss sends the mask to be made)
+    if isinstance(pos, Open):
+        names_matter = grammar.openers.open_names_matter(pos.state, walk=False)
+        if names_matter is None:  # its tokens are not listed yet, and listing them is work (a miss sends the mask to be made)
+            return None
+        return cache.get(_open_key(grammar, pos, start_ok, follow_ok, names_matter))
     return cache.get(_key(grammar, pos, start_ok, follow_ok))
 
 
@@ -77,9 +80,17 @@ def _key(grammar: Grammar, pos: Position, start_ok: bool, follow_ok: bool) -> tu
     """The mask cache's key of a position other than a tail's."""
     if isinstance(pos, Text) and not start_ok:
         return (grammar.openers_owner, "text-closed", pos.state)
-    if isinstance(pos, Open) and not grammar.openers.open_names_matter(pos.state):  # the same for every tool list
-        return (grammar.openers_owner, "open", pos, follow_ok)
+    if isinstance(pos, Open):
+        names_matter = grammar.openers.open_names_matter(pos.state)
+        assert names_matter is not None  # listed when asked with walk=True
+        return _open_key(grammar, pos, start_ok, follow_ok, names_matter)
     return (grammar.serial, pos, start_ok, follow_ok)
+
+
+def _open_key(grammar: Grammar, pos: Open, start_ok: bool, follow_ok: bool, names_matter: bool) -> tuple[object, ...]:
+    """An open mask's key: per compiler where no tool name decides it (the same for every tool
+    list), else per snapshot."""
+    return (grammar.serial, pos, start_ok, follow_ok) if names_matter else (grammar.openers_owner, "open", pos, follow_ok)
 
 
 def _compute(grammar: Grammar, pos: Position, start_ok: bool, follow_ok: bool) -> Mask:
@@ -116,13 +127,9 @@ def _text_base(grammar: Grammar, start_ok: bool) -> np.ndarray:
 
 def _text_mask(grammar: Grammar, pos: Text, start_ok: bool, follow_ok: bool) -> Mask:
     openers = grammar.openers
-    packed = _text_base(grammar, start_ok).copy()
     bad = [c.token for c in openers.committers(pos.state) if not start_ok or not _commits(grammar, c, None, follow_ok)]
-    if bad:
-        ids = np.array(bad, dtype=np.int64)
-        np.bitwise_and.at(packed, ids >> 3, ~np.left_shift(1, ids & 7).astype(np.uint8))
     far = start_ok and (bool(openers.committers(pos.state)) or bool(openers.special_forms))
-    return Mask(packed, FAR if far else 0, _count=-1)
+    return Mask(_text_base(grammar, start_ok), FAR if far else 0).without(np.array(bad, dtype=np.int64))  # a copy
 
 
 def _commits(grammar: Grammar, committer: Committer, only: str | None, follow_ok: bool) -> bool:
@@ -137,7 +144,7 @@ def _commits(grammar: Grammar, committer: Committer, only: str | None, follow_ok
 def _open_mask(grammar: Grammar, pos: Open, follow_ok: bool) -> Mask:
     openers = grammar.openers
     index = grammar.compiler.index
-    ids, ends, committers = openers.open_committers(pos.state)
+    ids, ends, committers, _ = openers.open_committers(pos.state)
     allowed = [i for i, end in zip(ids, ends) if grammar.open_alive(end, pos.only)]
     allowed += [c.token for c in committers if _commits(grammar, c, pos.only, follow_ok)]
     if pos.state == openers.open.start:

@@ -255,8 +255,9 @@ class Mask:
         np.bitwise_or.at(row.view(np.uint8), ids >> 3, np.left_shift(1, ids & 7).astype(np.uint8))
 
     def without(self, ids: np.ndarray) -> Mask:
-        """This mask less ``ids`` (distinct, allowed here), made from its bits: a text mask less
-        the few tokens a budget refuses, without listing the vocabulary's ids.
+        """This mask less ``ids`` (repeats, or ids it does not allow, change nothing), made from a
+        copy of its bits and with its ``max_after``: a text mask less the few tokens a budget or the tool list
+        refuses, without listing the vocabulary's ids.
 
         Examples:
             >>> Mask.from_ids(np.arange(30), 1).without(np.array([3, 7])).count
@@ -266,10 +267,10 @@ class Mask:
         """
         ids = np.asarray(ids, dtype=np.int64)
         if self.bits is None:
-            return Mask.sparse(np.setdiff1d(self.ids, ids), self._width)
+            return Mask.sparse(np.setdiff1d(self.ids, ids), self._width, self.max_after)
         packed = self.bits.copy()
         np.bitwise_and.at(packed, ids >> 3, ~np.left_shift(1, ids & 7).astype(np.uint8))
-        return Mask(packed)
+        return Mask(packed, self.max_after)
 
     def has(self, ids: np.ndarray) -> np.ndarray:
         """:meth:`contains` for each of ``ids`` (all within the vocabulary), read from the bits.

@@ -40,9 +40,10 @@ class Committer:
     rest: bytes
 
 
-OpenWalk = tuple[list[int], list[int], list[Committer]]
-"""From one ``open`` state: ids of the tokens that stay inside, their end states, and the
-tokens that complete an opener."""
+OpenWalk = tuple[list[int], list[int], list[Committer], bool]
+"""From one ``open`` state: ids of the tokens that stay inside, their end states, the tokens that
+complete an opener, and whether one of those writes part of a name (then the tool names decide
+the state's mask)."""
 
 HeadWalk = tuple[list[int], list[int], dict[int, list[tuple[int, bytes]]]]
 """From one state of a form's head: ids of the tokens that stay inside, their end states, and
@@ -130,8 +131,9 @@ class OpenerTables:
         walk = walk_state(self.index, self.open, state)
         ids = self.index.ids[walk.rows].tolist()
         ends = walk.finals.tolist()
-        committers = self._exits(self.open, walk.exit_rows, walk.exit_states, walk.exit_offsets)
-        return self._open_walks.put(state, (ids, ends, [c for c in committers if self._fate(c) != _LEAVES]))
+        fates = [(c, self._fate(c)) for c in self._exits(self.open, walk.exit_rows, walk.exit_states, walk.exit_offsets)]
+        going_on = [c for c, fate in fates if fate != _LEAVES]
+        return self._open_walks.put(state, (ids, ends, going_on, any(fate == _NAME for _, fate in fates)))
 
     def open_names_matter(self, state: int, *, walk: bool = True) -> bool | None:
         """Whether the tool names decide the ``open`` mask at ``state``: some token that completes an
@@ -139,7 +141,7 @@ class OpenerTables:
         same for every tool list (the masks cache it once per compiler). Without ``walk``, nothing
         is computed: ``None`` if the state's tokens are not listed yet."""
         found = self.open_committers(state) if walk else self._open_walks.get(state)
-        return None if found is None else any(self._fate(c) == _NAME for c in found[2])
+        return None if found is None else found[3]
 
     def _fate(self, committer: Committer) -> int:
         """What ``committer`` writes after its opener: leaves the form's head (refused whatever the
