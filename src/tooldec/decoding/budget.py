@@ -250,30 +250,19 @@ def _most_upper(grammar: Grammar, pos: Open | Head, mask: Mask, start_ok: bool, 
     argument automaton is built but for a token that runs into a tail (that tool's): a budget at
     least this large lets every token through. ``FAR`` where some token has no such bound (a
     dialect without name bounds)."""
-    seen: dict[Position, int] = {}  # the end states lead through the same heads and names: each bound once
 
     def after_upper(after: Position) -> int:  # a token that writes a whole name and runs into its tail: that tool's own need
-        return need(grammar, after, follow_ok) if isinstance(after, Tail) else _upper(grammar, after, follow_ok, seen)
+        return need(grammar, after, follow_ok) if isinstance(after, Tail) else _upper(grammar, after, follow_ok)
 
-    found = _by_end(grammar, pos, mask, lambda inside: _upper(grammar, inside, follow_ok, seen), after_upper, start_ok, follow_ok)
+    found = _by_end(grammar, pos, mask, lambda inside: _upper(grammar, inside, follow_ok), after_upper, start_ok, follow_ok)
     return min(int(found.max()), FAR) if found.size else 0
 
 
-def _upper(grammar: Grammar, pos: Position, follow_ok: bool, seen: dict[Position, int] | None = None) -> int:
+def _upper(grammar: Grammar, pos: Position, follow_ok: bool) -> int:
     """An upper bound of ``need(pos)`` before a call's arguments, in specials plus bytes of one way
     to finish it (a longest-match cut has at most a token per byte): the least of what the
     canonical completion chooses among, each bounded through :func:`.name_bounds.name_most`.
-    ``FAR`` elsewhere (an argument position's need is not bounded here). ``seen`` keeps the
-    bounds found (one tool list, one ``follow_ok``)."""
-    if seen is None:
-        seen = {}
-    found = seen.get(pos)
-    if found is None:
-        found = seen[pos] = _upper_of(grammar, pos, follow_ok, seen)
-    return found
-
-
-def _upper_of(grammar: Grammar, pos: Position, follow_ok: bool, seen: dict[Position, int]) -> int:
+    ``FAR`` elsewhere (an argument position's need is not bounded here)."""
     if isinstance(pos, Name):
         most = name_most(grammar, pos.form, follow_ok)
         if most is None:
@@ -286,17 +275,17 @@ def _upper_of(grammar: Grammar, pos: Position, follow_ok: bool, seen: dict[Posit
         return int(most[a:z].min()) - len(pos.prefix) if a < z else FAR
     openers = grammar.openers
     if isinstance(pos, Head):
-        return len(openers.heads[pos.form].shortest(pos.state)) + _upper(grammar, Name(pos.form, b"", pos.only), follow_ok, seen)
+        return len(openers.heads[pos.form].shortest(pos.state)) + _upper(grammar, Name(pos.form, b"", pos.only), follow_ok)
     if not isinstance(pos, Open):
         return FAR
     options = [FAR]
     if pos.state == openers.open.start:
-        options += [1 + _upper(grammar, grammar._head(form, pos.only), follow_ok, seen)
+        options += [1 + _upper(grammar, grammar._head(form, pos.only), follow_ok)
                     for form in set(openers.open_special_forms.values())]
     for commit, path in _open_paths(grammar, pos.state).items():
         after = grammar._commit(commit, pos.only, follow_ok)
         if after is not None:
-            options.append(len(path) + _upper(grammar, after, follow_ok, seen))
+            options.append(len(path) + _upper(grammar, after, follow_ok))
     return min(options)
 
 
@@ -472,36 +461,25 @@ def _by_end(grammar: Grammar, pos: Open | Head, mask: Mask, of_end: Callable[[Po
             of_after: Callable[[Position], int], start_ok: bool, follow_ok: bool) -> np.ndarray:
     """For each allowed token at an opener or head position: ``of_end`` of the position at its end
     state (once per state) if it stays inside, else ``of_after`` of the position after it
-    (``FAR`` where it is not allowed). The tokens that stay are found by one search of the
-    state's kept table, not a lookup per token (an opener state allows hundreds of them)."""
-    stay_ids, stay_ends = _stay_table(grammar, pos)
+    (``FAR`` where it is not allowed)."""
+    openers = grammar.openers
+    walk = openers.open_committers(pos.state) if isinstance(pos, Open) else openers.head_walk(pos.form, pos.state)
+    end_of = dict(zip(walk[0], walk[1]))  # the tokens that stay inside, and their end states
     ids = mask.ids
     out = np.empty(ids.size, dtype=np.int64)
-    at = np.minimum(np.searchsorted(stay_ids, ids), max(stay_ids.size - 1, 0))
-    inside = stay_ids[at] == ids if stay_ids.size else np.zeros(ids.size, dtype=bool)
-    ends, which = np.unique(stay_ends[at[inside]], return_inverse=True)
-    per_end = [of_end(Open(end, pos.only) if isinstance(pos, Open) else Head(pos.form, end, pos.only)) for end in ends.tolist()]
-    out[inside] = np.asarray(per_end, dtype=np.int64)[which.reshape(-1)] if per_end else 0
-    for i in np.flatnonzero(~inside).tolist():
-        after = _after(grammar, pos, int(ids[i]), start_ok, follow_ok)
-        out[i] = FAR if after is None else of_after(after)
+    per_end: dict[int, int] = {}
+    for i, tid in enumerate(ids.tolist()):
+        end = end_of.get(tid)
+        if end is None:
+            after = _after(grammar, pos, tid, start_ok, follow_ok)
+            out[i] = FAR if after is None else of_after(after)
+            continue
+        found = per_end.get(end)
+        if found is None:
+            inside: Position = Open(end, pos.only) if isinstance(pos, Open) else Head(pos.form, end, pos.only)
+            found = per_end[end] = of_end(inside)
+        out[i] = found
     return out
-
-
-def _stay_table(grammar: Grammar, pos: Open | Head) -> tuple[np.ndarray, np.ndarray]:
-    """The tokens that stay inside the opener (or head) from ``pos``'s state, sorted, with their end
-    states: the opener tables' walk, kept per compiler (it does not depend on the tools)."""
-    openers = grammar.openers
-
-    def make() -> _Needs:
-        walk = openers.open_committers(pos.state) if isinstance(pos, Open) else openers.head_walk(pos.form, pos.state)
-        ids = np.asarray(walk[0], dtype=np.int64)
-        order = np.argsort(ids, kind="stable")
-        return _Needs((ids[order], np.asarray(walk[1], dtype=np.int64)[order]))
-
-    kind = -1 if isinstance(pos, Open) else pos.form
-    found: _Needs = grammar.compiler.kept(("stay-table", grammar.openers_owner, kind, pos.state), make)
-    return found[0], found[1]
 
 
 class _StringParts:
