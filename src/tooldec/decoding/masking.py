@@ -57,6 +57,7 @@ def mask_at(grammar: Grammar, pos: Position, start_ok: bool, follow_ok: bool) ->
         return found if found is not None else _own_or_made(
             compiler.masks, shared, grammar, functools.partial(_made_tail_mask, grammar, pos, tail, follow_ok))
     key = _key(grammar, pos, start_ok, follow_ok)
+    assert key is not None  # with walk, an open state's tokens are listed
     return compiler.masks.get_or_make(key, lambda: _compute(grammar, pos, start_ok, follow_ok))
 
 
@@ -68,29 +69,24 @@ def known_mask(grammar: Grammar, pos: Position, start_ok: bool, follow_ok: bool)
         shared = ("tail", grammar.tail(pos.tool, pos.form, pos.chained).serial, pos.state, follow_ok)
         found = cache.get(shared)
         return cache.get((grammar.serial, shared)) if found is None and grammar.owns_values[0] else found
-    if isinstance(pos, Open):
-        names_matter = grammar.openers.open_names_matter(pos.state, walk=False)
-        if names_matter is None:  # its tokens are not listed yet, and listing them is work (a miss sends the mask to be made)
-            return None
-        return cache.get(_open_key(grammar, pos, start_ok, follow_ok, names_matter))
-    return cache.get(_key(grammar, pos, start_ok, follow_ok))
+    key = _key(grammar, pos, start_ok, follow_ok, walk=False)
+    return None if key is None else cache.get(key)
 
 
-def _key(grammar: Grammar, pos: Position, start_ok: bool, follow_ok: bool) -> tuple[object, ...]:
-    """The mask cache's key of a position other than a tail's."""
+def _key(grammar: Grammar, pos: Position, start_ok: bool, follow_ok: bool, *, walk: bool = True) -> tuple[object, ...] | None:
+    """The mask cache's key of a position other than a tail's. An open mask that no tool name
+    decides is the same for every tool list: keyed per compiler. Without ``walk`` nothing is
+    computed: ``None`` at an open state whose tokens are not listed yet (listing them is work; a
+    miss sends the mask to be made)."""
     if isinstance(pos, Text) and not start_ok:
         return (grammar.openers_owner, "text-closed", pos.state)
     if isinstance(pos, Open):
-        names_matter = grammar.openers.open_names_matter(pos.state)
-        assert names_matter is not None  # listed when asked with walk=True
-        return _open_key(grammar, pos, start_ok, follow_ok, names_matter)
+        names_matter = grammar.openers.open_names_matter(pos.state, walk=walk)
+        if names_matter is None:
+            return None
+        if not names_matter:
+            return (grammar.openers_owner, "open", pos, follow_ok)
     return (grammar.serial, pos, start_ok, follow_ok)
-
-
-def _open_key(grammar: Grammar, pos: Open, start_ok: bool, follow_ok: bool, names_matter: bool) -> tuple[object, ...]:
-    """An open mask's key: per compiler where no tool name decides it (the same for every tool
-    list), else per snapshot."""
-    return (grammar.serial, pos, start_ok, follow_ok) if names_matter else (grammar.openers_owner, "open", pos, follow_ok)
 
 
 def _compute(grammar: Grammar, pos: Position, start_ok: bool, follow_ok: bool) -> Mask:
