@@ -100,7 +100,10 @@ def main(argv: list[str] | None = None) -> int:
             start = time.thread_time_ns()
             if profile is not None:
                 profile.enable()
-            machine.allowed(None if args.no_budget else args.max_new_tokens - i).pick_lists(width)
+            if args.no_budget:
+                machine.allowed(None).pick_lists(width)
+            else:
+                machine.lists(args.max_new_tokens - i, width)
             machine.advance(token)
             if profile is not None:
                 profile.disable()
@@ -134,9 +137,9 @@ def phases(picked: list[Any], grammars: dict[str, Any], answers: dict[str, list[
                 sweep[::64].sum()
             logits[:] = fresh  # as llama.cpp writes the row before the loop reads it
             t0 = time.thread_time_ns()
-            known = machine.known(max_new_tokens - i)
+            known = machine.known_lists(max_new_tokens - i, width)
             t1 = time.thread_time_ns()
-            allowed, refused = (known if known is not None else machine.allowed(max_new_tokens - i)).pick_lists(width)
+            allowed, refused = known if known is not None else machine.lists(max_new_tokens - i, width)
             t2 = time.thread_time_ns()
             pick_token(logits, allowed, 0.0, rng, refused)
             t3 = time.thread_time_ns()

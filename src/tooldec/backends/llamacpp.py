@@ -37,6 +37,12 @@ DEFAULT_CONTEXT = 8192
 tool docs, about 4,400 tokens) plus the answer."""
 
 
+FEW = 16
+"""Allowed lists this short are picked from in Python (most masks inside a call): with the CPU
+caches cold after a forward pass, half the time of NumPy's gather and argmax (docs/RESULTS.md,
+stop 36)."""
+
+
 def is_llama(model: Any) -> bool:
     """Whether ``model`` is a ``llama_cpp.Llama`` (without importing llama_cpp when it is not)."""
     return type(model).__module__.startswith("llama_cpp")
@@ -73,6 +79,8 @@ def pick_token(logits: np.ndarray, allowed: np.ndarray | None, temperature: floa
         logits = logits.copy()
         logits[refused] = -np.inf
     if allowed is not None:  # only the allowed logits are read: a few in a call, the vocabulary in text
+        if temperature <= 0 and allowed.size <= FEW:  # the first of the best, as argmax takes it
+            return max(allowed.tolist(), key=logits.item)  # type: ignore[no-any-return]
         chosen = logits[allowed]
         if temperature <= 0:
             return int(allowed[int(np.argmax(chosen))])
@@ -184,7 +192,7 @@ class LlamaCppGenerator:
 
         def make(budget: int) -> tuple[np.ndarray | None, np.ndarray | None]:
             assert machine is not None
-            return machine.allowed(budget).pick_lists(self.width)
+            return machine.lists(budget, self.width)
 
         def timed(budget: int) -> tuple[np.ndarray | None, np.ndarray | None]:
             start = time.perf_counter()
@@ -198,9 +206,9 @@ class LlamaCppGenerator:
             worker cost more than the lookup), else from the worker while llama.cpp evaluates the
             token, or after the evaluation where no core is free for a worker."""
             assert machine is not None
-            known = machine.known(budget)
+            known = machine.known_lists(budget, self.width)
             if known is not None:
-                return _Ready(known.pick_lists(self.width))
+                return _Ready(known)
             return self._masker().submit(timed, budget) if self.mask_worker else _Later(functools.partial(make, budget))
 
         if grammar is not None:

@@ -7,8 +7,9 @@ is immutable and may be shared by any number of machines and threads.
 from __future__ import annotations
 
 import enum
+import weakref
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 
@@ -21,6 +22,45 @@ from .positions import Open, Position, Tail, Text
 __all__ = ["Machine", "Mode", "ToolChoice", "fill_bitmasks"]
 
 ToolChoice = Literal["auto", "required", "none"] | str
+
+Lists = tuple[np.ndarray | None, np.ndarray | None]
+"""``(allowed, refused)``: what a sampler reads of a mask (``Mask.pick_lists``)."""
+
+MOVES_KEPT = 32
+"""Most tokens a :class:`_Step` keeps the next position of (a greedy loop takes one per position)."""
+
+
+def _UNLINKED() -> None:
+    """A move's link before the next record is known (called like a dead weak reference)."""
+
+
+class _Step:
+    """A decoding loop's record of one position of one snapshot: its mask as a sampler reads it,
+    the budgets that leave it whole, and where the tokens taken from it led.
+
+    A loop at a position it has seen (the same tool list again, a retry, a shared prefix) finds
+    the lists through the move that led there and the next position in ``moves``, instead of the
+    ~40 Python operations that find them (about 50 µs a token once a forward pass has swept the
+    CPU caches). Kept in the compiler's bounded mask cache, counted at its full size; a move holds
+    the next record weakly, so what the cache evicts is freed. Shared by every machine of the
+    snapshot on any thread: ``lists`` and ``fits_from`` never change after it is stored, and
+    ``moves`` only gains entries and links (a dict's ``get`` and item assignment are atomic; a
+    race may add a few past ``MOVES_KEPT``, and writes equal values whoever writes them).
+    """
+
+    __slots__ = ("lists", "width", "fits_from", "moves", "nbytes", "__weakref__")
+
+    def __init__(self, lists: Lists, width: int, fits_from: int) -> None:
+        self.lists = lists
+        self.width = width
+        self.fits_from = fits_from
+        """The least budget known to leave the mask whole (every larger one does too)."""
+        self.moves: dict[int, list[Any]] = {}
+        """Token id -> ``[position after it, calls it closed, weak reference to that position's
+        record or None, the (start_ok, follow_ok) that record was found under]``."""
+        allowed, refused = lists
+        self.nbytes = 256 + 160 * MOVES_KEPT + (0 if allowed is None else allowed.nbytes) + (
+            0 if refused is None else refused.nbytes)
 
 
 class Mode(enum.Enum):
@@ -96,6 +136,8 @@ class Machine:
         self.call_just_closed = False
         self._history: list[tuple[Position, bool, int, bool, int]] = []
         self._text = bytearray()
+        self._step: _Step | None = None  # the record of this position, once a loop asked for its lists
+        self._came: list[Any] | None = None  # the record's move that led here (see _Step.moves)
 
     # -- state --------------------------------------------------------------------------------
 
@@ -165,9 +207,9 @@ class Machine:
 
     # -- masks --------------------------------------------------------------------------------
 
-    def _mask(self, budget: int | None) -> tuple[Mask, Mask | None]:
+    def _mask(self, budget: int | None, flags: tuple[bool, bool] | None = None) -> tuple[Mask, Mask | None]:
         grammar, pos = self.grammar, self._pos
-        start_ok, follow_ok = self._flags()
+        start_ok, follow_ok = self._flags() if flags is None else flags
         mask = grammar.mask(pos, start_ok, follow_ok)
         if budget is None:
             return mask, None
@@ -198,15 +240,77 @@ class Machine:
         is not at hand to a worker."""
         if self._done:
             return None
+        found = self._known(budget)
+        return None if found is None else found[0]
+
+    def _known(self, budget: int | None, flags: tuple[bool, bool] | None = None) -> tuple[Mask, bool, int] | None:
+        """:meth:`known`'s mask, whether it is the position's whole mask, and that mask's ``max_after``."""
         grammar, pos = self.grammar, self._pos
-        start_ok, follow_ok = self._flags()
+        start_ok, follow_ok = self._flags() if flags is None else flags
         mask = grammar.known_mask(pos, start_ok, follow_ok)
         if mask is None or budget is None:
-            return mask
+            return None if mask is None else (mask, True, mask.max_after)
         filtered = known_within(grammar, pos, mask, max(budget, 1), start_ok, follow_ok)
         if filtered is NOT_AT_HAND:
             return None
-        return filtered if isinstance(filtered, Mask) else mask
+        return (filtered, False, mask.max_after) if isinstance(filtered, Mask) else (mask, True, mask.max_after)
+
+    def known_lists(self, budget: int, width: int) -> Lists | None:
+        """``allowed(budget).pick_lists(width)`` if it is at hand (see :meth:`known`), else
+        ``None``. A position seen before answers from its kept record, and so does the
+        :meth:`advance` that follows."""
+        if self._done:
+            return None
+        flags = self._flags()
+        step = self._find_step(flags)
+        if step is not None and budget >= step.fits_from and step.width == width:
+            return step.lists
+        known = self._known(budget, flags)
+        return None if known is None else self._keep_lists(flags, *known, budget, width)
+
+    def lists(self, budget: int, width: int) -> Lists:
+        """``allowed(budget).pick_lists(width)``, kept for the next loop at this position when the
+        budget leaves the mask whole."""
+        if self._done:
+            return self.allowed(budget).pick_lists(width)
+        flags = self._flags()
+        mask, filtered = self._mask(budget, flags)
+        return self._keep_lists(flags, mask if filtered is None else filtered, filtered is None, mask.max_after, budget, width)
+
+    def _find_step(self, flags: tuple[bool, bool]) -> _Step | None:
+        """This position's record: through the move that led here, else from the cache (and then
+        linked to that move)."""
+        step = self._step
+        if step is not None:
+            return step
+        came = self._came
+        if came is not None:
+            if came[2] is _UNLINKED:  # a move made just now: the position after it is new to this record, most likely to all
+                return None
+            if came[3] == flags:
+                step = cast("_Step | None", came[2]())
+                if step is not None:
+                    self._step = step
+                    return step
+        step = cast("_Step | None", self.grammar.compiler.masks.get(("step", self.grammar.serial, self._pos, *flags)))
+        if step is not None:
+            self._arrive(step, flags)
+        return step
+
+    def _arrive(self, step: _Step, flags: tuple[bool, bool]) -> None:
+        self._step = step
+        came = self._came
+        if came is not None:
+            came[2], came[3] = weakref.ref(step), flags
+
+    def _keep_lists(self, flags: tuple[bool, bool], mask: Mask, whole: bool, max_after: int, budget: int,
+                    width: int) -> Lists:
+        lists = mask.pick_lists(width)
+        if whole:  # the budget took nothing away: the record stands for this budget and above
+            step = _Step(lists, width, min(max(budget, 1), max_after + 1))
+            key = ("step", self.grammar.serial, self._pos, *flags)
+            self._arrive(cast("_Step", self.grammar.compiler.masks.put(key, step)), flags)  # type: ignore[arg-type]
+        return lists
 
     def fill_bitmask(self, bitmask: np.ndarray, row: int = 0, budget: int | None = None) -> bool:
         """Write the allowed set into ``bitmask[row]`` (int32 words, bit i = token 32*w+i), or into
@@ -231,9 +335,15 @@ class Machine:
         """Consume one token. Returns ``False`` (and changes nothing) if it is not allowed."""
         if self._done:
             return False
+        tid = int(token_id)
+        step = self._step
+        if step is not None:
+            moved = step.moves.get(tid)
+            if moved is not None:
+                self._move(moved[0], self.grammar.vocab.token_bytes[tid], moved[1], moved)
+                return True
         grammar, pos = self.grammar, self._pos
         start_ok, follow_ok = self._flags()
-        tid = int(token_id)
         vocab = grammar.vocab
         data = vocab.token_bytes[tid] if 0 <= tid < vocab.size else None
         if data is None:
@@ -242,6 +352,7 @@ class Machine:
                     return False
                 self._push()
                 self._done = True
+                self._step = self._came = None
                 self.call_just_closed = False
                 return True
             if tid not in vocab.special:
@@ -255,12 +366,21 @@ class Machine:
             if found is None:
                 return False
             new = found
+        moved = None
+        if step is not None and len(step.moves) < MOVES_KEPT:
+            moved = step.moves[tid] = [new, closed, _UNLINKED, None]
+        self._move(new, data, closed, moved)
+        return True
+
+    def _move(self, new: Position, data: bytes | None, closed: int, came: list[Any] | None = None) -> None:
         self._push()
         self._pos = new
-        self._text += data or b""
+        self._step = None
+        self._came = came
+        if data:
+            self._text += data
         self.calls_completed += closed
         self.call_just_closed = closed > 0
-        return True
 
     def accept_string(self, data: str | bytes) -> bool:
         """Consume text without token ids (a forced prefix). ``False`` (and nothing changes) if it
@@ -272,11 +392,7 @@ class Machine:
         found, closed = self.grammar.walk(self._pos, raw, start_ok, follow_ok)
         if found is None:
             return False
-        self._push()
-        self._pos = found
-        self._text += raw
-        self.calls_completed += closed
-        self.call_just_closed = closed > 0
+        self._move(found, raw, closed)
         return True
 
     def _push(self) -> None:
@@ -289,6 +405,7 @@ class Machine:
         for _ in range(n):
             self._pos, self._done, self.calls_completed, self.call_just_closed, length = self._history.pop()
             del self._text[length:]
+        self._step = self._came = None
 
     def fork(self) -> Machine:
         """An independent copy at the same position (beam search, speculation)."""

@@ -150,7 +150,7 @@ class Worker:
         finish = "length"
         while made < budget and not job.cancelled.is_set():
             logits = generator.next_logits(ids)
-            allowed, refused = (None, None) if machine is None else machine.allowed(budget - made).pick_lists(generator.width)
+            allowed, refused = (None, None) if machine is None else machine.lists(budget - made, generator.width)
             if allowed is not None and allowed.size == 0:
                 return Done("error", len(job.prompt_ids), made, "no token is allowed: the constraint is unsatisfiable")
             token = pick_token(logits, allowed, job.temperature, rng, refused)
