@@ -85,6 +85,54 @@ def test_threads_agree_with_one_thread(smollm2_vocab: Vocabulary, shared: bool, 
     assert not disagreements, disagreements
 
 
+def loop_walk(grammar: Grammar, seed: int) -> Record:
+    """:func:`walk` as llama.cpp's loop takes it: the sampler's lists at hand or made
+    (``known_lists``, ``lists``), so the snapshot's position records are made and followed."""
+    rng = random.Random(seed)
+    machine = Machine(grammar, tool_choice="required" if seed % 3 else "auto")
+    width = grammar.vocab.size
+    out: Record = []
+    for step in range(60):
+        lists = machine.known_lists(60 - step, width) or machine.lists(60 - step, width)
+        ids = machine.allowed_token_ids(budget=60 - step)  # the mask the lists must give
+        allowed = np.setdiff1d(np.arange(width), lists[1]) if lists[0] is None and lists[1] is not None else (
+            np.arange(width) if lists[0] is None else lists[0])
+        out.append((hashlib.sha1(ids.tobytes()).hexdigest(), len(ids)))
+        out.append(("same lists", int(np.array_equal(allowed, ids))))
+        if not ids.size or machine.calls_completed:
+            break
+        token = int(ids[rng.randrange(ids.size)])
+        assert machine.advance(token)
+        out.append(("token", token))
+    return out
+
+
+def test_threads_sharing_position_records_agree_with_one_thread(smollm2_vocab: Vocabulary, fast_switching: None) -> None:
+    """Every thread walks the same seeds twice on one snapshot, so its position records are made,
+    linked and followed by several threads at once: the masks, lists and tokens are those of one
+    thread on a fresh compiler."""
+    seeds = list(range(SEQUENCES))
+    reference = {seed: loop_walk(Compiler(smollm2_vocab, Hermes()).compile(ZOO), seed) for seed in seeds}
+    assert all(("same lists", 1) in record and ("same lists", 0) not in record for record in reference.values())
+    common = Compiler(smollm2_vocab, Hermes()).compile(ZOO)
+    wrong: list[str] = []
+
+    def work(thread: int) -> None:
+        try:
+            for seed in [*seeds, *reversed(seeds)]:
+                if loop_walk(common, seed) != reference[seed]:
+                    wrong.append(f"thread {thread}, seed {seed}")
+        except BaseException as err:  # reported below
+            wrong.append(f"thread {thread}: {err!r}")
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(THREADS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not wrong, wrong
+
+
 @pytest.mark.parametrize("one_slot", [False, True], ids=["own-slots", "one-slot"])
 def test_repeated_tool_lists_registered_from_threads_are_each_their_own(
         one_slot: bool, fast_switching: None, monkeypatch: pytest.MonkeyPatch) -> None:

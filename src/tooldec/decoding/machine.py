@@ -7,9 +7,10 @@ is immutable and may be shared by any number of machines and threads.
 from __future__ import annotations
 
 import enum
+import threading
 import weakref
 from collections.abc import Sequence
-from typing import Any, Literal, cast
+from typing import Literal, cast
 
 import numpy as np
 
@@ -26,41 +27,57 @@ ToolChoice = Literal["auto", "required", "none"] | str
 Lists = tuple[np.ndarray | None, np.ndarray | None]
 """``(allowed, refused)``: what a sampler reads of a mask (``Mask.pick_lists``)."""
 
-MOVES_KEPT = 32
-"""Most tokens a :class:`_Step` keeps the next position of (a greedy loop takes one per position)."""
-
-
-def _UNLINKED() -> None:
-    """A move's link before the next record is known (called like a dead weak reference)."""
+_FIRST_MOVE = threading.Lock()
+"""Held while a record's move is written (once per record), so no reader sees half of one."""
 
 
 class _Step:
     """A decoding loop's record of one position of one snapshot: its mask as a sampler reads it,
-    the budgets that leave it whole, and where the tokens taken from it led.
+    the budgets that leave it whole, the first token taken from it and where that led.
 
-    A loop at a position it has seen (the same tool list again, a retry, a shared prefix) finds
-    the lists through the move that led there and the next position in ``moves``, instead of the
-    ~40 Python operations that find them (about 50 µs a token once a forward pass has swept the
-    CPU caches). Kept in the compiler's bounded mask cache, counted at its full size; a move holds
-    the next record weakly, so what the cache evicts is freed. Shared by every machine of the
-    snapshot on any thread: ``lists`` and ``fits_from`` never change after it is stored, and
-    ``moves`` only gains entries and links (a dict's ``get`` and item assignment are atomic; a
-    race may add a few past ``MOVES_KEPT``, and writes equal values whoever writes them).
+    A loop at a position it has seen (the same tool list again, a retry, a shared prefix) follows
+    the kept move to the next record instead of the ~40 Python operations that find the lists
+    and the next position (about 45 µs a token once a forward pass has swept the CPU caches;
+    docs/RESULTS.md, stop 36). One move is kept, the first: a greedy loop takes one token per
+    position, and a sampler's other tokens are walked as before. A record holds few objects
+    the garbage collector tracks (it, its key and the weak link), since more of them made cold
+    tokens pay for young-generation collections. Kept in the compiler's bounded mask cache,
+    counted at its size; the link to the next record is weak, so what the cache evicts is freed.
+
+    Shared by every machine of the snapshot on any thread: ``lists``, ``fits_from`` and ``flags``
+    never change; the move is written once under ``_FIRST_MOVE`` with ``token`` last, so a reader
+    that sees the token sees the rest; ``next`` is one reference, replaced whole (a machine checks
+    the linked record's ``flags`` against its own before following it).
     """
 
-    __slots__ = ("lists", "width", "fits_from", "moves", "nbytes", "__weakref__")
+    __slots__ = ("lists", "width", "fits_from", "flags", "token", "to", "closed", "next", "nbytes", "__weakref__")
 
-    def __init__(self, lists: Lists, width: int, fits_from: int) -> None:
+    def __init__(self, lists: Lists, width: int, fits_from: int, flags: tuple[bool, bool]) -> None:
         self.lists = lists
         self.width = width
         self.fits_from = fits_from
         """The least budget known to leave the mask whole (every larger one does too)."""
-        self.moves: dict[int, list[Any]] = {}
-        """Token id -> ``[position after it, calls it closed, weak reference to that position's
-        record or None, the (start_ok, follow_ok) that record was found under]``."""
+        self.flags = flags
+        """The machine's (start_ok, follow_ok) this record is for (part of its key)."""
+        self.token = -1
+        """The first token taken from here (-1: none yet)."""
+        self.to: Position | None = None
+        """The position after ``token``."""
+        self.closed = 0
+        """Calls ``token`` closed."""
+        self.next: weakref.ref[_Step] | None = None
+        """``to``'s record, once a machine made or found it after taking ``token``."""
         allowed, refused = lists
-        self.nbytes = 256 + 160 * MOVES_KEPT + (0 if allowed is None else allowed.nbytes) + (
-            0 if refused is None else refused.nbytes)
+        self.nbytes = 900 + (0 if allowed is None else allowed.nbytes) + (0 if refused is None else refused.nbytes)
+        """What the record, its key, its move and its link take (``sys.getsizeof``): the cache's bound counts it."""
+
+    def keep_move(self, token: int, to: Position, closed: int) -> bool:
+        """Keep ``token``'s move if none is kept yet; whether the kept move is ``token``'s."""
+        with _FIRST_MOVE:
+            if self.token < 0:
+                self.to, self.closed = to, closed
+                self.token = token
+        return self.token == token
 
 
 class Mode(enum.Enum):
@@ -137,7 +154,7 @@ class Machine:
         self._history: list[tuple[Position, bool, int, bool, int]] = []
         self._text = bytearray()
         self._step: _Step | None = None  # the record of this position, once a loop asked for its lists
-        self._came: list[Any] | None = None  # the record's move that led here (see _Step.moves)
+        self._came: _Step | None = None  # the record whose kept move led here
 
     # -- state --------------------------------------------------------------------------------
 
@@ -278,38 +295,37 @@ class Machine:
         return self._keep_lists(flags, mask if filtered is None else filtered, filtered is None, mask.max_after, budget, width)
 
     def _find_step(self, flags: tuple[bool, bool]) -> _Step | None:
-        """This position's record: through the move that led here, else from the cache (and then
-        linked to that move)."""
+        """This position's record: through the kept move that led here, else from the cache (and
+        then linked to that move)."""
         step = self._step
         if step is not None:
             return step
         came = self._came
         if came is not None:
-            if came[2] is _UNLINKED:  # a move made just now: the position after it is new to this record, most likely to all
+            link = came.next
+            if link is None:  # the move was made just now: the position after it is new to this record, most likely to all
                 return None
-            if came[3] == flags:
-                step = cast("_Step | None", came[2]())
-                if step is not None:
-                    self._step = step
-                    return step
+            step = link()
+            if step is not None and step.flags == flags:
+                self._step = step
+                return step
         step = cast("_Step | None", self.grammar.compiler.masks.get(("step", self.grammar.serial, self._pos, *flags)))
         if step is not None:
-            self._arrive(step, flags)
+            self._arrive(step)
         return step
 
-    def _arrive(self, step: _Step, flags: tuple[bool, bool]) -> None:
+    def _arrive(self, step: _Step) -> None:
         self._step = step
-        came = self._came
-        if came is not None:
-            came[2], came[3] = weakref.ref(step), flags
+        if self._came is not None:
+            self._came.next = weakref.ref(step)
 
     def _keep_lists(self, flags: tuple[bool, bool], mask: Mask, whole: bool, max_after: int, budget: int,
                     width: int) -> Lists:
         lists = mask.pick_lists(width)
         if whole:  # the budget took nothing away: the record stands for this budget and above
-            step = _Step(lists, width, min(max(budget, 1), max_after + 1))
+            step = _Step(lists, width, min(max(budget, 1), max_after + 1), flags)
             key = ("step", self.grammar.serial, self._pos, *flags)
-            self._arrive(cast("_Step", self.grammar.compiler.masks.put(key, step)), flags)  # type: ignore[arg-type]
+            self._arrive(cast("_Step", self.grammar.compiler.masks.put(key, step)))  # type: ignore[arg-type]
         return lists
 
     def fill_bitmask(self, bitmask: np.ndarray, row: int = 0, budget: int | None = None) -> bool:
@@ -337,11 +353,10 @@ class Machine:
             return False
         tid = int(token_id)
         step = self._step
-        if step is not None:
-            moved = step.moves.get(tid)
-            if moved is not None:
-                self._move(moved[0], self.grammar.vocab.token_bytes[tid], moved[1], moved)
-                return True
+        if step is not None and step.token == tid:
+            assert step.to is not None  # written before the token
+            self._move(step.to, self.grammar.vocab.token_bytes[tid], step.closed, step)
+            return True
         grammar, pos = self.grammar, self._pos
         start_ok, follow_ok = self._flags()
         vocab = grammar.vocab
@@ -366,13 +381,11 @@ class Machine:
             if found is None:
                 return False
             new = found
-        moved = None
-        if step is not None and len(step.moves) < MOVES_KEPT:
-            moved = step.moves[tid] = [new, closed, _UNLINKED, None]
-        self._move(new, data, closed, moved)
+        came = step if step is not None and step.token < 0 and step.keep_move(tid, new, closed) else None
+        self._move(new, data, closed, came)
         return True
 
-    def _move(self, new: Position, data: bytes | None, closed: int, came: list[Any] | None = None) -> None:
+    def _move(self, new: Position, data: bytes | None, closed: int, came: _Step | None = None) -> None:
         self._push()
         self._pos = new
         self._step = None
