@@ -27,30 +27,36 @@ ToolChoice = Literal["auto", "required", "none"] | str
 Lists = tuple[np.ndarray | None, np.ndarray | None]
 """``(allowed, refused)``: what a sampler reads of a mask (``Mask.pick_lists``)."""
 
-_FIRST_MOVE = threading.Lock()
-"""Held while a record's move is written (once per record), so no reader sees half of one."""
+MOVES_KEPT = 16
+"""Most tokens a :class:`_Step` keeps the move of: a greedy loop takes one per position, and a
+few where a position repeats (the content of a string stays in one automaton state)."""
+
+_MOVES = threading.Lock()
+"""Held while a record's moves are written, so no reader sees half of one."""
 
 
 class _Step:
     """A decoding loop's record of one position of one snapshot: its mask as a sampler reads it,
-    the budgets that leave it whole, the first token taken from it and where that led.
+    the budgets that leave it whole, and where the tokens taken from it led.
 
     A loop at a position it has seen (the same tool list again, a retry, a shared prefix) follows
     the kept move to the next record instead of the ~40 Python operations that find the lists
-    and the next position (about 45 µs a token once a forward pass has swept the CPU caches;
-    docs/RESULTS.md, stop 36). One move is kept, the first: a greedy loop takes one token per
-    position, and a sampler's other tokens are walked as before. A record holds few objects
-    the garbage collector tracks (it, its key and the weak link), since more of them made cold
-    tokens pay for young-generation collections. Kept in the compiler's bounded mask cache,
-    counted at its size; the link to the next record is weak, so what the cache evicts is freed.
+    and the next position (about 40 µs a token once a forward pass has swept the CPU caches;
+    docs/RESULTS.md, stop 36). The first move is kept in the record with a weak link to the next
+    record; later ones (other tokens from a position that repeats, as a string's content does, or
+    a sampler's) in ``more``, without links. A record holds few objects the garbage collector
+    tracks (it, its key and the link), since each of them survives a cold token and more of them
+    made cold tokens pay for young-generation collections. Kept in the compiler's bounded mask
+    cache, counted at its size; links are weak, so what the cache evicts is freed.
 
     Shared by every machine of the snapshot on any thread: ``lists``, ``fits_from`` and ``flags``
-    never change; the move is written once under ``_FIRST_MOVE`` with ``token`` last, so a reader
-    that sees the token sees the rest; ``next`` is one reference, replaced whole (a machine checks
-    the linked record's ``flags`` against its own before following it).
+    never change; moves are written under ``_MOVES``, the first with ``token`` last (a reader that
+    sees the token sees the rest), later ones as one tuple each; ``next`` is one reference,
+    replaced whole (a machine checks the linked record's ``flags`` against its own first).
     """
 
-    __slots__ = ("lists", "width", "fits_from", "flags", "token", "to", "closed", "next", "nbytes", "__weakref__")
+    __slots__ = ("lists", "width", "fits_from", "flags", "token", "to", "closed", "next", "more", "nbytes",
+                 "__weakref__")
 
     def __init__(self, lists: Lists, width: int, fits_from: int, flags: tuple[bool, bool]) -> None:
         self.lists = lists
@@ -67,16 +73,25 @@ class _Step:
         """Calls ``token`` closed."""
         self.next: weakref.ref[_Step] | None = None
         """``to``'s record, once a machine made or found it after taking ``token``."""
+        self.more: dict[int, tuple[Position, int]] | None = None
+        """Later tokens: (the position after, calls closed)."""
         allowed, refused = lists
-        self.nbytes = 900 + (0 if allowed is None else allowed.nbytes) + (0 if refused is None else refused.nbytes)
-        """What the record, its key, its move and its link take (``sys.getsizeof``): the cache's bound counts it."""
+        self.nbytes = 900 + 200 * MOVES_KEPT + (0 if allowed is None else allowed.nbytes) + (
+            0 if refused is None else refused.nbytes)
+        """What the record, its key, its moves and its link take (``sys.getsizeof``): the cache's bound counts it."""
 
     def keep_move(self, token: int, to: Position, closed: int) -> bool:
-        """Keep ``token``'s move if none is kept yet; whether the kept move is ``token``'s."""
-        with _FIRST_MOVE:
+        """Keep ``token``'s move if there is room; whether it is the first (the linked one)."""
+        with _MOVES:
             if self.token < 0:
                 self.to, self.closed = to, closed
                 self.token = token
+            elif self.token != token:
+                more = self.more
+                if more is None:
+                    more = self.more = {}
+                if len(more) < MOVES_KEPT - 1:
+                    more[token] = (to, closed)
         return self.token == token
 
 
@@ -353,10 +368,16 @@ class Machine:
             return False
         tid = int(token_id)
         step = self._step
-        if step is not None and step.token == tid:
-            assert step.to is not None  # written before the token
-            self._move(step.to, self.grammar.vocab.token_bytes[tid], step.closed, step)
-            return True
+        if step is not None:
+            if step.token == tid:
+                assert step.to is not None  # written before the token
+                self._move(step.to, self.grammar.vocab.token_bytes[tid], step.closed, step)
+                return True
+            more = step.more
+            moved = None if more is None else more.get(tid)
+            if moved is not None:
+                self._move(moved[0], self.grammar.vocab.token_bytes[tid], moved[1])
+                return True
         grammar, pos = self.grammar, self._pos
         start_ok, follow_ok = self._flags()
         vocab = grammar.vocab
@@ -381,7 +402,7 @@ class Machine:
             if found is None:
                 return False
             new = found
-        came = step if step is not None and step.token < 0 and step.keep_move(tid, new, closed) else None
+        came = step if step is not None and step.keep_move(tid, new, closed) else None
         self._move(new, data, closed, came)
         return True
 
