@@ -164,3 +164,15 @@ def test_the_budget_shrinks_to_the_context_window_and_the_call_still_closes(gene
     assert generation.call_closed
     with pytest.raises(ToolDecError, match="context holds"):
         tight.generate(ids * 2, max_new_tokens=5)
+
+
+def test_a_loaded_model_is_out_of_the_collector_s_generations() -> None:
+    """``load`` freezes what it loaded (``settle``): the model's and tokenizer's objects are not
+    traversed by a full collection in the middle of a generation, and what is made after them is."""
+    import gc
+
+    model, tokenizer, _ = loaded()
+    assert gc.get_freeze_count() > 10_000
+    assert not gc.is_tracked(tokenizer) or all(tokenizer is not obj for obj in gc.get_objects())
+    made: list[object] = []
+    assert any(obj is made for obj in gc.get_objects())

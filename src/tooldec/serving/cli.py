@@ -46,6 +46,7 @@ def parser() -> argparse.ArgumentParser:
 def build_service(args: argparse.Namespace) -> Service:
     """Load the model and make the :class:`~tooldec.serving.app.Service` (slow: loads the model)."""
     from ..backends import generator_for
+    from ..backends.generation import settle
     from ..backends.llamacpp import load_llama
     from ..dialects import get_dialect
     from ..models import smollm2_gguf_path
@@ -62,6 +63,7 @@ def build_service(args: argparse.Namespace) -> Service:
     generator = generator_for(llm, tokenizer)
     constraints = Constraints(generator.vocab, dialect, cache_size=args.cache_size)
     worker = Worker(generator, constraints, max_queue=args.max_queue)
+    settle()  # what start-up made lives as long as the server
     return Service(args.served_model_name or Path(path).stem, tokenizer, worker, constraints)
 
 
