@@ -102,9 +102,8 @@ def load(path: str | Path, backend: Backend = "auto", *, threads: int | None = N
 
 
 def settle() -> None:
-    """Take what is alive now (the model, its tokenizer, the libraries behind them: 338,000
-    objects with SmolLM2 on llama.cpp) out of the garbage collector's generations, after one
-    collection.
+    """Take what is alive now (the model, its tokenizer, the libraries behind them: hundreds of
+    thousands of objects) out of the garbage collector's generations, after one collection.
 
     A full collection traverses every tracked object; with these in it, one took ~200 ms inside
     a generation loop (SmolLM2 on llama.cpp, docs/RESULTS.md, stop 36). Frozen, they are never

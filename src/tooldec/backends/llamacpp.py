@@ -39,8 +39,8 @@ tool docs, about 4,400 tokens) plus the answer."""
 
 FEW = 16
 """Allowed lists this short are picked from in Python (most masks inside a call): with the CPU
-caches cold after a forward pass, half the time of NumPy's gather and argmax (docs/RESULTS.md,
-stop 36)."""
+caches cold after a forward pass, a pick then costs about a third less than NumPy's gather and argmax
+(docs/RESULTS.md, stop 36)."""
 
 
 def is_llama(model: Any) -> bool:

@@ -41,7 +41,7 @@ class _Step:
 
     A loop at a position it has seen (the same tool list again, a retry, a shared prefix) follows
     the kept move to the next record instead of the ~40 Python operations that find the lists
-    and the next position (about 40 µs a token once a forward pass has swept the CPU caches;
+    and the next position (30-45 µs a token once a forward pass has swept the CPU caches;
     docs/RESULTS.md, stop 36). The first move is kept in the record with a weak link to the next
     record; later ones (other tokens from a position that repeats, as a string's content does, or
     a sampler's) in ``more``, without links. A record holds few objects the garbage collector
