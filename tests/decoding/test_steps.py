@@ -124,7 +124,7 @@ def test_rollback_and_fork_leave_no_record_behind(qwen_vocab: Vocabulary) -> Non
 
 def test_records_stay_within_the_cache_bound(qwen_vocab: Vocabulary) -> None:
     """Records live in the compiler's bounded mask cache: with a small bound they are evicted like
-    masks, and a move's link to an evicted record does not keep it alive."""
+    masks and freed, and the cache stays within its bound at every token."""
     compiler = Compiler(qwen_vocab, Hermes(), mask_cache_bytes=256 * 1024)
     grammar = compiler.compile(ToolSet(ZOO))
     answer = qwen_vocab.longest_match(TWO_CALLS.encode())
@@ -143,3 +143,28 @@ def test_records_stay_within_the_cache_bound(qwen_vocab: Vocabulary) -> None:
     alive = [ref() for ref in seen if ref() is not None]
     assert len(kept) < len(answer) and alive and len(alive) < len(seen)  # some were evicted, and freed
     assert {id(step) for step in alive} <= kept
+
+
+def test_a_kept_record_does_not_keep_the_records_after_it(qwen_vocab: Vocabulary) -> None:
+    """Links to the next records are weak: once the cache has evicted every record but the
+    first, the first one alone is alive (a strong link would keep the whole chain after it)."""
+    compiler = Compiler(qwen_vocab, Hermes())
+    grammar = compiler.compile(ToolSet(ZOO))
+    answer = qwen_vocab.longest_match(TWO_CALLS.encode())
+    machine = Machine(grammar)
+    seen: list[weakref.ref[_Step]] = []
+    for i, token in enumerate(answer):
+        loop_lists(machine, 200 - i, qwen_vocab.size)
+        if machine._step is not None:
+            seen.append(weakref.ref(machine._step))
+        assert machine.advance(token)
+    del machine
+    first = seen[0]()
+    assert first is not None and first.next is not None and len(seen) > 20
+    again = Machine(grammar)
+    assert again.known_lists(200, qwen_vocab.size) is first.lists  # the first record, now the most recently used
+    compiler.masks.max_bytes = first.nbytes + 64
+    compiler.masks.put(("a probe that evicts the rest",), 0)
+    del again
+    gc.collect()
+    assert [ref() for ref in seen if ref() is not None and ref() is not first] == []
