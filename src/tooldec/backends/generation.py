@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import gc
 import importlib.util
 from collections.abc import Callable
@@ -107,8 +108,10 @@ def settle() -> None:
 
     A full collection traverses every tracked object; with these in it, one took ~200 ms inside
     a generation loop (SmolLM2 on llama.cpp, docs/RESULTS.md, stop 36). Frozen, they are never
-    traversed again (nor freed: call this once what is loaded lives as long as the process, as a
+    traversed again (nor freed before exit: call this once what is loaded lives as long as the process, as a
     loader or a server's start-up does). Process-wide, like the collector itself.
     """
     gc.collect()
     gc.freeze()
+    atexit.unregister(gc.unfreeze)  # once: at exit the frozen objects are collected again, so
+    atexit.register(gc.unfreeze)  # extensions that check for leaks (triton's nanobind) find none
