@@ -108,8 +108,8 @@ def settle() -> None:
 
     A full collection traverses every tracked object; with these in it, one took ~200 ms inside
     a generation loop (SmolLM2 on llama.cpp, docs/RESULTS.md, stop 36). Frozen, they are never
-    traversed again (nor freed before exit: call this once what is loaded lives as long as the process, as a
-    loader or a server's start-up does). Process-wide, like the collector itself.
+    traversed again, nor freed before exit: call this once what is loaded lives as long as the
+    process, as a loader or a server's start-up does. Process-wide, like the collector itself.
     """
     gc.collect()
     gc.freeze()

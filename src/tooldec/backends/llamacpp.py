@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from ..decoding import Grammar, Machine, ToolChoice
+from ..decoding.machine import Lists
 from ..dialects.base import Dialect
 from ..errors import ToolDecError
 from ..tokens import Vocabulary
@@ -187,21 +188,21 @@ class LlamaCppGenerator:
         """
         max_new_tokens = min(max_new_tokens, self.model.n_ctx() - len(prompt_ids))
         machine = None
-        pending: Future[tuple[np.ndarray | None, np.ndarray | None]] | _Ready | _Later | None = None
+        pending: Future[Lists] | _Ready | _Later | None = None
         overlapped = [0.0]  # written by the worker, read after a result(): no race
 
-        def make(budget: int) -> tuple[np.ndarray | None, np.ndarray | None]:
+        def make(budget: int) -> Lists:
             assert machine is not None
             return machine.lists(budget, self.width)
 
-        def timed(budget: int) -> tuple[np.ndarray | None, np.ndarray | None]:
+        def timed(budget: int) -> Lists:
             start = time.perf_counter()
             try:
                 return make(budget)
             finally:
                 overlapped[0] += time.perf_counter() - start
 
-        def next_mask(budget: int) -> Future[tuple[np.ndarray | None, np.ndarray | None]] | _Ready | _Later:
+        def next_mask(budget: int) -> Future[Lists] | _Ready | _Later:
             """The next mask: at once when it is cached (a lookup on this thread: handing it to the
             worker cost more than the lookup), else from the worker while llama.cpp evaluates the
             token, or after the evaluation where no core is free for a worker."""
@@ -279,10 +280,10 @@ class _Ready:
 
     __slots__ = ("value",)
 
-    def __init__(self, value: tuple[np.ndarray | None, np.ndarray | None]) -> None:
+    def __init__(self, value: Lists) -> None:
         self.value = value
 
-    def result(self) -> tuple[np.ndarray | None, np.ndarray | None]:
+    def result(self) -> Lists:
         return self.value
 
 
@@ -334,10 +335,10 @@ class _Later:
 
     __slots__ = ("make",)
 
-    def __init__(self, make: Callable[[], tuple[np.ndarray | None, np.ndarray | None]]) -> None:
+    def __init__(self, make: Callable[[], Lists]) -> None:
         self.make = make
 
-    def result(self) -> tuple[np.ndarray | None, np.ndarray | None]:
+    def result(self) -> Lists:
         return self.make()
 
 

@@ -273,19 +273,23 @@ class Machine:
         if self._done:
             return None
         found = self._known(budget)
-        return None if found is None else found[0]
+        if found is None:
+            return None
+        mask, filtered = found
+        return mask if filtered is None else filtered
 
-    def _known(self, budget: int | None, flags: tuple[bool, bool] | None = None) -> tuple[Mask, bool, int] | None:
-        """:meth:`known`'s mask, whether it is the position's whole mask, and that mask's ``max_after``."""
+    def _known(self, budget: int | None, flags: tuple[bool, bool] | None = None) -> tuple[Mask, Mask | None] | None:
+        """:meth:`_mask`'s answer (the whole mask, and the budget's cut or ``None``) where it is at
+        hand, else ``None``."""
         grammar, pos = self.grammar, self._pos
         start_ok, follow_ok = self._flags() if flags is None else flags
         mask = grammar.known_mask(pos, start_ok, follow_ok)
         if mask is None or budget is None:
-            return None if mask is None else (mask, True, mask.max_after)
+            return None if mask is None else (mask, None)
         filtered = known_within(grammar, pos, mask, max(budget, 1), start_ok, follow_ok)
         if filtered is NOT_AT_HAND:
             return None
-        return (filtered, False, mask.max_after) if isinstance(filtered, Mask) else (mask, True, mask.max_after)
+        return mask, filtered if isinstance(filtered, Mask) else None
 
     def known_lists(self, budget: int, width: int) -> Lists | None:
         """``allowed(budget).pick_lists(width)`` if it is at hand (see :meth:`known`), else
@@ -306,8 +310,7 @@ class Machine:
         if self._done:
             return self.allowed(budget).pick_lists(width)
         flags = self._flags()
-        mask, filtered = self._mask(budget, flags)
-        return self._keep_lists(flags, mask if filtered is None else filtered, filtered is None, mask.max_after, budget, width)
+        return self._keep_lists(flags, *self._mask(budget, flags), budget, width)
 
     def _find_step(self, flags: tuple[bool, bool]) -> _Step | None:
         """This position's record: through the kept move that led here, else from the cache (and
@@ -334,11 +337,14 @@ class Machine:
         if self._came is not None:
             self._came.next = weakref.ref(step)
 
-    def _keep_lists(self, flags: tuple[bool, bool], mask: Mask, whole: bool, max_after: int, budget: int,
-                    width: int) -> Lists:
+    def _keep_lists(self, flags: tuple[bool, bool], mask: Mask, filtered: Mask | None, budget: int, width: int) -> Lists:
+        """The sampler's lists of ``filtered`` (the budget's cut) or else ``mask``; a new record
+        where the budget took nothing away (it stands for this budget and above)."""
+        if filtered is not None:
+            return filtered.pick_lists(width)
         lists = mask.pick_lists(width)
-        if whole:  # the budget took nothing away: the record stands for this budget and above
-            step = _Step(lists, width, min(max(budget, 1), max_after + 1), flags)
+        if self._step is None:  # one found here already stays: the cache keeps the first under its key
+            step = _Step(lists, width, min(max(budget, 1), mask.max_after + 1), flags)
             key = ("step", self.grammar.serial, self._pos, *flags)
             self._arrive(cast("_Step", self.grammar.compiler.masks.put(key, step)))  # type: ignore[arg-type]
         return lists
