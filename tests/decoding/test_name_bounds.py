@@ -17,6 +17,7 @@ from tooldec.decoding import Compiler, Machine
 from tooldec.decoding.budget import _name_needs, token_needs
 from tooldec.decoding.name_bounds import (
     NO_WITNESS,
+    _shortest_arguments,
     least_bytes,
     name_most,
     shortest_below,
@@ -69,8 +70,9 @@ def bfcl(inventories: dict[str, ToolSet]) -> list[dict[str, Any]]:
 @pytest.mark.parametrize("dialect_name", sorted(DIALECTS))
 def test_every_tail_is_at_least_its_bound(dialect_name: str, qwen_vocab: Vocabulary, bfcl: list[dict[str, Any]]) -> None:
     """The lower bound holds for every tool, form and chaining: the search may stop on it. And
-    where a form's tails are fixed bytes around the arguments, the shortest tail read from the
-    arguments' automaton alone (``tail_start_text``) is the whole tail's."""
+    where a form's tails are fixed bytes around the arguments, ``tail_start_text`` (the arguments
+    cut from one form's tail, framed for the others of their style) is the whole tail's, and the
+    arguments are what their own automaton finds shortest."""
     dialect = DIALECTS[dialect_name]()
     grammar = Compiler(qwen_vocab, dialect).compile(accepted(dialect, bfcl[:40] + ZOO))
     checked = framed = 0
@@ -82,6 +84,10 @@ def test_every_tail_is_at_least_its_bound(dialect_name: str, qwen_vocab: Vocabul
                 tail = grammar.tail(name, form, chained).dfa
                 shortest = tail.shortest(tail.start, {})
                 assert tail_start_text(grammar, name, form, chained) == shortest, (form, chained, name)
+                frame = tail_frame(grammar, form, chained)
+                if frame is not None:  # what the tail's text is cut into: the arguments' own automaton's
+                    arguments = _shortest_arguments(grammar, grammar.tools[name], dialect.form_style(form))
+                    assert shortest == frame[0] + arguments + frame[1], (form, chained, name)
                 length = len(shortest)
                 bound = 0 if floor is None else floor + least_bytes(grammar.tools[name].parameters,
                                                                     dialect.form_style(form))

@@ -240,21 +240,37 @@ def tail_start_text(grammar: Grammar, name: str, form: int, chained: bool) -> by
     Where the form's tails are fixed bytes around the arguments (:func:`tail_frame`), it is those
     bytes around the shortest arguments, which are made once per schema and style: a budget asks
     for every form's shortest call, and Hermes' five forms have two argument styles, so a tool's
-    whole tail was built five times where two small argument automata now do."""
+    whole tail was built five times where two small argument automata now do. The arguments
+    are read from the tail of the first form asked for in a style: that tail is the one decoding
+    walks if the tool is called (a separate arguments automaton was built twice per called tool)."""
     tool = grammar.tools[name]
     compiler = grammar.compiler
 
     def make() -> bytes:
         frame = tail_frame(grammar, form, chained)
         if frame is None:
-            tail = grammar.tail(name, form, chained).dfa
-            return tail.shortest(tail.start, {})
+            return _tail_shortest(grammar, name, form, chained)
         style = grammar.dialect.form_style(form)
         arguments = compiler.kept(("arguments-short", tool.schema_hash, style),
-                                  lambda: _shortest_arguments(grammar, tool, style))
+                                  lambda: _arguments_in_tail(grammar, name, form, chained, frame))
         return frame[0] + arguments + frame[1]
 
     return compiler.kept(("tail-start", tool.schema_hash, form, chained), make)
+
+
+def _tail_shortest(grammar: Grammar, name: str, form: int, chained: bool) -> bytes:
+    tail = grammar.tail(name, form, chained).dfa
+    return tail.shortest(tail.start, {})
+
+
+def _arguments_in_tail(grammar: Grammar, name: str, form: int, chained: bool, frame: tuple[bytes, bytes]) -> bytes:
+    """The shortest arguments, cut from the tool's shortest tail between the form's frame (from
+    an arguments automaton of their own where the tail is not framed so)."""
+    text = _tail_shortest(grammar, name, form, chained)
+    before, after = frame
+    if len(text) >= len(before) + len(after) and text.startswith(before) and text.endswith(after):
+        return text[len(before) : len(text) - len(after)]
+    return _shortest_arguments(grammar, grammar.tools[name], grammar.dialect.form_style(form))
 
 
 def _shortest_arguments(grammar: Grammar, tool: Tool, style: Style) -> bytes:
