@@ -194,6 +194,7 @@ class LazyDFA:
         self._blanks: dict[int, BlankSpot | None] = {}
         self._spots: dict[int, tuple[StringSpot | None, BlankSpot | None]] = {}
         self._short_steps: dict[int, tuple[int, int]] = {}
+        self._short_ends: dict[int, int] = {}
         with self.lock:
             states, classes, _ = self._closure([frag[0]], {})
             self.start = self._intern(states, classes)
@@ -591,6 +592,27 @@ class LazyDFA:
                 step = steps[sid] = self._short_step(sid)
             out.append(step[0])
             sid = step[1]
+
+    def shortest_end(self, sid: int) -> int:
+        """The accepting state :meth:`shortest_to` ends in, without spelling the way there; kept
+        for every state along it (a tail's new mask asks this of each state its tokens end in)."""
+        ends, steps = self._short_ends, self._short_steps
+        path = []
+        while True:
+            end = ends.get(sid)
+            if end is not None:
+                break
+            step = steps.get(sid)
+            if step is None:
+                if self.arrays.accepting[sid]:
+                    end = sid
+                    break
+                step = steps[sid] = self._short_step(sid)
+            path.append(sid)
+            sid = step[1]
+        for state in path:  # plain ints: a thread that reads one half-kept finds the rest by the steps
+            ends[state] = end
+        return end
 
     def _short_step(self, sid: int) -> tuple[int, int]:
         """The smallest byte whose move keeps to a shortest path, and where it leads. Moves are

@@ -385,7 +385,7 @@ def _bytes_after(dfa: LazyDFA, states: np.ndarray) -> np.ndarray:
     after: np.ndarray = dfa.arrays.dist[states].astype(np.int64)
     if states.size and NEXT_CALL in dfa.nfa.marks.values():
         for state in np.unique(states).tolist():
-            if shortest_in_tail(dfa, state)[1]:
+            if dfa.marks.get(dfa.shortest_end(state)) == NEXT_CALL:  # shortest_in_tail's flag, kept per state
                 after[states == state] = FAR
     return after
 

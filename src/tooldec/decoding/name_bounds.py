@@ -160,11 +160,15 @@ def name_most(grammar: Grammar, form: int, follow_ok: bool) -> np.ndarray | None
     """For each name of the snapshot (sorted), an upper bound of the bytes of its shortest call
     from the name's start: the name, the form's tail floor and the tool's witness (a tool without
     one: its own shortest call, from its automaton). ``None`` for dialects without a tail floor.
-    Cached per snapshot."""
+    Cached per snapshot (looked up before the floor: budgets ask this at every opener state)."""
+    compiler = grammar.compiler
+    key = ("name-most", grammar.serial, form, follow_ok)
+    found: np.ndarray | None = compiler.masks.get(key)  # type: ignore[assignment]
+    if found is not None:
+        return found
     floor = tail_floor(grammar, form, follow_ok)
     if floor is None:
         return None
-    compiler = grammar.compiler
 
     def make() -> np.ndarray:
         style = grammar.dialect.form_style(form)
@@ -178,7 +182,7 @@ def name_most(grammar: Grammar, form: int, follow_ok: bool) -> np.ndarray | None
                 out.append(len(name.encode()) + floor + int(found))
         return np.asarray(out, dtype=np.int64)
 
-    return compiler.kept(("name-most", grammar.serial, form, follow_ok), make)
+    return compiler.kept(key, make)
 
 
 def _witness_bytes(tool: Tool, style: Style) -> int:
