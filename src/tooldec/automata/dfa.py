@@ -583,36 +583,36 @@ class LazyDFA:
         """:meth:`shortest` and the accepting state it ends in (whose mark may say the text goes on,
         as a list's separator before another call does)."""
         out = bytearray()
-        steps = self._short_steps
-        while True:
-            step = steps.get(sid)
-            if step is None:
-                if self.arrays.accepting[sid]:
-                    return bytes(out), sid
-                step = steps[sid] = self._short_step(sid)
+        while (step := self._short_move(sid)) is not None:
             out.append(step[0])
             sid = step[1]
+        return bytes(out), sid
 
     def shortest_end(self, sid: int) -> int:
         """The accepting state :meth:`shortest_to` ends in, without spelling the way there; kept
         for every state along it (a tail's new mask asks this of each state its tokens end in)."""
-        ends, steps = self._short_ends, self._short_steps
+        ends = self._short_ends
         path = []
-        while True:
-            end = ends.get(sid)
-            if end is not None:
-                break
-            step = steps.get(sid)
+        while (end := ends.get(sid)) is None:
+            step = self._short_move(sid)
             if step is None:
-                if self.arrays.accepting[sid]:
-                    end = sid
-                    break
-                step = steps[sid] = self._short_step(sid)
+                end = sid
+                break
             path.append(sid)
             sid = step[1]
         for state in path:  # plain ints: a thread that reads one half-kept finds the rest by the steps
             ends[state] = end
         return end
+
+    def _short_move(self, sid: int) -> tuple[int, int] | None:
+        """The kept first step of ``sid``'s shortest completion (made on first use); ``None`` where
+        ``sid`` accepts."""
+        step = self._short_steps.get(sid)
+        if step is None:
+            if self.arrays.accepting[sid]:
+                return None
+            step = self._short_steps[sid] = self._short_step(sid)
+        return step
 
     def _short_step(self, sid: int) -> tuple[int, int]:
         """The smallest byte whose move keeps to a shortest path, and where it leads. Moves are

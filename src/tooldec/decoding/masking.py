@@ -376,7 +376,12 @@ def shortest_in_tail(dfa: LazyDFA, state: int) -> tuple[bytes, bool]:
     """A tail state's shortest completion, and whether it ends in a list's separator (``, ``
     before another call, after which a tail accepts): the call then goes on into the next one."""
     text, end = dfa.shortest_to(state)
-    return text, dfa.marks.get(end) == NEXT_CALL
+    return text, _goes_on(dfa, end)
+
+
+def _goes_on(dfa: LazyDFA, end: int) -> bool:
+    """Whether a shortest completion that ends in ``end`` runs into the next call."""
+    return dfa.marks.get(end) == NEXT_CALL
 
 
 def _bytes_after(dfa: LazyDFA, states: np.ndarray) -> np.ndarray:
@@ -385,7 +390,7 @@ def _bytes_after(dfa: LazyDFA, states: np.ndarray) -> np.ndarray:
     after: np.ndarray = dfa.arrays.dist[states].astype(np.int64)
     if states.size and NEXT_CALL in dfa.nfa.marks.values():
         for state in np.unique(states).tolist():
-            if dfa.marks.get(dfa.shortest_end(state)) == NEXT_CALL:  # shortest_in_tail's flag, kept per state
+            if _goes_on(dfa, dfa.shortest_end(state)):  # shortest_in_tail's flag, its end kept per state
                 after[states == state] = FAR
     return after
 

@@ -128,15 +128,16 @@ class Mask:
         cost more than the sort (tens of µs once a forward pass has swept the CPU caches)."""
         if len(ids) <= _FEW_IDS:
             listed = sorted(set(ids.tolist() if isinstance(ids, np.ndarray) else ids))
-            if listed and not (0 <= listed[0] and listed[-1] < words * 32):
-                raise ValueError(f"token ids must be in [0, {words * 32}), got {listed[0]}..{listed[-1]}")
-            return cls(None, max_after, _ids=np.array(listed, dtype=np.int32), _count=len(listed), _width=words)
-        ids = np.asarray(ids)
-        ids = ids if ids.dtype == np.int32 else ids.astype(np.int32)
-        if ids.size > 1 and not bool(np.all(ids[1:] > ids[:-1])):
-            ids = np.unique(ids)
-        if ids.size and not (0 <= int(ids[0]) and int(ids[-1]) < words * 32):
-            raise ValueError(f"token ids must be in [0, {words * 32}), got {int(ids[0])}..{int(ids[-1])}")
+            ends = (listed[0], listed[-1]) if listed else None
+            ids = np.array(listed, dtype=np.int32)
+        else:
+            ids = np.asarray(ids)
+            ids = ids if ids.dtype == np.int32 else ids.astype(np.int32)
+            if ids.size > 1 and not bool(np.all(ids[1:] > ids[:-1])):
+                ids = np.unique(ids)
+            ends = (int(ids[0]), int(ids[-1])) if ids.size else None
+        if ends is not None and not (0 <= ends[0] and ends[1] < words * 32):
+            raise ValueError(f"token ids must be in [0, {words * 32}), got {ends[0]}..{ends[1]}")
         return cls(None, max_after, _ids=ids, _count=int(ids.size), _width=words)
 
     @classmethod
