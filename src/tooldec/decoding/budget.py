@@ -29,6 +29,7 @@ from .grammar import Grammar
 from .masking import FAR, shortest_in_tail
 from .masks import Mask
 from .name_bounds import name_most, shortest_below
+from .opener_bounds import open_paths, upper, upper_plan
 from .positions import Head, Name, Open, Position, Tail, Text
 from .trie_walk import NATIVE, native_count
 from .vector_walk import StringWalk, walk_state
@@ -110,7 +111,7 @@ def _shortest(grammar: Grammar, pos: Position, follow_ok: bool) -> Completion:
         for form in sorted(set(openers.open_special_forms.values())):
             options.append((1, shortest(grammar, grammar._head(form, pos.only), follow_ok)[1]))
     text: list[bytes] = []
-    for commit, path in _open_paths(grammar, pos.state).items():
+    for commit, path in open_paths(grammar, pos.state).items():
         after = grammar._commit(commit, pos.only, follow_ok)
         if after is None:
             continue
@@ -121,34 +122,6 @@ def _shortest(grammar: Grammar, pos: Position, follow_ok: bool) -> Completion:
     if not options:
         raise ValueError("no opener can be completed from here")
     return _best(options, grammar)
-
-
-def _open_paths(grammar: Grammar, state: int) -> dict[int, bytes]:
-    """For each commit reachable in the ``open`` automaton: the shortest, smallest path to it
-    (kept: it depends on the opener tables only; shared, read only)."""
-    return grammar.compiler.kept(("open-paths", grammar.openers_owner, state), lambda: _open_paths_of(grammar, state))
-
-
-def _open_paths_of(grammar: Grammar, state: int) -> dict[int, bytes]:
-    openers = grammar.openers
-    dfa = openers.open
-    paths: dict[int, bytes] = {}
-    frontier = {state: b""}
-    seen = {state}
-    while frontier:
-        nxt: dict[int, bytes] = {}
-        for s, path in sorted(frontier.items(), key=lambda kv: kv[1]):
-            row = dfa.row(s)
-            for byte in np.flatnonzero(row >= 0).tolist():
-                t = int(row[byte])
-                if dfa.arrays.exits[t]:
-                    commit = openers.commit_of(dfa, t)
-                    paths.setdefault(commit, path + bytes([byte]))
-                elif t not in seen:
-                    seen.add(t)
-                    nxt.setdefault(t, path + bytes([byte]))
-        frontier = nxt
-    return paths
 
 
 # -- budgets -------------------------------------------------------------------------------------------
@@ -253,41 +226,19 @@ def _most_upper(grammar: Grammar, pos: Open | Head, mask: Mask, start_ok: bool, 
     dialect without name bounds)."""
 
     def after_upper(after: Position) -> int:  # a token that writes a whole name and runs into its tail: that tool's own need
-        return need(grammar, after, follow_ok) if isinstance(after, Tail) else _upper(grammar, after, follow_ok)
+        return need(grammar, after, follow_ok) if isinstance(after, Tail) else upper(grammar, after, follow_ok)
 
-    found = _by_end(grammar, pos, mask, lambda inside: _upper(grammar, inside, follow_ok), after_upper, start_ok, follow_ok)
-    return min(int(found.max()), FAR) if found.size else 0
-
-
-def _upper(grammar: Grammar, pos: Position, follow_ok: bool) -> int:
-    """An upper bound of ``need(pos)`` before a call's arguments, in specials plus bytes of one way
-    to finish it (a longest-match cut has at most a token per byte): the least of what the
-    canonical completion chooses among, each bounded through :func:`.name_bounds.name_most`.
-    ``FAR`` elsewhere (an argument position's need is not bounded here)."""
-    if isinstance(pos, Name):
-        most = name_most(grammar, pos.form, follow_ok)
-        if most is None:
-            return FAR
-        names = grammar.name_index
-        if pos.only is not None:
-            only = pos.only.encode()
-            return int(most[names.span(only)[0]]) - len(pos.prefix) if only.startswith(pos.prefix) else FAR
-        a, z = names.span(pos.prefix)
-        return int(most[a:z].min()) - len(pos.prefix) if a < z else FAR
-    openers = grammar.openers
-    if isinstance(pos, Head):
-        return len(openers.heads[pos.form].shortest(pos.state)) + _upper(grammar, Name(pos.form, b"", pos.only), follow_ok)
-    if not isinstance(pos, Open):
-        return FAR
-    options = [FAR]
-    if pos.state == openers.open.start:
-        options += [1 + _upper(grammar, grammar._head(form, pos.only), follow_ok)
-                    for form in set(openers.open_special_forms.values())]
-    for commit, path in _open_paths(grammar, pos.state).items():
-        after = grammar._commit(commit, pos.only, follow_ok)
-        if after is not None:
-            options.append(len(path) + _upper(grammar, after, follow_ok))
-    return min(options)
+    plan = upper_plan(grammar, pos, mask, start_ok, follow_ok)  # the tokens whose bound only the name bounds decide
+    bounds = plan.bounds(grammar, pos.only, follow_ok)
+    ids = mask.ids.tolist()
+    slots = [plan.slots.get(tid) for tid in ids]
+    most = max((bounds[slot] for slot in slots if slot is not None), default=-1)
+    rest = [tid for tid, slot in zip(ids, slots) if slot is None]
+    if rest:
+        found = _by_end(grammar, pos, np.array(rest, dtype=np.int64), lambda inside: upper(grammar, inside, follow_ok),
+                        after_upper, start_ok, follow_ok)
+        most = max(most, int(found.max()))
+    return min(most, FAR) if ids else 0
 
 
 class _NameNeeds:
@@ -455,10 +406,10 @@ def _stay_needs(grammar: Grammar, pos: Open | Head, mask: Mask, start_ok: bool, 
         alive = not isinstance(inside, Open) or grammar.open_alive(inside.state, inside.only)
         return need(grammar, inside, follow_ok) if alive else FAR
 
-    return mask.ids, _by_end(grammar, pos, mask, end_need, lambda after: need(grammar, after, follow_ok), start_ok, follow_ok)
+    return mask.ids, _by_end(grammar, pos, mask.ids, end_need, lambda after: need(grammar, after, follow_ok), start_ok, follow_ok)
 
 
-def _by_end(grammar: Grammar, pos: Open | Head, mask: Mask, of_end: Callable[[Position], int],
+def _by_end(grammar: Grammar, pos: Open | Head, ids: np.ndarray, of_end: Callable[[Position], int],
             of_after: Callable[[Position], int], start_ok: bool, follow_ok: bool) -> np.ndarray:
     """For each allowed token at an opener or head position: ``of_end`` of the position at its end
     state (once per state) if it stays inside, else ``of_after`` of the position after it
@@ -466,7 +417,6 @@ def _by_end(grammar: Grammar, pos: Open | Head, mask: Mask, of_end: Callable[[Po
     openers = grammar.openers
     walk = openers.open_committers(pos.state) if isinstance(pos, Open) else openers.head_walk(pos.form, pos.state)
     end_of = dict(zip(walk[0], walk[1]))  # the tokens that stay inside, and their end states
-    ids = mask.ids
     out = np.empty(ids.size, dtype=np.int64)
     per_end: dict[int, int] = {}
     for i, tid in enumerate(ids.tolist()):

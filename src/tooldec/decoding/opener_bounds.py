@@ -1,0 +1,174 @@
+"""Upper bounds of what finishing a call needs from an opener or head position.
+
+A budget lets a whole opener or head mask through when it clears the largest need its tokens
+leave, and an upper bound of that is enough to say so (:func:`.budget.within`). The bound of a
+position is the least over the ways on from it of ``bytes + the name bound of the form`` they
+reach (the name bound: :func:`upper` at the form's empty name, from the tool list's witnesses).
+The bytes come from the dialect's opener tables alone, so a position's :class:`UpperPlan` (each
+token's ways on) is worked out once per compiler and shared by every tool list; a new list adds
+only its name bounds. Walking every token of an opener mask again for each new list was most of
+what a new list's first tokens cost (Qwen 2.5, a BFCL replay: ~0.2 ms a token).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .grammar import Grammar
+from .masking import FAR
+from .masks import Mask
+from .name_bounds import name_most
+from .positions import Head, Name, Open, Position
+
+__all__ = ["UpperPlan", "open_paths", "upper", "upper_plan"]
+
+Way = tuple[int, int]
+"""One way on: its bytes, and the form whose name bound comes after them (``-1``: none)."""
+
+
+def open_paths(grammar: Grammar, state: int) -> dict[int, bytes]:
+    """For each commit reachable in the ``open`` automaton: the shortest, smallest path to it
+    (kept: it depends on the opener tables only; shared, read only)."""
+    return grammar.compiler.kept(("open-paths", grammar.openers_owner, state), lambda: _open_paths_of(grammar, state))
+
+
+def _open_paths_of(grammar: Grammar, state: int) -> dict[int, bytes]:
+    openers = grammar.openers
+    dfa = openers.open
+    paths: dict[int, bytes] = {}
+    frontier = {state: b""}
+    seen = {state}
+    while frontier:
+        nxt: dict[int, bytes] = {}
+        for s, path in sorted(frontier.items(), key=lambda kv: kv[1]):
+            row = dfa.row(s)
+            for byte in np.flatnonzero(row >= 0).tolist():
+                t = int(row[byte])
+                if dfa.arrays.exits[t]:
+                    commit = openers.commit_of(dfa, t)
+                    paths.setdefault(commit, path + bytes([byte]))
+                elif t not in seen:
+                    seen.add(t)
+                    nxt.setdefault(t, path + bytes([byte]))
+        frontier = nxt
+    return paths
+
+
+def upper(grammar: Grammar, pos: Position, follow_ok: bool) -> int:
+    """An upper bound of ``need(pos)`` before a call's arguments, in specials plus bytes of one way
+    to finish it (a longest-match cut has at most a token per byte): the least of what the
+    canonical completion chooses among, each bounded through :func:`.name_bounds.name_most`.
+    ``FAR`` elsewhere (an argument position's need is not bounded here)."""
+    if isinstance(pos, Name):
+        most = name_most(grammar, pos.form, follow_ok)
+        if most is None:
+            return FAR
+        names = grammar.name_index
+        if pos.only is not None:
+            only = pos.only.encode()
+            return int(most[names.span(only)[0]]) - len(pos.prefix) if only.startswith(pos.prefix) else FAR
+        a, z = names.span(pos.prefix)
+        return int(most[a:z].min()) - len(pos.prefix) if a < z else FAR
+    openers = grammar.openers
+    if isinstance(pos, Head):
+        return len(openers.heads[pos.form].shortest(pos.state)) + upper(grammar, Name(pos.form, b"", pos.only), follow_ok)
+    if not isinstance(pos, Open):
+        return FAR
+    options = [FAR]
+    if pos.state == openers.open.start:
+        options += [1 + upper(grammar, grammar._head(form, pos.only), follow_ok)
+                    for form in set(openers.open_special_forms.values())]
+    for commit, path in open_paths(grammar, pos.state).items():
+        after = grammar._commit(commit, pos.only, follow_ok)
+        if after is not None:
+            options.append(len(path) + upper(grammar, after, follow_ok))
+    return min(options)
+
+
+def _ways(grammar: Grammar, pos: Position, follow_ok: bool) -> tuple[Way, ...] | None:
+    """:func:`upper` of ``pos`` as the ways it takes the least of, for a position the tool list
+    plays no part in but through the name bounds; ``None`` elsewhere (a name being written, an
+    opener that names its tool)."""
+    if isinstance(pos, Name):
+        return ((0, pos.form),) if not pos.prefix else None
+    openers = grammar.openers
+    if isinstance(pos, Head):
+        return ((len(openers.heads[pos.form].shortest(pos.state)), pos.form),)
+    if not isinstance(pos, Open):
+        return None
+    ways: list[Way] = [(FAR, -1)]
+    starts: list[tuple[int, Position]] = []
+    if pos.state == openers.open.start:
+        starts += [(1, grammar._head(form, pos.only)) for form in set(openers.open_special_forms.values())]
+    for commit, path in open_paths(grammar, pos.state).items():
+        if openers.commits[commit].tool is not None:
+            return None
+        after = grammar._commit(commit, pos.only, follow_ok)
+        assert after is not None  # an opener without a name always goes on
+        starts.append((len(path), after))
+    for length, after in starts:
+        later = _ways(grammar, after, follow_ok)
+        if later is None:
+            return None
+        ways += [(length + n, form) for n, form in later]
+    return tuple(sorted(set(ways)))
+
+
+@dataclass(frozen=True)
+class UpperPlan:
+    """At one opener or head position: the tokens whose bound the tool list decides only through
+    its name bounds (``slots``: token -> index into ``ways``) and, per distinct outcome, the ways
+    whose least bounds it. Immutable, shared by every tool list of a compiler."""
+
+    slots: dict[int, int]
+    ways: tuple[tuple[Way, ...], ...]
+    nbytes: int = 0
+
+    def bounds(self, grammar: Grammar, only: str | None, follow_ok: bool) -> list[int]:
+        """Each outcome's bound for ``grammar``'s tool list."""
+        names: dict[int, int] = {}
+
+        def name_bound(form: int) -> int:
+            if form < 0:
+                return 0
+            found = names.get(form)
+            if found is None:
+                found = names[form] = upper(grammar, Name(form, b"", only), follow_ok)
+            return found
+
+        return [min(n + name_bound(form) for n, form in ways) for ways in self.ways]
+
+
+def upper_plan(grammar: Grammar, pos: Open | Head, mask: Mask, start_ok: bool, follow_ok: bool) -> UpperPlan:
+    """The plan of ``pos`` (kept per compiler), made from ``mask``'s tokens: a token is planned
+    where it stays at an opener or head, or ends right at the name (no name byte read, no call
+    closed); the others (a name partly written, a tail reached) are for the caller to bound."""
+    key = ("upper-plan", grammar.openers_owner, pos, start_ok, follow_ok)
+    return grammar.compiler.kept(key, lambda: _made_plan(grammar, pos, mask, start_ok, follow_ok))
+
+
+def _made_plan(grammar: Grammar, pos: Open | Head, mask: Mask, start_ok: bool, follow_ok: bool) -> UpperPlan:
+    openers = grammar.openers
+    walk = openers.open_committers(pos.state) if isinstance(pos, Open) else openers.head_walk(pos.form, pos.state)
+    end_of = dict(zip(walk[0], walk[1]))  # the tokens that stay inside, and their end states
+    token_bytes = grammar.vocab.token_bytes
+    slots: dict[int, int] = {}
+    index: dict[tuple[Way, ...], int] = {}
+    for tid in mask.ids.tolist():
+        end = end_of.get(tid)
+        after: Position | None
+        if end is not None:
+            after = Open(end, pos.only) if isinstance(pos, Open) else Head(pos.form, end, pos.only)
+        else:
+            data = token_bytes[tid]
+            if data is None:
+                after = grammar.after_special(pos, tid, start_ok)
+            else:
+                after, closed = grammar.walk(pos, data, start_ok, follow_ok)
+                after = after if closed == 0 else None
+        ways = None if after is None else _ways(grammar, after, follow_ok)
+        if ways is not None:
+            slots[tid] = index.setdefault(ways, len(index))
+    return UpperPlan(slots, tuple(index), 96 * len(slots) + 64 * sum(len(w) for w in index) + 200)
