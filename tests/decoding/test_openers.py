@@ -12,8 +12,8 @@ import pytest
 
 from tooldec.bench.walks import random_walk
 from tooldec.decoding import Compiler, Grammar, Machine, Mode
-from tooldec.decoding.positions import Open
-from tooldec.dialects import Dialect, Hermes, Llama3Json, Mistral
+from tooldec.decoding.positions import Open, Text
+from tooldec.dialects import Dialect, Hermes, Llama3Json, Mistral, ReAct
 from tooldec.tokens import Vocabulary
 from tooldec.tools import ToolSet
 
@@ -238,3 +238,29 @@ def test_open_masks_a_compiler_shares_are_each_tool_lists_own(qwen_vocab: Vocabu
             assert grammar.mask(Open(state, None), True, False).ids.tolist() == want, path
             by_names += shared.openers.open_names_matter(state)
     assert by_names > 0 or isinstance(dialect, Hermes)  # Mistral's and Llama 3's openers run into names
+
+
+@pytest.mark.parametrize("dialect", [Hermes(), Mistral(), Llama3Json(), ReAct()], ids=lambda d: type(d).__name__)
+def test_text_masks_a_compiler_shares_are_each_tool_lists_own(qwen_vocab: Vocabulary, dialect: Dialect) -> None:
+    """Free text's masks are cached once per compiler where the tool names do not decide which
+    opener-completing tokens they allow: each of two lists in turn, on one compiler, gets what a
+    fresh compiler gives it, at the text states on the way into every opener of the cases above."""
+    lists = [ToolSet(ZOO[:1]), ToolSet(ZOO[1:2])]
+    texts = {commit for d, _, commit in CASES if type(d) is type(dialect)} | {"Sure.\n<tool_call>", '{"name": "', "Ok.\nAction: "}
+    shared = Compiler(qwen_vocab, dialect)
+    by_names = shared_hits = 0
+    for tools in lists:
+        grammar, fresh = shared.compile(tools), Compiler(qwen_vocab, dialect).compile(tools)
+        for text in sorted(texts):
+            here, there = shared.openers.search_start, fresh.openers.search_start
+            for byte in text.encode():
+                got = grammar.mask(Text(here), True, True).ids.tolist()
+                assert got == fresh.mask(Text(there), True, True).ids.tolist(), (text, byte)
+                names_matter = shared.openers.text_names_matter(here)
+                by_names += bool(names_matter)
+                shared_hits += tools is lists[1] and not names_matter
+                here, there = shared.openers.search.next(here, byte), fresh.openers.search.next(there, byte)
+                if shared.openers.search.arrays.exits[here]:
+                    break
+    assert shared_hits > 0  # the second list read masks the first one made
+    assert by_names > 0 or isinstance(dialect, Mistral)  # ReAct's ``Action:`` and bare JSON run into names

@@ -57,7 +57,7 @@ def mask_at(grammar: Grammar, pos: Position, start_ok: bool, follow_ok: bool) ->
         return found if found is not None else _own_or_made(
             compiler.masks, shared, grammar, functools.partial(_made_tail_mask, grammar, pos, tail, follow_ok))
     key = _key(grammar, pos, start_ok, follow_ok)
-    assert key is not None  # with walk, an open state's tokens are listed
+    assert key is not None  # with walk, a state's tokens are listed
     return compiler.masks.get_or_make(key, lambda: _compute(grammar, pos, start_ok, follow_ok))
 
 
@@ -74,12 +74,18 @@ def known_mask(grammar: Grammar, pos: Position, start_ok: bool, follow_ok: bool)
 
 
 def _key(grammar: Grammar, pos: Position, start_ok: bool, follow_ok: bool, *, walk: bool = True) -> tuple[object, ...] | None:
-    """The mask cache's key of a position other than a tail's. An open mask that no tool name
-    decides is the same for every tool list: keyed per compiler. Without ``walk`` nothing is
-    computed: ``None`` at an open state whose tokens are not listed yet (listing them is work; a
-    miss sends the mask to be made)."""
-    if isinstance(pos, Text) and not start_ok:
-        return (grammar.openers_owner, "text-closed", pos.state)
+    """The mask cache's key of a position other than a tail's. An open or text mask that no tool
+    name decides is the same for every tool list: keyed per compiler. Without ``walk`` nothing is
+    computed: ``None`` at an open or text state whose tokens are not listed yet (listing them is
+    work; a miss sends the mask to be made)."""
+    if isinstance(pos, Text):
+        if not start_ok:
+            return (grammar.openers_owner, "text-closed", pos.state)
+        text_names = grammar.openers.text_names_matter(pos.state, walk=walk)
+        if text_names is None:
+            return None
+        if not text_names:
+            return (grammar.openers_owner, "text", pos, follow_ok)
     if isinstance(pos, Open):
         names_matter = grammar.openers.open_names_matter(pos.state, walk=walk)
         if names_matter is None:

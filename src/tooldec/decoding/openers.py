@@ -89,6 +89,9 @@ class OpenerTables:
             4 << 20, sizer=lambda found: 80 * len(found) + 200)
         self._open_walks: BoundedCache[int, OpenWalk] = BoundedCache(
             4 << 20, sizer=lambda walk: 80 * (len(walk[0]) + len(walk[2])) + 200)
+        # Per search state (no more entries than the automaton has states; one dict lookup, as
+        # text positions ask it for every token): whether the names decide its text mask.
+        self._text_names: dict[int, bool] = {}
         self._head_walks: BoundedCache[tuple[int, int], HeadWalk] = BoundedCache(
             1 << 20, sizer=lambda walk: 60 * len(walk[0]) + 90 * sum(map(len, walk[2].values())) + 200)
         self._has_text = bool(self.commits)
@@ -142,6 +145,18 @@ class OpenerTables:
         is computed: ``None`` if the state's tokens are not listed yet."""
         found = self.open_committers(state) if walk else self._open_walks.get(state)
         return None if found is None else found[3]
+
+    def text_names_matter(self, state: int, *, walk: bool = True) -> bool | None:
+        """Whether the tool names decide which tokens that complete an opener free text allows at
+        ``state`` (one goes on into a name). Where none does, the text mask is the dialect's alone,
+        the same for every tool list. Without ``walk``, nothing is listed: ``None`` if the state's
+        committers are not listed yet."""
+        found = self._text_names.get(state)
+        if found is None:
+            if not walk and self._committers.get(state) is None:
+                return None
+            found = self._text_names[state] = any(self._fate(c) == _NAME for c in self.committers(state))
+        return found
 
     def _fate(self, committer: Committer) -> int:
         """What ``committer`` writes after its opener: leaves the form's head (refused whatever the
