@@ -16,8 +16,10 @@ alone is timed (transformers' ``generate`` includes its prompt pass). Reported p
 per second each way, the time the generation loop spent masking per token (on llama.cpp: a mask
 not cached is computed on a worker thread while the token is evaluated where a core is free
 beside llama.cpp's threads, else after the evaluation, in the loop; ``--mask-worker`` forces
-either; then picking, advancing), the worker's own mask time per token (beside the forward pass),
-and the overhead = the loop's masking time / generation time. On llama.cpp each tooldec answer is
+either; then picking, advancing; with ``--check-first on``, the default, a loop that makes masks
+after the evaluation first tries the model's own pick and makes the mask only if the grammar
+refuses it), the worker's own mask time per token (beside the forward pass), the share of steps
+whose pick was taken without a mask, and the overhead = the loop's masking time / generation time. On llama.cpp each tooldec answer is
 also decoded again without tooldec, token for token (the same forward passes, a plain pick):
 *tooldec's cost (paired)* = tooldec's time / that time - 1, which the two systems' tokens per
 second cannot show (their answers differ in length and content). Writes ``OUT/end_to_end.jsonl``
@@ -76,7 +78,7 @@ def answer(session: Session, generator: Any, prompt: str, grammar: Grammar | Non
     seconds = time.perf_counter() - start
     row = {"prompt_tokens": len(ids), "tokens": len(generation.ids), "seconds": seconds,
            "masking_seconds": generation.masking_seconds, "masked_steps": generation.masked_steps,
-           "overlapped_seconds": generation.overlapped_seconds}
+           "overlapped_seconds": generation.overlapped_seconds, "checked_steps": generation.checked_steps}
     if grammar is not None and session.backend == "llamacpp":
         row["replay_seconds"] = replay(session, generator, ids, generation.ids)
     return row
@@ -110,6 +112,7 @@ def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         overlapped = sum(r.get("overlapped_seconds", 0.0) for r in held)  # rows before the field: none
         seconds = sum(r["seconds"] for r in held)
         replayed = [r["replay_seconds"] for r in held if "replay_seconds" in r]
+        steps = sum(r["masked_steps"] for r in held)
         out.append({
             "pass": pass_, "answers": len(held),
             "unconstrained_tok_s": sum(r["tokens"] for r in free) / sum(r["seconds"] for r in free),
@@ -117,6 +120,8 @@ def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "masking_ms_per_token": 1000 * masking / max(tokens, 1),
             "overlapped_ms_per_token": 1000 * overlapped / max(tokens, 1),
             "overhead_pct": 100 * masking / seconds,
+            # steps where the model's own pick was allowed and taken without a mask (check_first)
+            "checked_pct": 100 * sum(r.get("checked_steps", 0) for r in held) / max(steps, 1),
             # the same answers decoded again without tooldec (llama.cpp): the paired cost of tooldec
             "replay_tok_s": tokens / sum(replayed) if len(replayed) == len(held) and held else None,
             "paired_overhead_pct": 100 * (seconds / sum(replayed) - 1) if len(replayed) == len(held) and held else None,
@@ -128,14 +133,15 @@ def table(setup: dict[str, Any], summary: list[dict[str, Any]]) -> str:
     lines = [f"{setup['model']} on {setup['backend']} ({setup['machine']}), {setup['items']} BFCL questions, "
              f"greedy, up to {setup['max_new_tokens']} new tokens",
              "", "| pass | answers | unconstrained tok/s | tooldec tok/s | same tokens without tooldec tok/s | "
-             "tooldec's cost (paired) | masking ms/token | on the worker ms/token | overhead (loop) |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "tooldec's cost (paired) | masking ms/token | on the worker ms/token | overhead (loop) | "
+             "model's pick taken without a mask |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for s in summary:
         replay = "–" if s.get("replay_tok_s") is None else f"{s['replay_tok_s']:.1f}"
         paired = "–" if s.get("paired_overhead_pct") is None else f"{s['paired_overhead_pct']:+.2f}%"
         lines.append(f"| {s['pass']} | {s['answers']} | {s['unconstrained_tok_s']:.1f} | {s['tooldec_tok_s']:.1f} | "
                      f"{replay} | {paired} | {s['masking_ms_per_token']:.2f} | {s['overlapped_ms_per_token']:.2f} | "
-                     f"{s['overhead_pct']:.2f}% |")
+                     f"{s['overhead_pct']:.2f}% | {s['checked_pct']:.0f}% |")
     return "\n".join(lines)
 
 
@@ -181,6 +187,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mask-worker", choices=["auto", "on", "off"], default="auto",
                         help="llama.cpp: masks not cached on a worker thread beside the evaluation (on), after it "
                              "(off), or on the worker where a core is free beside llama.cpp's threads (auto)")
+    parser.add_argument("--check-first", choices=["on", "off"], default="on",
+                        help="llama.cpp, masks made after the evaluation: take the model's own pick when the grammar "
+                             "allows it and make the mask only when it does not (on), or mask every step (off)")
     args = parser.parse_args(argv)
 
     session = Session(args.model, backend=args.backend)
@@ -189,11 +198,13 @@ def main(argv: list[str] | None = None) -> int:
     generator = generator_for(session.model, session.tokenizer, session.vocab)
     if args.mask_worker != "auto" and hasattr(generator, "mask_worker"):
         generator.mask_worker = args.mask_worker == "on"
+    if hasattr(generator, "check_first"):
+        generator.check_first = args.check_first == "on"
     picked = questions(data_dir(args.data), args.items)
     grammars = {qid: Grammar(tools, session.vocab, Hermes()) for qid, tools, _ in picked}
     prompts = {qid: session.chat(messages, tools=tools, dialect=Hermes()) for qid, tools, messages in picked}
     setup = {**session.describe(), "items": args.items, "max_new_tokens": args.max_new_tokens,
-             "mask_worker": getattr(generator, "mask_worker", None)}
+             "mask_worker": getattr(generator, "mask_worker", None), "check_first": getattr(generator, "check_first", None)}
     args.out.mkdir(parents=True, exist_ok=True)
     rows = []
     with (args.out / "end_to_end.jsonl").open("a") as sink:
@@ -202,7 +213,8 @@ def main(argv: list[str] | None = None) -> int:
                 for system in ("unconstrained", "tooldec"):
                     grammar = grammars[qid] if system == "tooldec" else None
                     row = {"model": session.label, "backend": session.backend, "pass": pass_, "id": qid,
-                           "system": system, "mask_worker": setup["mask_worker"], **answer(session, generator, prompts[qid], grammar, args.max_new_tokens)}
+                           "system": system, "mask_worker": setup["mask_worker"], "check_first": setup["check_first"],
+                           **answer(session, generator, prompts[qid], grammar, args.max_new_tokens)}
                     rows.append(row)
                     sink.write(json.dumps(row) + "\n")
     text = table(setup, summarize(rows))
@@ -212,7 +224,8 @@ def main(argv: list[str] | None = None) -> int:
              False: "; masks not cached made after the evaluation"}[setup["mask_worker"]]
     with (args.out / "end_to_end.md").open("a") as md:
         md.write(f"\n`python benchmarks/end_to_end.py --model {args.model} --backend {args.backend} --items "
-                 f"{args.items} --max-new-tokens {args.max_new_tokens} --mask-worker {args.mask_worker}` "
+                 f"{args.items} --max-new-tokens {args.max_new_tokens} --mask-worker {args.mask_worker} "
+                 f"--check-first {args.check_first}` "
                  f"({platform.python_version()}, {setup.get('cores')} cores{where})\n\n{text}\n")
     plot(all_rows, args.out / "end_to_end.png")
     print(f"results in {args.out}")

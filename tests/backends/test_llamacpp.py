@@ -128,6 +128,37 @@ def test_masks_after_the_evaluation_give_the_worker_s_tokens(generator: LlamaCpp
     assert generator.mask_worker == (len(os.sched_getaffinity(0)) > model.n_threads)  # the default: a core beside llama.cpp's
 
 
+@pytest.mark.parametrize("temperature", [0.0, 1.0])
+def test_trying_the_model_s_pick_first_gives_the_masked_tokens(temperature: float) -> None:
+    """Greedy, a loop that takes the model's own pick when the grammar allows it (and makes the
+    mask only when it does not) writes the same tokens as one that masks every step, with a
+    roomy budget and with one just large enough to bite, in required and auto mode. Sampled,
+    every token it writes is one the grammar allows."""
+    model, tokenizer, vocab = loaded()
+    fewest = Machine(Grammar(TOOLS, vocab, Hermes()), tool_choice="required", parallel_tool_calls=False).min_tokens()
+    cases = [("What is 1234 times 5678?", "required", 64), ("Weather in a city with a very long name?", "required", fewest + 1),
+             ("Is it raining in Paris? Answer briefly.", "auto", 48)]
+    checked = 0
+    for question, choice, budget in cases:
+        answers = {}
+        for check_first in (True, False):
+            made = LlamaCppGenerator(model, tokenizer, vocab, mask_worker=False, check_first=check_first)
+            made.seed(5)
+            grammar = Compiler(vocab, Hermes()).compile(TOOLS)  # a new compiler: no mask is cached
+            generation = made.generate(prompt_ids(tokenizer, question), max_new_tokens=budget, temperature=temperature,
+                                       grammar=grammar, tool_choice=choice, parallel_tool_calls=False)
+            replay = Machine(grammar, tool_choice=choice, parallel_tool_calls=False)
+            for i, token in enumerate(generation.ids):  # each token allowed by the budgeted mask of its step
+                assert token in replay.allowed_token_ids(budget - i).tolist() and replay.advance(token), (question, i)
+            assert generation.masked_steps == len(generation.ids)
+            assert check_first or generation.checked_steps == 0
+            checked += generation.checked_steps
+            answers[check_first] = generation.ids
+        if temperature == 0:
+            assert answers[True] == answers[False], (question, budget)
+    assert checked > 0  # the model's own picks were taken
+
+
 def test_a_budget_just_large_enough_still_closes_the_call(generator: LlamaCppGenerator) -> None:
     grammar = Grammar(TOOLS, generator.vocab, Hermes())
     start = Machine(grammar, tool_choice="required", parallel_tool_calls=False)

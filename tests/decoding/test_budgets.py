@@ -253,3 +253,42 @@ def test_a_budgeted_text_mask_is_what_trying_every_token_allows(vocab_name: str,
         assert known is not None and np.array_equal(known.ids, want), budget
         seen.add(got.size)
     assert len(seen) >= 2  # the budgets cut the mask
+
+
+BYTES = Vocabulary.from_tokens([bytes([b]) for b in range(256)], special={256: "</s>"}, eos_ids=[256], name="bytes")
+"""One token per byte: a need is exactly its completion's bytes, so a byte bound one too low shows."""
+
+
+@pytest.mark.parametrize("vocab_name", ["smollm2", "bytes"])
+@pytest.mark.parametrize("prefix", [*ORACLE_PREFIXES, "Let me look that up. <tool_call"])
+def test_a_token_taken_without_its_mask_is_one_the_budgeted_mask_allows(vocab_name: str, prefix: str,
+                                                                        request: pytest.FixtureRequest) -> None:
+    """``advance_within`` (a loop trying the model's own pick first) agrees with the budgeted mask
+    token by token, at every cut of the budget: it takes exactly the tokens the mask allows, and
+    a token it refuses leaves the cursor where it was."""
+    vocab: Vocabulary = BYTES if vocab_name == "bytes" else request.getfixturevalue("smollm2_vocab")
+    grammar = Grammar(ToolSet([WEATHER, {"name": "get_wind", "parameters": {"type": "object", "properties": {}}}]),
+                      vocab, EVERY_OPENER)
+    machine = Machine(grammar, tool_choice="auto" if prefix.startswith("Let") else "required", parallel_tool_calls=False)
+    for tid in vocab.longest_match(prefix.encode()):
+        assert machine.advance(tid)
+    unbudgeted = machine.allowed_token_ids().tolist()
+    needs: dict[int, int] = {}
+    for tid in unbudgeted[:: max(1, len(unbudgeted) // 400)]:  # a spread of the allowed tokens
+        assert machine.advance(tid)
+        needs[tid] = machine.min_tokens()
+        machine.rollback()
+    rng = random.Random(prefix)
+    tried = sorted(needs) + rng.sample(range(vocab.size), min(200, vocab.size)) + list(vocab.eos_ids)
+    before = (machine.text, machine.calls_completed)
+    cuts = 0
+    for budget in sorted({n + 1 for n in needs.values()} | {1, 200}, reverse=True):
+        allowed = set(machine.allowed_token_ids(budget=budget).tolist())
+        for tid in tried:
+            took = machine.advance_within(tid, budget)
+            assert took == (tid in allowed), (budget, tid, vocab.token_bytes[tid])
+            if took:
+                machine.rollback()
+            assert (machine.text, machine.calls_completed) == before
+        cuts += bool(allowed) and len(allowed) < len(unbudgeted)
+    assert cuts or prefix.startswith("Let"), "some budget cuts the mask"

@@ -29,6 +29,8 @@ class Generation:
             previous token (llama.cpp with ``mask_worker``); not in ``masking_seconds`` unless the
             loop waited for it. Without the worker, masks are computed after the evaluation and
             counted in ``masking_seconds``.
+        checked_steps: Of ``masked_steps``, those where the model's own pick was allowed and taken
+            without a mask being made (llama.cpp's ``check_first``).
     """
 
     ids: list[int]
@@ -37,6 +39,7 @@ class Generation:
     masking_seconds: float
     masked_steps: int
     overlapped_seconds: float = 0.0
+    checked_steps: int = 0
 
 
 def generator_for(model: Any, tokenizer: Any, vocab: Any = None) -> Any:

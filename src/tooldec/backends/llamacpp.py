@@ -112,10 +112,17 @@ class LlamaCppGenerator:
             llama.cpp's threads. Without one, the worker's time comes out of those threads (about
             the same cost either way, measured in docs/RESULTS.md, end to end), so the mask is
             made after the evaluation: no hand-off, nothing running beside it.
+        check_first: Where a mask is not cached and is made after the evaluation (no worker),
+            take the model's own pick if the grammar allows it under the budget
+            (:meth:`Machine.advance_within`), and make the mask only when it does not. Exact:
+            greedily, the best token overall is the best allowed one when it is allowed; sampled,
+            a pick from the whole distribution kept when allowed, else a pick from the allowed
+            part, is distributed as a pick from the allowed part (llama.cpp's own sampler checks
+            its pick against a grammar first too). Default on.
     """
 
     def __init__(self, llm: Any, tokenizer: Any, vocab: Vocabulary | None = None, *,
-                 mask_worker: bool | None = None) -> None:
+                 mask_worker: bool | None = None, check_first: bool = True) -> None:
         import llama_cpp
 
         self.model = llm
@@ -134,6 +141,8 @@ class LlamaCppGenerator:
         self._pool: ThreadPoolExecutor | None = None
         self.mask_worker = _core_beside(int(getattr(llm, "n_threads", 1) or 1)) if mask_worker is None else mask_worker
         """Whether masks that are not cached are computed on the worker thread (see the class)."""
+        self.check_first = check_first
+        """Whether the model's own pick is tried before a mask is made after the evaluation."""
         self.prompt_tokens_evaluated = 0
         """Prompt tokens actually evaluated, all calls (the rest came from the KV cache)."""
 
@@ -188,7 +197,7 @@ class LlamaCppGenerator:
         """
         max_new_tokens = min(max_new_tokens, self.model.n_ctx() - len(prompt_ids))
         machine = None
-        pending: Future[Lists] | _Ready | _Later | None = None
+        pending: Future[Lists] | _Ready | _Later | _Check | None = None
         overlapped = [0.0]  # written by the worker, read after a result(): no race
 
         def make(budget: int) -> Lists:
@@ -202,7 +211,7 @@ class LlamaCppGenerator:
             finally:
                 overlapped[0] += time.perf_counter() - start
 
-        def next_mask(budget: int) -> Future[Lists] | _Ready | _Later:
+        def next_mask(budget: int) -> Future[Lists] | _Ready | _Later | _Check:
             """The next mask: at once when it is cached (a lookup on this thread: handing it to the
             worker cost more than the lookup), else from the worker while llama.cpp evaluates the
             token, or after the evaluation where no core is free for a worker."""
@@ -210,7 +219,9 @@ class LlamaCppGenerator:
             known = machine.known_lists(budget, self.width)
             if known is not None:
                 return _Ready(known)
-            return self._masker().submit(timed, budget) if self.mask_worker else _Later(functools.partial(make, budget))
+            if self.mask_worker:
+                return self._masker().submit(timed, budget)
+            return _Check(budget) if self.check_first else _Later(functools.partial(make, budget))
 
         if grammar is not None:
             machine = Machine(grammar, tool_choice=tool_choice, parallel_tool_calls=parallel_tool_calls,
@@ -221,7 +232,7 @@ class LlamaCppGenerator:
         self._feed(prompt_ids)
         ids: list[int] = []
         masking = 0.0
-        steps = 0
+        steps = checked = 0
         ended = closed = False
         text = bytearray()
         while len(ids) < max_new_tokens:
@@ -230,14 +241,23 @@ class LlamaCppGenerator:
                 start = time.perf_counter()
                 steps += 1
                 assert pending is not None  # submitted before the prompt and after every token
-                allowed, refused = pending.result()
+                token = -1
+                if isinstance(pending, _Check):  # the model's own pick, if the grammar allows it
+                    token = pick_token(logits, None, temperature, self._rng)
+                    if machine.advance_within(token, pending.budget):
+                        checked += 1
+                    else:
+                        pending, token = _Later(functools.partial(make, pending.budget)), -1
+                if token < 0:
+                    assert not isinstance(pending, _Check)
+                    allowed, refused = pending.result()
+                    if allowed is not None and not allowed.size:
+                        raise ToolDecError(f"no token is allowed at step {len(ids)} (text so far: "
+                                           f"{machine.text[-80:]!r}); the constraint is unsatisfiable")
+                    token = pick_token(logits, allowed, temperature, self._rng, refused)
+                    if not machine.advance(token):
+                        raise ToolDecError(f"token {token} was picked from the mask but the machine refuses it")
                 pending = None
-                if allowed is not None and not allowed.size:
-                    raise ToolDecError(f"no token is allowed at step {len(ids)} (text so far: "
-                                       f"{machine.text[-80:]!r}); the constraint is unsatisfiable")
-                token = pick_token(logits, allowed, temperature, self._rng, refused)
-                if not machine.advance(token):
-                    raise ToolDecError(f"token {token} was picked from the mask but the machine refuses it")
                 masking += time.perf_counter() - start
             else:
                 token = pick_token(logits, None, temperature, self._rng)
@@ -262,9 +282,9 @@ class LlamaCppGenerator:
                     pending = next_mask(max_new_tokens - len(ids))
                     masking += time.perf_counter() - start
                 self.model.eval([token])
-        if pending is not None:
+        if isinstance(pending, Future):  # the worker is done with the machine before it goes
             pending.result()
-        return Generation(ids, ended, closed, masking, steps, overlapped[0])
+        return Generation(ids, ended, closed, masking, steps, overlapped[0], checked)
 
     def _masker(self) -> ThreadPoolExecutor:
         """One worker thread for this generator's masks (llama.cpp's eval releases the GIL). It
@@ -327,6 +347,15 @@ def load_llama(path: str | Path, *, n_ctx: int = DEFAULT_CONTEXT, threads: int |
     llm = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads, verbose=False)
     say(f"model loaded in {time.perf_counter() - start:.1f} s")
     return llm, tokenizer
+
+
+class _Check:
+    """No mask yet: the model's pick is tried first (``check_first``) under this budget."""
+
+    __slots__ = ("budget",)
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
 
 
 class _Later:

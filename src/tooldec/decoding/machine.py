@@ -17,7 +17,9 @@ import numpy as np
 from ..errors import BudgetError, ToolNotFoundError
 from .budget import NOT_AT_HAND, known_within, need, shortest, within
 from .grammar import Grammar
+from .masking import FAR
 from .masks import Mask
+from .opener_bounds import upper
 from .positions import Open, Position, Tail, Text
 
 __all__ = ["Machine", "Mode", "ToolChoice", "fill_bitmasks"]
@@ -412,6 +414,23 @@ class Machine:
         self._move(new, data, closed, came)
         return True
 
+    def advance_within(self, token_id: int, budget: int | None = None) -> bool:
+        """:meth:`advance` if ``token_id`` is among :meth:`allowed` under ``budget``, decided
+        without making the mask: the token is walked, then the need it leaves is checked against
+        the budget (a bound in bytes first, the exact need only where the bound does not settle
+        it). Otherwise ``False``, and nothing changes. A loop that tries the model's own choice
+        first makes a mask only when this refuses it: the masks of a new tool list were most of
+        what a cold token cost (docs/RESULTS.md, stop 38)."""
+        if budget is None:
+            return self.advance(token_id)
+        follow_ok = self._flags()[1]
+        if not self.advance(token_id):
+            return False
+        if self._done or _fits(self.grammar, self._pos, follow_ok, max(budget, 1) - 1):
+            return True
+        self.rollback()
+        return False
+
     def _move(self, new: Position, data: bytes | None, closed: int, came: _Step | None = None) -> None:
         self._push()
         self._pos = new
@@ -459,6 +478,20 @@ class Machine:
     def in_call(self) -> str | None:
         """The tool whose arguments are being written, if any."""
         return self._pos.tool if isinstance(self._pos, Tail) else None
+
+
+def _fits(grammar: Grammar, pos: Position, follow_ok: bool, slack: int) -> bool:
+    """Whether the call can close from ``pos`` within ``slack`` tokens (what :func:`.budget.within`
+    keeps a token for): a byte bound first (a longest-match cut has at most a token per byte),
+    the exact need where it does not settle it."""
+    if isinstance(pos, Text):
+        return True
+    if isinstance(pos, Tail):
+        tail = grammar.tail(pos.tool, pos.form, pos.chained)
+        bound = FAR if tail.next_call else int(tail.dfa.arrays.dist[pos.state])
+    else:
+        bound = upper(grammar, pos, follow_ok)
+    return bound <= slack or need(grammar, pos, follow_ok) <= slack
 
 
 def fill_bitmasks(machines: Sequence[Machine | None], bitmask: np.ndarray,
