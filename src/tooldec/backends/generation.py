@@ -30,7 +30,8 @@ class Generation:
             loop waited for it. Without the worker, masks are computed after the evaluation and
             counted in ``masking_seconds``.
         checked_steps: Of ``masked_steps``, those where the model's own pick was allowed and taken
-            without a mask being made (llama.cpp's ``check_first``).
+            without a mask (llama.cpp's ``check_first``); that pick, the one any decoding loop
+            makes, is not in ``masking_seconds``, checking it is.
     """
 
     ids: list[int]

@@ -112,9 +112,9 @@ class LlamaCppGenerator:
             llama.cpp's threads. Without one, the worker's time comes out of those threads (about
             the same cost either way, measured in docs/RESULTS.md, end to end), so the mask is
             made after the evaluation: no hand-off, nothing running beside it.
-        check_first: Where a mask is not cached and is made after the evaluation (no worker),
-            take the model's own pick if the grammar allows it under the budget
-            (:meth:`Machine.advance_within`), and make the mask only when it does not. Exact:
+        check_first: Where masks are made after the evaluation (no worker), take the model's own
+            pick if the grammar allows it under the budget (:meth:`Machine.advance_within`), and
+            make or look up the mask only when it does not. Exact:
             greedily, the best token overall is the best allowed one when it is allowed; sampled,
             a pick from the whole distribution kept when allowed, else a pick from the allowed
             part, is distributed as a pick from the allowed part (llama.cpp's own sampler checks
@@ -216,12 +216,12 @@ class LlamaCppGenerator:
             worker cost more than the lookup), else from the worker while llama.cpp evaluates the
             token, or after the evaluation where no core is free for a worker."""
             assert machine is not None
+            if self.check_first and not self.mask_worker:  # a cached mask is looked up only if the pick is refused
+                return _Check(budget)
             known = machine.known_lists(budget, self.width)
             if known is not None:
                 return _Ready(known)
-            if self.mask_worker:
-                return self._masker().submit(timed, budget)
-            return _Check(budget) if self.check_first else _Later(functools.partial(make, budget))
+            return self._masker().submit(timed, budget) if self.mask_worker else _Later(functools.partial(make, budget))
 
         if grammar is not None:
             machine = Machine(grammar, tool_choice=tool_choice, parallel_tool_calls=parallel_tool_calls,
@@ -242,8 +242,10 @@ class LlamaCppGenerator:
                 steps += 1
                 assert pending is not None  # submitted before the prompt and after every token
                 token = -1
-                if isinstance(pending, _Check):  # the model's own pick, if the grammar allows it
+                if isinstance(pending, _Check):  # the model's own pick (what any loop does: not counted), if allowed
+                    picking = time.perf_counter()
                     token = pick_token(logits, None, temperature, self._rng)
+                    start += time.perf_counter() - picking
                     if machine.advance_within(token, pending.budget):
                         checked += 1
                     else:

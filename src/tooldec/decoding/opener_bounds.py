@@ -6,8 +6,7 @@ position is the least over the ways on from it of ``bytes + the name bound of th
 reach (the name bound: :func:`upper` at the form's empty name, from the tool list's witnesses).
 The bytes come from the dialect's opener tables alone, so a position's :class:`UpperPlan` (each
 token's ways on) is worked out once per compiler and shared by every tool list; a new list adds
-only its name bounds. Walking every token of an opener mask again for each new list was most of
-what a new list's first tokens cost (Qwen 2.5, a BFCL replay: ~0.2 ms a token).
+only its name bounds, where it walked every token of the opener's mask again before.
 """
 
 from __future__ import annotations
