@@ -664,6 +664,24 @@ class LazyDFA:
                 break
         return sid, counts, i
 
+    def walk_classes(self, sid: int, data: bytes) -> tuple[int, int]:
+        """``data`` from ``sid`` with counters as classes (:meth:`next` byte by byte) up to its
+        end, a dead end (``SINK``) or an exit state (after its byte): the state and the bytes
+        read. The compiled tables walk it in one call, up to a counter step they leave to this
+        loop (an opener search walked each byte of a token in Python)."""
+        i, n = 0, len(data)
+        if self._tables is not None and sid != SINK:
+            with self.lock:
+                sid, i, status = self._tables.walk_plain(self, sid, data, 0)
+            if status != 3:
+                return sid, i
+        while i < n:
+            sid = self.next(sid, data[i])
+            i += 1
+            if sid == SINK or self.arrays.exits[sid]:
+                break
+        return sid, i
+
     def advance_exact(self, sid: int, byte: int, counts: dict[int, int]) -> tuple[int, dict[int, int]]:
         """One byte with exact counters: the next state (relabelled) and the new counts."""
         nxt = self.next(sid, byte)

@@ -209,21 +209,18 @@ class OpenerTables:
         return out
 
     def walk_text(self, state: int, data: bytes) -> tuple[int, int, int]:
-        """Follow free text: ``(state, bytes consumed, commit index or -1)``; stops at a commit."""
-        search = self.search
-        for i, byte in enumerate(data):
-            state = search.next(state, byte)
-            if search.arrays.exits[state]:
-                return state, i + 1, self.commit_of(search, state)
-        return state, len(data), -1
+        """Follow free text: ``(state, bytes consumed, commit index or -1)``; stops at a commit.
+        (A dead end, which text has not, comes back as ``SINK``.)"""
+        return self._walk(self.search, state, data)
 
     def walk_open(self, state: int, data: bytes) -> tuple[int, int, int]:
         """Like :meth:`walk_text` in the anchored ``open`` automaton (``SINK`` if off every opener)."""
-        dfa = self.open
-        for i, byte in enumerate(data):
-            state = dfa.next(state, byte)
-            if state == SINK:
-                return SINK, i + 1, -1
-            if dfa.arrays.exits[state]:
-                return state, i + 1, self.commit_of(dfa, state)
-        return state, len(data), -1
+        return self._walk(self.open, state, data)
+
+    def _walk(self, dfa: LazyDFA, state: int, data: bytes) -> tuple[int, int, int]:
+        """``data`` from ``state`` up to its end, a dead end or a commit (:meth:`LazyDFA.walk_classes`):
+        ``(state, bytes consumed, commit index or -1)``."""
+        state, used = dfa.walk_classes(state, data)
+        if state != SINK and dfa.arrays.exits[state]:
+            return state, used, self.commit_of(dfa, state)
+        return state, used, -1
