@@ -20,7 +20,11 @@ with the most time including their callees. ``--no-budget`` asks every mask with
 then replays the answers once more on the same grammars (every mask cached, as in end_to_end's
 warm pass) and times each call the loop makes per token apart: the cached lookup (``known``), the
 sampler's lists, the pick (from a logits row written just before, as llama.cpp writes it) and the
-step (``advance``).
+step (``advance``). ``--check-first`` replays each token as llama.cpp's loop does by default
+when no core is free beside it: the token taken if the grammar allows it under the budget
+(``advance_within``), no mask made; answered twice, the second time on the same grammars (the
+warm pass), each timed per position kind. The answers were made with masks, so every token passes
+the check: a model's refused picks (and their masks) are end_to_end's to count.
 """
 
 from __future__ import annotations
@@ -58,6 +62,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", type=int, default=0, help="functions to list by own time (negative: by time with callees; 0: no profile)")
     parser.add_argument("--phases", action="store_true", help="then time the loop's calls per token with every mask cached")
     parser.add_argument("--no-budget", action="store_true", help="masks without a token budget (what the budgets cost)")
+    parser.add_argument("--check-first", action="store_true",
+                        help="each token checked against the grammar (advance_within), no mask made: cold, then warm")
     parser.add_argument("--data", type=Path, default=None)
     parser.add_argument("--out", type=Path, default=_ROOT / "benchmarks" / "speed" / "results" / "cold_replay")
     args = parser.parse_args(argv)
@@ -82,6 +88,11 @@ def main(argv: list[str] | None = None) -> int:
     width = session.model.n_vocab()
     sweep = np.ones(args.sweep_mb << 20, dtype=np.uint8) if args.sweep_mb else None
     profile = cProfile.Profile() if args.profile else None
+    if args.check_first:
+        check_first(picked, session.vocab, answers, sweep, args.max_new_tokens, profile)
+        if profile is not None:
+            pstats.Stats(profile).sort_stats("cumulative" if args.profile < 0 else "tottime").print_stats(abs(args.profile))
+        return 0
     compiler = Compiler(session.vocab, Hermes())  # fresh caches; the vocabulary's tables are prepared here
     grammars = {}
     spent = tokens = 0
@@ -119,6 +130,40 @@ def main(argv: list[str] | None = None) -> int:
     if args.phases:
         phases(picked, grammars, answers, width, sweep, args.max_new_tokens)
     return 0
+
+
+def check_first(picked: list[Any], vocab: Any, answers: dict[str, list[int]], sweep: np.ndarray | None,
+                budget: int, profile: cProfile.Profile | None) -> None:
+    """Each answer's tokens through ``advance_within`` on a fresh compiler, then again on the same
+    grammars: CPU per token, by the kind of position it was taken at (the profile: both passes)."""
+    compiler = Compiler(vocab, Hermes())
+    grammars: dict[str, Any] = {}
+    for pass_ in ("cold", "warm"):
+        spent: dict[str, list[int]] = {}
+        setup = 0
+        for qid, tools, _ in picked:
+            start = time.thread_time_ns()
+            grammar = grammars.setdefault(qid, compiler.compile(tools))
+            machine = Machine(grammar, tool_choice="required")
+            machine.check_budget(budget)
+            setup += time.thread_time_ns() - start
+            for i, token in enumerate(answers[qid]):
+                if sweep is not None:
+                    sweep[::64].sum()
+                kind = type(machine._pos).__name__
+                start = time.thread_time_ns()
+                if profile is not None:
+                    profile.enable()
+                taken = machine.advance_within(token, budget - i)
+                if profile is not None:
+                    profile.disable()
+                spent.setdefault(kind, []).append(time.thread_time_ns() - start)
+                assert taken, (qid, i)
+        tokens = sum(len(v) for v in spent.values())
+        total = setup + sum(sum(v) for v in spent.values())
+        kinds = ", ".join(f"{kind} {len(v)} at {np.mean(v) / 1e3:.1f}" for kind, v in spent.items())
+        print(f"check first, {pass_}: {total / 1e3 / tokens:.1f} µs of CPU per token ({setup / 1e3 / tokens:.1f} of it "
+              f"compiling and checking the budget); per position kind, tokens at µs each: {kinds}")
 
 
 def phases(picked: list[Any], grammars: dict[str, Any], answers: dict[str, list[int]], width: int,

@@ -421,15 +421,23 @@ class Machine:
         it). Otherwise ``False``, and nothing changes. A loop that tries the model's own choice
         first makes a mask only when this refuses it: the masks of a new tool list were most of
         what a cold token cost (docs/RESULTS.md, stop 38)."""
-        if budget is None:
-            return self.advance(token_id)
-        follow_ok = self._flags()[1]
-        if not self.advance(token_id):
+        tid = int(token_id)
+        grammar, vocab = self.grammar, self.grammar.vocab
+        data = vocab.token_bytes[tid] if 0 <= tid < vocab.size else None
+        if budget is None or data is None or self._done or self._step is not None:  # the general way
+            follow_ok = self._flags()[1]
+            if not self.advance(tid):
+                return False
+            if budget is None or self._done or _fits(grammar, self._pos, follow_ok, max(budget, 1) - 1):
+                return True
+            self.rollback()
             return False
-        if self._done or _fits(self.grammar, self._pos, follow_ok, max(budget, 1) - 1):
-            return True
-        self.rollback()
-        return False
+        start_ok, follow_ok = self._flags()  # a token with bytes and no record: walked and judged before the move
+        new, closed = grammar.walk(self._pos, data, start_ok, follow_ok)
+        if new is None or not _fits(grammar, new, follow_ok, max(budget, 1) - 1):
+            return False
+        self._move(new, data, closed)
+        return True
 
     def _move(self, new: Position, data: bytes | None, closed: int, came: _Step | None = None) -> None:
         self._push()
