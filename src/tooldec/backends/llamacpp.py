@@ -114,11 +114,11 @@ class LlamaCppGenerator:
             made after the evaluation: no hand-off, nothing running beside it.
         check_first: Where masks are made after the evaluation (no worker), take the model's own
             pick if the grammar allows it under the budget (:meth:`Machine.advance_within`), and
-            make or look up the mask only when it does not. Exact:
-            greedily, the best token overall is the best allowed one when it is allowed; sampled,
-            a pick from the whole distribution kept when allowed, else a pick from the allowed
-            part, is distributed as a pick from the allowed part (llama.cpp's own sampler checks
-            its pick against a grammar first too). Default on.
+            make or look up the mask only when it does not. Exact: greedily, the best token
+            overall is the best allowed one when it is allowed; sampled, a pick from the whole
+            distribution kept when allowed, else a pick from the allowed part, is distributed as
+            a pick from the allowed part (llama.cpp's own sampler checks its pick against a
+            grammar first too). Default on.
     """
 
     def __init__(self, llm: Any, tokenizer: Any, vocab: Vocabulary | None = None, *,
@@ -214,7 +214,8 @@ class LlamaCppGenerator:
         def next_mask(budget: int) -> Future[Lists] | _Ready | _Later | _Check:
             """The next mask: at once when it is cached (a lookup on this thread: handing it to the
             worker cost more than the lookup), else from the worker while llama.cpp evaluates the
-            token, or after the evaluation where no core is free for a worker."""
+            token, or after the evaluation where no core is free for a worker; there, with
+            ``check_first``, only a note to try the model's pick first (no lookup)."""
             assert machine is not None
             if self.check_first and not self.mask_worker:  # a cached mask is looked up only if the pick is refused
                 return _Check(budget)
