@@ -262,5 +262,5 @@ def test_text_masks_a_compiler_shares_are_each_tool_lists_own(qwen_vocab: Vocabu
                 here, there = shared.openers.search.next(here, byte), fresh.openers.search.next(there, byte)
                 if shared.openers.search.arrays.exits[here]:
                     break
-    assert shared_hits > 0  # the second list read masks the first one made
+    assert shared_hits > 0  # the second list met states whose masks are kept per compiler (the first list made them)
     assert by_names > 0 or isinstance(dialect, Mistral)  # ReAct's ``Action:`` and bare JSON run into names
