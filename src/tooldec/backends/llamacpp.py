@@ -242,7 +242,7 @@ class LlamaCppGenerator:
                 start = time.perf_counter()
                 steps += 1
                 assert pending is not None  # submitted before the prompt and after every token
-                token = -1
+                lists: Lists | None = None
                 if isinstance(pending, _Check):  # the model's own pick (what any loop does: not counted), if allowed
                     picking = time.perf_counter()
                     token = pick_token(logits, None, temperature, self._rng)
@@ -250,10 +250,11 @@ class LlamaCppGenerator:
                     if machine.advance_within(token, pending.budget):
                         checked += 1
                     else:
-                        pending, token = _Later(functools.partial(make, pending.budget)), -1
-                if token < 0:
-                    assert not isinstance(pending, _Check)
-                    allowed, refused = pending.result()
+                        lists = make(pending.budget)
+                else:
+                    lists = pending.result()
+                if lists is not None:
+                    allowed, refused = lists
                     if allowed is not None and not allowed.size:
                         raise ToolDecError(f"no token is allowed at step {len(ids)} (text so far: "
                                            f"{machine.text[-80:]!r}); the constraint is unsatisfiable")

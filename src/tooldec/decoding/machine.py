@@ -17,7 +17,7 @@ import numpy as np
 from ..errors import BudgetError, ToolNotFoundError
 from .budget import NOT_AT_HAND, known_within, need, shortest, within
 from .grammar import Grammar
-from .masking import FAR
+from .masking import FAR, goes_on_from
 from .masks import Mask
 from .opener_bounds import upper
 from .positions import Open, Position, Tail, Text
@@ -494,9 +494,9 @@ def _fits(grammar: Grammar, pos: Position, follow_ok: bool, slack: int) -> bool:
     the exact need where it does not settle it."""
     if isinstance(pos, Text):
         return True
-    if isinstance(pos, Tail):
+    if isinstance(pos, Tail):  # the bytes left, as a tail mask's ``max_after`` counts them (masking._bytes_after)
         tail = grammar.tail(pos.tool, pos.form, pos.chained)
-        bound = FAR if tail.next_call else int(tail.dfa.arrays.dist[pos.state])
+        bound = FAR if tail.next_call and goes_on_from(tail.dfa, pos.state) else int(tail.dfa.arrays.dist[pos.state])
     else:
         bound = upper(grammar, pos, follow_ok)
     return bound <= slack or need(grammar, pos, follow_ok) <= slack

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from .compiler import CompiledTail
     from .grammar import Grammar
 
-__all__ = ["FAR", "known_mask", "mask_at", "shortest_in_tail"]
+__all__ = ["FAR", "goes_on_from", "known_mask", "mask_at", "shortest_in_tail"]
 
 V = TypeVar("V")
 
@@ -396,9 +396,15 @@ def _bytes_after(dfa: LazyDFA, states: np.ndarray) -> np.ndarray:
     after: np.ndarray = dfa.arrays.dist[states].astype(np.int64)
     if states.size and NEXT_CALL in dfa.nfa.marks.values():
         for state in np.unique(states).tolist():
-            if _goes_on(dfa, dfa.shortest_end(state)):  # shortest_in_tail's flag, its end kept per state
+            if goes_on_from(dfa, state):
                 after[states == state] = FAR
     return after
+
+
+def goes_on_from(dfa: LazyDFA, state: int) -> bool:
+    """:func:`shortest_in_tail`'s flag for a tail state, from its end kept per state (no text
+    spelled): where it is set, the bytes left are counted exactly, not by the state's distance."""
+    return _goes_on(dfa, dfa.shortest_end(state))
 
 
 def _native_tail_mask(grammar: Grammar, pos: Tail, tail: CompiledTail, follow_ok: bool) -> tuple[Mask, bool]:

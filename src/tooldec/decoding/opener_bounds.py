@@ -60,36 +60,28 @@ def upper(grammar: Grammar, pos: Position, follow_ok: bool) -> int:
     to finish it (a longest-match cut has at most a token per byte): the least of what the
     canonical completion chooses among, each bounded through :func:`.name_bounds.name_most`.
     ``FAR`` elsewhere (an argument position's need is not bounded here)."""
-    if isinstance(pos, Name):
-        most = name_most(grammar, pos.form, follow_ok)
-        if most is None:
-            return FAR
-        names = grammar.name_index
-        if pos.only is not None:
-            only = pos.only.encode()
-            return int(most[names.span(only)[0]]) - len(pos.prefix) if only.startswith(pos.prefix) else FAR
-        a, z = names.span(pos.prefix)
-        return int(most[a:z].min()) - len(pos.prefix) if a < z else FAR
-    openers = grammar.openers
-    if isinstance(pos, Head):
-        return len(openers.heads[pos.form].shortest(pos.state)) + upper(grammar, Name(pos.form, b"", pos.only), follow_ok)
-    if not isinstance(pos, Open):
+    if isinstance(pos, (Open, Head)):
+        ways = _ways(grammar, pos, follow_ok)
+        assert ways is not None  # an opener's or head's ways are always known
+        return _least(grammar, ways, pos.only, follow_ok, {})
+    if not isinstance(pos, Name):
         return FAR
-    options = [FAR]
-    if pos.state == openers.open.start:
-        options += [1 + upper(grammar, grammar._head(form, pos.only), follow_ok)
-                    for form in set(openers.open_special_forms.values())]
-    for commit, path in open_paths(grammar, pos.state).items():
-        after = grammar._commit(commit, pos.only, follow_ok)
-        if after is not None:
-            options.append(len(path) + upper(grammar, after, follow_ok))
-    return min(options)
+    most = name_most(grammar, pos.form, follow_ok)
+    if most is None:
+        return FAR
+    names = grammar.name_index
+    if pos.only is not None:
+        only = pos.only.encode()
+        return int(most[names.span(only)[0]]) - len(pos.prefix) if only.startswith(pos.prefix) else FAR
+    a, z = names.span(pos.prefix)
+    return int(most[a:z].min()) - len(pos.prefix) if a < z else FAR
 
 
 def _ways(grammar: Grammar, pos: Position, follow_ok: bool) -> tuple[Way, ...] | None:
-    """:func:`upper` of ``pos`` as the ways it takes the least of, for a position the tool list
-    plays no part in but through the name bounds; ``None`` elsewhere (a name being written, an
-    opener that names its tool)."""
+    """:func:`upper` of an opener, head or empty name position as the ways it takes the least of;
+    ``None`` for other positions (a name being written, a tail: the tool list decides them). An
+    opener that names its tool (only where the snapshot has opener tables of its own) goes on as
+    a way whose bytes include that tool's bound."""
     if isinstance(pos, Name):
         return ((0, pos.form),) if not pos.prefix else None
     openers = grammar.openers
@@ -102,17 +94,31 @@ def _ways(grammar: Grammar, pos: Position, follow_ok: bool) -> tuple[Way, ...] |
     if pos.state == openers.open.start:
         starts += [(1, grammar._head(form, pos.only)) for form in set(openers.open_special_forms.values())]
     for commit, path in open_paths(grammar, pos.state).items():
-        if openers.commits[commit].tool is not None:
-            return None
         after = grammar._commit(commit, pos.only, follow_ok)
-        assert after is not None  # an opener without a name always goes on
-        starts.append((len(path), after))
+        if after is None:
+            continue
+        if openers.commits[commit].tool is not None:
+            ways.append((len(path) + upper(grammar, after, follow_ok), -1))
+        else:
+            starts.append((len(path), after))
     for length, after in starts:
         later = _ways(grammar, after, follow_ok)
-        if later is None:
-            return None
+        assert later is not None  # an opener without a name goes on to a head or the name's start
         ways += [(length + n, form) for n, form in later]
     return tuple(sorted(set(ways)))
+
+
+def _least(grammar: Grammar, ways: tuple[Way, ...], only: str | None, follow_ok: bool, names: dict[int, int]) -> int:
+    """The least of ``ways`` with ``grammar``'s name bounds (kept in ``names`` by form)."""
+    totals = []
+    for n, form in ways:
+        if form >= 0:
+            bound = names.get(form)
+            if bound is None:
+                bound = names[form] = upper(grammar, Name(form, b"", only), follow_ok)
+            n += bound
+        totals.append(n)
+    return min(totals)
 
 
 @dataclass(frozen=True)
@@ -128,16 +134,7 @@ class UpperPlan:
     def bounds(self, grammar: Grammar, only: str | None, follow_ok: bool) -> list[int]:
         """Each outcome's bound for ``grammar``'s tool list."""
         names: dict[int, int] = {}
-
-        def name_bound(form: int) -> int:
-            if form < 0:
-                return 0
-            found = names.get(form)
-            if found is None:
-                found = names[form] = upper(grammar, Name(form, b"", only), follow_ok)
-            return found
-
-        return [min(n + name_bound(form) for n, form in ways) for ways in self.ways]
+        return [_least(grammar, ways, only, follow_ok, names) for ways in self.ways]
 
 
 def upper_plan(grammar: Grammar, pos: Open | Head, mask: Mask, start_ok: bool, follow_ok: bool) -> UpperPlan:
