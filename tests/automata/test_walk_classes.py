@@ -1,6 +1,7 @@
 """``LazyDFA.walk_classes`` (one compiled call up to a counter step) reads the same bytes to the same
 state as :meth:`LazyDFA.next` byte by byte, stopping after an exit's byte or at a dead end: on the
-zoo's tails, whose length-bounded strings and arrays have counters, and on an opener search."""
+zoo's tails, whose length-bounded strings and arrays have counters, and on an opener search; and
+it says whether it stopped on an exit."""
 
 from __future__ import annotations
 
@@ -15,13 +16,13 @@ from tooldec.dialects.watch import search_automaton
 from tooldec.tools import Tool
 
 
-def stepped(dfa: LazyDFA, sid: int, data: bytes) -> tuple[int, int]:
+def stepped(dfa: LazyDFA, sid: int, data: bytes) -> tuple[int, int, bool]:
     """The reference: :meth:`LazyDFA.next` byte by byte."""
     for i, byte in enumerate(data):
         sid = dfa.next(sid, byte)
         if sid == SINK or dfa.arrays.exits[sid]:
-            return sid, i + 1
-    return sid, len(data)
+            return sid, i + 1, sid != SINK
+    return sid, len(data), sid != SINK and bool(dfa.arrays.exits[sid])
 
 
 def texts(dfa: LazyDFA, rng: random.Random, count: int) -> list[bytes]:
@@ -47,7 +48,7 @@ def test_a_compiled_walk_reads_what_next_reads() -> None:
     walked = stopped = 0
     for dfa in automata:
         for text in texts(dfa, rng, 30):
-            for start in {dfa.start, *(dfa.walk_classes(dfa.start, text[:k])[0] for k in (1, 2, 5) if k <= len(text))}:
+            for start in {dfa.start, *(dfa.walk_classes(dfa.start, text[:k])[0] for k in (0, 1, 2, 5) if k <= len(text))}:
                 if start == SINK:
                     continue
                 got = dfa.walk_classes(start, text)

@@ -664,23 +664,35 @@ class LazyDFA:
                 break
         return sid, counts, i
 
-    def walk_classes(self, sid: int, data: bytes) -> tuple[int, int]:
+    def walk_inside(self, sid: int, data: bytes) -> int:
+        """The state after ``data`` from ``sid`` where the compiled tables read all of it without
+        meeting an exit or a counter to count (most tokens inside a call's arguments), ``SINK`` where
+        it dies, else -1: the caller walks it exactly (:meth:`walk_counted`)."""
+        if self._tables is None or not data:
+            return -1
+        with self.lock:
+            sid, _, status = self._tables.walk_plain(self, sid, data, 0)
+        return sid if status in (0, 2) else -1  # 0: all read, not on an exit; 2: dead (SINK)
+
+    def walk_classes(self, sid: int, data: bytes) -> tuple[int, int, bool]:
         """``data`` from ``sid`` with counters as classes (:meth:`next` byte by byte) up to its
-        end, a dead end (``SINK``) or an exit state (after its byte): the state and the bytes
-        read. The compiled tables walk it in one call, up to a counter step they leave to this
-        loop (an opener search walked each byte of a token in Python)."""
+        end, a dead end (``SINK``) or an exit state (after its byte): the state, the bytes read
+        and whether the state is an exit. The compiled tables walk it in one call, up to a
+        counter step they leave to this loop (an opener search walked each byte of a token in
+        Python); their status says whether they stopped on an exit (a NumPy read of a cold array
+        cost as much as a few bytes of the walk)."""
         i, n = 0, len(data)
-        if self._tables is not None and sid != SINK:
+        if self._tables is not None and sid != SINK and n:
             with self.lock:
                 sid, i, status = self._tables.walk_plain(self, sid, data, 0)
-            if status != 3:
-                return sid, i
+            if status != 3:  # 0: all read, not on an exit; 1: on an exit; 2: dead
+                return sid, i, status == 1
         while i < n:
             sid = self.next(sid, data[i])
             i += 1
             if sid == SINK or self.arrays.exits[sid]:
                 break
-        return sid, i
+        return sid, i, sid != SINK and bool(self.arrays.exits[sid])
 
     def advance_exact(self, sid: int, byte: int, counts: dict[int, int]) -> tuple[int, dict[int, int]]:
         """One byte with exact counters: the next state (relabelled) and the new counts."""

@@ -14,8 +14,10 @@ from typing import Literal, cast
 
 import numpy as np
 
+from ..automata.dfa import SINK
 from ..errors import BudgetError, ToolNotFoundError
 from .budget import NOT_AT_HAND, known_within, need, shortest, within
+from .compiler import CompiledTail
 from .grammar import Grammar
 from .masking import FAR, goes_on_from
 from .masks import Mask
@@ -160,6 +162,7 @@ class Machine:
         self.parallel_tool_calls = parallel_tool_calls
         self.max_calls = max_calls
         self._eos = grammar.vocab.eos_ids
+        self._token_bytes = grammar.vocab.token_bytes
         self.reset()
 
     def reset(self) -> None:
@@ -394,10 +397,8 @@ class Machine:
             if tid in self._eos:
                 if not grammar.is_accepting(pos):
                     return False
-                self._push()
+                self._move(pos, None, 0)
                 self._done = True
-                self._step = self._came = None
-                self.call_just_closed = False
                 return True
             if tid not in vocab.special:
                 return False
@@ -422,8 +423,8 @@ class Machine:
         first makes a mask only when this refuses it: the masks of a new tool list were most of
         what a cold token cost (docs/RESULTS.md, stop 38)."""
         tid = int(token_id)
-        grammar, vocab = self.grammar, self.grammar.vocab
-        data = vocab.token_bytes[tid] if 0 <= tid < vocab.size else None
+        grammar, token_bytes = self.grammar, self._token_bytes
+        data = token_bytes[tid] if 0 <= tid < len(token_bytes) else None
         if budget is None or data is None or self._done or self._step is not None:  # the general way
             follow_ok = self._flags()[1]
             if not self.advance(tid):
@@ -432,6 +433,24 @@ class Machine:
                 return True
             self.rollback()
             return False
+        pos = self._pos  # the two common kinds first, each in one compiled walk (a cold Python call costs µs)
+        if type(pos) is Text:  # free text that opens no call: nothing to judge
+            state, _, exited = grammar.openers.search.walk_classes(pos.state, data)
+            if not exited:
+                self._move(Text(state), data, 0)
+                return True
+        elif type(pos) is Tail and not pos.counts:  # inside a call, no counter counted
+            tail = grammar.tail(pos.tool, pos.form, pos.chained)
+            state = tail.dfa.walk_inside(pos.state, data)
+            if state == SINK:
+                return False
+            if state > 0:
+                slack = max(budget, 1) - 1
+                inside = Tail(pos.form, pos.tool, pos.chained, state)
+                if _tail_bound(tail, state) > slack and need(grammar, inside, self._flags()[1]) > slack:
+                    return False
+                self._move(inside, data, 0)
+                return True
         start_ok, follow_ok = self._flags()  # a token with bytes and no record: walked and judged before the move
         new, closed = grammar.walk(self._pos, data, start_ok, follow_ok)
         if new is None or not _fits(grammar, new, follow_ok, max(budget, 1) - 1):
@@ -440,7 +459,8 @@ class Machine:
         return True
 
     def _move(self, new: Position, data: bytes | None, closed: int, came: _Step | None = None) -> None:
-        self._push()
+        """Step to ``new`` after ``data``, keeping where it was for :meth:`rollback`."""
+        self._history.append((self._pos, self._done, self.calls_completed, self.call_just_closed, len(self._text)))
         self._pos = new
         self._step = None
         self._came = came
@@ -461,9 +481,6 @@ class Machine:
             return False
         self._move(found, raw, closed)
         return True
-
-    def _push(self) -> None:
-        self._history.append((self._pos, self._done, self.calls_completed, self.call_just_closed, len(self._text)))
 
     def rollback(self, n: int = 1) -> None:
         """Undo the last ``n`` accepted tokens (or strings)."""
@@ -494,12 +511,17 @@ def _fits(grammar: Grammar, pos: Position, follow_ok: bool, slack: int) -> bool:
     the exact need where it does not settle it."""
     if isinstance(pos, Text):
         return True
-    if isinstance(pos, Tail):  # the bytes left, as a tail mask's ``max_after`` counts them (masking._bytes_after)
-        tail = grammar.tail(pos.tool, pos.form, pos.chained)
-        bound = FAR if tail.next_call and goes_on_from(tail.dfa, pos.state) else int(tail.dfa.arrays.dist[pos.state])
+    if isinstance(pos, Tail):
+        bound = _tail_bound(grammar.tail(pos.tool, pos.form, pos.chained), pos.state)
     else:
         bound = upper(grammar, pos, follow_ok)
     return bound <= slack or need(grammar, pos, follow_ok) <= slack
+
+
+def _tail_bound(tail: CompiledTail, state: int) -> int:
+    """The bytes left after a tail state, as a tail mask's ``max_after`` counts them
+    (:func:`.masking._bytes_after`)."""
+    return FAR if tail.next_call and goes_on_from(tail.dfa, state) else int(tail.dfa.arrays.dist[state])
 
 
 def fill_bitmasks(machines: Sequence[Machine | None], bitmask: np.ndarray,

@@ -220,7 +220,7 @@ class OpenerTables:
     def _walk(self, dfa: LazyDFA, state: int, data: bytes) -> tuple[int, int, int]:
         """``data`` from ``state`` up to its end, a dead end or a commit (:meth:`LazyDFA.walk_classes`):
         ``(state, bytes consumed, commit index or -1)``."""
-        state, used = dfa.walk_classes(state, data)
-        if state != SINK and dfa.arrays.exits[state]:
+        state, used, exited = dfa.walk_classes(state, data)
+        if exited:
             return state, used, self.commit_of(dfa, state)
         return state, used, -1
