@@ -279,6 +279,9 @@ class Grammar:
                     return Head(pos.form, state, pos.only), closed
                 pos = Name(pos.form, b"", pos.only)
             elif isinstance(pos, Name):
+                whole = pos.prefix + data[i:]
+                if pos.only is None and names.has_prefix(whole):  # the rest stays in a name: no byte-by-byte walk
+                    return Name(pos.form, whole), closed
                 prefix = pos.prefix + data[i:i + 1]
                 if (pos.only is None and names.has_prefix(prefix)) or (
                         pos.only is not None and pos.only.encode().startswith(prefix) and pos.only in self.tools):
