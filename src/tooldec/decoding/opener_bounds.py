@@ -60,8 +60,9 @@ def upper(grammar: Grammar, pos: Position, follow_ok: bool) -> int:
     to finish it (a longest-match cut has at most a token per byte): the least of what the
     canonical completion chooses among, each bounded through :func:`.name_bounds.name_most`.
     ``FAR`` elsewhere (an argument position's need is not bounded here)."""
-    if isinstance(pos, (Open, Head)):
-        ways = _ways(grammar, pos, follow_ok)
+    if isinstance(pos, (Open, Head)):  # its ways come from the opener tables: kept by their owner
+        ways = grammar.compiler.kept(("ways", grammar.openers_owner, pos, follow_ok),
+                                     lambda: _ways(grammar, pos, follow_ok))
         assert ways is not None  # an opener's or head's ways are always known
         return _least(grammar, ways, pos.only, follow_ok, {})
     if not isinstance(pos, Name):
@@ -115,10 +116,16 @@ def _least(grammar: Grammar, ways: tuple[Way, ...], only: str | None, follow_ok:
         if form >= 0:
             bound = names.get(form)
             if bound is None:
-                bound = names[form] = upper(grammar, Name(form, b"", only), follow_ok)
+                bound = names[form] = _name_start(grammar, form, only, follow_ok)
             n += bound
         totals.append(n)
     return min(totals)
+
+
+def _name_start(grammar: Grammar, form: int, only: str | None, follow_ok: bool) -> int:
+    """:func:`upper` at the form's empty name: kept per snapshot, since every opener check asks it."""
+    return grammar.compiler.kept(("name-start", grammar.serial, form, only, follow_ok),
+                                 lambda: upper(grammar, Name(form, b"", only), follow_ok))
 
 
 @dataclass(frozen=True)
