@@ -197,7 +197,7 @@ class LlamaCppGenerator:
         """
         max_new_tokens = min(max_new_tokens, self.model.n_ctx() - len(prompt_ids))
         machine = None
-        pending: Future[Lists] | _Ready | _Later | _Check | None = None
+        pending: Future[Lists] | _Ready | _Later | None = None
         overlapped = [0.0]  # written by the worker, read after a result(): no race
 
         def make(budget: int) -> Lists:
@@ -211,24 +211,25 @@ class LlamaCppGenerator:
             finally:
                 overlapped[0] += time.perf_counter() - start
 
-        def next_mask(budget: int) -> Future[Lists] | _Ready | _Later | _Check:
+        def next_mask(budget: int) -> Future[Lists] | _Ready | _Later:
             """The next mask: at once when it is cached (a lookup on this thread: handing it to the
             worker cost more than the lookup), else from the worker while llama.cpp evaluates the
-            token, or after the evaluation where no core is free for a worker; there, with
-            ``check_first``, only a note to try the model's pick first (no lookup)."""
+            token, or after the evaluation where no core is free for a worker."""
             assert machine is not None
-            if self.check_first and not self.mask_worker:  # a cached mask is looked up only if the pick is refused
-                return _Check(budget)
             known = machine.known_lists(budget, self.width)
             if known is not None:
                 return _Ready(known)
             return self._masker().submit(timed, budget) if self.mask_worker else _Later(functools.partial(make, budget))
 
+        # the model's pick tried first, a mask made (or looked up) only if it is refused: no mask is
+        # asked for ahead, so nothing is pending between steps
+        checking = self.check_first and not self.mask_worker
         if grammar is not None:
             machine = Machine(grammar, tool_choice=tool_choice, parallel_tool_calls=parallel_tool_calls,
                               max_calls=max_calls)
             machine.check_budget(max_new_tokens)
-            pending = next_mask(max_new_tokens)  # overlaps the prompt
+            if not checking:
+                pending = next_mask(max_new_tokens)  # overlaps the prompt
         eos = set(self.eos_ids)
         self._feed(prompt_ids)
         ids: list[int] = []
@@ -239,19 +240,18 @@ class LlamaCppGenerator:
         while len(ids) < max_new_tokens:
             logits = self._logits()
             if machine is not None:
-                start = time.perf_counter()
                 steps += 1
-                assert pending is not None  # submitted before the prompt and after every token
                 lists: Lists | None = None
-                if isinstance(pending, _Check):  # the model's own pick (what any loop does: not counted), if allowed
-                    picking = time.perf_counter()
+                if checking:  # the model's own pick (what any loop does: not counted), if allowed
                     token = pick_token(logits, None, temperature, self._rng)
-                    start += time.perf_counter() - picking
-                    if machine.advance_within(token, pending.budget):
+                    start = time.perf_counter()
+                    if machine.advance_within(token, max_new_tokens - len(ids)):
                         checked += 1
                     else:
-                        lists = make(pending.budget)
+                        lists = make(max_new_tokens - len(ids))
                 else:
+                    start = time.perf_counter()
+                    assert pending is not None  # submitted before the prompt and after every token
                     lists = pending.result()
                 if lists is not None:
                     allowed, refused = lists
@@ -281,7 +281,7 @@ class LlamaCppGenerator:
                     closed = True
                     break
             if len(ids) < max_new_tokens:
-                if machine is not None:  # the next mask is computed while llama.cpp evaluates the token
+                if machine is not None and not checking:  # the next mask is computed while llama.cpp evaluates the token
                     start = time.perf_counter()
                     pending = next_mask(max_new_tokens - len(ids))
                     masking += time.perf_counter() - start
@@ -351,15 +351,6 @@ def load_llama(path: str | Path, *, n_ctx: int = DEFAULT_CONTEXT, threads: int |
     llm = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads, verbose=False)
     say(f"model loaded in {time.perf_counter() - start:.1f} s")
     return llm, tokenizer
-
-
-class _Check:
-    """No mask yet: the model's pick is tried first (``check_first``) under this budget."""
-
-    __slots__ = ("budget",)
-
-    def __init__(self, budget: int) -> None:
-        self.budget = budget
 
 
 class _Later:
