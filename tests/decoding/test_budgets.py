@@ -260,6 +260,34 @@ BYTES = Vocabulary.from_tokens([bytes([b]) for b in range(256)], special={256: "
 
 
 @pytest.mark.parametrize("vocab_name", ["smollm2", "bytes"])
+def test_a_token_taken_without_its_mask_lands_where_advance_takes_it(vocab_name: str,
+                                                                     request: pytest.FixtureRequest) -> None:
+    """``advance_within`` moves the cursor as ``advance`` does (position, calls closed, text), at
+    every position of text, a whole call with counted strings, its close and the text after it:
+    its shortcuts for free text and arguments must stop where a walk meets an exit."""
+    vocab: Vocabulary = BYTES if vocab_name == "bytes" else request.getfixturevalue("smollm2_vocab")
+    grammar = Grammar(ToolSet([WEATHER]), vocab, Hermes())
+    text = ('Sure. <tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo", "code": "abcdefgh", '
+            '"days": 1, "note": "' + "n" * 90 + '"}}\n</tool_call>\nDone.')
+    machine = Machine(grammar, tool_choice="auto")
+    rng = random.Random(7)
+    compared = closed = 0
+    for tid in vocab.longest_match(text.encode()):
+        allowed = machine.allowed_token_ids().tolist()
+        for other in {tid, *rng.sample(allowed, min(12, len(allowed)))}:
+            twin = machine.fork()
+            assert twin.advance(other)
+            assert machine.advance_within(other, 400), vocab.token_bytes[other]
+            assert (machine.position, machine.calls_completed, machine.call_just_closed, machine.text) == (
+                twin.position, twin.calls_completed, twin.call_just_closed, twin.text), vocab.token_bytes[other]
+            closed += machine.call_just_closed
+            compared += 1
+            machine.rollback()
+        assert machine.advance(tid)
+    assert machine.calls_completed == 1 and closed and compared > 200
+
+
+@pytest.mark.parametrize("vocab_name", ["smollm2", "bytes"])
 @pytest.mark.parametrize("prefix", [*ORACLE_PREFIXES, "Let me look that up. <tool_call"])
 def test_a_token_taken_without_its_mask_is_one_the_budgeted_mask_allows(vocab_name: str, prefix: str,
                                                                         request: pytest.FixtureRequest) -> None:
