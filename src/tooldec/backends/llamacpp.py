@@ -245,10 +245,11 @@ class LlamaCppGenerator:
                 if checking:  # the model's own pick (what any loop does: not counted), if allowed
                     token = pick_token(logits, None, temperature, self._rng)
                     start = time.perf_counter()
-                    if machine.advance_within(token, max_new_tokens - len(ids)):
+                    budget = max_new_tokens - len(ids)
+                    if machine.advance_within(token, budget):
                         checked += 1
                     else:
-                        lists = make(max_new_tokens - len(ids))
+                        lists = make(budget)
                 else:
                     start = time.perf_counter()
                     assert pending is not None  # submitted before the prompt and after every token

@@ -226,6 +226,12 @@ class Grammar:
         head = self.openers.heads[form]
         return Name(form, b"", only) if head.arrays.accepting[head.start] else Head(form, head.start, only)
 
+    def _spells_name(self, prefix: bytes, only: str | None) -> bool:
+        """Whether ``prefix`` begins a tool name (``only``'s, where ``tool_choice`` names one)."""
+        if only is None:
+            return self._names.has_prefix(prefix)
+        return only.encode().startswith(prefix) and only in self.tools
+
     def after_special(self, pos: Position, tid: int, start_ok: bool) -> Position | None:
         """The position after a special token (no bytes), or ``None`` if it is not allowed there."""
         openers = self.openers
@@ -280,11 +286,10 @@ class Grammar:
                 pos = Name(pos.form, b"", pos.only)
             elif isinstance(pos, Name):
                 whole = pos.prefix + data[i:]
-                if pos.only is None and names.has_prefix(whole):  # the rest stays in a name: no byte-by-byte walk
-                    return Name(pos.form, whole), closed
+                if self._spells_name(whole, pos.only):  # the rest stays in the name: no byte-by-byte walk
+                    return Name(pos.form, whole, pos.only), closed
                 prefix = pos.prefix + data[i:i + 1]
-                if (pos.only is None and names.has_prefix(prefix)) or (
-                        pos.only is not None and pos.only.encode().startswith(prefix) and pos.only in self.tools):
+                if self._spells_name(prefix, pos.only):
                     pos = Name(pos.form, prefix, pos.only)
                     i += 1
                     continue
