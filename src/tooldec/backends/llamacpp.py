@@ -41,7 +41,7 @@ tool docs, about 4,400 tokens) plus the answer."""
 FEW = 16
 """Allowed lists this short are picked from in Python (most masks inside a call): with the CPU
 caches cold after a forward pass, a pick then costs about a third less than NumPy's gather and argmax
-(docs/RESULTS.md, stop 36)."""
+(``python benchmarks/cold_replay.py --sweep-mb 64 --phases``)."""
 
 
 def is_llama(model: Any) -> bool:

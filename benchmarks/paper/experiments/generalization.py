@@ -18,7 +18,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ...tools import Tool, ToolSet
+from tooldec.tools import Tool, ToolSet
+
 from ..datasets import FUNCQA_OPS, kamel_tools
 from .common import Session, System, constrained, hermes_dialect, mean
 from .funcqa import few_shot, funcqa_prompt, solve

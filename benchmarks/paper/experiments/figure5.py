@@ -36,11 +36,12 @@ from math import comb
 from pathlib import Path
 from typing import Any
 
-from ...decoding import Grammar
-from ...dialects import Hermes, ToolCall, ToolkenGPT
-from ...learned import LearnedTokens
-from ...learned.generator import LearnedGenerator, learned_decoder
-from ...runtime.selection import NameSelector, Selection
+from tooldec.decoding import Grammar
+from tooldec.dialects import Hermes, ToolCall, ToolkenGPT
+from tooldec.learned import LearnedTokens
+from tooldec.learned.generator import LearnedGenerator, learned_decoder
+from tooldec.runtime.selection import NameSelector, Selection
+
 from ..datasets import FUNCQA_OPS
 from .common import Session, System, call_errors, mean, wilson
 from .funcqa import extract_answer, funcqa_toolset, is_correct

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from tooldec.bench.datasets import data_dir as default_data_dir
-from tooldec.bench.experiments import bfcl, funcqa, restbench, tooleval
-from tooldec.bench.experiments.common import call_errors
-from tooldec.bench.experiments.repair import closest_name, first_failed_call, repair_call
+from benchmarks.paper.datasets import data_dir as default_data_dir
+from benchmarks.paper.experiments import bfcl, funcqa, restbench, tooleval
+from benchmarks.paper.experiments.common import call_errors
+from benchmarks.paper.experiments.repair import closest_name, first_failed_call, repair_call
 from tooldec.dialects import Hermes, ReAct, ToolCall, ToolkenGPT
 
 
@@ -85,8 +85,8 @@ def test_bfcl_parallel_calls_match_in_any_order_and_irrelevance_wants_none() -> 
 
 
 def test_bfcl_tooldec_tag_is_tooldec_with_the_tag_opener_only() -> None:
-    from tooldec.bench.experiments.common import constrained
-    from tooldec.bench.experiments.runner import systems_of
+    from benchmarks.paper.experiments.common import constrained
+    from benchmarks.paper.experiments.runner import systems_of
 
     assert "tooldec_tag" in systems_of("bfcl") and constrained("tooldec_tag")
     assert [o.name for o in bfcl.dialect("tooldec_tag").openers()] == ["tag"]
@@ -96,8 +96,8 @@ def test_bfcl_tooldec_tag_is_tooldec_with_the_tag_opener_only() -> None:
 
 
 def test_bfcl_tooldec_any_forces_every_opener_as_tooldec_did_before() -> None:
-    from tooldec.bench.experiments.common import constrained
-    from tooldec.bench.experiments.runner import systems_of
+    from benchmarks.paper.experiments.common import constrained
+    from benchmarks.paper.experiments.runner import systems_of
 
     assert "tooldec_any" in systems_of("bfcl") and constrained("tooldec_any")
     every = [o.name for o in Hermes().openers()]
@@ -158,9 +158,9 @@ def test_data_dir_is_a_path() -> None:
 
 
 def test_generalization_tooldec_beam_any_is_the_beam_with_every_opener_as_before() -> None:
-    from tooldec.bench.experiments import generalization
-    from tooldec.bench.experiments.common import beamed, constrained, hermes_dialect
-    from tooldec.bench.experiments.runner import systems_of
+    from benchmarks.paper.experiments import generalization
+    from benchmarks.paper.experiments.common import beamed, constrained, hermes_dialect
+    from benchmarks.paper.experiments.runner import systems_of
 
     assert "tooldec_beam_any" in systems_of("generalization") and constrained("tooldec_beam_any")
     assert beamed("tooldec_beam_any") and beamed("tooldec_beam") and not beamed("tooldec_any")

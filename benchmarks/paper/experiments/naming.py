@@ -17,10 +17,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ...dialects import Hermes
-from ...runtime.naming import name_distance, rewrite_names
-from ...tools import ToolSet
-from ...tools.openapi import Operation, openapi_operations
+from tooldec.dialects import Hermes
+from tooldec.runtime.naming import name_distance, rewrite_names
+from tooldec.tools import ToolSet
+from tooldec.tools.openapi import Operation, openapi_operations
+
 from .common import Session, System, constrained, markdown_table, mean, wilson
 from .generalization import FORMAT
 from .restbench import correct_path
@@ -50,7 +51,7 @@ def names_for(session: Session, subset: str, data: Path) -> dict[str, str] | Non
     """The rewritten names of ``subset`` (``None`` for method-path names), written once and cached."""
     if subset == "method_path":
         return None
-    from ...backends import generator_for
+    from tooldec.backends import generator_for
 
     temperature, seed = REWRITES[subset]
     operations = openapi_operations(_spec(data), naming="method_path")

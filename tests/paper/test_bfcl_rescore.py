@@ -1,4 +1,4 @@
-"""benchmarks/bfcl_rescore.py on real saved BFCL rows (tests/fixtures/bfcl_saved, copied from docs/bench/bfcl).
+"""benchmarks/bfcl_rescore.py on real saved BFCL rows (tests/fixtures/bfcl_saved, copied from the kept BFCL record).
 
 The runner read ``tooldec_tag``'s texts with the tag-only Hermes parser; reread with every opener,
 the 1.5B's fenced irrelevance calls are calls (so wrong), and SmolLM2's JSON echoed after its

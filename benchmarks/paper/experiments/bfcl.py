@@ -16,8 +16,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ...dialects import Hermes, ToolCall
-from ...tools import Tool, ToolSet
+from tooldec.dialects import Hermes, ToolCall
+from tooldec.tools import Tool, ToolSet
+
 from ..datasets import bfcl_items
 from .common import Session, System, mean
 from .common import hermes_dialect as dialect

@@ -13,9 +13,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ...dialects import Hermes
-from ...tools import ToolSet
-from ...tools.openapi import openapi_operations
+from tooldec.dialects import Hermes
+from tooldec.tools import ToolSet
+from tooldec.tools.openapi import openapi_operations
+
 from .common import Session, System, constrained, mean
 from .generalization import FORMAT
 

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.paper.cli import main
+from benchmarks.paper.experiments.common import Session
+from benchmarks.paper.experiments.runner import run
 from tests.backends.smollm2 import smollm2
-from tooldec.bench.cli import main
-from tooldec.bench.experiments.common import Session
-from tooldec.bench.experiments.runner import run
 
 
 @pytest.fixture(scope="module")

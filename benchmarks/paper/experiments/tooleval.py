@@ -14,8 +14,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ...dialects import ReAct
-from ...tools import Tool, ToolSet
+from tooldec.dialects import ReAct
+from tooldec.tools import Tool, ToolSet
+
 from .common import Session, System, mean
 
 __all__ = ["COLUMNS", "STUB", "SUBSETS", "items", "relevant_names", "score", "standardize", "summarize"]

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..learned.features import Demonstration, Mark
+from tooldec.learned.features import Demonstration, Mark
 
 __all__ = [
     "FUNCQA_OPS",

@@ -15,8 +15,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ...dialects import ToolkenGPT
-from ...tools import Tool, ToolSet
+from tooldec.dialects import ToolkenGPT
+from tooldec.tools import Tool, ToolSet
+
 from ..datasets import funcqa_tools
 from .common import Session, System, mean
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from ...automata.nfa import NFA, Frag
-from ...dialects import Hermes, Pythonic, ToolkenGPT
-from ...dialects.base import Opener
-from ...dialects.hermes import TAG
-from ...learned import TRIGGER
+from tooldec.automata.nfa import NFA, Frag
+from tooldec.dialects import Hermes, Pythonic, ToolkenGPT
+from tooldec.dialects.base import Opener
+from tooldec.dialects.hermes import TAG
+from tooldec.learned import TRIGGER
 
 __all__ = ["TriggerHermes", "TriggerPythonic", "TriggerToolken"]
 

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...backends.generation import Backend, load
-from ...dialects import Dialect, Hermes, ToolCall
-from ...tools import ToolSet
+from tooldec.backends.generation import Backend, load
+from tooldec.dialects import Dialect, Hermes, ToolCall
+from tooldec.tools import ToolSet
 
 __all__ = [
     "SYSTEMS",
@@ -82,7 +82,7 @@ def mean(values: Iterable[float]) -> float:
 
 def resolve_model(spec: str) -> Path:
     """``smollm2``, ``qwen`` or a path to a local HF folder or GGUF file."""
-    from ...models import qwen_coder_gguf_path, smollm2_gguf_path
+    from tooldec.models import qwen_coder_gguf_path, smollm2_gguf_path
 
     if spec == "smollm2":
         return smollm2_gguf_path()
@@ -142,7 +142,7 @@ class Session:
         self.out: Path | None = None
         """Where the run writes (experiments keep files they make, such as learned tokens, there)."""
         if loaded is not None:
-            from ...backends.llamacpp import is_llama
+            from tooldec.backends.llamacpp import is_llama
 
             self.model, self.tokenizer, self.vocab = loaded
             self.backend = "llamacpp" if is_llama(self.model) else "transformers"
@@ -177,8 +177,9 @@ class Session:
         """A ``ToolDecoder`` for ``system`` (``RepairDecoder`` for ``repair``; for ``tooldec_beam``
         and ``tooldec_beam_any`` its generator chooses names with :class:`~tooldec.runtime.selection.NameSelector`),
         greedy by default."""
-        from ...runtime import ToolDecoder
-        from ...runtime.selection import NameSelector
+        from tooldec.runtime import ToolDecoder
+        from tooldec.runtime.selection import NameSelector
+
         from .repair import RepairDecoder
 
         options.setdefault("temperature", 0.0)
@@ -198,7 +199,7 @@ class Session:
         system message written by ``tool_instructions`` (SmolLM2's template has no tools), as the
         runtime does.
         """
-        from ...runtime import Conversation
+        from tooldec.runtime import Conversation
 
         return Conversation(self.tokenizer, tools if tools is not None else ToolSet([]), dialect or Hermes(),
                             messages).prompt_text()
@@ -214,7 +215,7 @@ class Session:
         (or a tool name) is had unconstrained by writing the call's start into the prompt, as
         the runtime does; ToolDec gets it from the mask.
         """
-        from ...runtime import forced_start
+        from tooldec.runtime import forced_start
 
         dialect, tools = decoder.dialect, decoder.tools
         forced = "" if constrained(system) else forced_start(dialect, tool_choice)

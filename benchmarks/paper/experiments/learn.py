@@ -26,8 +26,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from ...learned import Demonstration, LearnedTokens, extract, fit_rows, switch_scores
-from ...learned.features import Features
+from tooldec.learned import Demonstration, LearnedTokens, extract, fit_rows, switch_scores
+from tooldec.learned.features import Features
+
 from ..datasets import (
     FUNCQA_OPS,
     funcqa_demonstrations,

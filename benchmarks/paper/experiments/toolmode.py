@@ -16,12 +16,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ...decoding import Grammar, Machine
-from ...dialects import ToolkenGPT
-from ...learned.generator import LearnedGenerator
-from ...runtime import CallRecord, Executor
-from ...runtime.selection import NameSelector, Selection
-from ...tools import ToolSet
+from tooldec.decoding import Grammar, Machine
+from tooldec.dialects import ToolkenGPT
+from tooldec.learned.generator import LearnedGenerator
+from tooldec.runtime import CallRecord, Executor
+from tooldec.runtime.selection import NameSelector, Selection
+from tooldec.tools import ToolSet
+
 from .trigger_dialects import TriggerToolken
 
 __all__ = ["Outcome", "ToolMode"]

@@ -16,10 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from ...dialects import Dialect, ToolCall
-from ...runtime import ToolDecoder
-from ...runtime.trace import CallRecord, Trace
-from ...tools import ToolSet
+from tooldec.dialects import Dialect, ToolCall
+from tooldec.runtime import ToolDecoder
+from tooldec.runtime.trace import CallRecord, Trace
+from tooldec.tools import ToolSet
 
 __all__ = ["BacktraceGenerator", "RepairDecoder", "closest_name", "first_failed_call", "repair_call"]
 
@@ -75,7 +75,7 @@ def first_failed_call(text: str, dialect: Dialect, tools: ToolSet) -> int | None
 
     Examples:
         >>> from tooldec.dialects import ToolkenGPT
-        >>> from tooldec.bench.datasets import funcqa_tools
+        >>> from benchmarks.paper.datasets import funcqa_tools
         >>> tools = ToolSet(funcqa_tools())
         >>> first_failed_call("2+3=<add>(2, 3)=5, 5*7=<multiply>(5*7)=35", ToolkenGPT(tools), tools)
         23

@@ -1,4 +1,4 @@
-"""The auto-mode benchmark's counting (issue 16), on a real BFCL item and hand-written answers.
+"""The auto-mode benchmark's counting (docs/DESIGN.md, invariant 3), on a real BFCL item and hand-written answers.
 
 Every system is counted by the same ``Hermes().scan``: a tooldec loop's calls are the ones parsed
 in its text; a server's are its ``tool_calls``, and call-like text in its ``content`` is broken.
@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from tooldec.bench.datasets import bfcl_items
-from tooldec.bench.experiments.auto_mode import count_answer, request, summarize
+from benchmarks.paper.datasets import bfcl_items
+from benchmarks.paper.experiments.auto_mode import count_answer, request, summarize
 from tooldec.dialects import Hermes
 
 TAYLOR = '{"name": "spotify.play", "arguments": {"artist": "Taylor Swift", "duration": 20}}'
@@ -141,7 +141,7 @@ def test_end_to_end_a_call_returned_in_code_is_constrained_and_valid(data_dir: P
     """SmolLM2 (llama.cpp, greedy) answers BFCL simple_python_4 with Python code that returns a
     ``{"name": ...}`` object: no tag, no fence, no line start. Auto mode constrains it (the
     ``inline`` opener), so it is a parsed, valid call and nothing call-like is left broken."""
-    from tooldec.bench.experiments.common import Session
+    from benchmarks.paper.experiments.common import Session
 
     item = next(i for i in bfcl_items("simple_python", data_dir) if i["id"] == "simple_python_4")
     req = request(item, "simple_python")

@@ -1,7 +1,9 @@
-"""``tooldec bench NAME``: one of the paper's experiments, for one or more systems.
+"""``python -m benchmarks.paper NAME``: one of the paper's experiments, for one or more systems.
 
-    tooldec bench funcqa --model qwen --system tooldec --limit 10
-    python -m tooldec.bench bfcl --model smollm2 --system baseline --system tooldec --limit 5
+Run from the repository root (the experiments are not part of the installed package)::
+
+    python -m benchmarks.paper funcqa --model qwen --system tooldec --limit 10
+    python -m benchmarks.paper bfcl --model smollm2 --system baseline --system tooldec --limit 5
 
 Per run: a progress bar, ``<out>/<bench>/<model>/<system>/<subset>.jsonl`` (one line per item),
 ``summary.json``; then ``table.md`` and ``<bench>.png`` over every system run so far.
@@ -21,7 +23,7 @@ __all__ = ["main"]
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="tooldec bench", description="Reproduce one of the ToolDec paper's tables.")
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.paper", description="Reproduce one of the ToolDec paper's tables.")
     parser.add_argument("name", choices=EXPERIMENTS, help="which table")
     parser.add_argument("--model", default="smollm2",
                         help="'smollm2' (installed), 'qwen' (after `make qwen`), 'qwen15' (after `make qwen15`), "
@@ -57,17 +59,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     systems = list(allowed) if not args.system or "all" in args.system else list(dict.fromkeys(args.system))
     wrong = [s for s in systems if s not in allowed]
     if wrong:
-        print(f"tooldec bench: {args.name} runs the systems {', '.join(allowed)}, not {', '.join(wrong)}", file=sys.stderr)
+        print(f"benchmarks.paper: {args.name} runs the systems {', '.join(allowed)}, not {', '.join(wrong)}", file=sys.stderr)
         return 2
     data = data_dir(args.data)
     if not data.is_dir():
-        print(f"tooldec bench: no benchmark data at {data}; pass --data or set TOOLDEC_DATA", file=sys.stderr)
+        print(f"benchmarks.paper: no benchmark data at {data}; pass --data or set TOOLDEC_DATA", file=sys.stderr)
         return 2
     if args.limit is not None and args.limit < 1:
-        print("tooldec bench: --limit must be >= 1", file=sys.stderr)
+        print("benchmarks.paper: --limit must be >= 1", file=sys.stderr)
         return 2
     if args.beam < 1:
-        print("tooldec bench: --beam must be >= 1", file=sys.stderr)
+        print("benchmarks.paper: --beam must be >= 1", file=sys.stderr)
         return 2
     session = Session(args.model, backend=args.backend, beam_width=args.beam)
     for system in systems:

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from tooldec.bench.datasets import data_dir
-from tooldec.bench.experiments.common import Session
-from tooldec.bench.experiments.figure5 import extra_tables, paired_names
-from tooldec.bench.experiments.learn import Protocol, learned_tokens, split
-from tooldec.bench.experiments.runner import report, run
+from benchmarks.paper.datasets import data_dir
+from benchmarks.paper.experiments.common import Session
+from benchmarks.paper.experiments.figure5 import extra_tables, paired_names
+from benchmarks.paper.experiments.learn import Protocol, learned_tokens, split
+from benchmarks.paper.experiments.runner import report, run
 from tooldec.learned import LearnedTokens
 from tooldec.runtime.naming import rewrite_names
 from tooldec.tools.openapi import openapi_operations
@@ -77,8 +77,8 @@ def test_figure5_rows(session: Session, out: Path, system: str) -> None:
 def test_kamel_few_shot_is_given_as_chat_turns(session: Session) -> None:
     """The 30 examples are prior turns of the chat template (a user question, the assistant's
     call), and the prompt ends where the assistant's next turn begins."""
-    from tooldec.bench.experiments.figure5 import _kamel_shots, kamel_chat_prompt
-    from tooldec.bench.experiments.generalization import _kamel
+    from benchmarks.paper.experiments.figure5 import _kamel_shots, kamel_chat_prompt
+    from benchmarks.paper.experiments.generalization import _kamel
     from tooldec.dialects import Hermes
 
     tools, names, docs = _kamel(DATA, 60)

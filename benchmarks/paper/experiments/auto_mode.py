@@ -1,4 +1,4 @@
-"""Auto mode on BFCL, counted the same way for every system (issue 16).
+"""Auto mode on BFCL, counted the same way for every system.
 
 The model decides whether to call (``tool_choice="auto"``, the OpenAI default). Every answer is
 read by the Hermes dialect's :meth:`~tooldec.dialects.Dialect.scan`, whatever produced it:
@@ -26,8 +26,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ...dialects import Dialect, ToolCall
-from ...tools import Tool, ToolSet
+from tooldec.dialects import Dialect, ToolCall
+from tooldec.tools import Tool, ToolSet
+
 from .bfcl import ast_match, bfcl_schema
 
 __all__ = ["CATEGORIES", "Request", "count_answer", "request", "server_calls", "summarize"]

@@ -9,9 +9,9 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from ..decoding import Machine
-from ..dialects.base import Dialect
-from ..tools import ToolSet
+from tooldec.decoding import Machine
+from tooldec.dialects.base import Dialect
+from tooldec.tools import ToolSet
 
 __all__ = ["WalkResult", "random_walk", "check_walk"]
 

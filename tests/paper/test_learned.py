@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tooldec.bench.datasets import data_dir, funcqa_demonstrations
-from tooldec.bench.experiments.funcqa import funcqa_toolset
-from tooldec.bench.experiments.trigger_dialects import TriggerToolken
+from benchmarks.paper.datasets import data_dir, funcqa_demonstrations
+from benchmarks.paper.experiments.funcqa import funcqa_toolset
+from benchmarks.paper.experiments.trigger_dialects import TriggerToolken
 from tooldec.decoding import Grammar
 from tooldec.dialects import ToolkenGPT
 from tooldec.learned import (
