@@ -46,7 +46,7 @@ import numpy as np  # noqa: E402
 from end_to_end import questions  # noqa: E402
 
 from tooldec.backends import generator_for  # noqa: E402
-from tooldec.backends.llamacpp import pick_token  # noqa: E402
+from tooldec.backends.step import pick_token  # noqa: E402
 from tooldec.bench.datasets import data_dir  # noqa: E402
 from tooldec.bench.experiments.common import Session  # noqa: E402
 from tooldec.decoding import Compiler, Machine  # noqa: E402
