@@ -39,10 +39,10 @@ from pathlib import Path
 from typing import Any
 
 _ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(_ROOT / "src"))
+sys.path[:0] = [str(_ROOT / "src"), str(_ROOT)]  # tooldec from this checkout, and benchmarks.paper
 
-from tooldec.bench.datasets import bfcl_items, data_dir  # noqa: E402
-from tooldec.bench.experiments.bfcl import bfcl_schema  # noqa: E402
+from benchmarks.paper.datasets import bfcl_items, data_dir  # noqa: E402
+from benchmarks.paper.experiments.bfcl import bfcl_schema  # noqa: E402
 from tooldec.dialects import Hermes  # noqa: E402
 
 SUBSETS = ("simple_python", "multiple")

@@ -45,7 +45,7 @@ class LlamaCppGenerator(TokenGenerator):
         vocab: Its vocabulary padded to ``llm.n_vocab()`` (default: built from ``tokenizer``).
         mask_worker, check_first: The :class:`~tooldec.backends.step.Stepper`'s; the worker by
             default only where a core is free beside llama.cpp's threads (else its time comes out
-            of theirs: docs/RESULTS.md, end to end).
+            of theirs: ``benchmarks/end_to_end.py --mask-worker on|off``).
     """
 
     def __init__(self, llm: Any, tokenizer: Any, vocab: Vocabulary | None = None, *,

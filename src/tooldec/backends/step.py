@@ -22,7 +22,7 @@ __all__ = ["FEW", "Stepper", "core_beside", "fill_masks", "pick_token"]
 
 FEW = 16
 """Allowed lists this short (most masks inside a call) are picked from in Python: with the caches
-cold after a forward pass, a third cheaper than NumPy (docs/RESULTS.md, ``benchmarks/cold_replay.py``)."""
+cold after a forward pass, a third cheaper than NumPy (``benchmarks/cold_replay.py --sweep-mb 64 --phases``)."""
 
 
 def pick_token(logits: np.ndarray, allowed: np.ndarray | None, temperature: float,
@@ -89,7 +89,7 @@ class Stepper:
             when allowed, else drawn from the allowed part, is a sample of the allowed part.
         mask_worker: Make a mask that is not cached on a worker thread while the model evaluates
             (releasing the GIL), not after: worth it where a core is free beside the model's
-            threads (:func:`core_beside`; docs/RESULTS.md, end to end).
+            threads (:func:`core_beside`; ``benchmarks/end_to_end.py --mask-worker on|off``).
 
     Attributes:
         masking_seconds: The loop's time masking: waiting for or looking up masks, checking

@@ -171,7 +171,7 @@ class Dialect(abc.ABC):
     """The openers a forced call opens with when ``forced`` is not given (``None``: every one in
     use). Free text is the model's to write, so auto mode takes every opener it may write a call
     in; a forced call is written by the mask, so it may as well open the way the model was
-    trained to (section 5 of docs/RESULTS.md measures the difference)."""
+    trained to (docs/RESULTS.md, "BFCL", measures the difference)."""
     tail_literal: ClassVar[bytes] = b""
     """Bytes every form-0 tail of this dialect starts with: a token that runs from a name into
     them is checked against these without building the tool's automaton (a test keeps them honest)."""

@@ -51,7 +51,7 @@ class Service:
         model_id: The name clients put in ``model``.
         tokenizer: The model's transformers tokenizer (chat template).
         worker: The llama.cpp worker (started by the app).
-        constraints: Validates and compiles request tools (shared: :mod:`tooldec.serving`).
+        constraints: Validates and compiles request tools (shared: docs/DESIGN.md, concurrency contract).
     """
 
     def __init__(self, model_id: str, tokenizer: Any, worker: Worker, constraints: Constraints) -> None:

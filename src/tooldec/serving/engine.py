@@ -2,7 +2,7 @@
 
 Servers (``tooldec serve``, the vLLM logits processor) turn each request's tool list into a
 grammar here (:class:`Constraints`) and start one cursor per sequence from it; they step with
-:mod:`tooldec.backends.step`. Which thread may call what: :mod:`tooldec.serving`.
+:mod:`tooldec.backends.step`. Which thread may call what: docs/DESIGN.md, concurrency contract.
 """
 
 from __future__ import annotations

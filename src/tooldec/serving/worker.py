@@ -4,7 +4,7 @@ A ``llama_cpp.Llama`` holds one KV cache; two requests stepping it in turn would
 other's context. So every request becomes a :class:`Job` on a bounded queue and one worker
 thread runs them in order, with the loop of ``tooldec run`` (``LlamaCppGenerator.tokens``), and
 hands the events (content, calls, the end) back to the request's event loop as they come (the
-threads: :mod:`tooldec.serving`). A prompt that begins like the previous one (the same system
+threads: docs/DESIGN.md, concurrency contract). A prompt that begins like the previous one (the same system
 prompt and tools) only evaluates its new tokens.
 """
 

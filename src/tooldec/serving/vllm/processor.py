@@ -9,7 +9,7 @@ carries ``"tooldec"`` (see :mod:`tooldec.serving.vllm.args`); any other request 
 compile new tool lists (cached across requests by key), move each cursor by its new output
 tokens, and fill all constrained rows of one int32 bitmask. The forward pass runs meanwhile;
 ``apply`` joins the job and writes ``-inf`` where the mask says no. The worker thread is the only
-one that touches cursors (the contract is written in :mod:`tooldec.serving`). With async
+one that touches cursors (docs/DESIGN.md, concurrency contract). With async
 scheduling (vLLM on GPUs; vLLM on CPU runs without it) the last sampled token is a placeholder
 (-1) at ``update_state`` time; those rows are finished in ``apply`` once vLLM has filled it in,
 without the overlap. A row whose cursor
