@@ -9,9 +9,10 @@ carries ``"tooldec"`` (see :mod:`tooldec.serving.vllm.args`); any other request 
 compile new tool lists (cached across requests by key), move each cursor by its new output
 tokens, and fill all constrained rows of one int32 bitmask. The forward pass runs meanwhile;
 ``apply`` joins the job and writes ``-inf`` where the mask says no. The worker thread is the only
-one that touches grammars and cursors. With async scheduling (vLLM on GPUs; vLLM on CPU runs
-without it) the last sampled token is a placeholder (-1) at ``update_state`` time; those rows
-are finished in ``apply`` once vLLM has filled it in, without the overlap. A row whose cursor
+one that touches cursors (docs/DESIGN.md, concurrency contract). With async
+scheduling (vLLM on GPUs; vLLM on CPU runs without it) the last sampled token is a placeholder
+(-1) at ``update_state`` time; those rows are finished in ``apply`` once vLLM has filled it in,
+without the overlap. A row whose cursor
 cannot go on (a token the grammar refuses) is allowed only end-of-sequence tokens: it ends,
 never with a broken call.
 
@@ -38,6 +39,7 @@ from vllm.exceptions import VLLMValidationError
 from vllm.v1.sample.logits_processor import BatchUpdate, LogitsProcessor
 from vllm.v1.sample.logits_processor.builtin import process_dict_updates
 
+from ...backends.step import fill_masks
 from ...caches import BoundedCache
 from ...decoding import Machine
 from ...errors import BudgetError, ToolDecError
@@ -295,7 +297,7 @@ class ToolDecLogitsProcessor(LogitsProcessor):
             cursors.append((i, row.machine))
             budgets.append(None if row.max_tokens is None else max(row.max_tokens - row.consumed, 1))
         if cursors:
-            for (i, machine), forbids in zip(cursors, Constraints.fill(cursors, bitmask, budgets)):
+            for (i, machine), forbids in zip(cursors, fill_masks(cursors, bitmask, budgets)):
                 other_ends = rows[i][1].other_ends
                 # text before any call is left alone (an untouched row costs nothing); after a
                 # call, an end that does not stop the request would be written to max_tokens
