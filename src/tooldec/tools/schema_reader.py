@@ -17,6 +17,7 @@ from typing import Any
 import interegular
 from jsonschema import Draft202012Validator
 
+from tooldec.automata.pattern_syntax import UnenforcedConstruct
 from tooldec.automata.pointers import MISSING, join, ref_tokens, resolve_ref
 from tooldec.automata.regex import CHECKED_FORMATS, FORMAT_PATTERNS, anchored, fsm_of
 from tooldec.automata.regex_fsm import MAX_PATTERN_UNITS, unrolled_units
@@ -197,7 +198,7 @@ class Reader:
                 raise self.invalid(f"not a valid JSON Schema (draft 2020-12): {key} must be an object", kp)
             if key == "patternProperties":
                 for pattern in value:
-                    self.pattern(pattern, join(kp, pattern))
+                    self.pattern(pattern, join(kp, pattern), key)
             own[key] = {name: self.read(sub, join(kp, name), stack, depth + 1) for name, sub in value.items()}
         elif key == "additionalProperties":
             own[key] = self.read(value, kp, stack, depth + 1)
@@ -260,30 +261,38 @@ class Reader:
                                " non-empty array of schemas", kp)
         return value
 
-    def pattern(self, pattern: Any, ptr: str) -> str:
+    def pattern(self, pattern: Any, ptr: str, keyword: str = "pattern") -> str:
         """Invalid if no regex at all; unsupported if it cannot be compiled exactly.
 
         ``jsonschema`` checks patterns with Python's ``re`` (the judge of validity here), and the
-        automaton is built with ``interegular``: a pattern must pass both.
+        automaton is built with ``interegular``: a pattern must pass both, and hold no construct
+        the automaton would read differently (:mod:`tooldec.automata.pattern_syntax`).
         """
         if not isinstance(pattern, str):
             raise self.invalid("not a valid JSON Schema (draft 2020-12): pattern must be a string", ptr)
         try:
             re.compile(pattern)
         except re.error as err:
+            if re.search(r"\\[pP]\{", pattern):  # ECMA-262's Unicode properties, which ``re`` lacks
+                raise self.unsupported(f"pattern {pattern!r} uses a Unicode property escape \\p{{...}}, which is"
+                                       " not enforced; list the characters in a class instead", ptr, keyword) from None
             raise self.invalid(f"pattern {pattern!r} is not a regular expression: {err}", ptr) from None
         try:
             units = unrolled_units(anchored(pattern))
             if units <= MAX_PATTERN_UNITS:
                 fsm_of((anchored(pattern),))
+        except UnenforcedConstruct as err:
+            raise self.unsupported(f"pattern {pattern!r} uses {err.construct}, which tooldec does not enforce"
+                                   " exactly; rewrite it without that construct or enforce it in the tool",
+                                   ptr, keyword) from None
         except (interegular.patterns.Unsupported, interegular.patterns.InvalidSyntax, ValueError, KeyError) as err:
             raise self.unsupported(f"pattern {pattern!r} cannot be compiled ({type(err).__name__}: {err});"
-                                   f" simplify it or enforce it in the tool", ptr, "pattern") from None
+                                   f" simplify it or enforce it in the tool", ptr, keyword) from None
         if units > MAX_PATTERN_UNITS:
             raise SchemaTooComplexError(
                 f"pattern {pattern[:80]!r} is {units} character pieces once its bounded repeats are unrolled (at"
                 f" most {MAX_PATTERN_UNITS}); for a long string use maxLength/minLength with a pattern such as"
-                " '^[a-z]*$' (lengths are counted, not unrolled)", tool=self.tool, pointer=ptr, keyword="pattern")
+                " '^[a-z]*$' (lengths are counted, not unrolled)", tool=self.tool, pointer=ptr, keyword=keyword)
         return pattern
 
     # -- references and combinators -----------------------------------------------------------
