@@ -191,6 +191,7 @@ class LearnedGenerator:
                 raise ToolDecError("the grammar must be built on this generator's extended vocabulary (.vocab)")
             machine = Machine(grammar, tool_choice=tool_choice, parallel_tool_calls=parallel_tool_calls,
                               max_calls=max_calls)
+            machine.check_budget(max_new_tokens)  # refused before any decoding, never an empty mask later
         eos = set(self.eos_ids)
         in_call = False
         text = bytearray()

@@ -22,6 +22,7 @@ import numpy as np
 
 from ..backends.llamacpp import pick_token
 from ..decoding import Machine, Mode
+from ..errors import BudgetError
 from .assemble import Assembler, Event
 from .engine import Constraints
 
@@ -145,6 +146,11 @@ class Worker:
         if budget < 1:
             return Done("error", len(job.prompt_ids), 0,
                         f"the prompt has {len(job.prompt_ids)} tokens; the context holds {self.context}")
+        if machine is not None:
+            try:  # the service checks this before queueing; a job handed in directly is checked here
+                machine.check_budget(budget)
+            except BudgetError as error:
+                return Done("error", len(job.prompt_ids), 0, str(error))
         ids = list(job.prompt_ids)
         made = 0
         finish = "length"
