@@ -151,6 +151,8 @@ class LearnedGenerator(LlamaCppGenerator):
         if grammar is not None and grammar.vocab is not self.vocab and grammar.vocab.fingerprint != self.vocab.fingerprint:
             raise ToolDecError("the grammar must be built on this generator's extended vocabulary (.vocab)")
         machine = request.machine()
+        if machine is not None:
+            machine.check_budget(max_new_tokens)  # refused before any decoding, never an empty mask later
         eos = set(self.eos_ids)
         in_call = False
         text = bytearray()

@@ -20,6 +20,7 @@ import numpy as np
 
 from ..backends.llamacpp import LlamaCppGenerator
 from ..decoding import Machine, Mode
+from ..errors import BudgetError
 from .assemble import Assembler, Event
 from .engine import Constraints
 
@@ -147,6 +148,11 @@ class Worker:
         if budget < 1:
             return Done("error", len(job.prompt_ids), 0,
                         f"the prompt has {len(job.prompt_ids)} tokens; the context holds {self.context}")
+        if machine is not None:
+            try:  # the service checks this before queueing; a job handed in directly is checked here
+                machine.check_budget(budget)
+            except BudgetError as error:
+                return Done("error", len(job.prompt_ids), 0, str(error))
         made = 0
         finish = "length"
         with generator.stepper(machine, job.temperature, np.random.default_rng(job.seed)) as stepper:
