@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from ..automata.json_schema import Style, Whitespace
@@ -82,10 +83,7 @@ class Llama3Json(Dialect):
                        nfa.literal(b":"), json_ws(nfa), self.arguments(nfa, tool, self.form_style(form)),
                        json_ws(nfa), nfa.literal(b"}"))
 
-    def parse_calls(self, text: str) -> list[ToolCall]:
-        return self.scan(text).calls
-
-    def scan(self, text: str) -> CallScan:
+    def scan_answer(self, text: str, tools: Mapping[str, Tool] | None = None) -> CallScan:
         keep = {o.form for o in self.openers()}
         calls, broken = scan_json_calls(text, [f for i, f in enumerate(_FORMS) if i in keep], _call)
         return CallScan(calls, broken)

@@ -16,6 +16,7 @@ import json
 import random
 import re
 import string
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from ..automata.json_schema import Style, Whitespace
@@ -133,10 +134,7 @@ class Mistral(Dialect):
                        nfa.literal(b":"), ws(), self.arguments(nfa, tool, self.form_style(form)), nfa.optional(call_id),
                        ws(), nfa.literal(b"}"), end)
 
-    def parse_calls(self, text: str) -> list[ToolCall]:
-        return self.scan(text).calls
-
-    def scan(self, text: str) -> CallScan:
+    def scan_answer(self, text: str, tools: Mapping[str, Tool] | None = None) -> CallScan:
         keep = {o.form for o in self.openers()}
         calls, broken = scan_json_calls(text, [f for i, f in enumerate(_FORMS) if i in keep], _call)
         return CallScan(calls, broken)
