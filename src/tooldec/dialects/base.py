@@ -36,7 +36,7 @@ from ..tools import Tool
 from .scanning import NAME_OBJECT
 
 __all__ = ["Anchor", "CallScan", "Dialect", "NEXT_CALL", "Opener", "Reasoning", "Refusal", "ToolCall", "json_ws",
-           "require_plain_properties", "spelled_text"]
+           "near_miss", "require_plain_properties", "spelled_text"]
 
 NEXT_CALL = "next_call"
 """Mark on the tail state where another name begins (list formats: ``[a(...), b(...)]``)."""
@@ -493,6 +493,34 @@ def _inside_call(text: str, at: int, calls: list[ToolCall], dialect: Dialect) ->
         return False
     args = data.get("arguments", data.get("parameters"))
     return any(c.name == data.get("name") and dict(c.arguments) == (args if isinstance(args, dict) else {}) for c in calls)
+
+
+KEY_BYTES = [(0x2D, 0x2D), (0x30, 0x39), (0x41, 0x5A), (0x5F, 0x5F), (0x61, 0x7A)]
+"""Bytes that carry ``{"name`` on into another plain key (``{"names": ...}``)."""
+
+
+def near_miss(nfa: NFA, *, indent: bool) -> Frag:
+    """``{"name`` followed by a byte that neither closes the key (the opener) nor carries it on
+    into another plain key: ``{"name}``, ``{"name ``. No call and no valid JSON key of a call
+    object begins so, and a model that writes it meant a call: free text refuses it, so the
+    model writes the call (or another key) instead of call-like garbage (``indent``: after
+    spaces or tabs, for a line anchor)."""
+    pieces = [nfa.star(nfa.byte_ranges([(0x20, 0x20), (0x09, 0x09)]))] if indent else []
+    pieces += [nfa.literal(b"{"), json_space(nfa), nfa.literal(b'"name'),
+               nfa.byte_ranges(_complement([(0x22, 0x22), *KEY_BYTES]))]
+    return nfa.seq(*pieces)
+
+
+def _complement(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The bytes outside ``ranges`` (sorted, disjoint)."""
+    out, at = [], 0
+    for lo, hi in sorted(ranges):
+        if lo > at:
+            out.append((at, lo - 1))
+        at = hi + 1
+    if at <= 255:
+        out.append((at, 255))
+    return out
 
 
 def name_head(nfa: NFA) -> Frag:

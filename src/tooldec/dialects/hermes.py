@@ -19,11 +19,13 @@ from .base import (
     Dialect,
     Opener,
     Reasoning,
+    Refusal,
     ToolCall,
     json_space,
     json_ws,
     loose_style,
     name_head,
+    near_miss,
 )
 from .scanning import NAME_KEY, JsonForm, scan_json_calls
 from .scanning import WS as _WS
@@ -165,6 +167,17 @@ class Hermes(Dialect):
             Opener("openai", OPENAI, text=lambda nfa: typed_opener(nfa), head=True),
             Opener("inline", BARE, text=lambda nfa: json_object_opener(nfa, fenced=False, indent=False), head=True),
         )
+
+    def refusals(self) -> tuple[Refusal, ...]:
+        """``<tool_response>`` (a result only a tool writes), and the near misses of the object
+        openers in use (``{"name}``: :func:`.base.near_miss`), where they may begin."""
+        found = [Refusal("result", lambda nfa: nfa.literal(b"<tool_response>"))]
+        names = {o.name for o in self.openers()}
+        if "inline" in names:
+            found.append(Refusal("near_miss", lambda nfa: near_miss(nfa, indent=False)))
+        elif "bare" in names:
+            found.append(Refusal("near_miss", lambda nfa: near_miss(nfa, indent=True), Anchor.LINE))
+        return tuple(found)
 
     @property
     def _newline(self) -> bytes:

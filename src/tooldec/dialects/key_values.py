@@ -174,11 +174,11 @@ class KeyValueArguments:
                     f"{format_name} reads a value by its property's type, and this property has several",
                     tool=tool.name, pointer=pointer, keyword="type")
             declared = source.get(name, {}).get("type") if isinstance(source.get(name), Mapping) else None
-            declared_kinds = {declared} if isinstance(declared, str) else set(declared or ())
-            if kind not in ("string", "null") and not declared_kinds & {kind, "number" if kind == "integer" else kind}:
+            reads = {_reader_kind(t) for t in ([declared] if not isinstance(declared, list) else declared)}
+            if kind != "null" and not reads & _READ_AS[kind]:
                 raise UnsupportedSchemaError(
-                    f"{format_name} reads a value as a string unless its property declares its type ({kind!r})",
-                    tool=tool.name, pointer=pointer, keyword="type")
+                    f"{format_name} reads a value by its property's declared type, and {declared!r} does not "
+                    f"read a {kind} back (declare the type)", tool=tool.name, pointer=pointer, keyword="type")
 
     # -- grammar ---------------------------------------------------------------------------------
 
@@ -229,6 +229,30 @@ class KeyValueArguments:
             close = self.string_key_close if isinstance(value, str) and self.string_key_close is not None else self.key_close
             parts.append(f"{self.key_open}{name}{close}{_raw(value, self.style)}{self.value_close}")
         return "".join(parts)
+
+
+_READ_AS = {"string": {"string"}, "integer": {"integer", "number"}, "number": {"number"}, "boolean": {"boolean"},
+            "object": {"json"}, "array": {"json"}}
+"""The declared types whose reading gives back a value written as each kind."""
+
+
+def _reader_kind(declared: Any) -> str:
+    """How the formats' readers (vLLM's) take a value of a property declared ``declared``: as
+    a string, an integer, a number, a boolean, JSON, or by guessing (``other``)."""
+    if declared is None:
+        return "string"
+    name = str(declared).strip().lower()
+    if name in ("string", "str", "text", "varchar", "char", "enum"):
+        return "string"
+    if name.startswith(("int", "uint", "long", "short", "unsigned")):
+        return "integer"
+    if name.startswith(("num", "float", "double")):
+        return "number"
+    if name in ("boolean", "bool", "binary"):
+        return "boolean"
+    if name in ("object", "array", "arr") or name.startswith(("dict", "list")):
+        return "json"
+    return "other"
 
 
 def _read_value(text: str, kind: str | None) -> Any:

@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 from ..automata.json_schema import Style, Whitespace
 from ..automata.nfa import NFA, Frag
 from ..tools import Tool
-from .base import CallScan, Dialect, Opener, ToolCall, json_ws, loose_style, name_head
+from .base import CallScan, Dialect, Opener, Refusal, ToolCall, json_ws, loose_style, name_head, near_miss
 from .hermes import json_object_opener, typed_opener
 from .scanning import NAME_KEY, JsonForm, scan_json_calls
 from .scanning import WS as _WS
@@ -54,6 +54,12 @@ class Llama3Json(Dialect):
     head: ClassVar[bytes] = b""
     tail_literal: ClassVar[bytes] = b'", "parameters": '
     style: ClassVar[Style] = Style(whitespace=Whitespace.SPACED)
+
+    def refusals(self) -> tuple[Refusal, ...]:
+        """The near miss of the ``object`` opener (``{"name}``), where it is in use."""
+        if any(o.name == "object" for o in self.openers()):
+            return (Refusal("near_miss", lambda nfa: near_miss(nfa, indent=False)),)
+        return ()
 
     def declared_openers(self) -> tuple[Opener, ...]:
         return (

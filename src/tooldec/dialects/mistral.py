@@ -23,7 +23,19 @@ from ..automata.json_schema import Style, Whitespace
 from ..automata.nfa import NFA, Frag
 from ..errors import InvalidToolNameError
 from ..tools import Tool
-from .base import NEXT_CALL, Anchor, CallScan, Dialect, Opener, ToolCall, json_space, json_ws, loose_style, name_head
+from .base import (
+    NEXT_CALL,
+    Anchor,
+    CallScan,
+    Dialect,
+    Opener,
+    Refusal,
+    ToolCall,
+    json_space,
+    json_ws,
+    loose_style,
+    name_head,
+)
 from .scanning import NAME_KEY, JsonForm, scan_json_calls
 from .scanning import WS as _WS
 
@@ -77,6 +89,7 @@ class Mistral(Dialect):
     head: ClassVar[bytes] = b' [{"name": "'
     tail_literal: ClassVar[bytes] = b'", "arguments": '
     style: ClassVar[Style] = Style(whitespace=Whitespace.SPACED)
+    markers: ClassVar[tuple[str, ...]] = ("[TOOL_RESULTS]",)
 
     def check_tool(self, tool: Tool) -> None:
         """Mistral's request validator takes only names of up to 64 letters, digits, ``_`` and ``-``.
@@ -88,6 +101,11 @@ class Mistral(Dialect):
         if _NAME.fullmatch(tool.name) is None:
             raise InvalidToolNameError(
                 "Mistral tool names must match ^[a-zA-Z0-9_-]{1,64}$ (mistral-common refuses others)", tool=tool.name)
+
+    def refusals(self) -> tuple[Refusal, ...]:
+        """``[TOOL_RESULTS]`` (a marker: the control token alone writes it): only a tool's result
+        comes after it."""
+        return (Refusal("result", lambda nfa: nfa.literal(self.spelled("[TOOL_RESULTS]"))),)
 
     def declared_openers(self) -> tuple[Opener, ...]:
         return (
