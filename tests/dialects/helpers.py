@@ -21,8 +21,9 @@ def call_dfa(dialect: Dialect, tool: Tool, *, next_call: bool = False) -> LazyDF
 
 
 def after_head(dialect: Dialect, text: str) -> bytes:
-    """``text`` without the dialect's trigger and head (which the tests check are there)."""
-    data = text.encode()
-    prefix = (dialect.trigger_bytes or b"") + dialect.head
+    """``text`` as the grammar spells it (markers included), without the dialect's trigger and
+    head (which the tests check are there)."""
+    data = dialect.spelled(text)
+    prefix = dialect.spelled(dialect.trigger or "") + dialect.head
     assert data.startswith(prefix), (data, prefix)
     return data[len(prefix):]

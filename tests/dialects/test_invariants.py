@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from tooldec.automata.dfa import SINK
-from tooldec.dialects import DIALECTS, NEXT_CALL, Dialect, Mistral, Pythonic, ToolkenGPT
+from tooldec.dialects import DIALECTS, NEXT_CALL, DeclaredDialect, Dialect, Mistral, Pythonic, ToolkenGPT
 from tooldec.errors import InvalidToolNameError, ToolRegistrationError, UnsupportedSchemaError
 from tooldec.tools import Tool
 
@@ -53,7 +53,8 @@ def test_tail_shape(name: str, next_call: bool, bfcl_tools: dict[str, Tool], fun
         assert SINK not in accepting
         marked = set(dfa.marks)
         assert set(dfa.marks.values()) <= {NEXT_CALL}
-        if next_call and isinstance(dialect, LIST_FORMATS):
+        if next_call and (isinstance(dialect, LIST_FORMATS) or (
+                isinstance(dialect, DeclaredDialect) and dialect.format.next_call is not None)):
             assert marked and all(dfa.accepting[s] for s in marked), tool.name
         else:
             assert not marked, tool.name

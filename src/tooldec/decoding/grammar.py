@@ -262,6 +262,8 @@ class Grammar:
         if isinstance(pos, Think):  # reasoning is free text: no special opens a call there
             return pos
         if isinstance(pos, Text):
+            if tid in openers.refused_specials:
+                return None
             if form is not None:
                 return self._head(form, None) if start_ok else None
             return pos

@@ -125,6 +125,7 @@ def _text_base(grammar: Grammar, start_ok: bool) -> np.ndarray:
         flags = np.zeros(index.words * 32, dtype=bool)
         flags[index.ids] = True
         flags[index.special_ids] = True
+        flags[list(compiler.openers.refused_specials)] = False
         if not start_ok:
             flags[list(compiler.openers.special_forms)] = False
         return np.packbits(flags, bitorder="little")

@@ -18,11 +18,9 @@ Examples:
 
 from __future__ import annotations
 
-from typing import Any
-
-from ..errors import UnknownDialectError
 from .base import NEXT_CALL, Dialect, Reasoning, ToolCall
 from .declared import CallFormat, DeclaredDialect
+from .detect import dialect_for
 from .families import (
     DEEPSEEK_THINKING,
     GLM45,
@@ -41,6 +39,7 @@ from .llama3 import Llama3Json
 from .mistral import Mistral
 from .pythonic import Pythonic
 from .react import ReAct
+from .registry import DIALECTS, get_dialect
 from .toolkengpt import ToolkenGPT
 
 __all__ = [
@@ -68,22 +67,6 @@ __all__ = [
     "Reasoning",
     "ToolCall",
     "ToolkenGPT",
+    "dialect_for",
     "get_dialect",
 ]
-
-DIALECTS: dict[str, type[Dialect]] = {cls.name: cls for cls in (
-    Hermes, Qwen3, Qwen3Coder, GLM45, MiniMaxM2, DeepSeekV31, KimiK2, GptOss, MistralTekken, Llama3Json, Mistral,
-    Pythonic, ToolkenGPT, ReAct)}
-"""Every built-in dialect class by its ``name``."""
-
-
-def get_dialect(name: str, **options: Any) -> Dialect:
-    """The dialect called ``name``, made with ``options`` (e.g. ``tools=`` for ToolkenGPT).
-
-    Raises:
-        UnknownDialectError: No dialect has that name; the message lists the names there are.
-    """
-    cls = DIALECTS.get(name)
-    if cls is None:
-        raise UnknownDialectError(f"no dialect named {name!r}; known: {', '.join(sorted(DIALECTS))}")
-    return cls(**options)

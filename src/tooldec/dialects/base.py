@@ -141,12 +141,19 @@ class Refusal:
     Attributes:
         name: What to call it in reports.
         text: Builds the bytes refused (an automaton piece, as an opener's text).
+        tag: A special token's text instead: refused by id where the vocabulary has it as a
+            special token, else as text (as an opener's tag).
         anchor: Where it counts.
     """
 
     name: str
-    text: Callable[[NFA], Frag]
+    text: Callable[[NFA], Frag] | None = None
+    tag: str | None = None
     anchor: Anchor = Anchor.ANYWHERE
+
+    def __post_init__(self) -> None:
+        if (self.tag is None) == (self.text is None):
+            raise ValueError(f"refusal {self.name!r}: give exactly one of tag and text")
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -138,7 +138,7 @@ class DeclaredDialect(Dialect):
         return (Opener("tag", 0, tag=self.format.opener, anchor=Anchor.ANYWHERE),)
 
     def refusals(self) -> tuple[Refusal, ...]:
-        return tuple(Refusal(f"result {text!r}", _literal(self.spelled(text))) for text in self.format.refused)
+        return tuple(Refusal(f"result {text!r}", tag=text) for text in self.format.refused)
 
     def head_piece(self, nfa: NFA, form: int) -> Frag:
         return nfa.literal(self.head)
@@ -257,11 +257,6 @@ class DeclaredDialect(Dialect):
 
     def render_result(self, call: ToolCall, result: str) -> str:
         return self.format.result.format(result=result, name=call.name, id=call.id)
-
-
-def _literal(data: bytes) -> Callable[[NFA], Frag]:
-    """An opener-style builder of a literal piece."""
-    return lambda nfa: nfa.literal(data)
 
 
 def _number(nfa: NFA) -> Frag:

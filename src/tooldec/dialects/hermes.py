@@ -171,12 +171,12 @@ class Hermes(Dialect):
     def refusals(self) -> tuple[Refusal, ...]:
         """``<tool_response>`` (a result only a tool writes), and the near misses of the object
         openers in use (``{"name}``: :func:`.base.near_miss`), where they may begin."""
-        found = [Refusal("result", lambda nfa: nfa.literal(b"<tool_response>"))]
+        found = [Refusal("result", tag="<tool_response>")]
         names = {o.name for o in self.openers()}
         if "inline" in names:
             found.append(Refusal("near_miss", lambda nfa: near_miss(nfa, indent=False)))
         elif "bare" in names:
-            found.append(Refusal("near_miss", lambda nfa: near_miss(nfa, indent=True), Anchor.LINE))
+            found.append(Refusal("near_miss", lambda nfa: near_miss(nfa, indent=True), anchor=Anchor.LINE))
         return tuple(found)
 
     @property

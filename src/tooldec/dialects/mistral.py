@@ -89,7 +89,6 @@ class Mistral(Dialect):
     head: ClassVar[bytes] = b' [{"name": "'
     tail_literal: ClassVar[bytes] = b'", "arguments": '
     style: ClassVar[Style] = Style(whitespace=Whitespace.SPACED)
-    markers: ClassVar[tuple[str, ...]] = ("[TOOL_RESULTS]",)
 
     def check_tool(self, tool: Tool) -> None:
         """Mistral's request validator takes only names of up to 64 letters, digits, ``_`` and ``-``.
@@ -103,9 +102,9 @@ class Mistral(Dialect):
                 "Mistral tool names must match ^[a-zA-Z0-9_-]{1,64}$ (mistral-common refuses others)", tool=tool.name)
 
     def refusals(self) -> tuple[Refusal, ...]:
-        """``[TOOL_RESULTS]`` (a marker: the control token alone writes it): only a tool's result
-        comes after it."""
-        return (Refusal("result", lambda nfa: nfa.literal(self.spelled("[TOOL_RESULTS]"))),)
+        """``[TOOL_RESULTS]`` (the control token, where the vocabulary has it): only a tool's
+        result comes after it."""
+        return (Refusal("result", tag="[TOOL_RESULTS]"),)
 
     def declared_openers(self) -> tuple[Opener, ...]:
         return (

@@ -65,6 +65,7 @@ class SearchAutomaton:
             answer, after any whitespace).
         open_after_think: The ``open`` state right after a reasoning section that a call must
             follow (the forced openers, after any whitespace).
+        refused_tags: Refused texts that are special tokens (refused by id).
     """
 
     nfa: NFA
@@ -79,6 +80,7 @@ class SearchAutomaton:
     think: LazyDFA | None = None
     after_think: int = -1
     open_after_think: int = -1
+    refused_tags: tuple[str, ...] = ()
     _quiet_states: dict[int, bool] = field(default_factory=dict)
 
     def is_quiet(self, state: int) -> bool:
@@ -144,8 +146,12 @@ def search_automaton(dialect: Dialect, special: Collection[str] = (), *, window:
         starts[opener.anchor].append(begin)
         if opener.name in forced:
             forced_starts.append(begin)
+    refused_tags: list[str] = []
     for refusal in dialect.refusals():
-        piece = refusal.text(nfa)
+        if refusal.tag is not None and refusal.tag in special:
+            refused_tags.append(refusal.tag)
+            continue
+        piece = nfa.literal(spell(refusal.tag)) if refusal.tag is not None else refusal.text(nfa)  # type: ignore[misc]
         commit(piece, Commit(-1, False, kind=CommitKind.REFUSED))
         starts[refusal.anchor].append(piece[0])
     reasoning = dialect.reasoning
@@ -201,7 +207,7 @@ def search_automaton(dialect: Dialect, special: Collection[str] = (), *, window:
     return SearchAutomaton(nfa, search, opening, commits, special_tags, open_special, sorted(commit_bytes),
                            search.state_of([loop]), frozenset(quiet), think,
                            search.state_of([after_think]) if think is not None else -1,
-                           opening.state_of([open_after]) if think is not None else -1)
+                           opening.state_of([open_after]) if think is not None else -1, tuple(refused_tags))
 
 
 def _blanks(nfa: NFA) -> Frag:
