@@ -281,8 +281,9 @@ them, as the engine shares its opener tables. Bounded (64), locked."""
 class OpenerWatch:
     """Follows a generation's text and tells where calls may begin (streaming servers).
 
-    Every tag counts as text here (special tokens are decoded to their text). Not thread-safe:
-    one watch per generation.
+    Every tag counts as text here (special tokens and markers are decoded to their text).
+    Reasoning text is not fed to it (:meth:`after_reasoning`). Not thread-safe: one watch per
+    generation.
 
     Args:
         dialect: Whose openers to watch for.
@@ -303,7 +304,7 @@ class OpenerWatch:
 
     def __init__(self, dialect: Dialect, names: Collection[str] | None = None) -> None:
         named = tuple(sorted(names)) if names is not None and dialect.named_openers else None
-        found = _SHARED.get_or_make((dialect.key, named), lambda: search_automaton(dialect, names=named))
+        found = _SHARED.get_or_make((dialect.key, named), lambda: search_automaton(dialect, names=named, spelled=False))
         self._search = found
         self._state = found.search.start
         self._length = 0
@@ -327,11 +328,20 @@ class OpenerWatch:
             self._state = dfa.next(self._state, byte)
             self._length += 1
             if dfa.arrays.exits[self._state]:
+                if auto.commits[auto.commit_of(dfa, self._state)].kind is not CommitKind.CALL:
+                    self._state = auto.after_call  # a reasoning open or a refused text: no call begins there
+                    self._quiet_at = self._length
+                    continue
                 self.call_start = self._quiet_at
                 self._length += len(data) - i - 1
                 return
             if auto.is_quiet(self._state):
                 self._quiet_at = self._length
+
+    def after_reasoning(self) -> None:
+        """A reasoning section closed (its text was not fed): follow the answer from here."""
+        self._state = self._search.after_think if self._search.after_think >= 0 else self._search.search.start
+        self._quiet_at = self._length
 
     def after_call(self) -> None:
         """A call closed: follow free text again from here."""
