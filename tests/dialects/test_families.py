@@ -23,15 +23,9 @@ from tooldec.tokens import Vocabulary
 from tooldec.tokens.markers import readable
 from tooldec.tools import Tool, ToolSet
 
+from .helpers import with_specials
+
 WALKS = 15
-
-
-def with_specials(vocab: Vocabulary, texts: list[str]) -> Vocabulary:
-    """``vocab`` with ``texts`` added as special tokens after its last id (as a model family that
-    writes them has them)."""
-    missing = [t for t in texts if vocab.special_id(t) is None]
-    special = {**vocab.special, **{vocab.size + i: t for i, t in enumerate(missing)}}
-    return Vocabulary(vocab.token_bytes + (None,) * len(missing), special, vocab.eos_ids, vocab.kind, vocab.name + "+specials")
 
 
 TOOLS = [
