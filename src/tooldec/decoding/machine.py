@@ -22,6 +22,7 @@ from .grammar import Grammar
 from .masking import FAR, goes_on_from
 from .masks import Mask
 from .opener_bounds import upper
+from .openers import CommitKind
 from .positions import Open, Position, Tail, Text, Think
 
 __all__ = ["Machine", "Mode", "ToolChoice", "fill_bitmasks"]
@@ -541,6 +542,25 @@ class Machine:
         twin._history = list(self._history)
         twin._text = bytearray(self._text)
         return twin
+
+    def refusal(self, token_id: int) -> str | None:
+        """The name of the refused text (``Dialect.refusals``: a tool-result marker, an opener's
+        near miss) that ``token_id`` would complete here, or ``None``: what a loop counts when the
+        model's own pick is not allowed, so a trace shows a model that tried to write a result."""
+        pos = self._pos
+        if type(pos) is not Text or self._done:
+            return None
+        openers = self.grammar.openers
+        tid = int(token_id)
+        if tid in openers.refused_specials:
+            return openers.refused_specials[tid]
+        token_bytes = self._token_bytes
+        data = token_bytes[tid] if 0 <= tid < len(token_bytes) else None
+        if not data:
+            return None
+        _, _, commit = openers.walk_text(pos.state, data)
+        info = openers.commits[commit] if commit >= 0 else None
+        return info.label if info is not None and info.kind is CommitKind.REFUSED else None
 
     @property
     def in_call(self) -> str | None:
