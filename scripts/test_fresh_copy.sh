@@ -26,13 +26,13 @@ ln -s "$root/node_modules" "$copy/node_modules"
 cd "$copy"
 
 unset TOOLDEC_DATA
-export PYTHONPATH="$copy/src" HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
+export PYTHONPATH="$copy/src:$copy" HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 # The random walks of tests/decoding ran at full count in `make test`; here they only need to run.
 export TOOLDEC_WALKS="${TOOLDEC_WALKS:-15}"
 .venv/bin/python - "$copy" <<'PY'
 import sys
 import tooldec
-from tooldec.bench.datasets import find_data_dir
+from benchmarks.paper.datasets import find_data_dir
 assert tooldec.__file__.startswith(sys.argv[1]), f"tooldec is imported from {tooldec.__file__}, not the copy"
 assert find_data_dir() is None, f"the copy finds benchmark data at {find_data_dir()}"
 from tooldec.automata import dfa
@@ -49,7 +49,7 @@ if [[ $# -gt 0 ]]; then
   exit
 fi
 .venv/bin/python -m pytest -q -rs -n auto -p no:cacheprovider --junitxml="$work/report.xml" tests
-.venv/bin/python -m pytest -q -p no:cacheprovider --doctest-modules -o consider_namespace_packages=true src/tooldec
+.venv/bin/python -m pytest -q -p no:cacheprovider --doctest-modules -o consider_namespace_packages=true src/tooldec benchmarks/paper
 .venv/bin/python - "$work/report.xml" <<'PY'
 import sys
 import xml.etree.ElementTree as ET

@@ -5,7 +5,7 @@ byte-level BPE with a 49k vocabulary and missing byte tokens (SmolLM2), Sentence
 fallback and control tokens (Mistral v3), and the large byte-level vocabularies of Llama-3 (128k)
 and Qwen3 (151k). A missing package fails the fixture with the install command (`make setup`).
 
-``data_dir`` is the benchmark data: the full sets when ``tooldec.bench.datasets.find_data_dir``
+``data_dir`` is the benchmark data: the full sets when ``benchmarks.paper.datasets.find_data_dir``
 finds them, else the few items of each set in ``tests/fixtures/data`` (same layout, see
 ``tests/fixtures/make_data.py``), so a fresh clone runs the data tests too. ``full_data`` says
 which; a test that pins a count of the whole set checks it only on the full data.
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tooldec.bench.datasets import find_data_dir
+from benchmarks.paper.datasets import find_data_dir
 from tooldec.models import mistral_tokenizer_path, smollm2_gguf_path, tokenizer_json_path
 from tooldec.tokens import Vocabulary, from_gguf, from_sentencepiece, from_tokenizer_json
 

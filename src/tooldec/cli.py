@@ -373,7 +373,6 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--unconstrained", action="store_true", help="no grammar (the baseline)")
     run.add_argument("question", help="the user's message")
     common(run, 512)
-    commands.add_parser("bench", help="the paper's experiments: tooldec bench NAME --model ... (see tooldec bench --help)")
     commands.add_parser("serve", help="an OpenAI-compatible server: tooldec serve [--model GGUF] (see tooldec serve --help)")
     commands.add_parser("train-trigger", help="learn ToolDec's <T> (or toolkens) for your tools (see its --help)")
     return parser
@@ -387,10 +386,6 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         loaded (one line on stderr says which).
     """
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["bench"]:  # the paper experiments have their own options (tooldec.bench.cli)
-        from .bench.cli import main as bench_main
-
-        return int(bench_main(argv[1:]) or 0)
     if argv[:1] == ["serve"]:  # the OpenAI-compatible server has its own options (tooldec.serving.cli)
         from .serving.cli import main as serve_main
 

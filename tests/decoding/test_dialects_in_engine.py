@@ -7,11 +7,11 @@ import random
 import numpy as np
 import pytest
 
+from benchmarks.paper.datasets import funcqa_tools
+from benchmarks.paper.walks import check_walk, random_walk
 from tests.dialects.helpers import vocabulary_for
 from tooldec.automata.dfa import SINK, LazyDFA
 from tooldec.automata.nfa import NFA
-from tooldec.bench.datasets import funcqa_tools
-from tooldec.bench.walks import check_walk, random_walk
 from tooldec.decoding import Grammar, Machine
 from tooldec.dialects import DIALECTS, Dialect, Pythonic, ToolkenGPT
 from tooldec.tokens import Vocabulary

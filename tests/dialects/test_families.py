@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tooldec.bench.walks import check_walk, random_walk
+from benchmarks.paper.walks import check_walk, random_walk
 from tooldec.decoding import Compiler, Grammar, Machine
 from tooldec.dialects import GLM45, DeclaredDialect, Dialect, KimiK2, MiniMaxM2, Qwen3Coder, ToolCall, get_dialect
 from tooldec.errors import TokenizerError, UnsupportedSchemaError

@@ -46,8 +46,8 @@ class _Step:
 
     A loop at a position it has seen (the same tool list again, a retry, a shared prefix) follows
     the kept move to the next record instead of the ~40 Python operations that find the lists
-    and the next position (30-45 µs a token once a forward pass has swept the CPU caches;
-    docs/RESULTS.md, stop 36). The first move is kept in the record with a weak link to the next
+    and the next position (30-45 µs a token once a forward pass has swept the CPU caches:
+    ``python benchmarks/cold_replay.py --model qwen --sweep-mb 64 --phases``). The first move is kept in the record with a weak link to the next
     record; later ones (other tokens from a position that repeats, as a string's content does, or
     a sampler's) in ``more``, without links. A record holds few objects the garbage collector
     tracks (it, its key and the link), since each of them survives a cold token and more of them
@@ -455,7 +455,7 @@ class Machine:
         the budget (a bound in bytes first, the exact need only where the bound does not settle
         it). Otherwise ``False``, and nothing changes. A loop that tries the model's own choice
         first makes a mask only when this refuses it: the masks of a new tool list were most of
-        what a cold token cost (docs/RESULTS.md, stop 38)."""
+        what a cold token cost (``python benchmarks/cold_replay.py --sweep-mb 64 --check-first``)."""
         tid = int(token_id)
         grammar, token_bytes = self.grammar, self._token_bytes
         budget = self._capped(budget)
