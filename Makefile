@@ -6,7 +6,7 @@ PYTHON := $(VENV)/bin/python
 export HF_HUB_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: setup test test-fresh demo docs bench qwen qwen15 vllm test-vllm llama-server
+.PHONY: setup test test-fresh demo docs bench qwen qwen15 gemma vllm test-vllm llama-server
 
 setup:
 	bash scripts/setup.sh
@@ -47,6 +47,11 @@ qwen: setup
 # Qwen2.5-Coder-1.5B-Instruct (Q4_K_M, ~1.1 GB) for the larger-model rows (not part of the default install).
 qwen15: setup
 	bash scripts/fetch_qwen15.sh
+
+# Gemma 3 270M (Q4_K_M, ~250 MB; the pretrained model) for the Gemma 3 real-model checks (not part of
+# the default install).
+gemma: setup
+	bash scripts/fetch_gemma.sh
 
 # llama.cpp's own OpenAI server from the llama.cpp that llama-cpp-python 0.3.36 vendors, for the
 # auto-mode benchmark (benchmarks/auto_mode.py; not part of the default install, ~10 min on 2 cores).
