@@ -32,8 +32,9 @@ def after_head(dialect: Dialect, text: str) -> bytes:
 
 def with_specials(vocab: Vocabulary, texts: list[str]) -> Vocabulary:
     """``vocab`` with ``texts`` added as special tokens after its last id (as a model family that
-    writes them has them), those it lacks only."""
-    missing = [t for t in texts if vocab.special_id(t) is None]
+    writes them has them), those it has no single token for only."""
+    ordinary = {data for data in vocab.token_bytes if data is not None}
+    missing = [t for t in texts if vocab.special_id(t) is None and t.encode() not in ordinary]
     special = {**vocab.special, **{vocab.size + i: t for i, t in enumerate(missing)}}
     return Vocabulary(vocab.token_bytes + (None,) * len(missing), special, vocab.eos_ids, vocab.kind,
                       vocab.name + "+specials")
