@@ -216,9 +216,7 @@ def _load_model(args: argparse.Namespace, path: Path) -> tuple[Any, Any, Any, st
                          f"like this): {kind}: {first}") from err
 
 
-def _dialect(name: str, tools: Any, model: Path | str) -> Dialect:
-    if name == AUTO:
-        return dialect_for(model)
+def _dialect(name: str, tools: Any) -> Dialect:
     cls = DIALECTS[name]
     return cls(tools=tools) if "tools" in inspect.signature(cls).parameters else cls()  # type: ignore[call-arg]
 
@@ -304,8 +302,9 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     with contextlib.ExitStack() as stack:
         tools = ToolSet(_open_tools(args, stack))
         _check_tool_choice(args.tool_choice, tools)
-        dialect = _dialect(args.dialect, tools, path)
-        model, tokenizer, vocab, _ = _load_model(args, path)
+        named = None if args.dialect == AUTO else _dialect(args.dialect, tools)
+        model, tokenizer, vocab, _ = _load_model(args, path)  # a file that cannot load says so first
+        dialect = named if named is not None else dialect_for(path)
         decoder = ToolDecoder(model, tokenizer, tools, dialect=dialect, vocab=vocab, tool_choice=args.tool_choice,
                               parallel_tool_calls=args.parallel, max_new_tokens=args.max_new_tokens,
                               temperature=args.temperature, seed=args.seed, constrained=not args.unconstrained,
