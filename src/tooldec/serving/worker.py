@@ -161,7 +161,8 @@ class Worker:
                 if token in self.eos:
                     finish = "stop"
                     break
-                for event in assembler.feed(_bytes(vocab, token), in_call=machine is not None and _in_call(machine)):
+                for event in assembler.feed(_bytes(vocab, token), in_call=machine is not None and _in_call(machine),
+                                            in_reasoning=machine is not None and machine.mode is Mode.REASONING):
                     job.emit(event)
                 if machine is not None and machine.turn_over:  # the client runs the calls
                     finish = "stop"
