@@ -53,7 +53,8 @@ from .regex import (
 from .regex_fsm import intersect, subtract
 from .utf8 import normalize_ranges, utf8_sequences
 
-__all__ = ["ANY_DEPTH", "FLEXIBLE_MAX", "SchemaCompiler", "Style", "Syntax", "Whitespace", "dumps", "prepare_values"]
+__all__ = ["ANY_DEPTH", "FLEXIBLE_MAX", "SchemaCompiler", "Style", "Syntax", "Whitespace", "dumps", "holding",
+           "prepare_values"]
 
 ANY_DEPTH = 3
 
@@ -144,10 +145,13 @@ class SchemaCompiler:
         style: How values are written.
     """
 
-    def __init__(self, nfa: NFA, root: Mapping[str, Any], style: Style = Style()) -> None:
+    def __init__(self, nfa: NFA, root: Mapping[str, Any], style: Style = Style(), *,
+                 forbidden: tuple[str, ...] = ()) -> None:
         self.nfa = nfa
         self.root = root
         self.style = style
+        self.forbidden = forbidden
+        """Texts no string may hold (a call format whose reader stops at them: XML parameters)."""
 
     # -- entry points -------------------------------------------------------------------------
 
@@ -236,11 +240,13 @@ class SchemaCompiler:
         nfa = self.nfa
         regexes = string_regexes(schema)
         low, high = int(schema.get("minLength", 0)), schema.get("maxLength")
-        if not regexes and not excluded:  # counted characters, the quotes included
+        if not regexes and not excluded and not self.forbidden:  # counted characters, the quotes included
             return nfa.counted_string(self.any_char, low, high)
         fsm = fsm_of(regexes or (r"[\s\S]*",))
         if excluded:
             fsm = subtract(fsm, _literals_fsm(tuple(sorted(set(excluded)))))
+        if self.forbidden:
+            fsm = subtract(fsm, holding(self.forbidden))
         body = self._bounded_regex(fsm, low, high) if low or high is not None else fsm_fragment(nfa, fsm, self.char_class)
         return nfa.seq(nfa.literal(b'"'), body, nfa.literal(b'"'))
 
@@ -295,7 +301,7 @@ class SchemaCompiler:
 
     def any_value(self, depth: int) -> Frag:
         """Any JSON value nested up to ``depth`` levels (stamped from a piece built once)."""
-        return self.nfa.stamp(_any_value_template(self.style, depth))
+        return self.nfa.stamp(_any_value_template(self.style, depth, self.forbidden))
 
     def _build_any_value(self, depth: int) -> Frag:
         nfa = self.nfa
@@ -411,6 +417,8 @@ class SchemaCompiler:
         """A quoted key from ``include``'s language (``None``: ASCII names) that matches none of
         the ``exclude`` patterns and is no ``declared`` name."""
         fsm = _key_fsm(include, exclude, declared)
+        if self.forbidden:
+            fsm = subtract(fsm, holding(self.forbidden))
         return self.nfa.seq(self.nfa.literal(b'"'), fsm_fragment(self.nfa, fsm, self.char_class), self.nfa.literal(b'"'))
 
     def _hex(self, n: int) -> Frag:
@@ -506,11 +514,17 @@ def prepare_values(style: Style, window: int) -> None:
 
 
 @functools.lru_cache(maxsize=64)
-def _any_value_template(style: Style, depth: int) -> tuple[NFA, Frag]:
+def _any_value_template(style: Style, depth: int, forbidden: tuple[str, ...] = ()) -> tuple[NFA, Frag]:
     """Any value of ``style`` up to ``depth`` levels, built once (about 1,500 states at depth 3,
     of which a schema with a dozen free properties needs a dozen copies). Never modified."""
     nfa = NFA()
-    return nfa, SchemaCompiler(nfa, {}, style)._build_any_value(depth)
+    return nfa, SchemaCompiler(nfa, {}, style, forbidden=forbidden)._build_any_value(depth)
+
+
+@functools.lru_cache(maxsize=64)
+def holding(texts: tuple[str, ...]) -> interegular.FSM:
+    """The strings that hold any of ``texts``."""
+    return fsm_of(("[\\s\\S]*(?:" + "|".join(literal_regex(t) for t in texts) + ")[\\s\\S]*",))
 
 
 @functools.cache

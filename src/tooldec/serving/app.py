@@ -23,7 +23,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from ..errors import BudgetError, ToolDecError, ToolNotFoundError
-from .assemble import CallEvent, ContentEvent, Event
+from .assemble import CallEvent, ContentEvent, Event, ReasoningEvent
 from .engine import Constraints, tools_key
 from .prompt import render_prompt
 from .protocol import (
@@ -51,7 +51,7 @@ class Service:
         model_id: The name clients put in ``model``.
         tokenizer: The model's transformers tokenizer (chat template).
         worker: The llama.cpp worker (started by the app).
-        constraints: Validates request tools (the worker compiles them).
+        constraints: Validates and compiles request tools (shared: docs/DESIGN.md, concurrency contract).
     """
 
     def __init__(self, model_id: str, tokenizer: Any, worker: Worker, constraints: Constraints) -> None:
@@ -147,12 +147,14 @@ async def chat_completions(request: Request) -> Response:
             await events.aclose()
             return JSONResponse(error_body(first.error, kind="server_error"), status_code=500)
         return StreamingResponse(_sse(service, chat, request_id, first, events), media_type="text/event-stream")
-    content, calls = "", []
+    content, reasoning, calls = "", "", []
     done = Done("error", len(job.prompt_ids), 0, "the generation ended without a result")
     try:
         async for event in events:
             if isinstance(event, ContentEvent):
                 content += event.text
+            elif isinstance(event, ReasoningEvent):
+                reasoning += event.text
             elif isinstance(event, CallEvent):
                 calls.append(event.call)
             else:
@@ -162,7 +164,7 @@ async def chat_completions(request: Request) -> Response:
     if done.error is not None:
         return JSONResponse(error_body(done.error, kind="server_error"), status_code=500)
     return JSONResponse(completion(request_id, service.model_id, content, calls, done.finish_reason,
-                                   done.prompt_tokens, done.completion_tokens))
+                                   done.prompt_tokens, done.completion_tokens, reasoning=reasoning))
 
 
 async def _sse(service: Service, chat: ChatRequest, request_id: str, first: Event | Done,
@@ -186,6 +188,8 @@ async def _sse_lines(model: str, chat: ChatRequest, request_id: str, first: Even
     while True:
         if isinstance(event, ContentEvent):
             yield line(chunk(request_id, model, {"content": event.text}))
+        elif isinstance(event, ReasoningEvent):
+            yield line(chunk(request_id, model, {"reasoning_content": event.text}))
         elif isinstance(event, CallEvent):
             for delta in call_deltas(event.index, event.call):
                 yield line(chunk(request_id, model, delta))
@@ -211,8 +215,11 @@ async def models(request: Request) -> Response:
 async def health(request: Request) -> Response:
     service: Service = request.app.state.service
     alive = service.worker.is_alive()
-    return JSONResponse({"status": "ok" if alive else "worker stopped", "waiting": service.worker.waiting,
-                         "served": service.worker.jobs_done}, status_code=200 if alive else 503)
+    worker = service.worker
+    return JSONResponse({"status": "ok" if alive else "worker stopped", "waiting": worker.waiting,
+                         "served": worker.jobs_done, "tokens": worker.tokens_generated,
+                         "masking_seconds": worker.masking_seconds, "refused": dict(worker.refusals)},
+                        status_code=200 if alive else 503)
 
 
 async def _not_found(request: Request, exc: Exception) -> Response:
