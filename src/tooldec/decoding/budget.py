@@ -76,6 +76,7 @@ LONG_TEXT = 4096
 
 def tokens_of_runs(grammar: Grammar, runs: Runs) -> int:
     """:func:`tokens_of` of the text of ``runs``: the same count, whatever the repeats."""
+    runs = tuple((piece, times) for piece, times in runs if piece and times)
     length = sum(len(piece) * times for piece, times in runs)
     if length <= LONG_TEXT:
         return tokens_of(grammar, spell(runs))
@@ -538,8 +539,9 @@ def _string_parts(grammar: Grammar, pos: Tail, mask: Mask, follow_ok: bool) -> _
     for slot, key in zip(places.tolist(), distinct.tolist()):
         finish = table.shortest(int(string.final_set[key // width]))
         k = key % width
-        text = finish[:-1] + b" " * k + b'"' if k else finish
-        per_key[slot] = tokens_of_runs(grammar, ((text, 1), *after_quote))
+        # k owed characters as blanks before the quote: a run, so minLength 100000 costs as 10
+        text: Runs = ((finish[:-1], 1), (b" ", k), (b'"', 1)) if k else ((finish, 1),)
+        per_key[slot] = tokens_of_runs(grammar, (*text, *after_quote))
     closing_ids = index.ids[string.closing_rows].astype(np.int64)
     open_rows = mask.has(closing_ids)
     rest_need = np.full(string.rest_first.size, FAR, dtype=np.int64)
