@@ -241,6 +241,8 @@ class SchemaCompiler:
         low, high = int(schema.get("minLength", 0)), schema.get("maxLength")
         if not regexes and not excluded and not self.forbidden:  # counted characters, the quotes included
             return nfa.counted_string(self.any_char, low, high)
+        if not regexes and not excluded and not low and high is None and type(self) is SchemaCompiler:
+            return nfa.stamp(_forbidding_string_template(self.style, self.forbidden))  # one piece per set of texts
         fsm = fsm_of(regexes or (r"[\s\S]*",))
         if excluded:
             fsm = subtract(fsm, _literals_fsm(tuple(sorted(set(excluded)))))
@@ -511,6 +513,22 @@ def _any_value_template(style: Style, depth: int, forbidden: tuple[str, ...] = (
     of which a schema with a dozen free properties needs a dozen copies). Never modified."""
     nfa = NFA()
     return nfa, SchemaCompiler(nfa, {}, style, forbidden=forbidden)._build_any_value(depth)
+
+
+@functools.lru_cache(maxsize=64)
+def _forbidding_string(texts: tuple[str, ...]) -> interegular.FSM:
+    """The strings that hold none of ``texts``."""
+    return subtract(fsm_of((r"[\s\S]*",)), holding(texts))
+
+
+@functools.lru_cache(maxsize=64)
+def _forbidding_string_template(style: Style, forbidden: tuple[str, ...]) -> tuple[NFA, Frag]:
+    """A quoted string of ``style`` that holds none of ``forbidden``, built once (a call format's
+    stop texts make every free string one, and building it costs tens of milliseconds)."""
+    nfa = NFA()
+    compiler = SchemaCompiler(nfa, {}, style, forbidden=forbidden)
+    body = fsm_fragment(nfa, _forbidding_string(forbidden), compiler.char_class)
+    return nfa, nfa.seq(nfa.literal(b'"'), body, nfa.literal(b'"'))
 
 
 @functools.lru_cache(maxsize=64)
