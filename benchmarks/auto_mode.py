@@ -1,4 +1,4 @@
-"""Auto mode against llama.cpp's own server (issue 16): BFCL in ``tool_choice="auto"``.
+"""Auto mode against llama.cpp's own server: BFCL in ``tool_choice="auto"``.
 
 Run from the repository root after ``make setup`` (``make qwen`` for Qwen, ``make llama-server``
 for the server)::
@@ -23,7 +23,7 @@ its functions (BFCL types mapped to JSON Schema) go to every system, greedy, at 
   llama-cpp-python vendors) on the same GGUF, started on 127.0.0.1 and driven with the official
   ``openai`` client; the server renders the same messages and tools with the GGUF's template.
 
-Every answer is counted by ``tooldec.bench.experiments.auto_mode.count_answer`` (the Hermes
+Every answer is counted by ``benchmarks.paper.experiments.auto_mode.count_answer`` (the Hermes
 dialect's ``scan``, also on the server's ``content``). Writes ``OUT/<model>/<system>.jsonl`` (one
 line per item, appended; items already there are skipped, so a stopped run resumes),
 ``OUT/<model>/setup.json``, and then ``OUT/auto_mode.md`` and ``OUT/auto_mode.png`` over every
@@ -46,11 +46,11 @@ from pathlib import Path
 from typing import Any
 
 _ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(_ROOT / "src"))
+sys.path[:0] = [str(_ROOT / "src"), str(_ROOT)]  # tooldec from this checkout, and benchmarks.paper
 
-from tooldec.bench.datasets import bfcl_items, data_dir  # noqa: E402
-from tooldec.bench.experiments.auto_mode import CATEGORIES, Request, count_answer, request, summarize  # noqa: E402
-from tooldec.bench.experiments.common import markdown_table  # noqa: E402
+from benchmarks.paper.datasets import bfcl_items, data_dir  # noqa: E402
+from benchmarks.paper.experiments.auto_mode import CATEGORIES, Request, count_answer, request, summarize  # noqa: E402
+from benchmarks.paper.experiments.common import markdown_table  # noqa: E402
 from tooldec.dialects import Hermes  # noqa: E402
 
 SYSTEMS = ("tooldec", "unconstrained", "llama-server")
@@ -105,7 +105,7 @@ _SESSIONS: dict[str, Any] = {}
 
 
 def _session(model: str) -> Any:
-    from tooldec.bench.experiments.common import Session
+    from benchmarks.paper.experiments.common import Session
 
     if model not in _SESSIONS:
         _SESSIONS.clear()  # one model in memory at a time
@@ -189,7 +189,7 @@ def served(gguf: Path, todo: list[Request], max_tokens: int, log: Path, context:
 def run(args: argparse.Namespace) -> None:
     from tqdm import tqdm  # type: ignore[import-untyped]
 
-    from tooldec.bench.experiments.common import resolve_model
+    from benchmarks.paper.experiments.common import resolve_model
 
     data = data_dir(args.data)
     all_requests = requests(data, args.limit, args.category or list(CATEGORIES))

@@ -1,28 +1,30 @@
-"""Reread BFCL's saved outputs with every Hermes opener and score them again (issue 14).
+"""Reread BFCL's saved outputs with every Hermes opener and score them again.
 
-``tooldec bench bfcl`` scores each system with its own dialect's parser (``Session.once`` calls
-``dialect.parse_calls``): ``tooldec_tag`` decodes with ``Hermes(openers=["tag"])``, so its texts
-were read by a parser that sees ``<tool_call>`` only, and a call it wrote in a Markdown fence (the
-text is free where the mask did not engage, e.g. in auto mode on ``irrelevance``) was never read.
-Rows saved by older code may also have been read by an older Hermes parser. This command rereads
-the ``text`` of every saved row of every Hermes-format system (all of BFCL's: ``baseline``,
-``repair``, ``tooldec``, ``tooldec_beam``, ``tooldec_tag``) with today's every-opener ``Hermes()``
-and scores it with the runner's own rules: ``bfcl.ast_match`` for correctness, ``call_errors``
-for invalid calls and syntax errors (``repair`` rows get their names repaired first, as the runner
-does). No model is run. Run from the repository root::
+``python -m benchmarks.paper bfcl`` scores each system with its own dialect's parser (``Session.once``
+calls ``dialect.parse_calls``): ``tooldec_tag`` decodes with ``Hermes(openers=["tag"])``, so its
+texts were read by a parser that sees ``<tool_call>`` only, and a call it wrote in a Markdown fence
+(the text is free where the mask did not engage, e.g. in auto mode on ``irrelevance``) was never
+read. Rows saved by older code may also have been read by an older Hermes parser. This command
+rereads the ``text`` of every saved row of every Hermes-format system (all of BFCL's:
+``baseline``, ``repair``, ``tooldec``, ``tooldec_beam``, ``tooldec_tag``) with the every-opener
+``Hermes()`` and scores it with the runner's own rules: ``bfcl.ast_match`` for correctness,
+``call_errors`` for invalid calls and syntax errors (``repair`` rows get their names repaired
+first, as the runner does). No model is run. Run from the repository root::
 
-    TOOLDEC_DATA=/work/shared/data .venv/bin/python benchmarks/bfcl_rescore.py
-    .venv/bin/python benchmarks/bfcl_rescore.py --root docs/bench/bfcl --changed   # list the items that change
+    TOOLDEC_DATA=../shared/data .venv/bin/python benchmarks/bfcl_rescore.py
+    .venv/bin/python benchmarks/bfcl_rescore.py --root runs/bench/bfcl --changed   # a run of your own; list the items that change
 
-Reads ``ROOT/<model>/<system>/<subset>.jsonl`` under each ``--root`` (default: ``docs/bench/bfcl``
-and ``docs/bench/rerun_2026-11-25/bfcl``) and prints one Markdown row per file: items, correct as
-saved and as reread (with the 95% Wilson interval), syntax errors and invalid calls both ways,
-calls per item as reread, and how many items changed their score. Writes nothing.
+Reads ``ROOT/<model>/<system>/<subset>.jsonl`` under each ``--root`` (default: the kept record,
+``benchmarks/results/paper/bfcl.tar.gz``: its ``bfcl`` and ``rerun_2026-11-25/bfcl`` folders) and
+prints one Markdown row per file: items, correct as saved and as reread (with the 95% Wilson
+interval), syntax errors and invalid calls both ways, calls per item as reread, and how many items
+changed their score. Writes nothing.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from collections.abc import Iterator, Mapping, Sequence
@@ -31,14 +33,17 @@ from pathlib import Path
 from typing import Any
 
 _ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(_ROOT / "src"))
+sys.path[:0] = [str(_ROOT / "src"), str(_ROOT)]  # tooldec from this checkout, and benchmarks.paper
 
-from tooldec.bench.datasets import data_dir  # noqa: E402
-from tooldec.bench.experiments import bfcl  # noqa: E402
-from tooldec.bench.experiments.common import call_errors, wilson  # noqa: E402
+from benchmarks.paper.datasets import data_dir  # noqa: E402
+from benchmarks.paper.experiments import bfcl  # noqa: E402
+from benchmarks.paper.experiments.common import call_errors, wilson  # noqa: E402
+from benchmarks.paper.records import RECORDS, unpacked  # noqa: E402
 from tooldec.dialects import Hermes  # noqa: E402
 
-ROOTS = (Path("docs/bench/bfcl"), Path("docs/bench/rerun_2026-11-25/bfcl"))
+RECORD = RECORDS / "bfcl.tar.gz"
+ROOTS = ("bfcl", "rerun_2026-11-25/bfcl")
+"""The folders of ``RECORD`` read by default."""
 
 
 @dataclass
@@ -74,7 +79,7 @@ def rescore_row(row: Mapping[str, Any], functions: Sequence[Mapping[str, Any]], 
     text = row["text"]
     calls = dialect.parse_calls(text)
     if system == "repair":
-        from tooldec.bench.experiments.repair import repair_call
+        from benchmarks.paper.experiments.repair import repair_call
 
         calls = [repair_call(c, tools, dialect) for c in calls]
     errors = call_errors(text, calls, tools, dialect)
@@ -149,19 +154,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--root", type=Path, action="append", default=None,
                         help="a folder of <model>/<system>/<subset>.jsonl (repeatable; default: "
-                             + ", ".join(str(r) for r in ROOTS) + ")")
+                             + ", ".join(ROOTS) + " in " + str(RECORD.relative_to(_ROOT)) + ")")
     parser.add_argument("--data", type=Path, default=None, help="benchmark data (default: $TOOLDEC_DATA or ../shared/data)")
     parser.add_argument("--changed", action="store_true", help="also list the ids of the items whose score changes")
     args = parser.parse_args(argv)
     data = data_dir(args.data)
-    for root in args.root or [r for r in ROOTS if r.is_dir()]:
-        results = rescore_root(root, data)
-        print(table(results, root=str(root)))
-        if args.changed:
-            for r in results:
-                if r.changed:
-                    print(f"  {r.model}/{r.system}/{r.subset}: {', '.join(r.changed)}")
-        print()
+    with unpacked(RECORD) if not args.root else contextlib.nullcontext(Path()) as kept:
+        for root in args.root or [kept / r for r in ROOTS]:
+            results = rescore_root(root, data)
+            print(table(results, root=str(root.relative_to(kept)) if not args.root else str(root)))
+            if args.changed:
+                for r in results:
+                    if r.changed:
+                        print(f"  {r.model}/{r.system}/{r.subset}: {', '.join(r.changed)}")
+            print()
     return 0
 
 

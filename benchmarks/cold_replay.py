@@ -39,16 +39,16 @@ from pathlib import Path
 from typing import Any
 
 _ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(_ROOT / "src"))
+sys.path[:0] = [str(_ROOT / "src"), str(_ROOT)]  # tooldec from this checkout, and benchmarks.paper
 sys.path.insert(0, str(_ROOT / "benchmarks"))
 
 import numpy as np  # noqa: E402
 from end_to_end import questions  # noqa: E402
 
+from benchmarks.paper.datasets import data_dir  # noqa: E402
+from benchmarks.paper.experiments.common import Session  # noqa: E402
 from tooldec.backends import generator_for  # noqa: E402
 from tooldec.backends.llamacpp import pick_token  # noqa: E402
-from tooldec.bench.datasets import data_dir  # noqa: E402
-from tooldec.bench.experiments.common import Session  # noqa: E402
 from tooldec.decoding import Compiler, Machine  # noqa: E402
 from tooldec.dialects import Hermes  # noqa: E402
 
@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check-first", action="store_true",
                         help="each token checked against the grammar (advance_within), no mask made: cold, then warm")
     parser.add_argument("--data", type=Path, default=None)
-    parser.add_argument("--out", type=Path, default=_ROOT / "benchmarks" / "speed" / "results" / "cold_replay")
+    parser.add_argument("--out", type=Path, default=_ROOT / "benchmarks" / "results" / "end-to-end")
     args = parser.parse_args(argv)
 
     session = Session(args.model, backend="llamacpp")

@@ -37,14 +37,14 @@ from pathlib import Path
 from typing import Any
 
 _ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(_ROOT / "src"))
+sys.path[:0] = [str(_ROOT / "src"), str(_ROOT)]  # tooldec from this checkout, and benchmarks.paper
 
 import numpy as np  # noqa: E402
 
+from benchmarks.paper.datasets import bfcl_items, data_dir  # noqa: E402
+from benchmarks.paper.experiments.bfcl import bfcl_schema  # noqa: E402
+from benchmarks.paper.experiments.common import Session  # noqa: E402
 from tooldec.backends.llamacpp import pick_token  # noqa: E402
-from tooldec.bench.datasets import bfcl_items, data_dir  # noqa: E402
-from tooldec.bench.experiments.bfcl import bfcl_schema  # noqa: E402
-from tooldec.bench.experiments.common import Session  # noqa: E402
 from tooldec.decoding import Grammar  # noqa: E402
 from tooldec.dialects import Hermes  # noqa: E402
 from tooldec.runtime import forced_start  # noqa: E402
@@ -183,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--items", type=int, default=20, help="questions (half simple_python, half multiple)")
     parser.add_argument("--max-new-tokens", type=int, default=96)
     parser.add_argument("--data", type=Path, default=None, help="benchmark data (default: $TOOLDEC_DATA or ../shared/data)")
-    parser.add_argument("--out", type=Path, default=_ROOT / "benchmarks" / "speed" / "results")
+    parser.add_argument("--out", type=Path, default=_ROOT / "runs" / "end-to-end")
     parser.add_argument("--mask-worker", choices=["auto", "on", "off"], default="auto",
                         help="llama.cpp: masks not cached on a worker thread beside the evaluation (on), after it "
                              "(off), or on the worker where a core is free beside llama.cpp's threads (auto)")

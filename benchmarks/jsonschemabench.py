@@ -25,6 +25,7 @@ import collections
 import json
 import random
 import signal
+import sys
 import time
 import tracemalloc
 from pathlib import Path
@@ -33,12 +34,15 @@ from typing import Any
 import jsonschema
 from tqdm import tqdm
 
-from tooldec.automata.dfa import LazyDFA
-from tooldec.automata.json_schema import SchemaCompiler
-from tooldec.automata.nfa import NFA
-from tooldec.bench.datasets import data_dir
-from tooldec.errors import InvalidSchemaError, UnsupportedSchemaError
-from tooldec.tools.schema import normalize_any_schema
+_ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(_ROOT / "src"), str(_ROOT)]  # tooldec from this checkout, and benchmarks.paper
+
+from benchmarks.paper.datasets import data_dir  # noqa: E402
+from tooldec.automata.dfa import LazyDFA  # noqa: E402
+from tooldec.automata.json_schema import SchemaCompiler  # noqa: E402
+from tooldec.automata.nfa import NFA  # noqa: E402
+from tooldec.errors import InvalidSchemaError, UnsupportedSchemaError  # noqa: E402
+from tooldec.tools.schema import normalize_any_schema  # noqa: E402
 
 SETS = ("Glaiveai2K", "Github_trivial", "Github_easy")
 

@@ -56,10 +56,10 @@ from pathlib import Path
 from typing import Any
 
 _ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(_ROOT / "src"))
+sys.path[:0] = [str(_ROOT / "src"), str(_ROOT)]  # tooldec from this checkout, and benchmarks.paper
 
-from tooldec.bench.datasets import data_dir  # noqa: E402
-from tooldec.bench.experiments.bfcl import bfcl_schema  # noqa: E402
+from benchmarks.paper.datasets import data_dir  # noqa: E402
+from benchmarks.paper.experiments.bfcl import bfcl_schema  # noqa: E402
 from tooldec.errors import ToolDecError  # noqa: E402
 from tooldec.tools import ToolSet  # noqa: E402
 
@@ -313,7 +313,7 @@ def _step_table(path: Path, cells: dict[tuple[str, int, str, int], list[dict[str
     """What the processor itself took per step in each tooldec cell (its step log, joined to the
     cells by time): the engine thread's ``apply`` (waiting for masks + writing them) and the
     worker's mask work, against the step's length."""
-    packed = path.with_name(path.name + ".gz")  # as kept under docs/bench
+    packed = path.with_name(path.name + ".gz")  # as kept under benchmarks/results
     if not path.exists() and not packed.exists():
         return []
     text = path.read_text() if path.exists() else gzip.decompress(packed.read_bytes()).decode()

@@ -13,18 +13,22 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import sys
 import time
 from pathlib import Path
 
 from tqdm import tqdm
 
-from tooldec.bench.datasets import bfcl_tools, data_dir, funcqa_tools, kamel_tools, toolbench_tools
-from tooldec.bench.walks import check_walk, random_walk
-from tooldec.decoding import Grammar, Machine
-from tooldec.dialects import Hermes
-from tooldec.models import mistral_tokenizer_path, smollm2_gguf_path, tokenizer_json_path
-from tooldec.tokens import from_gguf, from_sentencepiece, from_tokenizer_json
-from tooldec.tools import ToolSet
+_ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(_ROOT / "src"), str(_ROOT)]  # tooldec from this checkout, and benchmarks.paper
+
+from benchmarks.paper.datasets import bfcl_tools, data_dir, funcqa_tools, kamel_tools, toolbench_tools  # noqa: E402
+from benchmarks.paper.walks import check_walk, random_walk  # noqa: E402
+from tooldec.decoding import Grammar, Machine  # noqa: E402
+from tooldec.dialects import Hermes  # noqa: E402
+from tooldec.models import mistral_tokenizer_path, smollm2_gguf_path, tokenizer_json_path  # noqa: E402
+from tooldec.tokens import from_gguf, from_sentencepiece, from_tokenizer_json  # noqa: E402
+from tooldec.tools import ToolSet  # noqa: E402
 
 VOCABS = {
     "smollm2": lambda: from_gguf(smollm2_gguf_path()),

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Build llama.cpp's own OpenAI server, `llama-server`, for the auto-mode benchmark (issue 16).
+# Build llama.cpp's own OpenAI server, `llama-server`, for the auto-mode benchmark.
 #
 # The llama.cpp built is exactly the one our llama.cpp backend runs: the `vendor/llama.cpp` of the
 # llama-cpp-python 0.3.36 source distribution (pinned by sha256), fetched with pip from PyPI.

@@ -3,8 +3,8 @@
 # nothing beside it (no ../shared/data, no TOOLDEC_DATA), so the data tests read the fixtures in
 # tests/fixtures/data. At most 5% of the tests may skip there (each says why: pytest -rs).
 #
-# The copy holds the files git tracks (and new, not ignored ones); it reuses this checkout's .venv
-# and node_modules through symlinks (nothing is installed again) and imports tooldec from its own
+# The copy holds the files git tracks (and new, not ignored ones); it reuses this checkout's .venv,
+# node_modules and .cache/llama.cpp-vocab through symlinks (nothing is installed again) and imports tooldec from its own
 # src/ (PYTHONPATH), which a check below makes sure of, along with finding no benchmark data.
 # The copy has no compiled modules (git ignores them), so the suite runs here on the pure-Python trie
 # walk, DFA expansion and keys that installs without a C compiler fall back to; `make test` runs the
@@ -13,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root="$PWD"
-[[ -x .venv/bin/python && -d node_modules ]] || { echo "test_fresh_copy: run make setup first" >&2; exit 1; }
+[[ -x .venv/bin/python && -d node_modules && -d .cache/llama.cpp-vocab ]] || { echo "test_fresh_copy: run make setup first" >&2; exit 1; }
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/tooldec-fresh.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
@@ -23,16 +23,18 @@ git ls-files -z --cached --others --exclude-standard \
   | tar --null --files-from=- --ignore-failed-read -cf - | tar -xf - -C "$copy"
 ln -s "$root/.venv" "$copy/.venv"
 ln -s "$root/node_modules" "$copy/node_modules"
+mkdir "$copy/.cache"
+ln -s "$root/.cache/llama.cpp-vocab" "$copy/.cache/llama.cpp-vocab"
 cd "$copy"
 
 unset TOOLDEC_DATA
-export PYTHONPATH="$copy/src" HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
+export PYTHONPATH="$copy/src:$copy" HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 # The random walks of tests/decoding ran at full count in `make test`; here they only need to run.
 export TOOLDEC_WALKS="${TOOLDEC_WALKS:-15}"
 .venv/bin/python - "$copy" <<'PY'
 import sys
 import tooldec
-from tooldec.bench.datasets import find_data_dir
+from benchmarks.paper.datasets import find_data_dir
 assert tooldec.__file__.startswith(sys.argv[1]), f"tooldec is imported from {tooldec.__file__}, not the copy"
 assert find_data_dir() is None, f"the copy finds benchmark data at {find_data_dir()}"
 from tooldec.automata import dfa
@@ -49,7 +51,7 @@ if [[ $# -gt 0 ]]; then
   exit
 fi
 .venv/bin/python -m pytest -q -rs -n auto -p no:cacheprovider --junitxml="$work/report.xml" tests
-.venv/bin/python -m pytest -q -p no:cacheprovider --doctest-modules -o consider_namespace_packages=true src/tooldec
+.venv/bin/python -m pytest -q -p no:cacheprovider --doctest-modules -o consider_namespace_packages=true src/tooldec benchmarks/paper
 .venv/bin/python - "$work/report.xml" <<'PY'
 import sys
 import xml.etree.ElementTree as ET

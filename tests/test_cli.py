@@ -137,7 +137,8 @@ def test_mistakes_are_one_line_before_the_model_loads(tmp_path: Path, capsys: py
 
 @pytest.mark.parametrize(("option", "error"), [
     (["--dialect", "hermse"], "argument --dialect: unknown dialect 'hermse' (did you mean 'hermes'?); choose from "
-                              "hermes, llama3_json, mistral, pythonic, react, toolkengpt"),
+                              "auto, deepseek_v31, glm45, gpt_oss, hermes, kimi_k2, llama3_json, minimax_m2, mistral, "
+                              "mistral_tekken, pythonic, qwen3, qwen3_coder, react, toolkengpt"),
     (["--backend", "llama"], "argument --backend: unknown backend 'llama' (did you mean 'llamacpp'?); choose from "
                              "auto, llamacpp, transformers"),
     (["--context", "0"], "argument --context: expected a number >= 1, got 0"),

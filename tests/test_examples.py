@@ -1,4 +1,4 @@
-"""The README's example, as a script, runs and says what the README says it does."""
+"""The library page's example (docs/library.md), as a script, runs and says what the page says it does."""
 
 from __future__ import annotations
 

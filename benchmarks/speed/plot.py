@@ -2,7 +2,7 @@
 
 One row of panels per tokenizer; one colour per engine. A cell that failed or timed out is
 drawn as a cross at the top of the panel with its reason, so a missing point is never silent.
-Usage: ``python -m benchmarks.speed.plot benchmarks/speed/results/speed.jsonl [OUT.png]``.
+Usage: ``python -m benchmarks.speed.plot benchmarks/results/speed/peers.jsonl [OUT.png]``.
 """
 
 from __future__ import annotations

@@ -10,11 +10,11 @@ tool list with each request), every mask asked for as the loop asks for it (with
 left), its CPU time taken. ``--no-budget`` leaves the budget out; ``--profile`` lists where the
 time goes (a second, profiled pass on a fresh compiler).
 
-    python -m benchmarks.speed.replay --record        # writes benchmarks/speed/results/replay/smollm2.json
+    python -m benchmarks.speed.replay --record        # writes runs/replay/smollm2.json
     python -m benchmarks.speed.replay                 # total, mean, p50 / p90 / p99 / max of one mask
     python -m benchmarks.speed.replay --no-budget --profile
     python -m benchmarks.speed.replay --states         # and how many argument states were built
-    python -m benchmarks.speed.replay --answers benchmarks/speed/results/replay/smollm2-fenced.json
+    python -m benchmarks.speed.replay --answers runs/replay/smollm2-fenced.json
 
 ``smollm2.json`` holds the answers of today's default (a required call opens with ``<tool_call>``);
 ``smollm2-fenced.json`` the answers recorded when a required call could open with any opener
@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tooldec.bench.datasets import data_dir
+from benchmarks.paper.datasets import data_dir
 from tooldec.decoding import Compiler, Machine
 from tooldec.dialects import Hermes
 from tooldec.models import smollm2_gguf_path
@@ -44,13 +44,13 @@ from tooldec.tools import ToolSet
 from ..end_to_end import questions
 from .cold_profile import cpu_ns
 
-RECORD = Path(__file__).parent / "results" / "replay" / "smollm2.json"
+RECORD = Path(__file__).resolve().parents[2] / "runs" / "replay" / "smollm2.json"
 
 
 def record(items: int, max_new_tokens: int, data: Path | None, path: Path) -> None:
     """Generate each question's tooldec answer with SmolLM2 on llama.cpp and keep its token ids."""
+    from benchmarks.paper.experiments.common import Session
     from tooldec.backends import generator_for
-    from tooldec.bench.experiments.common import Session
     from tooldec.decoding import Grammar
 
     session = Session("smollm2", backend="llamacpp")

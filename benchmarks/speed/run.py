@@ -159,7 +159,7 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--repeats", type=int, default=3, help="fresh processes per cell")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per cell")
     parser.add_argument("--calls", type=int, default=60, help="gold calls per cell (>= 50)")
-    parser.add_argument("--out", default=str(_ROOT / "benchmarks" / "speed" / "results"))
+    parser.add_argument("--out", default=str(_ROOT / "runs" / "speed"))
     parser.add_argument("--data", default=None, help="benchmark data (default TOOLDEC_DATA or ../shared/data)")
     parser.add_argument("--tokenizer-json", action="append", default=[], metavar="NAME=PATH",
                         help="use this tokenizer.json for NAME")

@@ -25,7 +25,8 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from .dialects import DIALECTS, Dialect, Hermes
+from .dialects import DIALECTS, Dialect, dialect_for
+from .dialects.detect import AUTO
 from .errors import ToolDecError
 from .runtime.trace import EventKind, Result
 from .tools import Tool
@@ -301,8 +302,9 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     with contextlib.ExitStack() as stack:
         tools = ToolSet(_open_tools(args, stack))
         _check_tool_choice(args.tool_choice, tools)
-        dialect = _dialect(args.dialect, tools)
-        model, tokenizer, vocab, _ = _load_model(args, path)
+        named = None if args.dialect == AUTO else _dialect(args.dialect, tools)
+        model, tokenizer, vocab, _ = _load_model(args, path)  # a file that cannot load says so first
+        dialect = named if named is not None else dialect_for(path)
         decoder = ToolDecoder(model, tokenizer, tools, dialect=dialect, vocab=vocab, tool_choice=args.tool_choice,
                               parallel_tool_calls=args.parallel, max_new_tokens=args.max_new_tokens,
                               temperature=args.temperature, seed=args.seed, constrained=not args.unconstrained,
@@ -360,8 +362,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--header", action="append", default=[], metavar="'NAME: VALUE'",
                      help="for an OpenAPI document: a header sent with every request (repeatable); "
                           "credentials also come from TOOLDEC_AUTH_<SCHEME>")
-    run.add_argument("--dialect", type=_choice("dialect", sorted(DIALECTS)), default=Hermes.name,
-                     help=f"how calls are written: {', '.join(sorted(DIALECTS))} (default: hermes)")
+    run.add_argument("--dialect", type=_choice("dialect", [AUTO, *sorted(DIALECTS)]), default=AUTO,
+                     help=f"how calls are written: {', '.join(sorted(DIALECTS))} (default: auto, found from the "
+                          "model's tokens and chat template)")
     run.add_argument("--tool-choice", default="auto", help="auto, required, none, or a tool name")
     run.add_argument("--parallel", action=argparse.BooleanOptionalAction, default=True,
                      help="allow several calls in one message")
@@ -369,7 +372,6 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--unconstrained", action="store_true", help="no grammar (the baseline)")
     run.add_argument("question", help="the user's message")
     common(run, 512)
-    commands.add_parser("bench", help="the paper's experiments: tooldec bench NAME --model ... (see tooldec bench --help)")
     commands.add_parser("serve", help="an OpenAI-compatible server: tooldec serve [--model GGUF] (see tooldec serve --help)")
     commands.add_parser("train-trigger", help="learn ToolDec's <T> (or toolkens) for your tools (see its --help)")
     return parser
@@ -383,10 +385,6 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         loaded (one line on stderr says which).
     """
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["bench"]:  # the paper experiments have their own options (tooldec.bench.cli)
-        from .bench.cli import main as bench_main
-
-        return int(bench_main(argv[1:]) or 0)
     if argv[:1] == ["serve"]:  # the OpenAI-compatible server has its own options (tooldec.serving.cli)
         from .serving.cli import main as serve_main
 

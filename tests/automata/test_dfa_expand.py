@@ -19,11 +19,11 @@ import numpy as np
 import pytest
 from decoding.tools_zoo import ZOO
 
+from benchmarks.paper.datasets import bfcl_tools, toolbench_tools
 from tooldec.automata import dfa as dfa_module
 from tooldec.automata.dfa import LazyDFA
 from tooldec.automata.json_schema import SchemaCompiler, Style, Whitespace
 from tooldec.automata.nfa import NFA, Frag
-from tooldec.bench.datasets import bfcl_tools, toolbench_tools
 from tooldec.dialects import Hermes, Llama3Json
 from tooldec.errors import InvalidSchemaError, UnsupportedSchemaError
 from tooldec.tools import Tool

@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from benchmarks.paper.experiments.repair import BacktraceGenerator, first_failed_call
 from tooldec.backends import generator_for
-from tooldec.bench.experiments.repair import BacktraceGenerator, first_failed_call
 from tooldec.dialects import ToolkenGPT
 from tooldec.tokens import Vocabulary
 from tooldec.tools import ToolSet

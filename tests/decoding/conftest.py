@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tooldec.bench.datasets import bfcl_tools, funcqa_tools, kamel_tools, toolbench_tools
+from benchmarks.paper.datasets import bfcl_tools, funcqa_tools, kamel_tools, toolbench_tools
 from tooldec.decoding import Machine
 from tooldec.tools import ToolSet
 

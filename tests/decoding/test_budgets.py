@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tooldec.bench.walks import check_walk, random_walk
+from benchmarks.paper.walks import check_walk, random_walk
 from tooldec.decoding import Grammar, Machine, Mode
 from tooldec.decoding.budget import shortest
 from tooldec.dialects import Dialect, Hermes, Mistral, Pythonic

@@ -1,6 +1,6 @@
 """Dialects that write results inline (ToolkenGPT, ReAct): a call's last byte ends its token.
 
-Issue 14: on FuncQA multi-hop, Qwen2.5-Coder-1.5B closed ``<multiply>(67,29`` with the single
+On FuncQA multi-hop (``python -m benchmarks.paper funcqa --model qwen15``), Qwen2.5-Coder-1.5B closed ``<multiply>(67,29`` with the single
 token ``=<``. Generation stops as a call closes and the runtime writes the result right there,
 so the text became ``<multiply>(67,29)=<1943/60)=...``: the ``<`` opened a call that never
 closed (counted ``unparseable``), and tokens such as ``="`` or ``=-`` put a stray byte before
@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tooldec.bench.experiments.funcqa import funcqa_toolset
+from benchmarks.paper.experiments.funcqa import funcqa_toolset
 from tooldec.decoding import Grammar, Machine
 from tooldec.dialects import Dialect, ReAct, ToolkenGPT
 from tooldec.tokens import Vocabulary

@@ -10,7 +10,7 @@ import random
 import numpy as np
 import pytest
 
-from tooldec.bench.walks import random_walk
+from benchmarks.paper.walks import random_walk
 from tooldec.decoding import Compiler, Grammar, Machine, Mode
 from tooldec.decoding.positions import Open, Text
 from tooldec.dialects import Dialect, Hermes, Llama3Json, Mistral, ReAct

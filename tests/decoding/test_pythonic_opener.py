@@ -1,4 +1,4 @@
-"""The Pythonic ``call`` opener (issue 16): ``[`` + a real tool name + ``(`` after free text enters
+"""The Pythonic ``call`` opener (docs/DESIGN.md, invariant 3): ``[`` + a real tool name + ``(`` after free text enters
 tool mode at the ``(``, split however the tokenizer splits it; from there the mask is exact and the
 call closes valid; prose with brackets stays free; call-like text that did not become a call is
 counted."""

@@ -145,3 +145,16 @@ def test_reasoning_option_is_part_of_the_grammar_key(qwen_vocab: Vocabulary) -> 
     machine = Machine(Compiler(qwen_vocab, plain).compile([get_weather]))
     assert machine.accept_string(b'<think>{"name": "get_weather", "arguments": {"city": "x"}}')
     assert machine.calls_completed == 1  # without a section, the object is a call
+
+
+def test_a_loop_can_name_what_a_refused_pick_would_have_written(qwen_vocab: Vocabulary,
+                                                                qwen_tokenizer: tokenizers.Tokenizer) -> None:
+    grammar = Compiler(qwen_vocab, Hermes()).compile([get_weather])
+    machine = Machine(grammar)
+    assert feed(machine, qwen_tokenizer, CALL + "\n")
+    (whole,) = qwen_tokenizer.encode("<tool_response>", add_special_tokens=False).ids  # one token in Qwen3
+    assert not machine.advance(whole) and machine.refusal(whole) == "result"
+    assert feed(machine, qwen_tokenizer, "<tool_response")  # the same text in pieces, up to its last byte
+    last = qwen_tokenizer.token_to_id(">")
+    assert not machine.advance(last) and machine.refusal(last) == "result"
+    assert machine.refusal(qwen_tokenizer.encode(" done", add_special_tokens=False).ids[0]) is None

@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from benchmarks.paper.datasets import bfcl_tools
 from tooldec.automata.dfa import LazyDFA
-from tooldec.bench.datasets import bfcl_tools
 from tooldec.decoding import Compiler, Machine, masking
 from tooldec.decoding import trie_walk as tw
 from tooldec.decoding import vector_walk as vw

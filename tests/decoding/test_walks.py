@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from tooldec.bench.datasets import bfcl_items
-from tooldec.bench.walks import check_walk, random_walk
+from benchmarks.paper.datasets import bfcl_items
+from benchmarks.paper.walks import check_walk, random_walk
 from tooldec.decoding import Grammar, Machine
 from tooldec.dialects.hermes import Hermes
 from tooldec.tokens import Vocabulary

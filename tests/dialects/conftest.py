@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tooldec.bench.datasets import funcqa_tools
+from benchmarks.paper.datasets import funcqa_tools
 from tooldec.tools import Tool
 
 

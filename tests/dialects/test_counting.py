@@ -1,4 +1,4 @@
-"""Honest counting (issue 16): ``scan`` counts as a broken call every declared opener that appears
+"""Honest counting (docs/DESIGN.md, invariant 3): ``scan`` counts as a broken call every declared opener that appears
 and does not become a parsed call, from the text the opener commits at, so the count agrees with
 what auto mode constrains. A bare ``<tool_call>`` commits (the mask then writes the head), so a
 tag followed by prose, by nothing or by an object that does not parse is one broken call; so are

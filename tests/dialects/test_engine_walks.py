@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tooldec.bench.datasets import bfcl_tools, funcqa_tools, toolbench_tools
-from tooldec.bench.walks import check_walk, random_walk
+from benchmarks.paper.datasets import bfcl_tools, funcqa_tools, toolbench_tools
+from benchmarks.paper.walks import check_walk, random_walk
 from tooldec.decoding import Grammar, Machine
 from tooldec.dialects import Dialect, Llama3Json, Mistral, ReAct, ToolkenGPT
 from tooldec.tokens import Vocabulary

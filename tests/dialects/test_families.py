@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tooldec.bench.walks import check_walk, random_walk, with_specials
+from benchmarks.paper.walks import check_walk, random_walk
 from tooldec.decoding import Compiler, Grammar, Machine
 from tooldec.dialects import (
     GLM45,
@@ -34,6 +34,8 @@ from tooldec.errors import TokenizerError, UnsupportedSchemaError
 from tooldec.tokens import Vocabulary
 from tooldec.tokens.markers import readable
 from tooldec.tools import Tool, ToolSet
+
+from .helpers import with_specials
 
 WALKS = 15
 
@@ -136,7 +138,8 @@ def test_a_marker_written_in_pieces_opens_nothing_and_is_refused(qwen_vocab: Voc
     assert pieces.advance(vocab.longest_match(b"s")[0]) and pieces.advance(vocab.longest_match(b">")[0])
     assert pieces.mode.value == "text"  # <tool_calls> is other text
     marker = Machine(grammar)
-    assert marker.advance(vocab.special_id("<tool_call>"))  # type: ignore[arg-type]
+    (single,) = vocab.longest_match(b"<tool_call>")  # Qwen3's own added token
+    assert marker.advance(single)
     assert marker.mode.value == "tool"
 
 
@@ -251,3 +254,27 @@ def test_deepseek_free_text_refuses_a_call_begin(qwen_vocab: Vocabulary) -> None
     assert not Machine(grammar).accept_string("See <｜tool▁call▁begin｜>".encode())
     assert not Machine(grammar).accept_string(b"See " + dialect.spelled("<｜tool▁call▁begin｜>"))
     assert Machine(grammar).accept_string("See <｜tool▁call｜>".encode())
+
+
+@pytest.mark.parametrize(("name", "fixture"), [
+    ("gpt_oss", "gptoss_vocab"),
+    ("deepseek_v31", "deepseek_v3_vocab"),
+    ("pythonic", "gemma3_vocab"),
+    ("llama3_json", "llama3_1_vocab"),
+    ("mistral_tekken", "tekken_vocab"),
+])
+def test_each_family_on_its_own_tokenizer(name: str, fixture: str, request: pytest.FixtureRequest) -> None:
+    """On the family's real vocabulary (Tekken's shipped files predate ``[ARGS]``: it is added);
+    the markers a vocabulary has are its own tokens, special or not (DeepSeek's are ordinary
+    added tokens)."""
+    vocab: Vocabulary = request.getfixturevalue(fixture)
+    dialect = get_dialect(name, openers=["start", "call"]) if name == "pythonic" else get_dialect(name)
+    grammar = grammar_for(dialect, vocab)
+    added = grammar.vocab.size - vocab.size
+    assert added == (1 if name == "mistral_tekken" else 0)
+    tools = ToolSet(TOOLS)
+    rng = random.Random(f"own-tokenizer-{name}")
+    for _ in range(6):
+        machine = Machine(grammar, tool_choice="required", parallel_tool_calls=False)
+        result = random_walk(machine, rng, machine.min_tokens() + rng.randint(0, 60))
+        assert check_walk(result, dialect, tools) is None, (check_walk(result, dialect, tools), result.text)

@@ -135,11 +135,11 @@ def test_an_inline_dialect_writes_results_into_the_text(smollm2_model: tuple[Any
 
 
 def test_an_inline_result_follows_its_call_directly(smollm2_model: tuple[Any, Any, Vocabulary]) -> None:
-    """ToolkenGPT (issue 14): the examples quote their results (``(3,4)="<12>"``), so the model
+    """ToolkenGPT (the paper's FuncQA format): the examples quote their results (``(3,4)="<12>"``), so the model
     would close the call with ``="`` or ``="<``, one token; generation stops at the call's end,
     so that token's extra bytes would sit between the call and its result (``="56"``, or a
     ``<`` that opens a call never closed). The mask ends the token at ``)=``."""
-    from tooldec.bench.experiments.funcqa import funcqa_toolset
+    from benchmarks.paper.experiments.funcqa import funcqa_toolset
     from tooldec.dialects import ToolkenGPT
 
     tools = funcqa_toolset()

@@ -100,7 +100,7 @@ def check_calls(calls: Sequence[Any] | None, tools: Sequence[Mapping[str, Any]])
 
 
 def assert_no_call_text(content: str | None) -> None:
-    """A call never comes back as content (issue 16)."""
+    """A call never comes back as content (docs/DESIGN.md, invariant 3)."""
     text = content or ""
     assert "<tool_call>" not in text and '{"name"' not in text, text
 

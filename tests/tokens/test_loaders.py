@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import shutil
@@ -182,7 +183,7 @@ def test_truncated_real_gguf_raises(tmp_path: Path) -> None:
 
 
 def test_missing_paths_raise(tmp_path: Path) -> None:
-    with pytest.raises(TokenizerError, match="neither tokenizer.json nor tokenizer.model"):
+    with pytest.raises(TokenizerError, match="none of tokenizer.json, tekken.json, tokenizer.model"):
         load_vocabulary(tmp_path)
     for missing in ("nope.json", "nope.gguf", "nope.model", "nope.bin"):
         with pytest.raises(TokenizerError, match="No such file|no such file"):
@@ -199,3 +200,104 @@ def test_importing_tokens_loads_no_heavy_framework() -> None:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(src), os.environ.get("PYTHONPATH", "")])}
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
     assert result.stdout.strip() == "[]"
+
+
+def _bpe_json(path: Path, decoder: object) -> None:
+    data = {"model": {"type": "BPE", "vocab": {"a": 0, "▁a": 1, "<0x0A>": 2}, "merges": []}, "decoder": decoder}
+    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+
+
+_REPLACE = {"type": "Replace", "pattern": {"String": "▁"}, "content": " "}
+
+
+@pytest.mark.parametrize(
+    ("decoder", "message"),
+    [
+        (None, "no decoder"),
+        ({"type": "BPEDecoder", "suffix": "</w>"}, "decoder step BPEDecoder"),
+        ({"type": "Sequence", "decoders": [{"type": "ByteLevel"}, {"type": "Strip", "content": " ", "start": 1, "stop": 0}]},
+         "decoder step ByteLevel"),
+        ({"type": "Sequence", "decoders": [_REPLACE, {"type": "Strip", "content": " ", "start": 1, "stop": 0}]},
+         "decoder step Strip"),  # before Fuse it strips every token, not the text
+        ({"type": "Sequence", "decoders": [_REPLACE, {"type": "Fuse"}, {"type": "ByteFallback"}]},
+         "decoder step ByteFallback after Fuse"),
+        ({"type": "Sequence", "decoders": [{"type": "ByteFallback"}, {"type": "Fuse"}]}, "no '▁' -> space step"),
+    ],
+)
+def test_a_decoder_that_does_not_act_per_token_is_refused(tmp_path: Path, decoder: object, message: str) -> None:
+    _bpe_json(tmp_path / "tokenizer.json", decoder)
+    with pytest.raises(TokenizerError, match=message):
+        from_tokenizer_json(tmp_path / "tokenizer.json")
+
+
+def test_byte_pieces_are_bytes_only_where_the_decoder_says_so(tmp_path: Path) -> None:
+    _bpe_json(tmp_path / "with.json", {"type": "Sequence", "decoders": [_REPLACE, {"type": "ByteFallback"}, {"type": "Fuse"}]})
+    _bpe_json(tmp_path / "without.json", {"type": "Sequence", "decoders": [_REPLACE, {"type": "Fuse"}]})
+    assert from_tokenizer_json(tmp_path / "with.json").token_bytes == (b"a", b" a", b"\n")
+    assert from_tokenizer_json(tmp_path / "without.json").token_bytes == (b"a", b" a", b"<0x0A>")
+
+
+def test_a_tekken_file_is_not_a_tokenizer_json(tmp_path: Path) -> None:
+    from tooldec.models import mistral_tekken_path
+
+    shutil.copy(mistral_tekken_path("240718"), tmp_path / "vocab.json")
+    with pytest.raises(TokenizerError, match="a Mistral Tekken file, not a tokenizer.json"):
+        load_vocabulary(tmp_path / "vocab.json")
+    shutil.copy(mistral_tekken_path("240718"), tmp_path / "tekken.json")
+    assert load_vocabulary(tmp_path).size == 131_072  # a folder with tekken.json
+
+
+def _tekken(path: Path, **changes: object) -> None:
+    vocab = [{"rank": i, "token_bytes": base64.b64encode(bytes([i])).decode(), "token_str": None} for i in range(256)]
+    data: dict[str, object] = {
+        "config": {"pattern": ".", "num_vocab_tokens": 256, "default_vocab_size": 286, "default_num_special_tokens": 30,
+                   "version": "v3"},
+        "vocab": vocab,
+    }
+    data.update(changes)
+    path.write_text(json.dumps(data), encoding="utf-8")
+
+
+def test_tekken_files_are_checked(tmp_path: Path) -> None:
+    from tooldec.tokens import from_tekken
+
+    _tekken(tmp_path / "tekken.json")
+    vocab = from_tekken(tmp_path / "tekken.json")
+    assert (vocab.size, vocab.kind, vocab.special[2], vocab.eos_ids, vocab.token_bytes[30 + 65]) == (
+        286, VocabKind.RAW, "</s>", frozenset({2}), b"A")
+    assert (vocab.special[9], vocab.special[29], len(vocab.special)) == ("[TOOL_CALLS]", "<SPECIAL_29>", 30)
+    listed = [{"rank": i, "token_str": f"<S{i}>", "is_control": True} for i in range(3)]
+    _tekken(tmp_path / "tekken_listed.json", special_tokens=listed)
+    assert [from_tekken(tmp_path / "tekken_listed.json").special[i] for i in (0, 2, 3)] == ["<S0>", "<S2>", "<SPECIAL_3>"]
+    bad = {
+        "v13_unlisted": ({"config": {"pattern": ".", "default_vocab_size": 286, "default_num_special_tokens": 30, "version": "v13"}},
+                         "lists no special_tokens"),
+        "too_big": ({"config": {"pattern": ".", "default_vocab_size": 300, "default_num_special_tokens": 30, "version": "v3"}},
+                    "does not fit 256 tokens"),
+        "ranks": ({"special_tokens": [{"rank": 1, "token_str": "<s>", "is_control": True}]}, "has rank 1, not 0"),
+        "base64": ({"vocab": [{"rank": 0, "token_bytes": "!!", "token_str": None}] * 256}, "malformed Tekken file"),
+    }
+    for name, (changes, message) in bad.items():
+        _tekken(tmp_path / f"tekken_{name}.json", **changes)
+        with pytest.raises(TokenizerError, match=message):
+            load_vocabulary(tmp_path / f"tekken_{name}.json")
+
+
+def test_gguf_models_that_write_spaces_as_metaspace(tmp_path: Path) -> None:
+    from gguf import GGUFWriter
+
+    for model, pre, expected in [("gpt2", "gpt-2", b"\xe2\x96\x81a"), ("gpt2", "gemma4", b" a"), ("gemma4", "gemma4", b" a")]:
+        path = tmp_path / f"{model}-{pre}.gguf"
+        writer = GGUFWriter(path, "llama")
+        writer.add_tokenizer_model(model)
+        writer.add_tokenizer_pre(pre)
+        writer.add_token_list(["a", "▁a"])
+        writer.add_token_types([1, 1])
+        writer.write_header_to_file()
+        writer.write_kv_data_to_file()
+        writer.close()
+        if expected == b"\xe2\x96\x81a":  # "▁" is no byte-level character
+            with pytest.raises(TokenizerError, match="token id 1"):
+                from_gguf(path)
+        else:
+            assert from_gguf(path).token_bytes == (b"a", expected)

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tooldec.tools.schema as schema_module
-from tooldec.bench.datasets import bfcl_tools, funcqa_tools, kamel_tools, toolbench_tools
+from benchmarks.paper.datasets import bfcl_tools, funcqa_tools, kamel_tools, toolbench_tools
 from tooldec.errors import ToolDecError
 from tooldec.tools.dicts import dict_schema
 from tooldec.tools.schema import normalize_schema

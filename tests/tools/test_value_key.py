@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tooldec.tools.keys as keys
-from tooldec.bench.datasets import bfcl_tools, funcqa_tools, kamel_tools, toolbench_tools
+from benchmarks.paper.datasets import bfcl_tools, funcqa_tools, kamel_tools, toolbench_tools
 
 native_only = pytest.mark.skipif(not keys.NATIVE, reason="the compiled keys are not built (TOOLDEC_NATIVE=0 or no compiler)")
 

@@ -111,7 +111,7 @@ def settle() -> None:
     thousands of objects) out of the garbage collector's generations, after one collection.
 
     A full collection traverses every tracked object; with these in it, one took ~200 ms inside
-    a generation loop (SmolLM2 on llama.cpp, docs/RESULTS.md, stop 36). Frozen, they are never
+    a generation loop (SmolLM2 on llama.cpp, ``python benchmarks/end_to_end.py --model smollm2``). Frozen, they are never
     traversed again, nor freed before exit: call this once what is loaded lives as long as the
     process, as a loader or a server's start-up does. Process-wide, like the collector itself.
     """

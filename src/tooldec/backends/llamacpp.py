@@ -41,7 +41,7 @@ tool docs, about 4,400 tokens) plus the answer."""
 FEW = 16
 """Allowed lists this short are picked from in Python (most masks inside a call): with the CPU
 caches cold after a forward pass, a pick then costs about a third less than NumPy's gather and argmax
-(docs/RESULTS.md, stop 36)."""
+(``python benchmarks/cold_replay.py --sweep-mb 64 --phases``)."""
 
 
 def is_llama(model: Any) -> bool:
@@ -110,7 +110,7 @@ class LlamaCppGenerator:
             evaluates the token (``True``), or after the evaluation on the loop's own thread
             (``False``). Default: the worker only where the process has a core beside
             llama.cpp's threads. Without one, the worker's time comes out of those threads (about
-            the same cost either way, measured in docs/RESULTS.md, end to end), so the mask is
+            the same cost either way: ``benchmarks/end_to_end.py --mask-worker on|off``), so the mask is
             made after the evaluation: no hand-off, nothing running beside it.
         check_first: Where masks are made after the evaluation (no worker), take the model's own
             pick if the grammar allows it under the budget (:meth:`Machine.advance_within`), and
@@ -294,7 +294,7 @@ class LlamaCppGenerator:
     def _masker(self) -> ThreadPoolExecutor:
         """One worker thread for this generator's masks (llama.cpp's eval releases the GIL). It
         hides the masks' time where a core is free beside llama.cpp's threads; where none is, the
-        time comes out of theirs (measured in docs/RESULTS.md, end to end)."""
+        time comes out of theirs (``benchmarks/end_to_end.py --mask-worker on|off``)."""
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tooldec-mask")
         return self._pool

@@ -22,6 +22,7 @@ from .grammar import Grammar
 from .masking import FAR, goes_on_from
 from .masks import Mask
 from .opener_bounds import upper
+from .openers import CommitKind
 from .positions import Open, Position, Tail, Text, Think
 
 __all__ = ["Machine", "Mode", "ToolChoice", "fill_bitmasks"]
@@ -45,8 +46,8 @@ class _Step:
 
     A loop at a position it has seen (the same tool list again, a retry, a shared prefix) follows
     the kept move to the next record instead of the ~40 Python operations that find the lists
-    and the next position (30-45 µs a token once a forward pass has swept the CPU caches;
-    docs/RESULTS.md, stop 36). The first move is kept in the record with a weak link to the next
+    and the next position (30-45 µs a token once a forward pass has swept the CPU caches:
+    ``python benchmarks/cold_replay.py --model qwen --sweep-mb 64 --phases``). The first move is kept in the record with a weak link to the next
     record; later ones (other tokens from a position that repeats, as a string's content does, or
     a sampler's) in ``more``, without links. A record holds few objects the garbage collector
     tracks (it, its key and the link), since each of them survives a cold token and more of them
@@ -454,7 +455,7 @@ class Machine:
         the budget (a bound in bytes first, the exact need only where the bound does not settle
         it). Otherwise ``False``, and nothing changes. A loop that tries the model's own choice
         first makes a mask only when this refuses it: the masks of a new tool list were most of
-        what a cold token cost (docs/RESULTS.md, stop 38)."""
+        what a cold token cost (``python benchmarks/cold_replay.py --sweep-mb 64 --check-first``)."""
         tid = int(token_id)
         grammar, token_bytes = self.grammar, self._token_bytes
         budget = self._capped(budget)
@@ -541,6 +542,25 @@ class Machine:
         twin._history = list(self._history)
         twin._text = bytearray(self._text)
         return twin
+
+    def refusal(self, token_id: int) -> str | None:
+        """The name of the refused text (``Dialect.refusals``: a tool-result marker, an opener's
+        near miss) that ``token_id`` would complete here, or ``None``: what a loop counts when the
+        model's own pick is not allowed, so a trace shows a model that tried to write a result."""
+        pos = self._pos
+        if type(pos) is not Text or self._done:
+            return None
+        openers = self.grammar.openers
+        tid = int(token_id)
+        if tid in openers.refused_specials:
+            return openers.refused_specials[tid]
+        token_bytes = self._token_bytes
+        data = token_bytes[tid] if 0 <= tid < len(token_bytes) else None
+        if not data:
+            return None
+        _, _, commit = openers.walk_text(pos.state, data)
+        info = openers.commits[commit] if commit >= 0 else None
+        return info.label if info is not None and info.kind is CommitKind.REFUSED else None
 
     @property
     def in_call(self) -> str | None:

@@ -71,8 +71,8 @@ class OpenerTables:
         self.automaton = auto
         self.special_forms: dict[int, int] = {specials[tag]: form for tag, form in auto.special_tags.items()}
         self.open_special_forms: dict[int, int] = {specials[tag]: form for tag, form in auto.open_special_tags.items()}
-        self.refused_specials = frozenset(specials[tag] for tag in auto.refused_tags)
-        """Special tokens free text refuses (a format's result markers)."""
+        self.refused_specials = {specials[tag]: name for tag, name in auto.refused_tags}
+        """Special tokens free text refuses (a format's result markers), with their refusal's name."""
         """The special tags a call that must come first may open with (``Dialect.forced_openers``)."""
         self.commits: list[Commit] = auto.commits
         self.commit_bytes = auto.commit_bytes

@@ -237,7 +237,10 @@ class Dialect(abc.ABC):
     """The openers a forced call opens with when ``forced`` is not given (``None``: every one in
     use). Free text is the model's to write, so auto mode takes every opener it may write a call
     in; a forced call is written by the mask, so it may as well open the way the model was
-    trained to (section 5 of docs/RESULTS.md measures the difference)."""
+    trained to (docs/RESULTS.md, "BFCL", measures the difference)."""
+    answer_prefix: ClassVar[str] = ""
+    """Text that opens the answer and is not part of it (gpt-oss's ``<|channel|>final<|message|>``):
+    a server leaves it out of ``content``."""
     call_ends_output: ClassVar[bool] = False
     """The token that ends a call ends the output (gpt-oss's ``<|call|>``): nothing follows a call."""
     markers: ClassVar[tuple[str, ...]] = ()

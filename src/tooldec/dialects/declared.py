@@ -63,6 +63,7 @@ class CallFormat:
             per block; more calls open blocks of their own).
         block_end: After a block's last call.
         call_ends_output: The token that ends a call ends the output (gpt-oss's ``<|call|>``).
+        answer_prefix: Text that opens the answer and is not part of it (gpt-oss's final channel).
         markers: The special tokens the format writes, each as one token (their texts appear in
             the pieces above).
         reasoning: The reasoning section the family writes first, if any.
@@ -83,6 +84,7 @@ class CallFormat:
     next_call: str | None = None
     block_end: str = ""
     call_ends_output: bool = False
+    answer_prefix: str = ""
     markers: tuple[str, ...] = ()
     reasoning: Reasoning | None = None
     result: str = "{result}"
@@ -118,6 +120,7 @@ class DeclaredDialect(Dialect):
             cls.markers = declared.markers
             cls.reasoning = declared.reasoning
             cls.call_ends_output = declared.call_ends_output
+            cls.answer_prefix = declared.answer_prefix
             cls.arguments_in_tail = isinstance(declared.arguments, JsonArguments) and all(
                 isinstance(p, str) for p in declared.after_name)
             cls.style = declared.arguments.style

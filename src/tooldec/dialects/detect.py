@@ -18,7 +18,10 @@ from ..tokens import Vocabulary
 from .base import Dialect
 from .registry import DIALECTS, get_dialect
 
-__all__ = ["Signals", "dialect_for", "signals_of"]
+__all__ = ["AUTO", "Signals", "dialect_for", "dialect_named", "signals_of"]
+
+AUTO = "auto"
+"""The dialect name that asks :func:`dialect_for` (``tooldec serve --dialect auto``, the default)."""
 
 
 @dataclass(frozen=True)
@@ -98,6 +101,20 @@ def dialect_for(source: Vocabulary | str | Path, *, template: str | None = None,
     raise UnknownDialectError(
         f"{vocab.name}: no known call format matches this model's tokens and chat template; name one "
         f"(tooldec serve --dialect NAME, tooldec.dialects.get_dialect(NAME)) among: {', '.join(sorted(DIALECTS))}")
+
+
+def dialect_named(name: str, source: Vocabulary | str | Path, **options: Any) -> Dialect:
+    """The dialect ``name`` with ``options``, or for :data:`AUTO` the one :func:`dialect_for`
+    finds for ``source`` (made again with ``options`` where any is given).
+
+    Raises:
+        UnknownDialectError: An unknown name, or ``auto`` for a model no rule knows.
+    """
+    given = {key: value for key, value in options.items() if value is not None}
+    if name != AUTO:
+        return get_dialect(name, **given)
+    found = dialect_for(source)
+    return get_dialect(found.name, **given) if given else found
 
 
 def _load(source: Vocabulary | str | Path) -> tuple[Vocabulary, str]:

@@ -165,6 +165,7 @@ class GptOss(DeclaredDialect):
         arguments=_LOOSE_JSON,
         call_end="<|call|>",
         call_ends_output=True,
+        answer_prefix="<|channel|>final<|message|>",
         markers=("<|channel|>", "<|constrain|>", "<|message|>", "<|call|>", "<|end|>", "<|start|>"),
         reasoning=Reasoning("<|channel|>analysis<|message|>", "<|end|><|start|>assistant"),
         result="<|start|>functions.{name} to=assistant<|channel|>commentary<|message|>{result}<|end|>",

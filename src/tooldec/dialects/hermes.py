@@ -118,8 +118,8 @@ class Hermes(Dialect):
 
     A call that must come first (``tool_choice`` required or named) opens with the tag alone
     (``forced=`` picks others): offered the fence as well, the Qwen2.5-Coder models fence their
-    calls and write one where the tag leads them to write several (BFCL parallel, section 5 of
-    docs/RESULTS.md). Calls after it, and every call in auto mode, may take any opener in use.
+    calls and write one where the tag leads them to write several (BFCL parallel: docs/RESULTS.md,
+    "BFCL"). Calls after it, and every call in auto mode, may take any opener in use.
 
     Examples:
         >>> text = '<tool_call>\\n{"name": "get_weather", "arguments": {"city": "Paris"}}\\n</tool_call>'

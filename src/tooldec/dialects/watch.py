@@ -43,6 +43,8 @@ class Commit:
     kind: CommitKind = CommitKind.CALL
     forced: bool = False
     """For a reasoning section's open: a call must follow its close (the ``open`` automaton's)."""
+    label: str = ""
+    """For a refused text: the refusal's name (what a trace counts)."""
 
 
 @dataclass
@@ -65,7 +67,7 @@ class SearchAutomaton:
             answer, after any whitespace).
         open_after_think: The ``open`` state right after a reasoning section that a call must
             follow (the forced openers, after any whitespace).
-        refused_tags: Refused texts that are special tokens (refused by id).
+        refused_tags: Refused texts that are special tokens (refused by id), with their refusal's name.
     """
 
     nfa: NFA
@@ -80,7 +82,7 @@ class SearchAutomaton:
     think: LazyDFA | None = None
     after_think: int = -1
     open_after_think: int = -1
-    refused_tags: tuple[str, ...] = ()
+    refused_tags: tuple[tuple[str, str], ...] = ()
     _quiet_states: dict[int, bool] = field(default_factory=dict)
 
     def is_quiet(self, state: int) -> bool:
@@ -146,13 +148,13 @@ def search_automaton(dialect: Dialect, special: Collection[str] = (), *, window:
         starts[opener.anchor].append(begin)
         if opener.name in forced:
             forced_starts.append(begin)
-    refused_tags: list[str] = []
+    refused_tags: list[tuple[str, str]] = []
     for refusal in dialect.refusals():
         if refusal.tag is not None and refusal.tag in special:
-            refused_tags.append(refusal.tag)
+            refused_tags.append((refusal.tag, refusal.name))
             continue
         piece = nfa.literal(spell(refusal.tag)) if refusal.tag is not None else refusal.text(nfa)  # type: ignore[misc]
-        commit(piece, Commit(-1, False, kind=CommitKind.REFUSED))
+        commit(piece, Commit(-1, False, kind=CommitKind.REFUSED, label=refusal.name))
         starts[refusal.anchor].append(piece[0])
     reasoning = dialect.reasoning
     think_start = forced_think = -1

@@ -83,6 +83,7 @@ class Assembler:
         self._thought = 0  # bytes of reasoning text given out
         self._reasoning_decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self._after_reasoning = False  # the answer's leading whitespace is not content
+        self._prefix = dialect.answer_prefix.encode()  # still to be left out of the content
 
     @property
     def text(self) -> str:
@@ -163,7 +164,16 @@ class Assembler:
                 events.append(ReasoningEvent(new))
 
     def _say(self, end: int, events: list[Event], final: bool = False) -> None:
-        """Give out the bytes up to ``end`` as content."""
+        """Give out the bytes up to ``end`` as content (less the dialect's answer prefix)."""
+        if self._prefix:
+            written = self.raw[self._sent:end]
+            if written.startswith(self._prefix):
+                self._sent += len(self._prefix)
+                self._prefix = b""
+            elif self._prefix.startswith(written) and not final:
+                return  # it may still be the prefix
+            else:
+                self._prefix = b""
         if end > self._sent or final:
             new = self._decoder.decode(self.raw[self._sent:end], final=final)
             self._sent = max(end, self._sent)

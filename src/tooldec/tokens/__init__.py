@@ -4,7 +4,7 @@ Importing this package loads neither torch nor transformers; ``tooldec.tokens.hf
 transformers tokenizer object when you have one.
 """
 
-from tooldec.tokens.loaders import from_gguf, from_sentencepiece, from_tokenizer_json, load_vocabulary
+from tooldec.tokens.loaders import from_gguf, from_sentencepiece, from_tekken, from_tokenizer_json, load_vocabulary
 from tooldec.tokens.vocabulary import VocabKind, Vocabulary
 
 __all__ = [
@@ -12,6 +12,7 @@ __all__ = [
     "Vocabulary",
     "from_gguf",
     "from_sentencepiece",
+    "from_tekken",
     "from_tokenizer_json",
     "load_vocabulary",
 ]

@@ -9,6 +9,8 @@ at load time, never during generation.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import os
 import re
@@ -25,12 +27,14 @@ from tooldec.tokens.vocabulary import VocabKind, Vocabulary, piece_bytes
 if TYPE_CHECKING:
     import sentencepiece
 
-__all__ = ["from_gguf", "from_sentencepiece", "from_tokenizer_json", "load_vocabulary"]
+__all__ = ["from_gguf", "from_sentencepiece", "from_tekken", "from_tokenizer_json", "load_vocabulary"]
 
 PathLike = str | os.PathLike[str]
 
 #: Special tokens that end a turn in common chat templates; added to ``eos_ids`` when present.
-END_OF_TURN_TEXTS = ("<|im_end|>", "<|eot_id|>", "<|eom_id|>", "<|endoftext|>", "<|end_of_text|>", "</s>")
+END_OF_TURN_TEXTS = (
+    "<|im_end|>", "<|eot_id|>", "<|eom_id|>", "<|endoftext|>", "<|end_of_text|>", "</s>", "<eos>", "<end_of_turn>",
+)
 
 _BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
 
@@ -57,9 +61,9 @@ def load_vocabulary(source: PathLike) -> Vocabulary:
     """Load a vocabulary from a tokenizer file, choosing the loader by its name.
 
     Args:
-        source: A ``tokenizer.json`` (any ``.json``), a SentencePiece model (``tokenizer.model``,
-            ``*.model.v3``), a ``.gguf`` file, or a directory holding ``tokenizer.json`` or
-            ``tokenizer.model``.
+        source: A ``tokenizer.json`` (any ``.json``), a Mistral Tekken file (``tekken*.json``), a
+            SentencePiece model (``tokenizer.model``, ``*.model.v3``), a ``.gguf`` file, or a
+            directory holding ``tokenizer.json``, ``tekken.json`` or ``tokenizer.model``.
 
     Returns:
         The vocabulary.
@@ -69,10 +73,12 @@ def load_vocabulary(source: PathLike) -> Vocabulary:
     """
     path = Path(source)
     if path.is_dir():
-        for candidate in ("tokenizer.json", "tokenizer.model"):
+        for candidate in ("tokenizer.json", "tekken.json", "tokenizer.model"):
             if (path / candidate).is_file():
                 return load_vocabulary(path / candidate)
-        raise TokenizerError(f"{path}: directory has neither tokenizer.json nor tokenizer.model")
+        raise TokenizerError(f"{path}: directory has none of tokenizer.json, tekken.json, tokenizer.model")
+    if is_tekken_file(path):
+        return from_tekken(path)
     if path.suffix == ".json":
         return from_tokenizer_json(path)
     if path.suffix == ".gguf":
@@ -135,13 +141,14 @@ def _finish(
 def from_tokenizer_json(path: PathLike) -> Vocabulary:
     """Load a Hugging Face ``tokenizer.json``.
 
-    Byte-level files (a ``ByteLevel`` pre-tokenizer or decoder: GPT-2, Llama-3, Qwen) and
-    SentencePiece-style files (a ``Metaspace`` step, a ``▁`` -> space ``Replace`` decoder or
-    ``ByteFallback``: Llama-2, Mistral) are told apart from the pipeline. Added tokens with
-    ``"special": true`` go to ``special``. Added tokens with ``"special": false`` (Qwen's
-    ``<tool_call>`` and ``</tool_call>``, ``<think>``) are matched as literal text by the
-    tokenizer and decode to that text, so their bytes are their content in UTF-8, not decoded
-    through the byte-level alphabet.
+    A token's bytes are what the file's ``decoder`` makes of it, as the ``tokenizers`` library
+    decodes: byte-level files (a ``ByteLevel`` decoder: GPT-2, Llama-3, Qwen, gpt-oss) map pieces
+    through the GPT-2 alphabet, SentencePiece-style files (a ``▁`` -> space ``Replace`` or
+    ``Metaspace`` decoder, with ``ByteFallback``: Llama-2, Gemma) turn ``▁`` into a space and
+    ``<0xNN>`` into a byte. Added tokens with ``"special": true`` go to ``special``; the others
+    (Qwen's ``<tool_call>``, ``<think>``; Gemma's ``▁▁`` space runs) go through the same decoder.
+    A decoder with any other step is refused (see ``_read_decoder``). A Mistral Tekken file
+    (``tekken_*.json``) is read by ``from_tekken`` instead.
 
     The eos ids are read from ``tokenizer_config.json``, ``generation_config.json`` and
     ``config.json`` beside the file when present, plus the usual end-of-turn specials.
@@ -153,8 +160,8 @@ def from_tokenizer_json(path: PathLike) -> Vocabulary:
         The vocabulary (cached per path and modification time).
 
     Raises:
-        TokenizerError: Unreadable JSON, an unsupported model (WordPiece) or a pipeline that
-            does not say how token strings map to bytes.
+        TokenizerError: Unreadable JSON, an unsupported model (WordPiece), a decoder that does
+            not say how each token maps to bytes, or a Tekken file.
     """
     return _from_tokenizer_json_cached(*_stamp(path))
 
@@ -166,6 +173,8 @@ def _from_tokenizer_json_cached(path: str, mtime_ns: int, size: int) -> Vocabula
         data = json.loads(file.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         raise TokenizerError(f"{file}: cannot read tokenizer.json ({error})") from None
+    if _is_tekken_data(data):
+        raise TokenizerError(f"{file}: a Mistral Tekken file, not a tokenizer.json: load it with from_tekken")
     eos_texts, eos_ids = _neighbour_eos(file.parent)
     return vocabulary_from_tokenizer_data(
         data, name=_display_name(file), source=str(file), eos_texts=eos_texts, eos_ids=eos_ids
@@ -203,24 +212,71 @@ def _steps(node: Any) -> list[Mapping[str, Any]]:
     return [node]
 
 
-def _detect_kind(data: Mapping[str, Any], source: str) -> VocabKind:
-    decoder = _steps(data.get("decoder"))
-    steps = [*decoder, *_steps(data.get("pre_tokenizer")), *_steps(data.get("normalizer"))]
-    types = {step.get("type") for step in steps}
-    if "ByteLevel" in types:
-        return VocabKind.BYTE_LEVEL
-    replaces_metaspace = any(
-        step.get("type") == "Replace" and "\u2581" in (step.get("pattern", {}).get("String", ""), step.get("content"))
-        for step in steps
-    )
-    if types & {"Metaspace", "ByteFallback"} or replaces_metaspace:
-        return VocabKind.SENTENCEPIECE
-    if "WordPiece" in types:
-        raise TokenizerError(f"{source}: WordPiece tokenizers join pieces with spaces when decoding, so tokens have no fixed bytes")
-    raise TokenizerError(
-        f"{source}: cannot tell how token strings map to bytes "
-        f"(decoder {sorted(str(t) for t in {s.get('type') for s in decoder})}, no ByteLevel or Metaspace step)"
-    )
+_METASPACE = "\u2581"
+
+
+def _read_decoder(data: Mapping[str, Any], source: str) -> tuple[VocabKind, bool]:
+    """Return how the ``decoder`` turns each token into text: the kind, and whether ``<0xNN>``
+    pieces are bytes (a ``ByteFallback`` step before any ``Fuse``).
+
+    The ``tokenizers`` library decodes every id, added tokens included, through this chain, so
+    the chain alone says what a token's bytes are. Only chains whose steps act on each token the
+    same way wherever it stands are accepted: ``ByteLevel`` alone, or SentencePiece's ``▁`` ->
+    space ``Replace`` (or ``Metaspace``) with ``ByteFallback`` and ``Fuse``, and ``Strip`` after
+    ``Fuse`` (which strips the start of the whole text: the dummy-prefix space). Any other step
+    changes bytes in ways a per-token table cannot hold, and is refused.
+    """
+    steps = _steps(data.get("decoder"))
+    types = [step.get("type") for step in steps]
+    if not steps:
+        raise TokenizerError(
+            f"{source}: cannot tell how token strings map to bytes (no decoder: the tokenizers library "
+            "then joins tokens with spaces)"
+        )
+    if types == ["ByteLevel"]:
+        return VocabKind.BYTE_LEVEL, False
+    fused = False
+    spaces = byte_fallback = False
+    for step, kind in zip(steps, types):
+        if kind == "Replace" and step.get("pattern", {}).get("String") == _METASPACE and step.get("content") == " ":
+            spaces = True
+        elif kind == "Metaspace" and step.get("replacement", _METASPACE) == _METASPACE and not fused:
+            spaces = True
+        elif kind == "ByteFallback" and not fused:
+            byte_fallback = True
+        elif kind == "Fuse":
+            fused = True
+        elif kind == "Strip" and fused and step.get("content") == " " and not step.get("stop"):
+            pass
+        else:
+            where = " after Fuse" if fused and kind in ("Metaspace", "ByteFallback", "Strip") else ""
+            raise TokenizerError(
+                f"{source}: cannot tell how token strings map to bytes: decoder step {kind}{where} "
+                f"({json.dumps(step, ensure_ascii=False)}) in {types} is not a per-token ByteLevel or "
+                "SentencePiece step"
+            )
+    if not spaces:
+        raise TokenizerError(
+            f"{source}: cannot tell how token strings map to bytes (decoder {types}: no ByteLevel step and "
+            "no '▁' -> space step)"
+        )
+    return VocabKind.SENTENCEPIECE, byte_fallback
+
+
+def _decoded_bytes(kind: VocabKind, byte_fallback: bool, piece: str) -> bytes:
+    """The bytes the tokenizers library's decoder gives a token string (see ``_read_decoder``).
+
+    Its ``ByteLevel`` step maps a piece through the GPT-2 alphabet when every character is in it
+    and otherwise keeps the piece's UTF-8 (an added token like ``<｜User｜>``).
+    """
+    if byte_fallback and (match := _BYTE_PIECE.fullmatch(piece)):
+        return bytes([int(match.group(1), 16)])
+    if kind is VocabKind.BYTE_LEVEL:
+        try:
+            return piece_bytes(kind, piece)
+        except TokenizerError:
+            return piece.encode("utf-8")
+    return piece_bytes(kind, piece)
 
 
 def vocabulary_from_tokenizer_data(
@@ -252,38 +308,126 @@ def vocabulary_from_tokenizer_data(
         raise TokenizerError(f"{source}: no model.vocab; is this a tokenizer.json?")
     if model.get("type") == "WordPiece":
         raise TokenizerError(f"{source}: WordPiece tokenizers join pieces with spaces when decoding, so tokens have no fixed bytes")
-    kind = _detect_kind(data, source)
+    kind, byte_fallback = _read_decoder(data, source)
     vocab = model["vocab"]
     pieces: dict[int, str] = (
         {int(token_id): piece for piece, token_id in vocab.items()}
         if isinstance(vocab, Mapping)
         else {token_id: entry[0] for token_id, entry in enumerate(vocab)}  # Unigram: [piece, score]
     )
-    added = [token for token in data.get("added_tokens") or [] if isinstance(token, Mapping)]
-    size = max([-1, *pieces, *(int(token["id"]) for token in added)]) + 1
+    # An added token takes its id over from the model's piece there (DeepSeek V3 has its specials
+    # in both); the decoder reads its content like any piece (Gemma 3's "▁▁" is two spaces).
+    added = {int(token["id"]): token for token in data.get("added_tokens") or [] if isinstance(token, Mapping)}
+    size = max([-1, *pieces, *added]) + 1
     token_bytes: list[bytes | None] = [None] * size
     special: dict[int, str] = {}
-    byte_fallback = bool(model.get("byte_fallback")) and kind is VocabKind.SENTENCEPIECE
-    for token_id, piece in pieces.items():
-        match = _BYTE_PIECE.fullmatch(piece) if byte_fallback else None
-        try:
-            token_bytes[token_id] = bytes([int(match.group(1), 16)]) if match else piece_bytes(kind, piece)
-        except TokenizerError as error:
-            raise TokenizerError(f"{source}: token id {token_id}: {error}") from None
     unk = model.get("unk_token")
     unk_id = vocab.get(unk) if isinstance(vocab, Mapping) and isinstance(unk, str) else model.get("unk_id")
-    if isinstance(unk_id, int) and 0 <= unk_id < size:  # <unk> stands for bytes it could not encode
+    if isinstance(unk_id, int) and 0 <= unk_id < size and unk_id not in added:  # bytes it could not encode
         special[unk_id] = pieces.get(unk_id, "<unk>")
-        token_bytes[unk_id] = None
-    for token in added:
-        token_id, content = int(token["id"]), str(token["content"])
+    for token_id, token in added.items():
         if token.get("special"):
-            special[token_id] = content
-            token_bytes[token_id] = None
-        else:
-            special.pop(token_id, None)
-            token_bytes[token_id] = content.encode("utf-8")
+            special[token_id] = str(token["content"])
+    texts = {**pieces, **{token_id: str(token["content"]) for token_id, token in added.items()}}
+    for token_id, piece in texts.items():
+        if token_id not in special:
+            token_bytes[token_id] = _decoded_bytes(kind, byte_fallback, piece)
     return _finish(token_bytes, special, eos_ids=eos_ids, eos_texts=eos_texts, kind=kind, name=name)
+
+
+# --- Mistral Tekken -----------------------------------------------------------------------------
+
+#: The specials of Tekken files that list none (``config.version`` up to v7), ids 0-19 in this
+#: order, as ``mistral-common`` fills them in; the rest up to ``default_num_special_tokens`` are
+#: ``<SPECIAL_{id}>``.
+TEKKEN_LEGACY_SPECIALS = (
+    "<unk>", "<s>", "</s>", "[INST]", "[/INST]", "[AVAILABLE_TOOLS]", "[/AVAILABLE_TOOLS]", "[TOOL_RESULTS]",
+    "[/TOOL_RESULTS]", "[TOOL_CALLS]", "[IMG]", "<pad>", "[IMG_BREAK]", "[IMG_END]", "[PREFIX]", "[MIDDLE]",
+    "[SUFFIX]", "[SYSTEM_PROMPT]", "[/SYSTEM_PROMPT]", "[TOOL_CONTENT]",
+)
+
+
+def is_tekken_file(path: Path) -> bool:
+    """Whether a path names a Mistral Tekken file: ``mistral-common``'s own rule (``tekken*.json``)."""
+    return "tekken" in path.name and path.suffix == ".json"
+
+
+def from_tekken(path: PathLike) -> Vocabulary:
+    """Load a Mistral Tekken tokenizer file (``tekken.json``; ``mistral-common``'s ``tekken_*.json``).
+
+    Tekken is tiktoken's byte-level BPE: each token's bytes are stored (base64) in the file, so
+    they are read as they are (``VocabKind.RAW``). Ids ``0 .. default_num_special_tokens - 1`` are
+    the specials (``<unk>``, ``<s>``, ``</s>``, ``[INST]``, ``[TOOL_CALLS]``, ``[ARGS]``,
+    ``[THINK]``...); token rank ``r`` is id ``default_num_special_tokens + r``, up to
+    ``default_vocab_size``. ``</s>`` ends generation.
+
+    Args:
+        path: The Tekken JSON file.
+
+    Returns:
+        The vocabulary (cached per path and modification time).
+
+    Raises:
+        TokenizerError: Unreadable JSON, or a file whose ranks, sizes or specials do not add up.
+    """
+    return _from_tekken_cached(*_stamp(path))
+
+
+@_shared
+def _from_tekken_cached(path: str, mtime_ns: int, size: int) -> Vocabulary:
+    file = Path(path)
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise TokenizerError(f"{file}: cannot read the Tekken file ({error})") from None
+    return vocabulary_from_tekken_data(data, name=_display_name(file), source=str(file))
+
+
+def _is_tekken_data(data: Any) -> bool:
+    return isinstance(data, Mapping) and isinstance(data.get("config"), Mapping) and isinstance(data.get("vocab"), list)
+
+
+def vocabulary_from_tekken_data(data: Mapping[str, Any], *, name: str, source: str | None = None) -> Vocabulary:
+    """Build a vocabulary from the parsed contents of a Tekken file (see ``from_tekken``).
+
+    Raises:
+        TokenizerError: The data is not a Tekken file this module understands.
+    """
+    source = source or name
+    if not _is_tekken_data(data):
+        raise TokenizerError(f"{source}: no config and vocab list; is this a Tekken file?")
+    config = data["config"]
+    try:
+        vocab_size = int(config["default_vocab_size"])
+        num_special = int(config["default_num_special_tokens"])
+        version = str(config.get("version", ""))
+        listed = data.get("special_tokens")
+        if listed is None:
+            number = version[1:] if version.startswith("v") else ""
+            if not number.isdigit() or int(number) > 7:
+                raise TokenizerError(f"{source}: Tekken version {version!r} lists no special_tokens (required after v7)")
+            texts = list(TEKKEN_LEGACY_SPECIALS)
+        else:
+            for position, entry in enumerate(listed):
+                if int(entry["rank"]) != position:
+                    raise TokenizerError(f"{source}: special token {entry['token_str']!r} has rank {entry['rank']}, not {position}")
+            texts = [str(entry["token_str"]) for entry in listed]
+        if len(texts) > num_special or len(set(texts)) != len(texts):
+            raise TokenizerError(f"{source}: {len(texts)} special tokens (some repeated?) for {num_special} special ids")
+        texts += [f"<SPECIAL_{token_id}>" for token_id in range(len(texts), num_special)]
+        inner = vocab_size - num_special
+        entries = data["vocab"]
+        if not 0 <= inner <= len(entries):
+            raise TokenizerError(f"{source}: default_vocab_size {vocab_size} does not fit {len(entries)} tokens + {num_special} specials")
+        token_bytes: list[bytes | None] = [None] * vocab_size
+        for rank, entry in enumerate(entries[:inner]):
+            if int(entry["rank"]) != rank:
+                raise TokenizerError(f"{source}: token rank {entry['rank']} at position {rank}")
+            token_bytes[num_special + rank] = base64.b64decode(entry["token_bytes"], validate=True)
+    except (KeyError, TypeError, ValueError, binascii.Error) as error:
+        raise TokenizerError(f"{source}: malformed Tekken file ({type(error).__name__}: {error})") from None
+    special = dict(enumerate(texts))
+    return _finish(token_bytes, special, eos_ids=(), eos_texts=("</s>",), kind=VocabKind.RAW, name=name)
 
 
 # --- SentencePiece ------------------------------------------------------------------------------
@@ -351,7 +495,20 @@ def vocabulary_from_sentencepiece_processor(processor: sentencepiece.SentencePie
 
 # --- GGUF ---------------------------------------------------------------------------------------
 
-_GGUF_KINDS = {"gpt2": VocabKind.BYTE_LEVEL, "llama": VocabKind.SENTENCEPIECE}
+#: ``tokenizer.ggml.model`` -> how llama.cpp's ``token_to_piece`` reads a normal token: "llama"
+#: (SentencePiece), "t5" (Unigram), "gemma4" (BPE over ``▁`` pieces) and "bert" (WordPiece, which
+#: llama.cpp's converter stores with ``▁`` before each word instead of ``##`` inside one) turn ``▁``
+#: into a space; "gpt2" maps through the GPT-2 byte alphabet.
+_GGUF_KINDS = {
+    "gpt2": VocabKind.BYTE_LEVEL,
+    "llama": VocabKind.SENTENCEPIECE,
+    "t5": VocabKind.SENTENCEPIECE,
+    "gemma4": VocabKind.SENTENCEPIECE,
+    "bert": VocabKind.SENTENCEPIECE,
+}
+#: ``tokenizer.ggml.pre`` values for which llama.cpp reads a "gpt2" vocabulary's pieces with ``▁``
+#: for a space (its ``escape_whitespaces``), not through the byte alphabet.
+_GGUF_ESCAPED_SPACE_PRE = frozenset({"gemma4", "granite-embed-multi-311m", "sarvam-moe"})
 _NORMAL, _UNKNOWN, _CONTROL, _USER_DEFINED, _UNUSED, _BYTE = 1, 2, 3, 4, 5, 6
 _GGUF_EOS_KEYS = ("tokenizer.ggml.eos_token_id", "tokenizer.ggml.eot_token_id", "tokenizer.ggml.eom_token_id")
 
@@ -359,11 +516,17 @@ _GGUF_EOS_KEYS = ("tokenizer.ggml.eos_token_id", "tokenizer.ggml.eot_token_id", 
 def from_gguf(path: PathLike) -> Vocabulary:
     """Load the vocabulary stored in a GGUF model file's metadata (tensors are not read).
 
-    ``tokenizer.ggml.model`` tells the kind ("gpt2": byte-level, "llama": SentencePiece);
-    ``tokenizer.ggml.token_type`` sorts tokens: normal (decoded by kind), unknown and control
-    (special), user-defined (literal UTF-8 text, like a non-special added token), unused
-    (``None``) and byte (``<0xNN>``). Eos: ``tokenizer.ggml.eos_token_id`` (and the eot/eom ids)
-    plus the usual end-of-turn specials.
+    Bytes are read as llama.cpp's ``token_to_piece`` reads them. ``tokenizer.ggml.model`` (and, for
+    a few ``tokenizer.ggml.pre``, the pre-tokenizer) tells the kind ("gpt2": byte-level; "llama",
+    "t5", "gemma4", "bert": ``▁`` is a space); ``tokenizer.ggml.token_type`` sorts tokens: normal (decoded
+    by kind), unknown and control (special), user-defined (literal UTF-8 text, like a non-special
+    added token), unused (``None``) and byte (``<0xNN>``). A normal byte-level token with a
+    character outside the byte alphabet is refused: llama.cpp prints it as ``[UNK_BYTE_0x...]``.
+    Eos: ``tokenizer.ggml.eos_token_id`` (and the eot/eom ids) plus the usual end-of-turn specials.
+
+    llama.cpp also turns some tokens into control tokens by their text when it loads a model
+    (end-of-generation and fill-in-the-middle names such as ``</s>``, ``<｜fim▁hole｜>``); this
+    loader follows the file's token types, and such a token keeps its text as bytes.
 
     Args:
         path: The ``.gguf`` file.
@@ -387,7 +550,11 @@ def _from_gguf_cached(path: str, mtime_ns: int, size: int) -> Vocabulary:
         raise TokenizerError(f"{file}: the GGUF file has no tokenizer (tokenizer.ggml.model/tokens)")
     kind = _GGUF_KINDS.get(model)
     if kind is None:
-        raise TokenizerError(f"{file}: tokenizer model {model!r} is not supported (only 'gpt2' and 'llama')")
+        raise TokenizerError(
+            f"{file}: tokenizer model {model!r} is not supported (only {', '.join(map(repr, _GGUF_KINDS))})"
+        )
+    if meta.get("tokenizer.ggml.pre") in _GGUF_ESCAPED_SPACE_PRE:
+        kind = VocabKind.SENTENCEPIECE
     types = meta.get("tokenizer.ggml.token_type") or [_NORMAL] * len(tokens)
     if len(types) != len(tokens):
         raise TokenizerError(f"{file}: {len(tokens)} tokens but {len(types)} token types")

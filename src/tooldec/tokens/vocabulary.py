@@ -29,15 +29,16 @@ class VocabKind(enum.Enum):
 
     BYTE_LEVEL = "byte_level"
     """Byte-level BPE: each byte is one printable character of the GPT-2 alphabet (``Ġ`` is a
-    space, ``Ċ`` a newline). GPT-2, SmolLM/SmolLM2, Llama-3, Qwen2/2.5/3, DeepSeek-V3."""
+    space, ``Ċ`` a newline). GPT-2, SmolLM/SmolLM2, Llama-3, Qwen2/2.5/3, DeepSeek-V3, gpt-oss."""
 
     SENTENCEPIECE = "sentencepiece"
     """SentencePiece: ``▁`` stands for a space and ``<0xNN>`` pieces are single bytes (byte
-    fallback). Llama-2, Mistral v1-v3 and Mixtral. The tokenizer adds a dummy-prefix ``▁`` to the
+    fallback). Llama-2, Mistral v1-v7, Mixtral, Gemma. The tokenizer adds a dummy-prefix ``▁`` to the
     first word of an encoded text, so the first token of a reply usually begins with a space."""
 
     RAW = "raw"
-    """Token strings are the bytes themselves (UTF-8 for ``str`` tokens): tests and doctests."""
+    """The file stores each token's bytes as they are: Mistral Tekken (tiktoken) files, and the
+    ``str`` tokens (UTF-8) of tests and doctests."""
 
 
 @lru_cache(maxsize=1)

@@ -1,1 +1,0 @@
-"""Benchmark data loaders and experiments (the data itself stays outside the repository)."""

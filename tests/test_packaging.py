@@ -1,0 +1,28 @@
+"""What ``pip install tooldec`` ships: the library, the CLI and the server; the paper's experiments
+and the benchmark records stay in the repository (``benchmarks/``)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+from tests.repository import ROOT, repository_files
+
+
+def test_the_wheel_holds_the_library_and_no_experiments(tmp_path: Path) -> None:
+    source = tmp_path / "source"  # a clean copy: no build/ left over from an older layout
+    for path in repository_files():
+        if path in ("pyproject.toml", "setup.py", "README.md") or path.startswith("src/"):
+            (source / path).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / path, source / path)
+    subprocess.run([sys.executable, "-m", "build", "--no-isolation", "--skip-dependency-check", "--wheel",
+                    "--outdir", str(tmp_path / "dist"), str(source)], check=True, capture_output=True, timeout=600)
+    (wheel,) = (tmp_path / "dist").glob("tooldec-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    packages = {n.split("/")[1] for n in names if n.startswith("tooldec/") and n.count("/") > 1}
+    assert {"decoding", "dialects", "runtime", "serving", "tools"} <= packages, packages
+    assert "tooldec/cli.py" in names
+    assert not [n for n in names if n.startswith(("tooldec/bench/", "benchmarks/"))], "the wheel ships experiments"
