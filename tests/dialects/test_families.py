@@ -278,3 +278,15 @@ def test_each_family_on_its_own_tokenizer(name: str, fixture: str, request: pyte
         machine = Machine(grammar, tool_choice="required", parallel_tool_calls=False)
         result = random_walk(machine, rng, machine.min_tokens() + rng.randint(0, 60))
         assert check_walk(result, dialect, tools) is None, (check_walk(result, dialect, tools), result.text)
+
+
+def test_a_value_with_stop_texts_takes_any_escape(qwen_vocab: Vocabulary) -> None:
+    """A reader finds a stop text as written: ``\\u00e3`` and ``\\u003c/tool_call>`` are escapes, no
+    stop, so a string that refuses ``</tool_call>`` still takes every escape json.dumps writes."""
+    note = {"name": "note", "description": "Keep a note.", "parameters": {"type": "object", "properties": {
+        "text": {"type": "string"}}, "required": ["text"]}}
+    grammar = Compiler(qwen_vocab, Qwen3(openers=["tag"])).compile([note])
+    head = '<tool_call>\n{"name": "note", "arguments": {"text": "'
+    for value, taken in [("S\\u00e3o", True), ("S\\u003c/tool_call>", True), ("\\ud83d\\ude00", True),
+                         ("a</tool_call>", False), ("\\u00e3</tool_call>", False)]:
+        assert Machine(grammar, tool_choice="required").accept_string((head + value).encode()) is taken, value
