@@ -48,7 +48,7 @@ from end_to_end import questions  # noqa: E402
 from benchmarks.paper.datasets import data_dir  # noqa: E402
 from benchmarks.paper.experiments.common import Session  # noqa: E402
 from tooldec.backends import generator_for  # noqa: E402
-from tooldec.backends.llamacpp import pick_token  # noqa: E402
+from tooldec.backends.step import pick_token  # noqa: E402
 from tooldec.decoding import Compiler, Machine  # noqa: E402
 from tooldec.dialects import Hermes  # noqa: E402
 

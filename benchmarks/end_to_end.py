@@ -44,7 +44,7 @@ import numpy as np  # noqa: E402
 from benchmarks.paper.datasets import bfcl_items, data_dir  # noqa: E402
 from benchmarks.paper.experiments.bfcl import bfcl_schema  # noqa: E402
 from benchmarks.paper.experiments.common import Session  # noqa: E402
-from tooldec.backends.llamacpp import pick_token  # noqa: E402
+from tooldec.backends.step import pick_token  # noqa: E402
 from tooldec.decoding import Grammar  # noqa: E402
 from tooldec.dialects import Hermes  # noqa: E402
 from tooldec.runtime import forced_start  # noqa: E402
@@ -92,11 +92,11 @@ def replay(session: Session, generator: Any, prompt_ids: list[int], ids: list[in
     generator.next_logits(prompt_ids)
     rng = np.random.default_rng(0)
     start = time.perf_counter()
-    generator._feed(prompt_ids)  # as generate() does: the prompt's last token evaluated again, for its logits
+    logits = generator.start(prompt_ids)  # as generate() does: the prompt's last token evaluated again, for its logits
     for i, token in enumerate(ids):
-        pick_token(generator._logits(), None, 0.0, rng)
+        pick_token(logits, None, 0.0, rng)
         if i + 1 < len(ids):
-            generator.model.eval([token])
+            logits = generator.push(token)
     return time.perf_counter() - start
 
 

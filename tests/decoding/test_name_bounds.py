@@ -30,7 +30,7 @@ from tooldec.decoding.name_bounds import (
 from tooldec.decoding.positions import Name
 from tooldec.dialects import DIALECTS, DeclaredDialect, Dialect, Hermes
 from tooldec.dialects.key_values import KeyValueArguments
-from tooldec.errors import ToolDecError
+from tooldec.errors import BudgetError, ToolDecError
 from tooldec.tokens import Vocabulary
 from tooldec.tools import Tool, ToolSet
 
@@ -123,8 +123,10 @@ def test_a_budget_before_the_name_builds_few_tool_automata(qwen_vocab: Vocabular
     tools = bfcl[:150]
     lazy = Compiler(vocabulary_for(dialect, qwen_vocab), dialect)
     least = Machine(lazy.compile(tools), tool_choice="required").min_tokens()
-    budgets = (64, least + 3, least, least - 1)
+    budgets = (64, least + 3, least)
     masks = [Machine(lazy.compile(tools), tool_choice="required").allowed_token_ids(budget=b) for b in budgets]
+    with pytest.raises(BudgetError, match=f"needs {least} tokens"):  # one less: no token, said so
+        Machine(lazy.compile(tools), tool_choice="required").allowed_token_ids(budget=least - 1)
     assert len(lazy.tails) <= 3 * Hermes().forms < len(tools)
     monkeypatch.setattr("tooldec.decoding.budget.shortest_below", naive)
     eager = Compiler(vocabulary_for(dialect, qwen_vocab), dialect, tail_cache_bytes=1 << 30)  # keeps every tail it builds
@@ -132,7 +134,7 @@ def test_a_budget_before_the_name_builds_few_tool_automata(qwen_vocab: Vocabular
     assert len(eager.tails) > len(tools) // 2 > len(lazy.tails)  # the reference built most tools' automata
     for budget, got, want in zip(budgets, masks, reference):
         assert np.array_equal(got, want), budget
-    assert masks[0].size > masks[2].size > 0 == masks[3].size
+    assert masks[0].size > masks[2].size > 0
 
 
 @pytest.mark.parametrize("schema, text", [
@@ -228,7 +230,12 @@ def test_a_name_mask_passed_whole_under_a_budget_is_what_the_exact_needs_allow(
             assert bounds is not None and np.array_equal(bounds.ids, ids)
             assert np.all(bounds.upper >= needs), (prefix, form)
             for budget in (128, 64, 48, 32, 24, 16, 8):  # loose first: bounds are made exact as budgets tighten
+                want = np.sort(ids[needs <= budget - 1])
+                if not want.size:  # below the need: refused, with the need
+                    with pytest.raises(BudgetError):
+                        machine.allowed_token_ids(budget=budget)
+                    continue
                 got = machine.allowed_token_ids(budget=budget)
-                assert np.array_equal(got, np.sort(ids[needs <= budget - 1])), (prefix, form, budget)
+                assert np.array_equal(got, want), (prefix, form, budget)
                 whole += got.size == ids.size
     assert whole > 0  # the bounds let whole masks through somewhere

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from tooldec.backends.generation import Generation, Generator, Request
 from tooldec.dialects import Dialect, ToolCall
 from tooldec.runtime import ToolDecoder
 from tooldec.runtime.trace import CallRecord, Trace
@@ -98,29 +99,32 @@ def first_failed_call(text: str, dialect: Dialect, tools: ToolSet) -> int | None
     return None
 
 
-class BacktraceGenerator:
+class BacktraceGenerator(Generator):
     """Wraps a backend's generator: an unconstrained generation whose call fails is redone from the
     token that started the call, with that token banned there (greedy: the next most probable)."""
 
-    def __init__(self, inner: Any, tools: ToolSet, dialect: Dialect) -> None:
+    def __init__(self, inner: Generator, tools: ToolSet, dialect: Dialect) -> None:
         self.inner = inner
         self.tools = tools
         self.dialect = dialect
         self.vocab = inner.vocab
         self.eos_ids = inner.eos_ids
+        self.tokenizer = inner.tokenizer
         self.backtracks = 0
         """Backtracks made so far (all generations)."""
 
     def seed(self, seed: int) -> None:
         self.inner.seed(seed)
 
-    def generate(self, prompt_ids: Sequence[int], **kwargs: Any) -> Any:
-        """As the inner ``generate``; retries with backtrace when unconstrained."""
-        generation = self.inner.generate(prompt_ids, **kwargs)
-        if kwargs.get("grammar") is not None:
+    def next_logits(self, ids: Sequence[int]) -> np.ndarray:
+        return self.inner.next_logits(ids)
+
+    def run(self, prompt_ids: Sequence[int], request: Request) -> Generation:
+        """As the inner generator; retries with backtrace when unconstrained."""
+        generation = self.inner.run(prompt_ids, request)
+        if request.grammar is not None:
             return generation
-        prefix: str = kwargs.get("prefix", "")
-        budget: int = kwargs["max_new_tokens"]
+        prefix, budget = request.prefix, request.max_new_tokens
         ids = list(generation.ids)
         banned: dict[int, set[int]] = {}
         for _ in range(MAX_BACKTRACKS):
@@ -141,8 +145,8 @@ class BacktraceGenerator:
             if token in self.eos_ids or budget - len(ids) <= 0:
                 generation = replace(generation, ids=ids, ended=token in self.eos_ids, call_closed=False)
                 continue
-            rest = self.inner.generate(list(prompt_ids) + ids, **{**kwargs, "max_new_tokens": budget - len(ids),
-                                                                      "prefix": prefix + self._decode(ids)})
+            rest = self.inner.run(list(prompt_ids) + ids, replace(request, max_new_tokens=budget - len(ids),
+                                                                  prefix=prefix + self._decode(ids)))
             ids = ids + list(rest.ids)
             generation = replace(rest, ids=ids)
         return generation

@@ -30,6 +30,7 @@ from __future__ import annotations
 import enum
 import functools
 import json
+import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
@@ -211,8 +212,8 @@ class SchemaCompiler:
     def integers(self, schema: Mapping[str, Any], excluded: list[Any]) -> Frag:
         low, high = schema.get("minimum"), schema.get("maximum")
         multiple = schema.get("multipleOf", 1)
-        holes = sorted({int(x) for x in excluded if isinstance(x, (int, float)) and not isinstance(x, bool)
-                        and float(x).is_integer() and (low is None or x >= low) and (high is None or x <= high)})
+        holes = sorted({int(x) for x in excluded if _finite(x) and (isinstance(x, int) or x.is_integer())
+                        and (low is None or x >= low) and (high is None or x <= high)})
         pieces, start = [], low
         for hole in [*holes, None]:
             end = high if hole is None else hole - 1
@@ -224,7 +225,7 @@ class SchemaCompiler:
     def numbers(self, schema: Mapping[str, Any], excluded: list[Any]) -> Frag:
         low, low_open = (schema["exclusiveMinimum"], True) if "exclusiveMinimum" in schema else (schema.get("minimum"), False)
         high, high_open = (schema["exclusiveMaximum"], True) if "exclusiveMaximum" in schema else (schema.get("maximum"), False)
-        holes = sorted({Fraction(x) for x in excluded if isinstance(x, (int, float)) and not isinstance(x, bool)})
+        holes = sorted({Fraction(x) for x in excluded if _finite(x)})
         holes = [h for h in holes if (low is None or h > low or (h == low and not low_open))
                  and (high is None or h < high or (h == high and not high_open))]
         pieces = []
@@ -481,6 +482,13 @@ def _utf8_fragment(nfa: NFA, ranges: Iterable[tuple[int, int]]) -> Frag:
         first, rest = seq[0], tuple(seq[1:])
         nfa.edge(start, first[0], first[1], entry(rest))
     return start, end
+
+
+def _finite(value: Any) -> bool:
+    """A number a grammar can write (an excluded ``inf`` or ``nan`` is never written anyway)."""
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, int) or (isinstance(value, float) and math.isfinite(value))
 
 
 def _number(value: Fraction) -> int | float:

@@ -1,10 +1,12 @@
-"""Where masks meet a model: one module per inference engine.
+"""Where masks meet a model: one module per inference engine, and the step they share.
 
 ``tooldec.backends.hf`` (transformers, imports torch) and ``tooldec.backends.llamacpp``
 (llama-cpp-python); import them explicitly, so that ``import tooldec.backends`` stays free of ML
-frameworks. :func:`generator_for` picks the one a loaded model needs.
+frameworks. :func:`generator_for` picks the :class:`Generator` a loaded model needs.
 """
 
-from .generation import Backend, Generation, generator_for, load, pick_backend
+from .generation import Backend, Generation, Generator, Request, TokenGenerator, generator_for, load, pick_backend
+from .step import Stepper
 
-__all__ = ["Backend", "Generation", "generator_for", "load", "pick_backend"]
+__all__ = ["Backend", "Generation", "Generator", "Request", "Stepper", "TokenGenerator", "generator_for", "load",
+           "pick_backend"]

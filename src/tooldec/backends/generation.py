@@ -1,16 +1,25 @@
-"""What every backend's ``generate`` returns, and the choice of backend for a loaded model."""
+"""The :class:`Generator` protocol (``generate`` and what it returns), the loop of the backends
+that evaluate token by token, and the choice of backend for a loaded model."""
 
 from __future__ import annotations
 
 import atexit
 import gc
 import importlib.util
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
-__all__ = ["Backend", "Generation", "generator_for", "load", "pick_backend", "settle"]
+import numpy as np
+
+from ..decoding import Grammar, Machine, ToolChoice
+from ..dialects.base import Dialect
+from ..tokens import Vocabulary
+from .step import Stepper
+
+__all__ = ["Backend", "Generation", "Generator", "Request", "TokenGenerator", "generator_for", "load", "pick_backend",
+           "settle"]
 
 
 @dataclass(frozen=True)
@@ -22,16 +31,10 @@ class Generation:
             generated (the padding after it is dropped).
         ended: The model emitted an end-of-sequence token.
         call_closed: Generation stopped because a call closed (``stop_after_call`` dialects).
-        masking_seconds: Time the generation loop spent masking (0 when unconstrained): waiting
-            for the mask, picking from it, advancing the machine.
-        masked_steps: Steps that were masked (0 when unconstrained).
-        overlapped_seconds: Time masks took on a worker thread while the model evaluated the
-            previous token (llama.cpp with ``mask_worker``); not in ``masking_seconds`` unless the
-            loop waited for it. Without the worker, masks are computed after the evaluation and
-            counted in ``masking_seconds``.
-        checked_steps: Of ``masked_steps``, those where the model's own pick was allowed and taken
-            without a mask (llama.cpp's ``check_first``); that pick, the one any decoding loop
-            makes, is not in ``masking_seconds``, checking it is.
+        masking_seconds, masked_steps, overlapped_seconds, checked_steps: What masking cost,
+            as :class:`~tooldec.backends.step.Stepper` counts it (0 when unconstrained).
+        refusals: What the model tried to write that the format refuses, by name, and how often
+            (``Stepper.refusals``).
     """
 
     ids: list[int]
@@ -41,9 +44,149 @@ class Generation:
     masked_steps: int
     overlapped_seconds: float = 0.0
     checked_steps: int = 0
+    refusals: Mapping[str, int] = field(default_factory=dict)
 
 
-def generator_for(model: Any, tokenizer: Any, vocab: Any = None) -> Any:
+@dataclass(frozen=True)
+class Request:
+    """The arguments of one :meth:`Generator.generate`, as :meth:`Generator.run` receives them (a
+    wrapping generator passes them on, changed with ``dataclasses.replace``)."""
+
+    max_new_tokens: int
+    temperature: float
+    grammar: Grammar | None
+    tool_choice: ToolChoice
+    parallel_tool_calls: bool
+    max_calls: int | None
+    stop_after_call: Dialect | None
+    prefix: str
+
+    def machine(self) -> Machine | None:
+        """A fresh cursor for this request (``None`` without a grammar)."""
+        if self.grammar is None:
+            return None
+        return Machine(self.grammar, tool_choice=self.tool_choice, parallel_tool_calls=self.parallel_tool_calls,
+                       max_calls=self.max_calls)
+
+
+class Generator(Protocol):
+    """What the runtime, the benchmarks and the server run a model through: a generator
+    implements :meth:`run` and inherits ``generate``, written here once, by naming this base. It
+    has a ``vocab`` (padded to the logits), ``eos_ids`` and a ``tokenizer`` (or ``None``)."""
+
+    vocab: Vocabulary
+    eos_ids: list[int]
+    tokenizer: Any
+
+    def seed(self, seed: int) -> None:
+        """Seed the sampler."""
+
+    def next_logits(self, ids: Sequence[int]) -> np.ndarray:
+        """The next-token logits after ``ids`` (a copy), for backtracking and beams."""
+
+    def run(self, prompt_ids: Sequence[int], request: Request) -> Generation:
+        """:meth:`generate`, its arguments in one record."""
+
+    def generate(
+        self,
+        prompt_ids: Sequence[int],
+        *,
+        max_new_tokens: int,
+        temperature: float = 0.0,
+        grammar: Grammar | None = None,
+        tool_choice: ToolChoice = "auto",
+        parallel_tool_calls: bool = True,
+        max_calls: int | None = None,
+        stop_after_call: Dialect | None = None,
+        prefix: str = "",
+    ) -> Generation:
+        """Generate up to ``max_new_tokens`` tokens after ``prompt_ids`` (a batch of one).
+
+        Args:
+            prompt_ids: The prompt.
+            max_new_tokens: The budget; with a grammar, a call is always closed within it.
+            temperature: 0 for greedy decoding, else plain sampling at that temperature.
+            grammar: Constrain the output to it; ``None`` for unconstrained generation.
+            tool_choice, parallel_tool_calls, max_calls: See ``Machine`` (ignored without a grammar).
+            stop_after_call: Stop as soon as a call of this dialect closes.
+            prefix: Text at the end of the prompt that is part of the output (a forced call
+                start); unconstrained, it is parsed with the new text to see a call close.
+
+        Raises:
+            BudgetError: A call must come first and cannot close within the budget.
+        """
+        return self.run(prompt_ids, Request(max_new_tokens, temperature, grammar, tool_choice, parallel_tool_calls,
+                                            max_calls, stop_after_call, prefix))
+
+
+class TokenGenerator(Generator):
+    """A generator whose loop is tooldec's: the model evaluates tokens (:meth:`start`,
+    :meth:`push`), a :class:`~tooldec.backends.step.Stepper` takes each one from the logits.
+    Subclasses set ``vocab``, ``eos_ids``, ``tokenizer``, the stepper's options and ``rng``, the
+    sampler's source (:meth:`seed`), and ``width``, the logits per step."""
+
+    width: int
+    mask_worker: bool
+    check_first: bool
+    rng: np.random.Generator
+
+    def seed(self, seed: int) -> None:
+        self.rng = np.random.default_rng(seed)
+
+    def start(self, prompt_ids: Sequence[int]) -> np.ndarray:
+        """Make the model's context ``prompt_ids``; the logits after it (valid until the next call)."""
+        raise NotImplementedError
+
+    def push(self, token: int) -> np.ndarray:
+        """Evaluate one more token; the logits after it (valid until the next call)."""
+        raise NotImplementedError
+
+    def next_logits(self, ids: Sequence[int]) -> np.ndarray:
+        return self.start(ids).copy()
+
+    def stepper(self, machine: Machine | None, temperature: float = 0.0,
+                rng: np.random.Generator | None = None) -> Stepper:
+        """A stepper for one generation, with this generator's options."""
+        return Stepper(machine, self.width, temperature=temperature, rng=rng or self.rng,
+                       check_first=self.check_first, mask_worker=self.mask_worker)
+
+    def tokens(self, prompt_ids: Sequence[int], stepper: Stepper, budget: int) -> Iterator[int]:
+        """Up to ``budget`` tokens after ``prompt_ids``, each evaluated when the next is asked for."""
+        stepper.ahead(budget)  # the first mask overlaps the prompt
+        logits = self.start(prompt_ids)
+        for left in range(budget, 0, -1):
+            token = stepper.step(logits, left)
+            yield token
+            if left > 1:
+                stepper.ahead(left - 1)  # the next mask is made while the model evaluates the token
+                logits = self.push(token)
+
+    def run(self, prompt_ids: Sequence[int], request: Request) -> Generation:
+        budget = request.max_new_tokens
+        machine = request.machine()
+        if machine is not None:
+            machine.check_budget(budget)  # refused before any decoding
+        eos, stop = set(self.eos_ids), request.stop_after_call
+        ids: list[int] = []
+        ended = closed = False
+        text = bytearray()
+        with self.stepper(machine, request.temperature) as stepper:
+            for token in self.tokens(prompt_ids, stepper, budget):  # a cursor is done only at an end token
+                ids.append(token)
+                if token in eos:
+                    ended = True
+                elif machine is not None:
+                    closed = stop is not None and machine.call_just_closed
+                elif stop is not None:
+                    text += self.vocab.token_bytes[token] or b""
+                    closed = bool(stop.parse_calls(request.prefix + text.decode("utf-8", errors="replace")))
+                if ended or closed:
+                    break
+        return Generation(ids, ended, closed, stepper.masking_seconds, stepper.steps, stepper.overlapped_seconds,
+                          stepper.checked, stepper.refusals)
+
+
+def generator_for(model: Any, tokenizer: Any, vocab: Vocabulary | None = None) -> TokenGenerator:
     """The generator that runs ``model``: llama.cpp for a ``llama_cpp.Llama``, else transformers.
 
     Imports the backend only then, so torch is loaded only for a transformers model.

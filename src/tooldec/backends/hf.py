@@ -1,14 +1,12 @@
-"""Hugging Face transformers backend: a logits processor, a stopping criterion, model loading.
-
-The only module of tooldec (with ``tokens/hf.py``) that imports torch and transformers, so
-``import tooldec`` stays light. One :class:`~tooldec.decoding.Machine` follows each row of the
-batch; the processor feeds it the tokens ``generate`` appended and masks the next-token scores
-with its allowed set.
+"""Hugging Face transformers backend: the generator, a logits processor and stopping criteria
+for ``model.generate``, model loading. The only module of tooldec (with ``tokens/hf.py``) that
+imports torch and transformers, so ``import tooldec`` stays light.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import inspect
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -24,7 +22,8 @@ from ..dialects.base import Dialect
 from ..errors import ToolDecError
 from ..tokens import Vocabulary
 from ..tokens.hf import from_hf_tokenizer
-from .generation import Generation
+from .generation import Generation, TokenGenerator
+from .step import core_beside, fill_masks
 
 __all__ = [
     "Generation",
@@ -198,8 +197,8 @@ class ToolDecLogitsProcessor(LogitsProcessor):
         words = (width + 31) // 32
         bitmask = np.zeros((batch, words), dtype=np.int32)
         live = [row for row in range(batch) if not self._finished[row]]
-        budget = self.budget()
-        masked = [row for row in live if self._machines[row].fill_bitmask(bitmask, row, budget)]
+        forbids = fill_masks([(row, self._machines[row]) for row in live], bitmask, [self.budget()] * len(live))
+        masked = [row for row, forbidden in zip(live, forbids) if forbidden]
         if width > vocab_size:  # padding ids past the tokenizer: bitmask bits are already 0 there
             masked = live
         if not masked:
@@ -272,109 +271,49 @@ class StopOnParsedCall(StoppingCriteria):
         return self.vocab.token_bytes[token] is not None or token in self.vocab.special
 
 
-class HFGenerator:
-    """Runs ``model.generate`` on token ids, with or without tooldec's constraint.
-
-    Keeps torch out of the runtime: the loop hands over lists of ids and gets lists back.
+class HFGenerator(TokenGenerator):
+    """``generate`` on token ids with a transformers causal language model: it evaluates one token
+    at a time on its KV cache, tooldec's loop picks each, and torch stays out of the runtime.
 
     Args:
         model: A transformers causal language model.
         tokenizer: Its tokenizer.
         vocab: Its vocabulary padded to the logits width (default: :func:`vocabulary_for`).
+        mask_worker, check_first: As ``LlamaCppGenerator``'s, beside torch's threads.
     """
 
-    def __init__(self, model: Any, tokenizer: Any, vocab: Vocabulary | None = None) -> None:
+    def __init__(self, model: Any, tokenizer: Any, vocab: Vocabulary | None = None, *,
+                 mask_worker: bool | None = None, check_first: bool = True) -> None:
         self.model = model
         self.tokenizer = tokenizer
         self.vocab = vocab if vocab is not None else vocabulary_for(model, tokenizer)
+        self.width = logits_width(model)
         eos = set(self.vocab.eos_ids)
         configured = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
         eos.update([configured] if isinstance(configured, int) else list(configured or []))
         self.eos_ids = sorted(eos)
-        pad = getattr(tokenizer, "pad_token_id", None)
-        self.pad_id = pad if isinstance(pad, int) else self.eos_ids[0]
+        self.rng = np.random.default_rng()
+        self.mask_worker = core_beside(torch.get_num_threads()) if mask_worker is None else mask_worker
+        self.check_first = check_first
+        self._cache: Any = None
+        self._cache_name = "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
 
-    @staticmethod
-    def seed(seed: int) -> None:
-        """Seed torch's generator, which ``generate`` samples from."""
-        torch.manual_seed(seed)
+    def start(self, prompt_ids: Sequence[int]) -> np.ndarray:
+        self._cache = None
+        return self._forward(list(prompt_ids))
 
-    def next_logits(self, ids: Sequence[int]) -> np.ndarray:
-        """The next-token logits after ``ids`` (float32), for backtracking baselines."""
+    def push(self, token: int) -> np.ndarray:
+        return self._forward([token])
+
+    def _forward(self, ids: list[int]) -> np.ndarray:
+        """Evaluate ``ids`` after the cached context (the cache's name changed in transformers 5);
+        the last position's logits, through the head alone as ``model.generate`` computes them."""
         with torch.inference_mode():
-            context = torch.tensor([list(ids)], dtype=torch.long, device=self.model.device)
-            logits: np.ndarray = self.model(context).logits[0, -1].float().cpu().numpy().copy()
+            out = self.model(input_ids=torch.tensor([ids], dtype=torch.long, device=self.model.device),
+                             use_cache=True, logits_to_keep=1, **{self._cache_name: self._cache})
+            self._cache = out[self._cache_name]
+            logits: np.ndarray = out.logits[0, -1].float().cpu().numpy()
             return logits
-
-    def generate(
-        self,
-        prompt_ids: Sequence[int],
-        *,
-        max_new_tokens: int,
-        temperature: float = 0.0,
-        grammar: Grammar | None = None,
-        tool_choice: ToolChoice = "auto",
-        parallel_tool_calls: bool = True,
-        max_calls: int | None = None,
-        stop_after_call: Dialect | None = None,
-        prefix: str = "",
-    ) -> Generation:
-        """Generate up to ``max_new_tokens`` tokens after ``prompt_ids`` (a batch of one).
-
-        Args:
-            prompt_ids: The prompt.
-            max_new_tokens: The budget; with a grammar, a call is always closed within it.
-            temperature: 0 for greedy decoding, else plain sampling at that temperature.
-            grammar: Constrain the output to it; ``None`` for unconstrained generation.
-            tool_choice: See ``Machine`` (ignored without a grammar).
-            parallel_tool_calls: See ``Machine`` (ignored without a grammar).
-            max_calls: See ``Machine`` (ignored without a grammar).
-            stop_after_call: Stop as soon as a call of this dialect closes.
-            prefix: Text at the end of the prompt that is part of the output (a forced call
-                start); unconstrained, it is parsed with the new text to see a call close.
-
-        Returns:
-            The new tokens and the time spent masking.
-        """
-        input_ids = torch.tensor([list(prompt_ids)], dtype=torch.long, device=self.model.device)
-        processors: list[LogitsProcessor] = []
-        criteria: list[StoppingCriteria] = []
-        processor = None
-        if grammar is not None:
-            processor = ToolDecLogitsProcessor(
-                grammar, tool_choice=tool_choice, parallel_tool_calls=parallel_tool_calls,
-                max_calls=max_calls, max_new_tokens=max_new_tokens)
-            Machine(grammar, tool_choice=tool_choice, parallel_tool_calls=parallel_tool_calls,
-                    max_calls=max_calls).check_budget(max_new_tokens)  # refused before any decoding
-            processors.append(processor)
-            if stop_after_call is not None:
-                criteria.append(StopOnCallClose(processor))
-        elif stop_after_call is not None:
-            criteria.append(StopOnParsedCall(stop_after_call, self.vocab, input_ids.shape[1], prefix))
-        sampling: dict[str, Any] = (
-            {"do_sample": True, "temperature": float(temperature), "top_k": 0, "top_p": 1.0}
-            if temperature > 0 else {"do_sample": False})
-        with torch.inference_mode():
-            output = self.model.generate(
-                input_ids=input_ids,
-                attention_mask=torch.ones_like(input_ids),
-                max_new_tokens=max_new_tokens,
-                logits_processor=processors,
-                stopping_criteria=criteria,
-                eos_token_id=self.eos_ids,
-                pad_token_id=self.pad_id,
-                **sampling,
-            )
-        new = output[0, input_ids.shape[1] :].tolist()
-        end = next((i for i, token in enumerate(new) if token in self.eos_ids), None)
-        ids = new if end is None else new[: end + 1]
-        closed = processor is not None and bool(processor.machines) and processor.machines[0].call_just_closed
-        if processor is None and stop_after_call is not None and end is None:
-            text = self.vocab.decode(ids).decode("utf-8", errors="replace")
-            closed = bool(stop_after_call.parse_calls(prefix + text))
-        if processor is None:
-            return Generation(ids, end is not None, closed, 0.0, 0)
-        return Generation(ids, end is not None, closed, processor.masking_seconds, processor.steps)
 
 
 def set_torch_threads(threads: int) -> None:

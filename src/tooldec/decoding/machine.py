@@ -280,7 +280,18 @@ class Machine:
         if budget is None:
             return mask, None
         # this token at least: asking for a mask means one more comes
-        return mask, within(grammar, pos, mask, max(budget, 1), start_ok, follow_ok)
+        return mask, self._fitting(within(grammar, pos, mask, max(budget, 1), start_ok, follow_ok), budget)
+
+    def _fitting(self, filtered: Mask | None, budget: int) -> Mask | None:
+        """The budget's cut, unless it leaves no token: a budget below the need (then nothing can
+        close the call, and an empty mask would fail a sampler somewhere else)."""
+        if filtered is not None and not filtered.count:
+            needed = self.min_tokens()
+            raise BudgetError(
+                f"the rest of the call needs {needed} tokens but the budget is {budget}, so no token is allowed: "
+                "check_budget(max_tokens) before decoding refuses such a budget, and a loop that passes the "
+                "tokens it has left (this one included) never goes below the need")
+        return filtered
 
     def allowed_token_ids(self, budget: int | None = None) -> np.ndarray:
         """Sorted ids of the tokens allowed next.
@@ -288,12 +299,18 @@ class Machine:
         Args:
             budget: Tokens the caller may still generate, this one included. Only tokens after
                 which the call can still close within the rest are allowed.
+
+        Raises:
+            BudgetError: ``budget`` is below :meth:`min_tokens`, so no token could be allowed
+                (as in :meth:`allowed`, :meth:`known`, :meth:`lists`, :meth:`known_lists` and
+                :meth:`fill_bitmask`).
         """
         return self.allowed(budget).ids
 
     def allowed(self, budget: int | None = None) -> Mask:
-        """The tokens allowed next (see :meth:`allowed_token_ids`) as packed bits, listed only on
-        demand: a sampler reads ``Mask.pick_lists``, the refused ids where they are the fewer."""
+        """The tokens allowed next (see :meth:`allowed_token_ids`, and its ``BudgetError``) as
+        packed bits, listed only on demand: a sampler reads ``Mask.pick_lists``, the refused ids
+        where they are the fewer."""
         if self._done:
             return Mask.from_ids(np.empty(0, dtype=np.int64), self.grammar.compiler.index.words)
         mask, filtered = self._mask(budget)
@@ -324,7 +341,7 @@ class Machine:
         filtered = known_within(grammar, pos, mask, max(budget, 1), start_ok, follow_ok)
         if filtered is NOT_AT_HAND:
             return None
-        return mask, filtered if isinstance(filtered, Mask) else None
+        return mask, self._fitting(filtered, budget) if isinstance(filtered, Mask) else None
 
     def known_lists(self, budget: int, width: int) -> Lists | None:
         """``allowed(budget).pick_lists(width)`` if it is at hand (see :meth:`known`), else
@@ -394,6 +411,10 @@ class Machine:
 
         Returns:
             Whether any token of the vocabulary is masked out.
+
+        Raises:
+            BudgetError: ``budget`` is below :meth:`min_tokens` (see :meth:`allowed_token_ids`);
+                ``bitmask`` is left as it was.
         """
         target = bitmask if bitmask.ndim == 1 else bitmask[row]
         if self._done:

@@ -10,24 +10,23 @@ arguments). The model never reads a learned token: it reads the token's expansio
 ``<T>``; ``<add>(`` for a ToolkenGPT toolken, after which the model writes the arguments freely,
 as ToolkenGPT does, until the call closes).
 
-``generate`` has the signature of the other generators and returns only the ids the model read,
-so the runtime's text and prompts stay plain; where learned tokens fired is in ``events``.
+``generate`` returns only the ids the model read, so the runtime's text and prompts stay plain;
+where learned tokens fired is in ``events``.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ..backends.generation import Generation
-from ..backends.llamacpp import pick_token
-from ..decoding import Grammar, Machine, ToolChoice
+from ..backends.generation import Generation, Request
+from ..backends.llamacpp import LlamaCppGenerator, keep_prefix
+from ..backends.step import Stepper
+from ..decoding import Grammar
 from ..decoding.machine import Mode
-from ..dialects.base import Dialect
 from ..errors import ToolDecError
 from ..tokens import Vocabulary
 from .tokens import LearnedTokens
@@ -61,8 +60,9 @@ def extended_vocabulary(vocab: Vocabulary, names: Sequence[str]) -> Vocabulary:
                       f"{vocab.name}+{len(names)} learned")
 
 
-class LearnedGenerator:
-    """A ``llama_cpp.Llama`` with learned output rows; the interface of ``LlamaCppGenerator``.
+class LearnedGenerator(LlamaCppGenerator):
+    """A ``llama_cpp.Llama`` with learned output rows, scored by ``generate`` and ``next_logits``
+    (not by the plain ``tokens`` it inherits).
 
     Args:
         llm: The model (its context is created without embeddings; they are switched on per step).
@@ -83,19 +83,13 @@ class LearnedGenerator:
                  stop_after_learned: bool = False, stop: Sequence[str] = ()) -> None:
         import llama_cpp
 
-        self.model = llm
-        self.tokenizer = tokenizer
-        self.learned = learned
-        self.width = int(llm.n_vocab())
-        if vocab.size != self.width:
-            raise ToolDecError(f"the vocabulary has {vocab.size} ids but the model {self.width} logits: pad it")
+        if vocab.size != int(llm.n_vocab()):
+            raise ToolDecError(f"the vocabulary has {vocab.size} ids but the model {llm.n_vocab()} logits: pad it")
         learned.check(int(llm.n_embd()), vocab.fingerprint)
+        super().__init__(llm, tokenizer, vocab)
+        self.learned = learned
         self.base_vocab = vocab
         self.vocab = extended_vocabulary(vocab, learned.names)
-        eos = set(vocab.eos_ids)
-        if llm.token_eos() >= 0:
-            eos.add(int(llm.token_eos()))
-        self.eos_ids = sorted(eos)
         self.expansions = [list(tokenizer.encode(text, add_special_tokens=False)) if text else []
                            for text in learned.expansions]
         self.stop_after_learned = stop_after_learned
@@ -103,12 +97,8 @@ class LearnedGenerator:
         self.events: list[Fired] = []
         """Where learned tokens fired (position in its generation's ids), every ``generate`` since
         the list was last cleared."""
-        self._rng = np.random.default_rng()
         self._lib = llama_cpp
         self._dim = int(llm.n_embd())
-
-    def seed(self, seed: int) -> None:
-        self._rng = np.random.default_rng(seed)
 
     # -- the model ----------------------------------------------------------------------------
 
@@ -133,19 +123,7 @@ class LearnedGenerator:
 
     def _feed(self, ids: Sequence[int], hidden: bool) -> None:
         """Make the context hold exactly ``ids``, evaluating only what the cache does not hold."""
-        llm = self.model
-        if not ids:
-            raise ValueError("the prompt is empty: give at least one token")
-        if len(ids) >= llm.n_ctx():
-            raise ToolDecError(f"the prompt has {len(ids)} tokens but the model's context holds {llm.n_ctx()}")
-        held = llm.input_ids[: llm.n_tokens]
-        limit = min(len(held), len(ids) - 1)
-        same = 0
-        if limit > 0:
-            diff = np.flatnonzero(held[:limit] != np.asarray(ids[:limit], dtype=held.dtype))
-            same = int(diff[0]) if diff.size else limit
-        llm.n_tokens = same
-        self._eval(ids[same:], hidden)
+        self._eval(ids[keep_prefix(self.model, ids):], hidden)
 
     def _scores(self, learned: bool) -> np.ndarray:
         """The last position's logits, with the learned rows' logits appended when ``learned``."""
@@ -165,61 +143,33 @@ class LearnedGenerator:
 
     # -- generation ---------------------------------------------------------------------------
 
-    def generate(
-        self,
-        prompt_ids: Sequence[int],
-        *,
-        max_new_tokens: int,
-        temperature: float = 0.0,
-        grammar: Grammar | None = None,
-        tool_choice: ToolChoice = "auto",
-        parallel_tool_calls: bool = True,
-        max_calls: int | None = None,
-        stop_after_call: Dialect | None = None,
-        prefix: str = "",
-    ) -> Generation:
-        """Generate after ``prompt_ids``; see ``LlamaCppGenerator.generate``.
-
-        With a ``grammar`` (built on :attr:`vocab`), a learned token is a trigger of tool mode;
-        without one, a learned token writes its expansion and the model goes on unconstrained.
-        The returned ids are what the model read (learned tokens as their expansions).
-        """
-        max_new_tokens = min(max_new_tokens, self.model.n_ctx() - len(prompt_ids))
-        machine = None
-        if grammar is not None:
-            if grammar.vocab is not self.vocab and grammar.vocab.fingerprint != self.vocab.fingerprint:
-                raise ToolDecError("the grammar must be built on this generator's extended vocabulary (.vocab)")
-            machine = Machine(grammar, tool_choice=tool_choice, parallel_tool_calls=parallel_tool_calls,
-                              max_calls=max_calls)
+    def run(self, prompt_ids: Sequence[int], request: Request) -> Generation:
+        """With a ``grammar`` (built on :attr:`vocab`) a learned token triggers tool mode; without,
+        it writes its expansion. The ids returned are what the model read (expansions)."""
+        grammar, stop_after_call, prefix = request.grammar, request.stop_after_call, request.prefix
+        max_new_tokens = min(request.max_new_tokens, self.model.n_ctx() - len(prompt_ids))
+        if grammar is not None and grammar.vocab is not self.vocab and grammar.vocab.fingerprint != self.vocab.fingerprint:
+            raise ToolDecError("the grammar must be built on this generator's extended vocabulary (.vocab)")
+        machine = request.machine()
+        if machine is not None:
+            machine.check_budget(max_new_tokens)  # refused before any decoding, never an empty mask later
         eos = set(self.eos_ids)
         in_call = False
         text = bytearray()
         calls_seen = len(stop_after_call.parse_calls(prefix)) if stop_after_call is not None and machine is None else 0
 
-        def learned_now() -> bool:
-            if not self.learned.size:
-                return False
+        def in_text() -> bool:
             return (not in_call) if machine is None else machine.mode is Mode.TEXT
+
+        def learned_now() -> bool:
+            return bool(self.learned.size) and in_text()
 
         self._feed(self.model_ids(prompt_ids), learned_now())
         ids: list[int] = []
-        masking, steps = 0.0, 0
         ended = closed = False
+        stepper = Stepper(machine, self.width, temperature=request.temperature, rng=self.rng)
         while len(ids) < max_new_tokens:
-            scores = self._scores(learned_now())
-            if machine is not None:
-                start = time.perf_counter()
-                steps += 1
-                allowed = machine.allowed_token_ids(max_new_tokens - len(ids))
-                allowed = allowed[allowed < scores.size]
-                if not allowed.size:
-                    raise ToolDecError(f"no token is allowed at step {len(ids)}: the constraint is unsatisfiable")
-                token = pick_token(scores, None if allowed.size == scores.size else allowed, temperature, self._rng)
-                if not machine.advance(token):
-                    raise ToolDecError(f"token {token} was picked from the mask but the machine refuses it")
-                masking += time.perf_counter() - start
-            else:
-                token = pick_token(scores, None, temperature, self._rng)
+            token = stepper.step(self._scores(learned_now()), max_new_tokens - len(ids))
             written = [token]
             if token >= self.width:
                 self.events.append(Fired(len(ids), self.learned.names[token - self.width]))
@@ -234,13 +184,12 @@ class LearnedGenerator:
                 break
             for t in written:
                 text += self.vocab.token_bytes[t] or b""
-            in_text = (not in_call) if machine is None else machine.mode is Mode.TEXT
-            if self.stop and in_text and any(s in text for s in self.stop):
+            if self.stop and in_text() and any(s in text for s in self.stop):
                 ended = True
                 break
             if machine is not None:
-                if machine.is_done() or (stop_after_call is not None and machine.call_just_closed):
-                    closed = machine.call_just_closed
+                if stop_after_call is not None and machine.call_just_closed:  # done only at an end token
+                    closed = True
                     break
             elif written and stop_after_call is not None:
                 found = len(stop_after_call.parse_calls(prefix + text.decode("utf-8", errors="replace")))
@@ -253,7 +202,8 @@ class LearnedGenerator:
             if written and len(ids) < max_new_tokens:
                 self._eval(written, learned_now())
         self._switch(False)  # leave the shared context as plain generators expect it
-        return Generation(ids, ended, closed, masking, steps)
+        return Generation(ids, ended, closed, stepper.masking_seconds, stepper.steps, 0.0, stepper.checked,
+                          stepper.refusals)
 
 
 def learned_decoder(generator: LearnedGenerator, tools: Any, **options: Any) -> Any:

@@ -23,6 +23,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from ..backends.generation import Generator, generator_for  # it imports torch or llama.cpp only for a model
 from ..decoding import Grammar, ToolChoice
 from ..dialects import Dialect, Hermes, ToolCall
 from ..errors import ContextLengthError
@@ -88,8 +89,6 @@ class ToolDecoder:
         context_window: int | None = None,
         result_share: float = 0.5,
     ) -> None:
-        from ..backends import generator_for  # torch or llama.cpp only when a model is used
-
         if max_new_tokens < 1:
             raise ValueError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
         if max_calls_per_turn < 0:
@@ -111,7 +110,7 @@ class ToolDecoder:
         self.constrained = constrained
         self.executor = Executor(tool_timeout)
         self.tokenizer = tokenizer
-        self.generator = generator_for(model, tokenizer, vocab)
+        self.generator: Generator = generator_for(model, tokenizer, vocab)
         self.vocab = self.generator.vocab
         self.grammar = Grammar(self.tools, self.vocab, self.dialect)
         self.context_window = context_window if context_window is not None else window_of(model, tokenizer)
@@ -175,6 +174,8 @@ class ToolDecoder:
             trace.tokens_generated += len(generation.ids)
             trace.masking_seconds += generation.masking_seconds
             trace.masked_steps += generation.masked_steps
+            for label, count in generation.refusals.items():
+                trace.refusals[label] = trace.refusals.get(label, 0) + count
             text = forced + self._text(generation.ids)
             answer = text
             trace.events.append(Event(EventKind.TEXT, text))

@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..backends.generation import Generator
 from ..tools.openapi import Operation
 
 __all__ = ["NAMING_EXAMPLES", "NAMING_INSTRUCTION", "clean_name", "documentation", "name_distance", "naming_messages",
@@ -80,7 +81,7 @@ def name_distance(a: str, b: str) -> float:
     return 1.0 - difflib.SequenceMatcher(None, a, b).ratio()
 
 
-def rewrite_names(operations: Sequence[Operation], generator: Any, *, temperature: float = 0.0, seed: int = 0,
+def rewrite_names(operations: Sequence[Operation], generator: Generator, *, temperature: float = 0.0, seed: int = 0,
                   cache: Path | None = None, model: str = "", max_new_tokens: int = 24) -> dict[str, str]:
     """A name per operation, by ``"METHOD /path"``, written by ``generator``'s model.
 

@@ -34,15 +34,14 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
-from ..backends.generation import Generation
-from ..decoding import Grammar, Machine, ToolChoice
+from ..backends.generation import Generation, Generator, Request
+from ..backends.step import Stepper
+from ..decoding import Grammar, Machine
 from ..decoding.machine import Mode
 from ..decoding.positions import Name, Tail
-from ..dialects.base import Dialect
 
 __all__ = ["NameSelector", "Selection", "names_of"]
 
@@ -73,12 +72,12 @@ class _Hyp:
     tail: bytes = field(default=b"")
 
 
-class NameSelector:
+class NameSelector(Generator):
     """A generator that chooses each tool name by the model's probability of the whole name.
 
     Args:
         generator: The generator to wrap (``LlamaCppGenerator``, ``HFGenerator`` or one with
-            learned tokens): ``vocab``, ``eos_ids``, ``next_logits(ids)`` and ``generate`` are used.
+            learned tokens): ``vocab``, ``eos_ids``, ``next_logits(ids)`` and ``run`` are used.
         width: Beam width (partial names kept per step); at least the number of tools makes
             the search exhaustive over names.
 
@@ -86,7 +85,7 @@ class NameSelector:
         ValueError: ``width`` below 1.
     """
 
-    def __init__(self, generator: Any, *, width: int = 5) -> None:
+    def __init__(self, generator: Generator, *, width: int = 5) -> None:
         if width < 1:
             raise ValueError(f"width must be >= 1, got {width}")
         self.generator = generator
@@ -118,54 +117,34 @@ class NameSelector:
             self._names[id(grammar)] = entry
         return entry[1], entry[2]
 
-    def generate(
-        self,
-        prompt_ids: Sequence[int],
-        *,
-        max_new_tokens: int,
-        temperature: float = 0.0,
-        grammar: Grammar | None = None,
-        tool_choice: ToolChoice = "auto",
-        parallel_tool_calls: bool = True,
-        max_calls: int | None = None,
-        stop_after_call: Dialect | None = None,
-        prefix: str = "",
-    ) -> Generation:
+    def run(self, prompt_ids: Sequence[int], request: Request) -> Generation:
         """Generate as the wrapped generator does, choosing each name with the beam.
 
         Without a grammar there is no name to choose: the wrapped generator runs alone. Text and
         arguments are greedy (``temperature`` is used by the wrapped generator only when there is
         no grammar).
         """
-        if grammar is None:
-            return self.generator.generate(  # type: ignore[no-any-return]
-                prompt_ids, max_new_tokens=max_new_tokens, temperature=temperature, grammar=None,
-                tool_choice=tool_choice, parallel_tool_calls=parallel_tool_calls, max_calls=max_calls,
-                stop_after_call=stop_after_call, prefix=prefix)
-        machine = Machine(grammar, tool_choice=tool_choice, parallel_tool_calls=parallel_tool_calls,
-                          max_calls=max_calls)
+        machine = request.machine()
+        if machine is None:
+            return self.generator.run(prompt_ids, request)
+        max_new_tokens, stop_after_call = request.max_new_tokens, request.stop_after_call
+        stepper = Stepper(machine, self.vocab.size)
         stops: tuple[bytes, ...] = tuple(getattr(self.generator, "stop", ()))  # the wrapped generator's stop strings
         prompt = list(prompt_ids)
         ids: list[int] = []
         eos = set(self.eos_ids)
         chosen = False
         ended = closed = False
-        masking, steps = 0.0, 0
         while len(ids) < max_new_tokens:
             budget = max_new_tokens - len(ids)
             if machine.mode is Mode.TOOL and not chosen:
                 tokens, machine = self.choose(prompt + ids, machine, budget)
+                stepper.machine = machine
                 ids.extend(tokens)
                 chosen = True
                 token = tokens[-1]
             else:
-                logits = self.next_logits(self._model_ids(prompt + ids))
-                start = time.perf_counter()
-                steps += 1
-                allowed = machine.allowed_token_ids(budget)
-                token = int(allowed[int(np.argmax(logits[allowed]))])
-                machine.advance(token)
-                masking += time.perf_counter() - start
+                token = stepper.step(self.next_logits(self._model_ids(prompt + ids)), budget)
                 ids.append(token)
             if token in eos:
                 ended = True
@@ -180,7 +159,8 @@ class NameSelector:
                 if stops and any(stop in machine.text for stop in stops):
                     ended = True
                     break
-        return Generation(self._model_ids(ids), ended, closed, masking, steps)
+        return Generation(self._model_ids(ids), ended, closed, stepper.masking_seconds, stepper.steps, 0.0,
+                          stepper.checked, stepper.refusals)
 
     def choose(self, context: Sequence[int], machine: Machine, budget: int) -> tuple[list[int], Machine]:
         """Write the rest of the call's opener (trigger, head) greedily, then the best whole name.

@@ -51,7 +51,7 @@ class Service:
         model_id: The name clients put in ``model``.
         tokenizer: The model's transformers tokenizer (chat template).
         worker: The llama.cpp worker (started by the app).
-        constraints: Validates request tools (the worker compiles them).
+        constraints: Validates and compiles request tools (shared: docs/DESIGN.md, concurrency contract).
     """
 
     def __init__(self, model_id: str, tokenizer: Any, worker: Worker, constraints: Constraints) -> None:
@@ -215,8 +215,11 @@ async def models(request: Request) -> Response:
 async def health(request: Request) -> Response:
     service: Service = request.app.state.service
     alive = service.worker.is_alive()
-    return JSONResponse({"status": "ok" if alive else "worker stopped", "waiting": service.worker.waiting,
-                         "served": service.worker.jobs_done}, status_code=200 if alive else 503)
+    worker = service.worker
+    return JSONResponse({"status": "ok" if alive else "worker stopped", "waiting": worker.waiting,
+                         "served": worker.jobs_done, "tokens": worker.tokens_generated,
+                         "masking_seconds": worker.masking_seconds, "refused": dict(worker.refusals)},
+                        status_code=200 if alive else 503)
 
 
 async def _not_found(request: Request, exc: Exception) -> Response:

@@ -47,9 +47,8 @@ def parser() -> argparse.ArgumentParser:
 
 def build_service(args: argparse.Namespace) -> Service:
     """Load the model and make the :class:`~tooldec.serving.app.Service` (slow: loads the model)."""
-    from ..backends import generator_for
     from ..backends.generation import settle
-    from ..backends.llamacpp import load_llama
+    from ..backends.llamacpp import LlamaCppGenerator, load_llama
     from ..dialects.detect import dialect_named
     from ..models import smollm2_gguf_path
     from .app import Service
@@ -62,7 +61,7 @@ def build_service(args: argparse.Namespace) -> Service:
                             forced=opener_names(args.forced_openers))
     llm, tokenizer = load_llama(path, n_ctx=args.n_ctx, threads=args.threads,
                                 progress=lambda message: print(message, file=sys.stderr))
-    generator = generator_for(llm, tokenizer)
+    generator = LlamaCppGenerator(llm, tokenizer)
     constraints = Constraints(generator.vocab, dialect, cache_size=args.cache_size)
     worker = Worker(generator, constraints, max_queue=args.max_queue)
     settle()  # what start-up made lives as long as the server

@@ -1,13 +1,8 @@
-"""The one place where serving talks to tooldec's decoding core.
+"""Request tool lists compiled for serving: validated, compiled once per list, cached by key.
 
-Servers (``tooldec serve``, the vLLM logits processor) need four things from the core: turn a
-request's tool list into a compiled grammar (cached across requests by a key), start a cursor
-per sequence, move it by the sampled tokens, and write many sequences' masks into one bitmask.
-Everything else in ``tooldec.serving`` goes through :class:`Constraints`, so a change of the
-core's API is a change of this module alone.
-
-Concurrency contract: everything here may run on any thread (the core's compiler and snapshots
-are shareable, their caches locked and bounded); a ``Machine`` belongs to one sequence.
+Servers (``tooldec serve``, the vLLM logits processor) turn each request's tool list into a
+grammar here (:class:`Constraints`) and start one cursor per sequence from it; they step with
+:mod:`tooldec.backends.step`. Which thread may call what: docs/DESIGN.md, concurrency contract.
 """
 
 from __future__ import annotations
@@ -19,8 +14,6 @@ from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
-
-import numpy as np
 
 from ..decoding import Compiler, Grammar, Machine
 from ..dialects import Dialect
@@ -88,11 +81,6 @@ class Constraints:
         self._lock = threading.Lock()
 
     @property
-    def words(self) -> int:
-        """int32 words per bitmask row."""
-        return (self.vocab.size + 31) // 32
-
-    @property
     def cached(self) -> int:
         """How many compiled tool lists the cache holds."""
         return len(self._cache)
@@ -147,25 +135,3 @@ class Constraints:
         """
         return Machine(compiled.grammar, tool_choice=tool_choice, parallel_tool_calls=parallel_tool_calls,
                        max_calls=max_calls)
-
-    @staticmethod
-    def advance(machine: Machine, token_id: int) -> bool:
-        """Move a cursor by one sampled token; ``False`` if the grammar refuses it."""
-        return machine.advance(token_id)
-
-    @staticmethod
-    def fill(machines: Sequence[tuple[int, Machine]], bitmask: np.ndarray,
-             budgets: Sequence[int | None] | None = None) -> list[bool]:
-        """Write each ``(row, machine)``'s allowed tokens into ``bitmask[row]`` (int32 words).
-
-        Returns:
-            Per machine, whether its row forbids any token (a row in free text often does not,
-            and then need not be applied).
-        """
-        return [machine.fill_bitmask(bitmask, row, None if budgets is None else budgets[i])
-                for i, (row, machine) in enumerate(machines)]
-
-    @staticmethod
-    def is_done(machine: Machine) -> bool:
-        """Whether the cursor accepted an end-of-sequence token."""
-        return machine.is_done()

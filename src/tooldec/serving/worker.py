@@ -2,26 +2,25 @@
 
 A ``llama_cpp.Llama`` holds one KV cache; two requests stepping it in turn would corrupt each
 other's context. So every request becomes a :class:`Job` on a bounded queue and one worker
-thread runs them in order, token by token, masking each step with the request's own cursor and
-handing the events (content, calls, the end) back to the request's event loop as they come.
-The worker owns the :class:`~tooldec.serving.engine.Constraints` (grammars fill their caches
-lazily, so only this thread touches them). The KV cache is kept between jobs: a prompt that
-begins like the previous one (the same system prompt and tools) only evaluates its new tokens.
+thread runs them in order, with the loop of ``tooldec run`` (``LlamaCppGenerator.tokens``), and
+hands the events (content, calls, the end) back to the request's event loop as they come (the
+threads: docs/DESIGN.md, concurrency contract). A prompt that begins like the previous one (the same system
+prompt and tools) only evaluates its new tokens.
 """
 
 from __future__ import annotations
 
 import queue
 import threading
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from ..backends.llamacpp import pick_token
+from ..backends.llamacpp import LlamaCppGenerator
 from ..decoding import Machine, Mode
+from ..errors import BudgetError
 from .assemble import Assembler, Event
 from .engine import Constraints
 
@@ -75,12 +74,16 @@ class Worker:
     """The thread that runs jobs on a loaded llama.cpp model.
 
     Args:
-        generator: A ``tooldec.backends.llamacpp.LlamaCppGenerator``.
-        constraints: Compiles request tool lists (owned by this worker's thread from now on).
+        generator: The model (only this worker's thread touches it from now on).
+        constraints: Compiles request tool lists.
         max_queue: Most jobs waiting; more are refused with :class:`QueueFull`.
+
+    Attributes:
+        jobs_done, tokens_generated, masking_seconds: All jobs' count, tokens and masking time.
+        refusals: What models tried to write that the format refuses, by name (``Stepper.refusals``).
     """
 
-    def __init__(self, generator: Any, constraints: Constraints, *, max_queue: int = 256) -> None:
+    def __init__(self, generator: LlamaCppGenerator, constraints: Constraints, *, max_queue: int = 256) -> None:
         self.generator = generator
         self.constraints = constraints
         self.eos = set(generator.eos_ids)
@@ -88,6 +91,9 @@ class Worker:
         self._jobs: queue.Queue[Job | None] = queue.Queue(maxsize=max_queue)
         self._thread = threading.Thread(target=self._run, name="tooldec-llama", daemon=True)
         self.jobs_done = 0
+        self.tokens_generated = 0
+        self.masking_seconds = 0.0
+        self.refusals: dict[str, int] = {}
 
     def start(self) -> None:
         self._thread.start()
@@ -140,33 +146,35 @@ class Worker:
         named = self.constraints.dialect.named_openers  # the names only matter to a named opener
         assembler = Assembler(self.constraints.dialect, watch=machine is not None,
                               names=machine.grammar.names if machine is not None and named else None)
-        rng = np.random.default_rng(job.seed)
         budget = self.budget(job)
         if budget < 1:
             return Done("error", len(job.prompt_ids), 0,
                         f"the prompt has {len(job.prompt_ids)} tokens; the context holds {self.context}")
-        ids = list(job.prompt_ids)
+        if machine is not None:
+            try:  # the service checks this before queueing; a job handed in directly is checked here
+                machine.check_budget(budget)
+            except BudgetError as error:
+                return Done("error", len(job.prompt_ids), 0, str(error))
         made = 0
         finish = "length"
-        while made < budget and not job.cancelled.is_set():
-            logits = generator.next_logits(ids)
-            allowed, refused = (None, None) if machine is None else machine.lists(budget - made, generator.width)
-            if allowed is not None and allowed.size == 0:
-                return Done("error", len(job.prompt_ids), made, "no token is allowed: the constraint is unsatisfiable")
-            token = pick_token(logits, allowed, job.temperature, rng, refused)
-            if machine is not None and not machine.advance(token):
-                return Done("error", len(job.prompt_ids), made, f"token {token} was picked but refused")
-            made += 1
-            if token in self.eos:
-                finish = "stop"
-                break
-            ids.append(token)
-            for event in assembler.feed(_bytes(vocab, token), in_call=machine is not None and _in_call(machine),
-                                        in_reasoning=machine is not None and machine.mode is Mode.REASONING):
-                job.emit(event)
-            if machine is not None and (machine.is_done() or machine.turn_over):  # the client runs the calls
-                finish = "stop"
-                break
+        with generator.stepper(machine, job.temperature, np.random.default_rng(job.seed)) as stepper:
+            for token in () if job.cancelled.is_set() else generator.tokens(job.prompt_ids, stepper, budget):
+                made += 1
+                if token in self.eos:
+                    finish = "stop"
+                    break
+                for event in assembler.feed(_bytes(vocab, token), in_call=machine is not None and _in_call(machine),
+                                            in_reasoning=machine is not None and machine.mode is Mode.REASONING):
+                    job.emit(event)
+                if machine is not None and machine.turn_over:  # the client runs the calls
+                    finish = "stop"
+                    break
+                if job.cancelled.is_set():  # the client went away
+                    break
+        self.tokens_generated += made
+        self.masking_seconds += stepper.masking_seconds
+        for label, count in stepper.refusals.items():
+            self.refusals[label] = self.refusals.get(label, 0) + count
         for event in assembler.finish():
             job.emit(event)
         if assembler.calls and finish == "stop":
@@ -184,11 +192,3 @@ def _bytes(vocab: Any, token: int) -> bytes:
 
 def _in_call(machine: Machine) -> bool:
     return machine.mode is Mode.TOOL
-
-
-def wait_idle(worker: Worker, timeout: float = 5.0) -> bool:
-    """Wait until no job is queued (for tests and shutdown)."""
-    end = time.monotonic() + timeout
-    while worker.waiting and time.monotonic() < end:
-        time.sleep(0.01)
-    return worker.waiting == 0

@@ -9,9 +9,10 @@ carries ``"tooldec"`` (see :mod:`tooldec.serving.vllm.args`); any other request 
 compile new tool lists (cached across requests by key), move each cursor by its new output
 tokens, and fill all constrained rows of one int32 bitmask. The forward pass runs meanwhile;
 ``apply`` joins the job and writes ``-inf`` where the mask says no. The worker thread is the only
-one that touches grammars and cursors. With async scheduling (vLLM on GPUs; vLLM on CPU runs
-without it) the last sampled token is a placeholder (-1) at ``update_state`` time; those rows
-are finished in ``apply`` once vLLM has filled it in, without the overlap. A row whose cursor
+one that touches cursors (docs/DESIGN.md, concurrency contract). With async
+scheduling (vLLM on GPUs; vLLM on CPU runs without it) the last sampled token is a placeholder
+(-1) at ``update_state`` time; those rows are finished in ``apply`` once vLLM has filled it in,
+without the overlap. A row whose cursor
 cannot go on (a token the grammar refuses) is allowed only end-of-sequence tokens: it ends,
 never with a broken call.
 
@@ -38,6 +39,7 @@ from vllm.exceptions import VLLMValidationError
 from vllm.v1.sample.logits_processor import BatchUpdate, LogitsProcessor
 from vllm.v1.sample.logits_processor.builtin import process_dict_updates
 
+from ...backends.step import fill_masks
 from ...caches import BoundedCache
 from ...decoding import Machine
 from ...errors import BudgetError, ToolDecError
@@ -295,7 +297,7 @@ class ToolDecLogitsProcessor(LogitsProcessor):
             cursors.append((i, row.machine))
             budgets.append(None if row.max_tokens is None else max(row.max_tokens - row.consumed, 1))
         if cursors:
-            for (i, machine), forbids in zip(cursors, Constraints.fill(cursors, bitmask, budgets)):
+            for (i, machine), forbids in zip(cursors, _fill(cursors, bitmask, budgets, rows)):
                 other_ends = rows[i][1].other_ends
                 # text before any call is left alone (an untouched row costs nothing); after a
                 # call, an end that does not stop the request would be written to max_tokens
@@ -307,6 +309,25 @@ class ToolDecLogitsProcessor(LogitsProcessor):
         if self._stats is not None:
             self._stats.add_work(time.perf_counter() - start)
         return [rows[i][0] for i in keep], allowed
+
+
+def _fill(cursors: list[tuple[int, Machine]], bitmask: np.ndarray, budgets: list[int | None],
+          rows: list[tuple[int, _Row]]) -> list[bool]:
+    """``fill_masks``; a row whose budget has fallen below its call's need (``check_budget``
+    before the first token keeps it from happening) goes on unbudgeted, as a row that failed
+    that check does, instead of failing the batch."""
+    try:
+        return fill_masks(cursors, bitmask, budgets)
+    except BudgetError as error:
+        log.warning("tooldec: %s; the call may be cut", error)
+    out = []
+    for (i, machine), budget in zip(cursors, budgets):
+        try:
+            out.append(machine.fill_bitmask(bitmask, i, budget))
+        except BudgetError:
+            rows[i][1].max_tokens = None
+            out.append(machine.fill_bitmask(bitmask, i, None))
+    return out
 
 
 def _set_bits(row: np.ndarray, ids: np.ndarray) -> None:

@@ -74,3 +74,18 @@ def test_the_patterns_catch_what_they_are_for(line: str) -> None:
 ])
 def test_the_patterns_leave_the_product_alone(line: str) -> None:
     assert not any(p.search(line) for p in LINE_PATTERNS.values()), line
+
+
+def test_test_modules_outside_packages_have_unique_names() -> None:
+    """pytest imports a test module from a folder without ``__init__.py`` by its bare file name, so two such
+    modules with one name make the whole run fail at collection."""
+    by_name: dict[str, list[str]] = {}
+    for path in repository_files():
+        parts = path.split("/")
+        if parts[0] != "tests" or not parts[-1].startswith("test_") or not path.endswith(".py"):
+            continue
+        folder = ROOT.joinpath(*parts[:-1])
+        key = parts[-1] if not (folder / "__init__.py").exists() else path
+        by_name.setdefault(key, []).append(path)
+    clashes = {name: paths for name, paths in by_name.items() if len(paths) > 1}
+    assert not clashes, clashes

@@ -1,0 +1,236 @@
+"""One decoding step: a row of logits and a cursor in, the next token out.
+
+Every loop that samples its own tokens (the backends', the server's, the learned generators', the
+name selector's) takes each from a :class:`Stepper`; a sampler not ours (vLLM's, transformers'
+``model.generate``) takes the mask half alone: :func:`fill_masks`.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+
+import numpy as np
+
+from ..decoding import Machine
+from ..decoding.machine import Lists
+from ..errors import ToolDecError
+
+__all__ = ["FEW", "Stepper", "core_beside", "fill_masks", "pick_token"]
+
+FEW = 16
+"""Allowed lists this short (most masks inside a call) are picked from in Python: with the caches
+cold after a forward pass, a third cheaper than NumPy (``benchmarks/cold_replay.py --sweep-mb 64 --phases``)."""
+
+
+def pick_token(logits: np.ndarray, allowed: np.ndarray | None, temperature: float,
+               rng: np.random.Generator, refused: np.ndarray | None = None) -> int:
+    """The next token: the most probable allowed one, or a sample at ``temperature``.
+
+    Args:
+        logits: One row of next-token logits (float32).
+        allowed: Sorted ids of the allowed tokens, ``None`` when every token is allowed.
+        temperature: 0 for greedy.
+        rng: Source of the sample.
+        refused: With ``allowed`` ``None``, sorted ids that are not allowed (``Mask.pick_lists``:
+            the shorter list of the two).
+
+    Examples:
+        >>> rng = np.random.default_rng(0)
+        >>> logits = np.array([3.0, 1.0, 2.0], dtype=np.float32)
+        >>> pick_token(logits, None, 0.0, rng), pick_token(logits, np.array([1, 2]), 0.0, rng)
+        (0, 2)
+        >>> pick_token(logits, np.array([1]), 1.0, rng), pick_token(logits, None, 0.0, rng, refused=np.array([0]))
+        (1, 2)
+        >>> pick_token(logits, None, 0.0, rng, refused=np.array([1]))
+        0
+    """
+    if refused is not None and allowed is None:
+        if temperature <= 0:  # the best token is rarely refused: check it before copying the row
+            best = int(np.argmax(logits))
+            at = int(np.searchsorted(refused, best))
+            if at == refused.size or int(refused[at]) != best:
+                return best
+        logits = logits.copy()
+        logits[refused] = -np.inf
+    if allowed is not None:  # only the allowed logits are read: a few in a call, the vocabulary in text
+        if temperature <= 0 and allowed.size <= FEW:  # the first of the best, as argmax takes it
+            return max(allowed.tolist(), key=logits.item)  # type: ignore[no-any-return]
+        chosen = logits[allowed]
+        if temperature <= 0:
+            return int(allowed[int(np.argmax(chosen))])
+        return int(allowed[_sample(chosen, temperature, rng)])
+    if temperature <= 0:
+        return int(np.argmax(logits))
+    return _sample(logits, temperature, rng)
+
+
+def _sample(logits: np.ndarray, temperature: float, rng: np.random.Generator) -> int:
+    weights = np.exp(((logits - logits.max()) / temperature).astype(np.float64))
+    return int(rng.choice(weights.size, p=weights / weights.sum()))
+
+
+class Stepper:
+    """Turns each step's logits into the next token under one cursor, and counts what masking cost.
+    A loop calls :meth:`ahead` before the forward pass whose logits the next step reads, then
+    :meth:`step` with them, and :meth:`close` at the end (or uses it as a context manager).
+
+    Args:
+        machine: The sequence's cursor, advanced by every token taken (``None``: unconstrained);
+            a loop may replace it between steps.
+        width: Logits per step; the masks made ahead are made for it.
+        temperature: 0 for greedy, else a sample from the allowed part of the distribution.
+        rng: Source of the samples (default: fresh entropy).
+        check_first: Without the worker, take the model's own pick when the grammar allows it
+            under the budget (:meth:`Machine.advance_within`) and make a mask only when it does
+            not. Exact: the best token is the best allowed one when allowed, and a sample kept
+            when allowed, else drawn from the allowed part, is a sample of the allowed part.
+        mask_worker: Make a mask that is not cached on a worker thread while the model evaluates
+            (releasing the GIL), not after: worth it where a core is free beside the model's
+            threads (:func:`core_beside`; ``benchmarks/end_to_end.py --mask-worker on|off``).
+
+    Attributes:
+        masking_seconds: The loop's time masking: waiting for or looking up masks, checking
+            picks, picking from masks, advancing the cursor (the worker's: ``overlapped_seconds``).
+        steps: Steps under the cursor; ``checked``: those whose pick was the model's own.
+        refusals: How often the model's own pick would have written text the format refuses
+            (:meth:`Machine.refusal`: a tool-result marker, an opener's near miss), by its name:
+            a model that tries to write its own tool results shows here, not in the text.
+
+    Examples:
+        >>> from tooldec import Grammar, ToolSet, Vocabulary
+        >>> from tooldec.dialects import Hermes
+        >>> vocab = Vocabulary.from_tokens([bytes([b]) for b in range(256)] + [b"<tool_call>"])
+        >>> def add(a: int, b: int) -> int:
+        ...     '''Add two numbers.'''
+        ...     return a + b
+        >>> machine = Machine(Grammar(ToolSet([add]), vocab, Hermes()), tool_choice="required")
+        >>> logits = np.zeros(vocab.size, dtype=np.float32)
+        >>> logits[ord("H")], logits[256] = 5.0, 1.0  # the model would write "H"; a call must come first
+        >>> with Stepper(machine, vocab.size) as stepper:
+        ...     vocab.token_bytes[stepper.step(logits, budget=64)], stepper.checked
+        (b'<tool_call>', 0)
+    """
+
+    def __init__(self, machine: Machine | None, width: int, *, temperature: float = 0.0,
+                 rng: np.random.Generator | None = None, check_first: bool = True, mask_worker: bool = False) -> None:
+        self.machine = machine
+        self.width = width
+        self.temperature = temperature
+        self.rng = rng or np.random.default_rng()
+        self.mask_worker = mask_worker
+        self.checking = check_first and not mask_worker  # then no mask is made ahead
+        self.masking_seconds = 0.0
+        self.overlapped_seconds = 0.0  # written by the worker, read after a result(): no race
+        self.steps = 0
+        self.checked = 0
+        self.refusals: dict[str, int] = {}
+        self._pending: Future[Lists] | Lists | None = None
+        self._pool: ThreadPoolExecutor | None = None
+
+    def __enter__(self) -> Stepper:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def ahead(self, budget: int) -> None:
+        """Before the forward pass: look up the mask the next step needs under ``budget``, or start
+        it on the worker (a lookup costs less than a hand-off). Nothing while picks are checked."""
+        machine = self.machine
+        if machine is None or self.checking:
+            return
+        start = time.perf_counter()
+        known = machine.known_lists(budget, self.width)
+        if known is not None:
+            self._pending = known
+        elif self.mask_worker:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tooldec-mask")
+            self._pending = self._pool.submit(self._timed, machine, budget)
+        self.masking_seconds += time.perf_counter() - start
+
+    def _timed(self, machine: Machine, budget: int) -> Lists:
+        start = time.perf_counter()
+        try:
+            return machine.lists(budget, self.width)
+        finally:
+            self.overlapped_seconds += time.perf_counter() - start
+
+    def step(self, logits: np.ndarray, budget: int) -> int:
+        """The next token from ``logits`` (one row; read, never written), the cursor advanced by it.
+
+        Args:
+            logits: The model's next-token logits; learned rows may follow the vocabulary's.
+            budget: Tokens the loop may still take, this one included: an open call closes in them.
+
+        Raises:
+            ToolDecError: No token is allowed, or the cursor refuses one from its own mask.
+        """
+        machine = self.machine
+        if machine is None:
+            return pick_token(logits, None, self.temperature, self.rng)
+        self.steps += 1
+        if self.checking:  # the model's own pick (what any loop does: not counted), if allowed
+            token = pick_token(logits, None, self.temperature, self.rng)
+            start = time.perf_counter()
+            if machine.advance_within(token, budget):
+                self.checked += 1
+                self.masking_seconds += time.perf_counter() - start
+                return token
+            self._note_refusal(machine, token)
+            lists = machine.lists(budget, logits.size)
+        else:
+            start = time.perf_counter()
+            pending, self._pending = self._pending, None
+            if pending is None:
+                pending = machine.lists(budget, logits.size)
+            lists = pending.result() if isinstance(pending, Future) else pending
+        allowed, refused = lists
+        if allowed is not None:
+            if allowed.size and allowed[-1] >= logits.size:  # ids past these logits (learned rows left out)
+                allowed = allowed[: int(np.searchsorted(allowed, logits.size))]
+            if not allowed.size:
+                raise ToolDecError(f"no token is allowed at step {self.steps - 1} (text so far: "
+                                   f"{machine.text[-80:]!r}); the constraint is unsatisfiable")
+        token = pick_token(logits, allowed, self.temperature, self.rng, refused)
+        if not self.checking and refused is not None:  # in text: was the model's own pick refused?
+            best = int(np.argmax(logits))
+            if best != token:
+                self._note_refusal(machine, best)
+        if not machine.advance(token):
+            raise ToolDecError(f"token {token} was picked from the mask but the machine refuses it")
+        self.masking_seconds += time.perf_counter() - start
+        return token
+
+    def _note_refusal(self, machine: Machine, token: int) -> None:
+        label = machine.refusal(token)
+        if label is not None:
+            self.refusals[label] = self.refusals.get(label, 0) + 1
+
+    def close(self) -> None:
+        """Wait until the worker is done with the cursor, and let its thread go."""
+        self._pending = None
+        if self._pool is not None:
+            self._pool.shutdown()  # after the mask it may be making
+            self._pool = None
+
+
+def fill_masks(cursors: Sequence[tuple[int, Machine]], bitmask: np.ndarray,
+               budgets: Sequence[int | None]) -> list[bool]:
+    """The mask half of a step, for a sampler of its own: each ``(row, cursor)``'s allowed tokens
+    under its budget (tokens left, that one included; ``None``: no limit) into ``bitmask[row]``
+    (int32 words). Returns per cursor whether its row forbids any token (else it need not be applied)."""
+    return [machine.fill_bitmask(bitmask, row, budget) for (row, machine), budget in zip(cursors, budgets)]
+
+
+def core_beside(threads: int) -> bool:
+    """Whether this process may run on more cores than ``threads`` (the model's): where a mask
+    worker has a core of its own."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return cores > threads
