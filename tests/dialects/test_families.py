@@ -17,7 +17,19 @@ import pytest
 
 from benchmarks.paper.walks import check_walk, random_walk
 from tooldec.decoding import Compiler, Grammar, Machine
-from tooldec.dialects import GLM45, DeclaredDialect, Dialect, KimiK2, MiniMaxM2, Qwen3Coder, ToolCall, get_dialect
+from tooldec.dialects import (
+    GLM45,
+    DeclaredDialect,
+    DeepSeekV31,
+    Dialect,
+    KimiK2,
+    MiniMaxM2,
+    Mistral,
+    Qwen3,
+    Qwen3Coder,
+    ToolCall,
+    get_dialect,
+)
 from tooldec.errors import TokenizerError, UnsupportedSchemaError
 from tooldec.tokens import Vocabulary
 from tooldec.tokens.markers import readable
@@ -111,17 +123,23 @@ def test_xml_formats_refuse_what_they_cannot_read_back() -> None:
         GLM45().check_tool(untyped)
 
 
-def test_a_marker_written_in_pieces_is_text(qwen_vocab: Vocabulary) -> None:
-    """GLM's ``<tool_call>`` is one token; the same text in ordinary pieces opens nothing."""
+def test_a_marker_written_in_pieces_opens_nothing_and_is_refused(qwen_vocab: Vocabulary) -> None:
+    """GLM's ``<tool_call>`` is one token; the same text in ordinary pieces opens nothing, and
+    free text refuses its last piece: vLLM's parser (and ``scan``) read text, and would take it
+    for an opener."""
     dialect = GLM45(reasoning=None)
     vocab = with_specials(qwen_vocab, list(dialect.markers_in_use))
     grammar = Compiler(vocab, dialect).compile(TOOLS)
     pieces = Machine(grammar)
-    for piece in (b"<", b"tool", b"_call", b">"):
+    for piece in (b"<", b"tool", b"_call"):
         assert pieces.advance(vocab.longest_match(piece)[0])
     assert pieces.mode.value == "text"
+    assert not pieces.advance(vocab.longest_match(b">")[0])
+    assert pieces.advance(vocab.longest_match(b"s")[0]) and pieces.advance(vocab.longest_match(b">")[0])
+    assert pieces.mode.value == "text"  # <tool_calls> is other text
     marker = Machine(grammar)
-    assert marker.advance(vocab.special_id("<tool_call>"))  # type: ignore[arg-type]
+    (single,) = vocab.longest_match(b"<tool_call>")  # Qwen3's own added token
+    assert marker.advance(single)
     assert marker.mode.value == "tool"
 
 
@@ -167,6 +185,77 @@ def test_key_value_values_keep_their_types(qwen_vocab: Vocabulary) -> None:
     assert json.dumps(dict(back.arguments), sort_keys=True) == json.dumps(dict(call.arguments), sort_keys=True)
 
 
+def test_deepseek_arguments_hold_no_raw_newline(qwen_vocab: Vocabulary) -> None:
+    """vLLM's ``deepseek_v31`` parser reads a call with a regex whose ``.`` stops at a newline: JSON
+    whitespace there would hide the call from it (``benchmarks/formats.py``)."""
+    dialect = DeepSeekV31()
+    grammar = grammar_for(dialect, qwen_vocab)
+    head = dialect.spelled("<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>")
+    assert not Machine(grammar, tool_choice="required").accept_string(head + b'{\n"city": "Oslo"}')
+    written = dialect.format_call(ToolCall("get_weather", {"city": "Oslo", "days": 2}))
+    assert Machine(grammar, tool_choice="required").accept_string(dialect.spelled(written))
+    assert '{"city": "Oslo", "days": 2}' in written
+
+
+STOPS = {"glm45": ["</think>"], "minimax_m2": ["</invoke>", '<parameter name="', "</think>"], "kimi_k2": [],
+         "deepseek_v31": [], "mistral_tekken": []}
+"""Texts besides the markers at which vLLM's parser for the format ends a value."""
+
+
+@pytest.mark.parametrize("name", list(STOPS))
+def test_no_value_holds_a_marker_text(name: str, qwen_vocab: Vocabulary) -> None:
+    """vLLM's parsers read text: a string value holding the text that ends a call (``</tool_call>``,
+    ``<|tool_call_end|>``, ``[TOOL_CALLS]``...) or a reasoning delimiter would end the call there."""
+    dialect = get_dialect(name)
+    grammar = grammar_for(dialect, qwen_vocab)
+    for stop in [*dialect.markers_in_use, *STOPS[name]]:
+        written = dialect.format_call(ToolCall("get_weather", {"city": "aQQQb"}))
+        before, after = written.split("QQQ")
+        machine = Machine(grammar, tool_choice="required")
+        spelled = dialect.spelled(before) + stop.encode() + dialect.spelled(after)
+        assert not machine.accept_string(spelled), (name, stop)
+    assert Machine(grammar, tool_choice="required").accept_string(dialect.spelled(written.replace("QQQ", "<b>")))
+
+
+def test_qwen3_coder_free_text_refuses_a_bare_function_tag(qwen_vocab: Vocabulary) -> None:
+    """vLLM's ``qwen3_coder`` parser opens a call at ``<function=`` even without ``<tool_call>``."""
+    grammar = grammar_for(Qwen3Coder(), qwen_vocab)
+    assert not Machine(grammar).accept_string(b"See <function=get_weather>")
+    assert Machine(grammar).accept_string(b"See <functions>")
+
+
+def test_hermes_and_mistral_values_hold_no_call_end(qwen_vocab: Vocabulary, mistral_vocab: Vocabulary) -> None:
+    """vLLM's hermes parser ends a call at the first ``</tool_call>`` (and its qwen3 reasoning
+    parser drops ``</think>``), its mistral parser splits the output at ``[TOOL_CALLS]``: no string
+    value holds them."""
+    cases = [(Qwen3(openers=["tag"]), qwen_vocab, "</tool_call>"), (Qwen3(openers=["tag"]), qwen_vocab, "</think>"),
+             (Mistral(openers=["tag"]), mistral_vocab, "[TOOL_CALLS]")]
+    def takes(grammar: Grammar, text: str) -> bool:
+        machine = Machine(grammar, tool_choice="required")
+        tag = grammar.dialect.trigger or ""
+        special = grammar.vocab.special_id(tag)  # Mistral's [TOOL_CALLS] is a control token
+        if special is not None and text.startswith(tag):
+            assert machine.advance(special)
+            text = text[len(tag):]
+        return machine.accept_string(text.encode())
+
+    for dialect, vocab, stop in cases:
+        grammar = Compiler(vocab, dialect).compile(TOOLS)
+        written = dialect.format_call(ToolCall("get_weather", {"city": "aQQQb"}))
+        assert not takes(grammar, written.replace("QQQ", stop)), stop
+        assert takes(grammar, written.replace("QQQ", "<b>"))
+
+
+def test_deepseek_free_text_refuses_a_call_begin(qwen_vocab: Vocabulary) -> None:
+    """vLLM's ``deepseek_v31`` parser finds calls from ``<｜tool▁call▁begin｜>`` wherever it stands,
+    outside a block of calls too: free text writes it neither as its token nor in pieces."""
+    dialect = DeepSeekV31()
+    grammar = grammar_for(dialect, qwen_vocab)
+    assert not Machine(grammar).accept_string("See <｜tool▁call▁begin｜>".encode())
+    assert not Machine(grammar).accept_string(b"See " + dialect.spelled("<｜tool▁call▁begin｜>"))
+    assert Machine(grammar).accept_string("See <｜tool▁call｜>".encode())
+
+
 @pytest.mark.parametrize(("name", "fixture"), [
     ("gpt_oss", "gptoss_vocab"),
     ("deepseek_v31", "deepseek_v3_vocab"),
@@ -189,3 +278,15 @@ def test_each_family_on_its_own_tokenizer(name: str, fixture: str, request: pyte
         machine = Machine(grammar, tool_choice="required", parallel_tool_calls=False)
         result = random_walk(machine, rng, machine.min_tokens() + rng.randint(0, 60))
         assert check_walk(result, dialect, tools) is None, (check_walk(result, dialect, tools), result.text)
+
+
+def test_a_value_with_stop_texts_takes_any_escape(qwen_vocab: Vocabulary) -> None:
+    """A reader finds a stop text as written: ``\\u00e3`` and ``\\u003c/tool_call>`` are escapes, no
+    stop, so a string that refuses ``</tool_call>`` still takes every escape json.dumps writes."""
+    note = {"name": "note", "description": "Keep a note.", "parameters": {"type": "object", "properties": {
+        "text": {"type": "string"}}, "required": ["text"]}}
+    grammar = Compiler(qwen_vocab, Qwen3(openers=["tag"])).compile([note])
+    head = '<tool_call>\n{"name": "note", "arguments": {"text": "'
+    for value, taken in [("S\\u00e3o", True), ("S\\u003c/tool_call>", True), ("\\ud83d\\ude00", True),
+                         ("a</tool_call>", False), ("\\u00e3</tool_call>", False)]:
+        assert Machine(grammar, tool_choice="required").accept_string((head + value).encode()) is taken, value

@@ -242,6 +242,8 @@ class SchemaCompiler:
         low, high = int(schema.get("minLength", 0)), schema.get("maxLength")
         if not regexes and not excluded and not self.forbidden:  # counted characters, the quotes included
             return nfa.counted_string(self.any_char, low, high)
+        if not regexes and not excluded and not low and high is None and type(self) is SchemaCompiler:
+            return nfa.stamp(_forbidding_string_template(self.style, self.forbidden))  # one piece per set of texts
         fsm = fsm_of(regexes or (r"[\s\S]*",))
         if excluded:
             fsm = subtract(fsm, _literals_fsm(tuple(sorted(set(excluded)))))
@@ -324,6 +326,18 @@ class SchemaCompiler:
         raw = _utf8_fragment(nfa, list(_PLAIN))
         nfa.epsilon(start, raw[0])
         nfa.epsilon(raw[1], end)
+        self._escape_into(start, end)
+        return start, end
+
+    def escaped_char(self) -> Frag:
+        """One character written as an escape (``\\n``, ``\\u00e3``, a surrogate pair)."""
+        start, end = self.nfa.state(), self.nfa.state()
+        self._escape_into(start, end)
+        return start, end
+
+    def _escape_into(self, start: int, end: int) -> None:
+        """The escapes of one character, from ``start`` to ``end``."""
+        nfa = self.nfa
         escape = nfa.state()
         nfa.edge(start, 0x5C, 0x5C, escape)
         for short in b'"\\bfnrt' + (b"" if self.style.syntax is Syntax.PYTHON else b"/"):
@@ -354,7 +368,6 @@ class SchemaCompiler:
             nfa.edge(low[1], 0x64, 0x64, low_d)
             for lo, hi in [(0x43, 0x46), (0x63, 0x66)]:
                 nfa.edge(low_d, lo, hi, hex2)
-        return start, end
 
     def char_class(self, nfa: NFA, ranges: list[tuple[int, int]]) -> Frag:
         """The JSON-string encodings of one character out of ``ranges`` (for regex patterns)."""
@@ -519,6 +532,32 @@ def _any_value_template(style: Style, depth: int, forbidden: tuple[str, ...] = (
     of which a schema with a dozen free properties needs a dozen copies). Never modified."""
     nfa = NFA()
     return nfa, SchemaCompiler(nfa, {}, style, forbidden=forbidden)._build_any_value(depth)
+
+
+@functools.lru_cache(maxsize=64)
+def _forbidding_string(texts: tuple[str, ...]) -> interegular.FSM:
+    """The strings that hold none of ``texts``."""
+    return subtract(fsm_of((r"[\s\S]*",)), holding(texts))
+
+
+@functools.lru_cache(maxsize=64)
+def _forbidding_string_template(style: Style, forbidden: tuple[str, ...]) -> tuple[NFA, Frag]:
+    """A quoted string of ``style`` that holds none of ``forbidden``, built once (a call format's
+    stop texts make every free string one, and building it costs tens of milliseconds)."""
+    nfa = NFA()
+    compiler = SchemaCompiler(nfa, {}, style, forbidden=forbidden)
+    if any("\\" in text for text in forbidden):  # an escape could write part of one: canonical escapes only
+        body = fsm_fragment(nfa, _forbidding_string(forbidden), compiler.char_class)
+        return nfa, nfa.seq(nfa.literal(b'"'), body, nfa.literal(b'"'))
+
+    def plain() -> Frag:
+        return fsm_fragment(nfa, _forbidding_string(forbidden), compiler.char_class)
+
+    # A reader finds a stop text in the string as written, and no escape is part of one (no stop
+    # text holds a backslash): runs of characters that hold none, joined by any escape at all
+    # (``\\u00e3`` as a model trained on json.dumps writes it).
+    body = nfa.seq(plain(), nfa.star(nfa.seq(compiler.escaped_char(), plain())))
+    return nfa, nfa.seq(nfa.literal(b'"'), body, nfa.literal(b'"'))
 
 
 @functools.lru_cache(maxsize=64)

@@ -394,8 +394,17 @@ class Dialect(abc.ABC):
         """
 
     def arguments(self, nfa: NFA, tool: Tool, style: Style | None = None) -> Frag:
-        """The arguments object of ``tool`` as ``style`` (default: the dialect's) writes it."""
-        return SchemaCompiler(nfa, tool.parameters, style or self.style).value(tool.parameters)
+        """The arguments object of ``tool`` as ``style`` (default: the dialect's) writes it, no
+        string holding a :meth:`value_stops` text."""
+        return SchemaCompiler(nfa, tool.parameters, style or self.style, forbidden=self.value_stops()).value(tool.parameters)
+
+    def value_stops(self) -> tuple[str, ...]:
+        """Texts no string value may hold. The readers of a format read text (vLLM's parsers, and
+        :meth:`scan`): where a value holds the text that ends a call, or a reasoning delimiter,
+        they cut the call there. By default the reasoning delimiters (vLLM drops ``</think>``
+        wherever it stands); dialects add their own (``benchmarks/formats.py`` measures them)."""
+        reasoning = self.reasoning
+        return () if reasoning is None else (reasoning.open, reasoning.close)
 
     def check_tool(self, tool: Tool) -> None:
         """Raise a ``ToolRegistrationError`` if this format cannot write calls to ``tool``.

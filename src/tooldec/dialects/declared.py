@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -141,7 +141,14 @@ class DeclaredDialect(Dialect):
         return (Opener("tag", 0, tag=self.format.opener, anchor=Anchor.ANYWHERE),)
 
     def refusals(self) -> tuple[Refusal, ...]:
-        return tuple(Refusal(f"result {text!r}", tag=text) for text in self.format.refused)
+        """The refused texts, and the opener: each also as its text in ordinary pieces, where it
+        is written with markers (text readers, vLLM's and :meth:`scan`, cannot tell them apart)."""
+        found = [Refusal(f"refused {text!r}", tag=text) for text in self.format.refused]
+        for text in (*self.format.refused, self.format.opener):
+            plain = text.encode()
+            if self.spelled(text) != plain:
+                found.append(Refusal(f"{text!r} as text", text=_literal(plain)))
+        return tuple(found)
 
     def head_piece(self, nfa: NFA, form: int) -> Frag:
         return nfa.literal(self.head)
@@ -156,8 +163,13 @@ class DeclaredDialect(Dialect):
     def arguments(self, nfa: NFA, tool: Tool, style: Style | None = None) -> Frag:
         arguments = self.format.arguments
         if isinstance(arguments, KeyValueArguments):
-            return arguments.fragment(nfa, tool, self.spelled)
-        return SchemaCompiler(nfa, tool.parameters, style or arguments.style).value(tool.parameters)
+            return arguments.fragment(nfa, tool, self.spelled, self.value_stops())
+        return SchemaCompiler(nfa, tool.parameters, style or arguments.style, forbidden=self.value_stops()).value(tool.parameters)
+
+    def value_stops(self) -> tuple[str, ...]:
+        """The texts of the format's markers and opener, and the reasoning delimiters: a text
+        reader takes them for structure wherever they stand."""
+        return tuple(dict.fromkeys((*self.markers_in_use, self.format.opener, *super().value_stops())))
 
     def tail(self, nfa: NFA, tool: Tool, *, next_call: bool) -> Frag:
         fmt = self.format
@@ -260,6 +272,11 @@ class DeclaredDialect(Dialect):
 
     def render_result(self, call: ToolCall, result: str) -> str:
         return self.format.result.format(result=result, name=call.name, id=call.id)
+
+
+def _literal(data: bytes) -> Callable[[NFA], Frag]:
+    """The piece that writes ``data`` (a refused text)."""
+    return lambda nfa: nfa.literal(data)
 
 
 def _number(nfa: NFA) -> Frag:

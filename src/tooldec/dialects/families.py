@@ -62,7 +62,7 @@ class Qwen3Coder(DeclaredDialect):
                                     stops=("</parameter>", "<parameter=", "</function>")),
         call_end="</function>\n</tool_call>",
         result="<tool_response>\n{result}\n</tool_response>",
-        refused=("<tool_response>",),
+        refused=("<tool_response>", "<function="),  # vLLM's parser opens a call at <function= alone
         vllm_parser="qwen3_coder",
     )
 
@@ -96,7 +96,8 @@ class MiniMaxM2(DeclaredDialect):
         opener="<minimax:tool_call>",
         head='\n<invoke name="',
         after_name=('">\n',),
-        arguments=KeyValueArguments('<parameter name="', '">', "</parameter>\n", stops=("</parameter>",)),
+        arguments=KeyValueArguments('<parameter name="', '">', "</parameter>\n",
+                                    stops=("</parameter>", "<parameter name=", "</invoke>")),
         call_end="</invoke>\n",
         next_call='<invoke name="',
         block_end="</minimax:tool_call>",
@@ -118,14 +119,14 @@ class DeepSeekV31(DeclaredDialect):
         opener="<｜tool▁calls▁begin｜>",
         head="<｜tool▁call▁begin｜>",
         after_name=("<｜tool▁sep｜>",),
-        arguments=_LOOSE_JSON,
+        arguments=JsonArguments(),  # spaced as json.dumps: vLLM's reader stops a call at a raw newline
         call_end="<｜tool▁call▁end｜>",
         next_call="<｜tool▁call▁begin｜>",
         block_end="<｜tool▁calls▁end｜>",
         markers=("<｜tool▁calls▁end｜>", "<｜tool▁calls▁begin｜>", "<｜tool▁call▁begin｜>", "<｜tool▁sep｜>",
                  "<｜tool▁call▁end｜>", "<｜tool▁output▁begin｜>"),
         result="<｜tool▁output▁begin｜>{result}<｜tool▁output▁end｜>",
-        refused=("<｜tool▁output▁begin｜>",),
+        refused=("<｜tool▁output▁begin｜>", "<｜tool▁call▁begin｜>"),  # vLLM reads a call from <｜tool▁call▁begin｜> alone
         vllm_parser="deepseek_v31",
     )
 

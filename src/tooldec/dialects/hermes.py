@@ -209,6 +209,10 @@ class Hermes(Dialect):
             parts += [json_ws(nfa), nfa.literal(b"```")]
         return nfa.seq(*parts)
 
+    def value_stops(self) -> tuple[str, ...]:
+        """``</tool_call>`` too: vLLM's parser ends a call at the first one, even inside a string."""
+        return ("</tool_call>", *super().value_stops())
+
     def _forms(self) -> list[JsonForm]:
         return [_FORMS[o.name] for o in self.openers()]
 

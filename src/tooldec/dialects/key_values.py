@@ -16,6 +16,7 @@ at the first closing tag, and read ``null`` (in any case) as null, so:
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable, Mapping
@@ -87,12 +88,15 @@ class _RawStrings(SchemaCompiler):
 
     def string(self, schema: Mapping[str, Any], excluded: list[str] | None = None) -> Frag:
         nfa = self.nfa
-        fsm = fsm_of(string_regexes(schema) or (r"[\s\S]*",))
+        regexes = string_regexes(schema)
+        low, high = int(schema.get("minLength", 0)), schema.get("maxLength")
+        if not regexes and not excluded and not low and high is None:  # most strings: one piece, built once
+            return nfa.stamp(_free_raw_string(self.forbidden))
+        fsm = fsm_of(regexes or (r"[\s\S]*",))
         drop = [holding(self.forbidden), fsm_of((_NULLISH,))]
         if excluded:
             drop.append(fsm_of(("|".join(f"(?:{literal_regex(t)})" for t in sorted(set(excluded))),)))
         fsm = subtract(fsm, *drop)
-        low, high = int(schema.get("minLength", 0)), schema.get("maxLength")
         if low:
             fsm = intersect(fsm, fsm_of((rf"[\s\S]{{{low},}}",)))
         if high is None:
@@ -102,6 +106,15 @@ class _RawStrings(SchemaCompiler):
     def literals(self, schema: Mapping[str, Any]) -> Frag:
         texts = sorted({_raw(v, self.style).encode() for v in schema["enum"]})
         return self.nfa.alt(*(self.nfa.literal(t) for t in texts)) if texts else self.nfa.never()
+
+
+@functools.lru_cache(maxsize=32)
+def _free_raw_string(forbidden: tuple[str, ...]) -> tuple[NFA, Frag]:
+    """Any raw string that holds none of ``forbidden`` and does not read as null, built once per
+    format (shared, never modified: :meth:`NFA.stamp` copies it)."""
+    nfa = NFA()
+    fsm = subtract(fsm_of((r"[\s\S]*",)), holding(forbidden), fsm_of((_NULLISH,)))
+    return nfa, fsm_fragment(nfa, fsm, _raw_char)
 
 
 def _raw_char(nfa: NFA, ranges: list[tuple[int, int]]) -> Frag:
@@ -182,12 +195,14 @@ class KeyValueArguments:
 
     # -- grammar ---------------------------------------------------------------------------------
 
-    def fragment(self, nfa: NFA, tool: Tool, spelled: Callable[[str], bytes]) -> Frag:
-        """The arguments of ``tool``: every declared property in order, optional ones optional."""
+    def fragment(self, nfa: NFA, tool: Tool, spelled: Callable[[str], bytes], stops: tuple[str, ...] = ()) -> Frag:
+        """The arguments of ``tool``: every declared property in order, optional ones optional;
+        no value holds a stop text, the format's own or one of ``stops``."""
         params = tool.parameters
         required = set(params.get("required", []))
-        json_values = SchemaCompiler(nfa, params, self.style, forbidden=self.stop_texts)
-        raw_values = _RawStrings(nfa, params, self.style, forbidden=self.stop_texts)
+        forbidden = tuple(dict.fromkeys((*self.stop_texts, *stops)))
+        json_values = SchemaCompiler(nfa, params, self.style, forbidden=forbidden)
+        raw_values = _RawStrings(nfa, params, self.style, forbidden=forbidden)
         pieces = []
         for name, sub in params.get("properties", {}).items():
             if sub is False:

@@ -106,6 +106,10 @@ class Mistral(Dialect):
         result comes after it."""
         return (Refusal("result", tag="[TOOL_RESULTS]"),)
 
+    def value_stops(self) -> tuple[str, ...]:
+        """``[TOOL_CALLS]`` too: vLLM's parser splits the output at it, even inside a string."""
+        return (_TRIGGER, *super().value_stops())
+
     def declared_openers(self) -> tuple[Opener, ...]:
         return (
             Opener("tag", TAG, tag=_TRIGGER),
