@@ -10,7 +10,8 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,40 @@ ADD = {"type": "function", "function": {
     "parameters": {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
                    "required": ["a", "b"]}}}
 TOOLS = [WEATHER, ADD]
+
+
+SERVED = "SmolLM2-135M-Instruct.Q4_1"
+"""The model id of the in-process servers (``served``)."""
+
+
+@contextmanager
+def served(llama: tuple[Any, Any], *, max_queue: int = 8, **settings: Any) -> Iterator[Any]:
+    """A Starlette ``TestClient`` on ``tooldec serve``'s app over the session's SmolLM2 (the
+    ``smollm2_llama`` fixture), with its worker running; ``settings``: :class:`Settings` fields."""
+    from starlette.testclient import TestClient
+
+    from tooldec.dialects import Hermes
+    from tooldec.serving.app import Service, Settings, create_app
+    from tooldec.serving.engine import Constraints
+    from tooldec.serving.worker import Worker
+
+    generator, tokenizer = llama
+    constraints = Constraints(generator.vocab, Hermes())
+    service = Service(SERVED, tokenizer, Worker(generator, constraints, max_queue=max_queue), constraints,
+                      Settings(**settings))
+    with TestClient(create_app(service), raise_server_exceptions=False) as client:
+        client.service = service
+        yield client
+
+
+def assert_openai_error(response: Any, status: int, words: str) -> dict[str, Any]:
+    """``response`` is OpenAI's error object with ``status``, its message containing ``words``."""
+    assert response.status_code == status, response.text
+    error = response.json()["error"]
+    assert set(error) == {"message", "type", "param", "code"}, error
+    assert words in error["message"], error
+    assert error["type"] == ("invalid_request_error" if status < 500 else "server_error"), error
+    return dict(error)
 
 
 def free_port() -> int:

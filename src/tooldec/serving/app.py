@@ -3,8 +3,9 @@
 Routes: ``POST /v1/chat/completions`` (tools, tool_choice, parallel_tool_calls, max_tokens,
 temperature, seed, stream), ``GET /v1/models``, ``GET /health``. Tools are executed by the
 client, as with OpenAI: a call comes back as ``tool_calls`` and its result goes in the next
-request's ``tool`` message. Every error is OpenAI's error object with a 4xx status: malformed
-JSON, an unknown model (404), a bad tool schema (the typed error's message), a full queue (503).
+request's ``tool`` message. Every error is OpenAI's error object; a client's fault has a 4xx
+status (a body too large (413) or nested too deep, malformed JSON, an unknown model (404), a bad
+tool schema (the typed error's message)), and only the server's own faults are 5xx.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import contextlib
 import json
 import time
 from collections.abc import AsyncGenerator, AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
 from anyio import to_thread
@@ -32,6 +34,7 @@ from .protocol import (
     call_deltas,
     chunk,
     completion,
+    decode_body,
     error_body,
     new_id,
     parse_request,
@@ -39,9 +42,20 @@ from .protocol import (
 )
 from .worker import Done, Job, QueueFull, Worker
 
-__all__ = ["Service", "create_app"]
+__all__ = ["Service", "Settings", "create_app"]
 
 DEFAULT_MAX_TOKENS = 512
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How much the server takes from one client.
+
+    Attributes:
+        max_body_bytes: The largest request body read; a larger one is a 413 before it is parsed.
+    """
+
+    max_body_bytes: int = 16 * 2**20
 
 
 class Service:
@@ -52,13 +66,16 @@ class Service:
         tokenizer: The model's transformers tokenizer (chat template).
         worker: The llama.cpp worker (started by the app).
         constraints: Validates and compiles request tools (shared: docs/DESIGN.md, concurrency contract).
+        settings: The limits on each client.
     """
 
-    def __init__(self, model_id: str, tokenizer: Any, worker: Worker, constraints: Constraints) -> None:
+    def __init__(self, model_id: str, tokenizer: Any, worker: Worker, constraints: Constraints,
+                 settings: Settings | None = None) -> None:
         self.model_id = model_id
         self.tokenizer = tokenizer
         self.worker = worker
         self.constraints = constraints
+        self.settings = settings or Settings()
         self.started = int(time.time())
 
     def prepare(self, request: ChatRequest) -> Job:
@@ -77,7 +94,12 @@ class Service:
             if request.tool_choice not in ("auto", "required") and request.tool_choice not in toolset:
                 raise RequestError(f"tool_choice names {request.tool_choice!r}, which is not in tools: "
                                    f"{', '.join(toolset.names)}", param="tool_choice")
-        prompt = render_prompt(self.tokenizer, request.messages, toolset, request.tools, self.constraints.dialect)
+        from jinja2.exceptions import TemplateError
+
+        try:
+            prompt = render_prompt(self.tokenizer, request.messages, toolset, request.tools, self.constraints.dialect)
+        except TemplateError as error:  # the template's own checks (roles in order, ...) refused them
+            raise RequestError(f"the model's chat template refused the messages: {error}", param="messages") from error
         ids = list(self.tokenizer.encode(prompt, add_special_tokens=False))
         specs = request.tools if toolset is not None else []
         job = Job(prompt_ids=ids, specs=specs, key=tools_key(specs) if specs else "",
@@ -123,13 +145,25 @@ async def _events(service: Service, job: Job) -> AsyncGenerator[Event | Done, No
         job.cancelled.set()  # the client left (or we are done): the worker stops at the next token
 
 
+async def read_body(request: Request, limit: int) -> bytes:
+    """The request's body, refused with a 413 as soon as it is known to be over ``limit`` bytes."""
+    too_large = RequestError(f"the request body is over {limit} bytes", status=413, code="request_too_large")
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise too_large
+    parts, size = [], 0
+    async for part in request.stream():
+        size += len(part)
+        if size > limit:
+            raise too_large
+        parts.append(part)
+    return b"".join(parts)
+
+
 async def chat_completions(request: Request) -> Response:
     service: Service = request.app.state.service
     try:
-        try:
-            body = json.loads(await request.body())
-        except (json.JSONDecodeError, UnicodeDecodeError) as error:
-            raise RequestError(f"the request body is not valid JSON: {error}") from error
+        body = decode_body(await read_body(request, service.settings.max_body_bytes))
         chat = parse_request(body, service.model_id)
         job = await to_thread.run_sync(service.prepare, chat)
     except RequestError as error:
@@ -225,6 +259,11 @@ async def _not_allowed(request: Request, exc: Exception) -> Response:
     return JSONResponse(error_body(f"{request.method} is not allowed on {request.url.path}"), status_code=405)
 
 
+async def _server_fault(request: Request, exc: Exception) -> Response:
+    """A fault of the server's own, still in OpenAI's shape (the traceback goes to the log)."""
+    return JSONResponse(error_body(f"internal error: {type(exc).__name__}", kind="server_error"), status_code=500)
+
+
 def create_app(service: Service) -> Starlette:
     """The app; the worker thread starts with it and stops with it."""
 
@@ -238,6 +277,6 @@ def create_app(service: Service) -> Starlette:
         Route("/v1/chat/completions", chat_completions, methods=["POST"]),
         Route("/v1/models", models, methods=["GET"]),
         Route("/health", health, methods=["GET"]),
-    ], exception_handlers={404: _not_found, 405: _not_allowed}, lifespan=lifespan)
+    ], exception_handlers={404: _not_found, 405: _not_allowed, Exception: _server_fault}, lifespan=lifespan)
     app.state.service = service
     return app

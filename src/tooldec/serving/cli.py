@@ -38,6 +38,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: TOOLDEC_THREADS or all)")
     p.add_argument("--n-ctx", type=int, default=8192, help="context window in tokens (default: 8192)")
     p.add_argument("--max-queue", type=int, default=256, help="requests waiting before 503 (default: 256)")
+    p.add_argument("--max-body-bytes", type=int, default=16 * 2**20,
+                   help="largest request body; a larger one is a 413 (default: 16 MiB)")
     p.add_argument("--cache-size", type=int, default=64, help="compiled tool lists kept (default: 64)")
     p.add_argument("--log-level", default="warning", help="uvicorn log level (default: warning)")
     return p
@@ -49,7 +51,7 @@ def build_service(args: argparse.Namespace) -> Service:
     from ..backends.llamacpp import LlamaCppGenerator, load_llama
     from ..dialects import get_dialect
     from ..models import smollm2_gguf_path
-    from .app import Service
+    from .app import Service, Settings
     from .engine import Constraints
     from .vllm.args import opener_names
     from .worker import Worker
@@ -63,7 +65,8 @@ def build_service(args: argparse.Namespace) -> Service:
     constraints = Constraints(generator.vocab, dialect, cache_size=args.cache_size)
     worker = Worker(generator, constraints, max_queue=args.max_queue)
     settle()  # what start-up made lives as long as the server
-    return Service(args.served_model_name or Path(path).stem, tokenizer, worker, constraints)
+    return Service(args.served_model_name or Path(path).stem, tokenizer, worker, constraints,
+                   Settings(max_body_bytes=args.max_body_bytes))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,69 @@
+"""What ``tooldec serve`` takes from a client and how it refuses the rest: every fault of the
+client's is a 4xx in OpenAI's error shape, never a 5xx; in-process, on the embedded SmolLM2."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from .helpers import SERVED, TOOLS, assert_openai_error, served
+
+pytest.importorskip("starlette", reason="the serve extra is not installed")
+
+QUESTION = [{"role": "user", "content": "What is 12 plus 30?"}]
+URL = "/v1/chat/completions"
+
+
+@pytest.fixture(scope="module")
+def client(smollm2_llama: tuple[Any, Any]) -> Any:
+    with served(smollm2_llama, max_body_bytes=2**20) as client:
+        yield client
+
+
+def test_a_body_nested_100000_deep_is_a_400(client: Any) -> None:
+    for body in ("[" * 100_000 + "]" * 100_000, '{"model": ' + '{"a":' * 100_000 + "1" + "}" * 100_001):
+        assert_openai_error(client.post(URL, content=body), 400, "deeper than 64 levels")
+    deep_schema = {"type": "object"}
+    for _ in range(40):
+        deep_schema = {"type": "object", "properties": {"x": deep_schema}}
+    tool = {"type": "function", "function": {"name": "f", "parameters": deep_schema}}
+    body = {"model": SERVED, "messages": QUESTION, "tools": [tool]}
+    assert_openai_error(client.post(URL, json=body), 400, "deeper than 64 levels")
+
+
+def test_an_oversized_body_is_a_413_before_it_is_parsed(client: Any) -> None:
+    text = "x" * 2**20
+    body = {"model": SERVED, "messages": [{"role": "user", "content": text}]}
+    error = assert_openai_error(client.post(URL, json=body), 413, "over 1048576 bytes")
+    assert error["code"] == "request_too_large"
+
+    def chunks() -> Any:  # no content-length: counted as it arrives
+        yield b'{"model": "' + b"y" * 600_000
+        yield b"y" * 600_000 + b'"}'
+
+    assert_openai_error(client.post(URL, content=chunks()), 413, "over 1048576 bytes")
+
+
+@pytest.mark.parametrize(("body", "words"), [
+    (b"\xff\xfe{}", "not valid JSON"),
+    (b'{"model": ' + b"1" * 5000 + b"}", "not valid JSON"),
+    (b"[]", "must be a JSON object"),
+    (json.dumps({"model": SERVED, "messages": "hi"}).encode(), "messages must be a non-empty list"),
+    (json.dumps({"model": SERVED, "messages": [{"role": 3}]}).encode(), "messages[0] must be an object"),
+    (json.dumps({"model": SERVED, "messages": [{"role": "assistant", "tool_calls": 5}]}).encode(),
+     "messages[0].tool_calls must be a list"),
+    (json.dumps({"model": SERVED, "messages": [{"role": "assistant", "tool_calls": [{"function": "f"}]}]}).encode(),
+     "messages[0].tool_calls[0] must be an object"),
+    (json.dumps({"model": SERVED, "messages": [{"role": "assistant", "tool_calls": [
+        {"id": "a", "function": {"name": "f", "arguments": 3}}]}]}).encode(), "function.arguments"),
+    (json.dumps({"model": SERVED, "messages": [{"role": "tool", "tool_call_id": ["x"], "content": "1"}]}).encode(),
+     "messages[0].tool_call_id must be a string"),
+    (json.dumps({"model": SERVED, "messages": QUESTION, "tools": [5]}).encode(), "must be an object"),
+    (json.dumps({"model": SERVED, "messages": QUESTION, "tools": TOOLS, "tool_choice": 7}).encode(), "tool_choice"),
+    (json.dumps({"model": SERVED, "messages": QUESTION, "stream_options": 5}).encode(), "stream_options"),
+    (json.dumps({"model": SERVED, "messages": QUESTION, "temperature": "hot"}).encode(), "temperature"),
+])
+def test_malformed_bodies_are_4xx_in_openai_shape(client: Any, body: bytes, words: str) -> None:
+    assert_openai_error(client.post(URL, content=body), 400, words)
