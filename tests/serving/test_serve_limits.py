@@ -67,3 +67,26 @@ def test_an_oversized_body_is_a_413_before_it_is_parsed(client: Any) -> None:
 ])
 def test_malformed_bodies_are_4xx_in_openai_shape(client: Any, body: bytes, words: str) -> None:
     assert_openai_error(client.post(URL, content=body), 400, words)
+
+
+@pytest.mark.parametrize(("part", "kind"), [
+    ({"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}, "of type 'image_url'"),
+    ({"type": "input_audio", "input_audio": {"data": "UklGRg==", "format": "wav"}}, "of type 'input_audio'"),
+    ({"type": "file", "file": {"file_id": "file-1"}}, "of type 'file'"),
+    ("just a string", "not a content part"),
+])
+def test_a_part_the_model_cannot_read_is_a_400_naming_it(client: Any, part: Any, kind: str) -> None:
+    content = [{"type": "text", "text": "What is in this?"}, part]
+    body = {"model": SERVED, "messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": content}]}
+    error = assert_openai_error(client.post(URL, json=body), 400, f"messages[1].content[1] is {kind}")
+    assert error["param"] == "messages[1].content[1]"
+
+
+def test_text_parts_are_read(client: Any) -> None:
+    content = [{"type": "text", "text": "What is 12 "}, {"type": "text", "text": "plus 30?"}]
+    body = {"model": SERVED, "messages": [{"role": "user", "content": content}], "max_tokens": 4, "temperature": 0}
+    answer = client.post(URL, json=body)
+    assert answer.status_code == 200, answer.text
+    as_text = client.post(URL, json={**body, "messages": QUESTION}).json()
+    assert answer.json()["usage"] == as_text["usage"]
+    assert answer.json()["choices"][0]["message"] == as_text["choices"][0]["message"]

@@ -137,8 +137,27 @@ def _messages(value: Any) -> list[dict[str, Any]]:
         for name in ("name", "tool_call_id"):
             if message.get(name) is not None and not isinstance(message[name], str):
                 raise RequestError(f"messages[{i}].{name} must be a string", param=f"messages[{i}].{name}")
+        _content(message.get("content"), f"messages[{i}].content")
         _tool_calls(message.get("tool_calls"), f"messages[{i}].tool_calls")
     return [dict(m) for m in value]
+
+
+def _content(value: Any, where: str) -> None:
+    """A message's content: text, or a list of text parts. A part of another kind (``image_url``,
+    ``input_audio``, ``file``, ...) is refused by type and index: the model reads text only, and
+    dropping the part would answer a question the client did not ask."""
+    if value is None or isinstance(value, str):
+        return
+    if not isinstance(value, list):
+        raise RequestError(f"{where} must be a string or a list of content parts", param=where)
+    for j, part in enumerate(value):
+        kind = part.get("type") if isinstance(part, dict) else None
+        if kind != "text":
+            named = f"of type {kind!r}" if isinstance(kind, str) else "not a content part"
+            raise RequestError(f"{where}[{j}] is {named}; this model reads text parts only",
+                               param=f"{where}[{j}]")
+        if not isinstance(part.get("text"), str):
+            raise RequestError(f"{where}[{j}].text must be a string", param=f"{where}[{j}].text")
 
 
 def _tool_calls(value: Any, where: str) -> None:
