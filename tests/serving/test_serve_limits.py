@@ -90,3 +90,38 @@ def test_text_parts_are_read(client: Any) -> None:
     as_text = client.post(URL, json={**body, "messages": QUESTION}).json()
     assert answer.json()["usage"] == as_text["usage"]
     assert answer.json()["choices"][0]["message"] == as_text["choices"][0]["message"]
+
+
+def context_error(response: Any, *numbers: int) -> dict[str, Any]:
+    error = assert_openai_error(response, 400, "maximum context length is 1024 tokens")
+    assert error["code"] == "context_length_exceeded"
+    for number in numbers:
+        assert f" {number} " in error["message"] or f"({number} " in error["message"], (number, error)
+    return error
+
+
+def test_a_prompt_over_the_context_is_context_length_exceeded(client: Any) -> None:
+    long = [{"role": "user", "content": "Count the sheep: " + "sheep " * 1500}]
+    error = context_error(client.post(URL, json={"model": SERVED, "messages": long}))
+    prompt = int(error["message"].split("resulted in ")[1].split()[0])
+    assert prompt > 1024 and error["param"] == "messages"
+
+
+def test_max_tokens_and_the_prompt_over_the_context(client: Any) -> None:
+    body = {"model": SERVED, "messages": QUESTION, "temperature": 0}
+    prompt = client.post(URL, json={**body, "max_tokens": 1}).json()["usage"]["prompt_tokens"]
+    fits = client.post(URL, json={**body, "max_tokens": 1024 - prompt})  # prompt and budget fill the context
+    assert fits.status_code == 200, fits.text
+    error = context_error(client.post(URL, json={**body, "max_tokens": 1025 - prompt}), 1025, prompt, 1025 - prompt)
+    assert error["param"] == "max_tokens"
+    context_error(client.post(URL, json={**body, "max_completion_tokens": 5000}), prompt + 5000, prompt, 5000)
+
+
+def test_a_tool_list_that_cannot_fit(client: Any) -> None:
+    tools = [{"type": "function", "function": {
+        "name": f"lookup_{k}", "description": f"Looks up record number {k} in the archive of the city library.",
+        "parameters": {"type": "object", "properties": {"id": {"type": "integer"}}}}} for k in range(60)]
+    body = {"model": SERVED, "messages": QUESTION, "tools": tools}
+    error = context_error(client.post(URL, json=body))
+    assert "of them for the 60 tools" in error["message"] and "or tools" in error["message"]
+    assert client.post(URL, json={**body, "tool_choice": "none", "max_tokens": 2}).status_code == 200  # not rendered

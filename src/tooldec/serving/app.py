@@ -25,6 +25,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from ..errors import BudgetError, ToolDecError, ToolNotFoundError
+from ..tools import ToolSet
 from .assemble import CallEvent, ContentEvent, Event
 from .engine import Constraints, tools_key
 from .prompt import render_prompt
@@ -101,6 +102,7 @@ class Service:
         except TemplateError as error:  # the template's own checks (roles in order, ...) refused them
             raise RequestError(f"the model's chat template refused the messages: {error}", param="messages") from error
         ids = list(self.tokenizer.encode(prompt, add_special_tokens=False))
+        self._check_context(request, len(ids), toolset)
         specs = request.tools if toolset is not None else []
         job = Job(prompt_ids=ids, specs=specs, key=tools_key(specs) if specs else "",
                   tool_choice=request.tool_choice, parallel_tool_calls=request.parallel_tool_calls,
@@ -114,6 +116,28 @@ class Service:
             except BudgetError as error:
                 raise RequestError(str(error), param="max_tokens") from error
         return job
+
+    def _check_context(self, request: ChatRequest, prompt: int, toolset: ToolSet | None) -> None:
+        """Refuse a prompt, or a prompt and ``max_tokens``, over the context, as OpenAI does.
+
+        Raises:
+            RequestError: 400 with code ``context_length_exceeded``, both numbers in its message.
+        """
+        context = self.worker.context
+        if prompt >= context:
+            share = ""
+            if toolset is not None and len(toolset):  # how much of it the tools take
+                bare = render_prompt(self.tokenizer, request.messages, None, [], self.constraints.dialect)
+                tools = prompt - len(self.tokenizer.encode(bare, add_special_tokens=False))
+                share = f" ({tools} of them for the {len(toolset)} tools)"
+            raise RequestError(f"This model's maximum context length is {context} tokens. However, your messages "
+                               f"resulted in {prompt} tokens{share}. Please reduce the length of the messages"
+                               f"{' or tools' if share else ''}.", param="messages", code="context_length_exceeded")
+        if request.max_tokens is not None and prompt + request.max_tokens > context:
+            raise RequestError(f"This model's maximum context length is {context} tokens. However, you requested "
+                               f"{prompt + request.max_tokens} tokens ({prompt} in the messages, "
+                               f"{request.max_tokens} in the completion). Please reduce the length of the messages "
+                               "or the completion.", param="max_tokens", code="context_length_exceeded")
 
 
 def _error(error: RequestError) -> JSONResponse:

@@ -127,8 +127,9 @@ class Worker:
             self.jobs_done += 1
 
     def budget(self, job: Job) -> int:
-        """Tokens ``job`` may generate: its ``max_tokens``, within what the context has left."""
-        return min(job.max_tokens, self.context - len(job.prompt_ids) - 1)
+        """Tokens ``job`` may generate: its ``max_tokens``, within what the context has left (the
+        last token is never evaluated, so prompt and budget may fill the context)."""
+        return min(job.max_tokens, self.context - len(job.prompt_ids))
 
     def _machine(self, job: Job) -> Machine | None:
         if not job.specs:
