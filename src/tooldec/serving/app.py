@@ -14,9 +14,9 @@ import asyncio
 import contextlib
 import json
 import time
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from anyio import to_thread
 from starlette.applications import Starlette
@@ -46,6 +46,7 @@ from .worker import Done, Job, QueueFull, Worker
 __all__ = ["Service", "Settings", "create_app"]
 
 DEFAULT_MAX_TOKENS = 512
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -54,9 +55,12 @@ class Settings:
 
     Attributes:
         max_body_bytes: The largest request body read; a larger one is a 413 before it is parsed.
+        request_timeout: Seconds a request may take, queued and generating; then it is cancelled
+            and answered with a 503 (``None``: no limit).
     """
 
     max_body_bytes: int = 16 * 2**20
+    request_timeout: float | None = None
 
 
 class Service:
@@ -142,14 +146,29 @@ class Service:
 
 def _error(error: RequestError) -> JSONResponse:
     kind = "invalid_request_error" if error.status < 500 else "server_error"
+    headers = {"Retry-After": str(error.retry_after)} if error.retry_after is not None else None
     return JSONResponse(error_body(error.message, param=error.param, code=error.code, kind=kind),
-                        status_code=error.status)
+                        status_code=error.status, headers=headers)
+
+
+def _done_error(done: Done) -> RequestError:
+    """The error a job that ended without an answer is answered with."""
+    if done.finish_reason == "cancelled":
+        return RequestError(done.error or "the request was cancelled", status=503, code="shutting_down", retry_after=1)
+    return RequestError(done.error or "the generation failed", status=500)
 
 
 async def _events(service: Service, job: Job) -> AsyncGenerator[Event | Done, None]:
-    """Submit ``job`` and yield its events as the worker produces them."""
+    """Submit ``job`` and yield its events as the worker produces them; the job is cancelled when
+    the consumer stops early (its client left) or the request's time is up.
+
+    Raises:
+        RequestError: 429 when the queue is full, 503 when the request timed out.
+    """
     loop = asyncio.get_running_loop()
     inbox: asyncio.Queue[Event | Done] = asyncio.Queue()
+    timeout = service.settings.request_timeout
+    deadline = None if timeout is None else loop.time() + timeout
 
     def emit(event: Event | Done) -> None:
         loop.call_soon_threadsafe(inbox.put_nowait, event)
@@ -158,15 +177,28 @@ async def _events(service: Service, job: Job) -> AsyncGenerator[Event | Done, No
     try:
         service.worker.submit(job)
     except QueueFull as error:
-        raise RequestError(str(error), status=503, code="queue_full") from error
+        raise RequestError(str(error), status=429, code="queue_full", retry_after=error.retry_after) from error
     try:
         while True:
-            event = await inbox.get()
+            if deadline is None:
+                event = await inbox.get()
+            else:
+                try:
+                    event = await asyncio.wait_for(inbox.get(), max(0.0, deadline - loop.time()))
+                except TimeoutError:
+                    raise RequestError(f"the request did not finish within the server's request timeout "
+                                       f"of {timeout} s", status=503, code="timeout") from None
             yield event
             if isinstance(event, Done):
                 return
     finally:
-        job.cancelled.set()  # the client left (or we are done): the worker stops at the next token
+        service.worker.cancel(job)  # out of the queue, or stopped after its current token; no-op once done
+
+
+async def _disconnected(request: Request) -> None:
+    """Return when the client closes its connection (the body was read already)."""
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
 
 
 async def read_body(request: Request, limit: int) -> bytes:
@@ -197,17 +229,49 @@ async def chat_completions(request: Request) -> Response:
     request_id = new_id()
     events = _events(service, job)
     if chat.stream:
-        try:
-            first = await events.__anext__()  # a full queue is still a plain 503, not a broken stream
+        try:  # a full queue or a timeout before the first token is still a plain error, not a broken stream
+            first = await _until_disconnected(request, events.__anext__())
         except RequestError as error:
             return _error(error)
+        if first is None:
+            await events.aclose()
+            return Response(status_code=499)  # nobody reads it
         if isinstance(first, Done) and first.error is not None:
             await events.aclose()
-            return JSONResponse(error_body(first.error, kind="server_error"), status_code=500)
+            return _error(_done_error(first))
         return StreamingResponse(_sse(service, chat, request_id, first, events), media_type="text/event-stream")
+    try:
+        answer = await _until_disconnected(request, _answer(service, job, request_id, events))
+    except RequestError as error:
+        return _error(error)
+    return Response(status_code=499) if answer is None else answer
+
+
+async def _until_disconnected(request: Request, work: Awaitable[T]) -> T | None:
+    """``work``'s result, or ``None`` when the client left first (``work`` is then cancelled,
+    which cancels the job)."""
+    task = asyncio.ensure_future(work)
+    watch = asyncio.ensure_future(_disconnected(request))
+    try:
+        await asyncio.wait((task, watch), return_when=asyncio.FIRST_COMPLETED)
+    except BaseException:  # this handler is cancelled itself (the server stops)
+        task.cancel()
+        raise
+    finally:
+        watch.cancel()
+    if not task.done():
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        return None
+    return task.result()
+
+
+async def _answer(service: Service, job: Job, request_id: str, events: AsyncGenerator[Event | Done, None]) -> Response:
+    """The non-streamed answer, once the job is done."""
     content, calls = "", []
     done = Done("error", len(job.prompt_ids), 0, "the generation ended without a result")
-    try:
+    async with contextlib.aclosing(events):
         async for event in events:
             if isinstance(event, ContentEvent):
                 content += event.text
@@ -215,10 +279,8 @@ async def chat_completions(request: Request) -> Response:
                 calls.append(event.call)
             else:
                 done = event
-    except RequestError as error:
-        return _error(error)
     if done.error is not None:
-        return JSONResponse(error_body(done.error, kind="server_error"), status_code=500)
+        return _error(_done_error(done))
     return JSONResponse(completion(request_id, service.model_id, content, calls, done.finish_reason,
                                    done.prompt_tokens, done.completion_tokens))
 
@@ -257,7 +319,12 @@ async def _sse_lines(model: str, chat: ChatRequest, request_id: str, first: Even
                                                                             event.completion_tokens)))
             yield "data: [DONE]\n\n"
             return
-        event = await rest.__anext__()
+        try:
+            event = await rest.__anext__()
+        except RequestError as error:  # the request's time is up: said in the stream, as errors mid-stream are
+            yield line(error_body(error.message, code=error.code, kind="server_error"))
+            yield "data: [DONE]\n\n"
+            return
 
 
 async def models(request: Request) -> Response:

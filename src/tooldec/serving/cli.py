@@ -37,7 +37,11 @@ def parser() -> argparse.ArgumentParser:
                         "comma-separated, among those in use (default: the dialect's own; Hermes: 'tag')")
     p.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: TOOLDEC_THREADS or all)")
     p.add_argument("--n-ctx", type=int, default=8192, help="context window in tokens (default: 8192)")
-    p.add_argument("--max-queue", type=int, default=256, help="requests waiting before 503 (default: 256)")
+    p.add_argument("--max-queue", type=int, default=256,
+                   help="requests waiting; more are answered 429 with Retry-After (default: 256)")
+    p.add_argument("--request-timeout", type=float, default=None,
+                   help="seconds a request may take, queued and generating; then it is cancelled and "
+                        "answered 503 (default: no limit)")
     p.add_argument("--max-body-bytes", type=int, default=16 * 2**20,
                    help="largest request body; a larger one is a 413 (default: 16 MiB)")
     p.add_argument("--cache-size", type=int, default=64, help="compiled tool lists kept (default: 64)")
@@ -66,7 +70,7 @@ def build_service(args: argparse.Namespace) -> Service:
     worker = Worker(generator, constraints, max_queue=args.max_queue)
     settle()  # what start-up made lives as long as the server
     return Service(args.served_model_name or Path(path).stem, tokenizer, worker, constraints,
-                   Settings(max_body_bytes=args.max_body_bytes))
+                   Settings(max_body_bytes=args.max_body_bytes, request_timeout=args.request_timeout))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

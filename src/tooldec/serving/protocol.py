@@ -39,12 +39,13 @@ class RequestError(Exception):
     """A request the server refuses, with the HTTP status and the offending field."""
 
     def __init__(self, message: str, *, param: str | None = None, status: int = 400,
-                 code: str | None = None) -> None:
+                 code: str | None = None, retry_after: int | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.param = param
         self.status = status
         self.code = code
+        self.retry_after = retry_after
 
 
 def error_body(message: str, *, param: str | None = None, code: str | None = None,
