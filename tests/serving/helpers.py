@@ -50,7 +50,7 @@ def service_on(llama: tuple[Any, Any], *, max_queue: int = 8, **settings: Any) -
 
 
 @contextmanager
-def served(llama: tuple[Any, Any], **options: Any) -> Iterator[Any]:
+def served(llama: tuple[Any, Any], *, api_key: str | None = None, **options: Any) -> Iterator[Any]:
     """A Starlette ``TestClient`` on the app of ``service_on(llama, **options)``, its worker
     running; the service is ``client.service``."""
     from starlette.testclient import TestClient
@@ -58,7 +58,7 @@ def served(llama: tuple[Any, Any], **options: Any) -> Iterator[Any]:
     from tooldec.serving.app import create_app
 
     service = service_on(llama, **options)
-    with TestClient(create_app(service), raise_server_exceptions=False) as client:
+    with TestClient(create_app(service, api_key=api_key), raise_server_exceptions=False) as client:
         client.service = service
         yield client
 

@@ -1,7 +1,8 @@
 """``tooldec serve``'s HTTP surface: an OpenAI-compatible Starlette app over one llama.cpp model.
 
 Routes: ``POST /v1/chat/completions`` (tools, tool_choice, parallel_tool_calls, max_tokens,
-temperature, seed, stream), ``GET /v1/models``, ``GET /health``. Tools are executed by the
+temperature, seed, stream), ``GET /v1/models``, ``GET /health`` (200 once the model is loaded,
+503 while it loads), ``GET /metrics`` (Prometheus). Tools are executed by the
 client, as with OpenAI: a call comes back as ``tool_calls`` and its result goes in the next
 request's ``tool`` message. Every error is OpenAI's error object; a client's fault has a 4xx
 status (a body too large (413) or nested too deep, malformed JSON, an unknown model (404), a bad
@@ -13,21 +14,27 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import sys
+import threading
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable
+from collections import Counter
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from anyio import to_thread
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from ..errors import BudgetError, ToolDecError, ToolNotFoundError
 from ..tools import ToolSet
+from .access import ApiKey
 from .assemble import CallEvent, ContentEvent, Event
 from .engine import Constraints, tools_key
+from .metrics import CONTENT_TYPE, metrics_text
 from .prompt import render_prompt
 from .protocol import (
     ChatRequest,
@@ -82,6 +89,8 @@ class Service:
         self.constraints = constraints
         self.settings = settings or Settings()
         self.started = int(time.time())
+        self.answered: Counter[int] = Counter()  # chat completion requests by HTTP status (event loop only)
+        self.refused: Counter[str] = Counter()  # refused requests by error code
 
     def prepare(self, request: ChatRequest) -> Job:
         """Validate the tools and render the prompt (on a thread: both can take a while).
@@ -144,11 +153,20 @@ class Service:
                                "or the completion.", param="max_tokens", code="context_length_exceeded")
 
 
-def _error(error: RequestError) -> JSONResponse:
+def _error(error: RequestError) -> ErrorResponse:
     kind = "invalid_request_error" if error.status < 500 else "server_error"
     headers = {"Retry-After": str(error.retry_after)} if error.retry_after is not None else None
-    return JSONResponse(error_body(error.message, param=error.param, code=error.code, kind=kind),
-                        status_code=error.status, headers=headers)
+    return ErrorResponse(error_body(error.message, param=error.param, code=error.code, kind=kind),
+                         status_code=error.status, headers=headers, code=error.code)
+
+
+class ErrorResponse(JSONResponse):
+    """An error answer that remembers its code, for ``/metrics``."""
+
+    def __init__(self, content: Any, status_code: int, headers: dict[str, str] | None = None,
+                 code: str | None = None) -> None:
+        super().__init__(content, status_code=status_code, headers=headers)
+        self.code = code
 
 
 def _done_error(done: Done) -> RequestError:
@@ -216,8 +234,33 @@ async def read_body(request: Request, limit: int) -> bytes:
     return b"".join(parts)
 
 
+def _service(request: Request) -> Service:
+    """The app's service, once the model is loaded.
+
+    Raises:
+        RequestError: 503 while the model loads, or when loading it failed.
+    """
+    service: Service | None = request.app.state.service
+    if service is None:
+        failed = request.app.state.failed
+        raise RequestError(f"the model failed to load: {failed}" if failed else "the model is loading; retry shortly",
+                           status=503, code="model_not_ready", retry_after=None if failed else 5)
+    return service
+
+
 async def chat_completions(request: Request) -> Response:
-    service: Service = request.app.state.service
+    try:
+        service = _service(request)
+    except RequestError as error:
+        return _error(error)
+    response = await _chat_completions(service, request)
+    service.answered[response.status_code] += 1
+    if isinstance(response, ErrorResponse):
+        service.refused[response.code or "invalid_request"] += 1
+    return response
+
+
+async def _chat_completions(service: Service, request: Request) -> Response:
     try:
         body = decode_body(await read_body(request, service.settings.max_body_bytes))
         chat = parse_request(body, service.model_id)
@@ -328,18 +371,34 @@ async def _sse_lines(model: str, chat: ChatRequest, request_id: str, first: Even
 
 
 async def models(request: Request) -> Response:
-    service: Service = request.app.state.service
+    try:
+        service = _service(request)
+    except RequestError as error:
+        return _error(error)
     return JSONResponse({"object": "list", "data": [
         {"id": service.model_id, "object": "model", "created": service.started, "owned_by": "tooldec"}]})
 
 
 async def health(request: Request) -> Response:
-    service: Service = request.app.state.service
+    """200 ``ok`` when requests are served; 503 ``loading``, ``failed`` or ``worker stopped``."""
+    service: Service | None = request.app.state.service
+    if service is None:
+        failed = request.app.state.failed
+        body = {"status": "failed", "error": failed} if failed else {"status": "loading"}
+        return JSONResponse(body, status_code=503)
     alive = service.worker.is_alive()
     worker = service.worker
     return JSONResponse({"status": "ok" if alive else "worker stopped", "waiting": worker.waiting,
                          "served": worker.jobs_done, "tokens": worker.tokens_generated,
                          "masking_seconds": worker.masking_seconds}, status_code=200 if alive else 503)
+
+
+async def metrics(request: Request) -> Response:
+    try:
+        service = _service(request)
+    except RequestError as error:
+        return _error(error)
+    return Response(metrics_text(service.worker, service.answered, service.refused), media_type=CONTENT_TYPE)
 
 
 async def _not_found(request: Request, exc: Exception) -> Response:
@@ -355,19 +414,51 @@ async def _server_fault(request: Request, exc: Exception) -> Response:
     return JSONResponse(error_body(f"internal error: {type(exc).__name__}", kind="server_error"), status_code=500)
 
 
-def create_app(service: Service) -> Starlette:
-    """The app; the worker thread starts with it and stops with it."""
+def create_app(service: Service | Callable[[], Service], *, api_key: str | None = None,
+               on_failure: Callable[[], None] | None = None) -> Starlette:
+    """The app; the worker thread starts with it and stops with it.
+
+    Args:
+        service: The service, or what loads it: then the app answers at once, ``/health`` says
+            ``loading`` (503) until it is loaded, and requests are refused with a 503 meanwhile.
+        api_key: Requests but ``/health`` must carry it (``Authorization: Bearer``); ``None``: open.
+        on_failure: Called (from the loading thread) when loading failed.
+    """
+
+    def load(app: Starlette, make: Callable[[], Service]) -> None:
+        try:
+            loaded = make()
+            loaded.worker.start()
+        except Exception as error:
+            app.state.failed = f"{type(error).__name__}: {error}"
+            print(f"tooldec serve: error: {app.state.failed}", file=sys.stderr, flush=True)
+            if on_failure is not None:
+                on_failure()
+            return
+        app.state.service = loaded
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        service.worker.start()
+        if isinstance(service, Service):
+            service.worker.start()
+            app.state.service = service
+            loader = None
+        else:
+            loader = threading.Thread(target=load, args=(app, service), name="tooldec-load", daemon=True)
+            loader.start()
         yield
-        await to_thread.run_sync(service.worker.stop)
+        if loader is not None:
+            await to_thread.run_sync(loader.join)
+        if app.state.service is not None:
+            await to_thread.run_sync(app.state.service.worker.stop)
 
     app = Starlette(routes=[
         Route("/v1/chat/completions", chat_completions, methods=["POST"]),
         Route("/v1/models", models, methods=["GET"]),
         Route("/health", health, methods=["GET"]),
-    ], exception_handlers={404: _not_found, 405: _not_allowed, Exception: _server_fault}, lifespan=lifespan)
-    app.state.service = service
+        Route("/metrics", metrics, methods=["GET"]),
+    ], middleware=[Middleware(ApiKey, key=api_key)] if api_key else [],
+        exception_handlers={404: _not_found, 405: _not_allowed, Exception: _server_fault}, lifespan=lifespan)
+    app.state.service = None
+    app.state.failed = None
     return app
