@@ -64,9 +64,10 @@ def served(llama: tuple[Any, Any], *, api_key: str | None = None, **options: Any
 
 
 @contextmanager
-def served_on_a_port(llama: tuple[Any, Any], **options: Any) -> Iterator[tuple[str, Any]]:
+def served_on_a_port(llama: tuple[Any, Any], shutdown_timeout: float | None = None,
+                     **options: Any) -> Iterator[tuple[str, Any, Any]]:
     """The same app under uvicorn on a free port of 127.0.0.1, in a thread of this process (real
-    sockets: a client can hang up); ``(host:port, service)``."""
+    sockets: a client can hang up); ``(host:port, service, uvicorn server)``."""
     import threading
 
     import uvicorn
@@ -75,7 +76,8 @@ def served_on_a_port(llama: tuple[Any, Any], **options: Any) -> Iterator[tuple[s
 
     service = service_on(llama, **options)
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(service), host="127.0.0.1", port=port, log_level="warning"))
+    server = uvicorn.Server(uvicorn.Config(create_app(service), host="127.0.0.1", port=port, log_level="warning",
+                                           timeout_graceful_shutdown=shutdown_timeout))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     end = time.monotonic() + 30
@@ -83,7 +85,7 @@ def served_on_a_port(llama: tuple[Any, Any], **options: Any) -> Iterator[tuple[s
         time.sleep(0.02)
     assert server.started, "uvicorn did not start"
     try:
-        yield f"127.0.0.1:{port}", service
+        yield f"127.0.0.1:{port}", service, server
     finally:
         server.should_exit = True
         thread.join(60)

@@ -88,7 +88,7 @@ def send(address: str, body: dict[str, Any]) -> socket.socket:
 
 
 def test_a_queued_request_whose_client_left_is_dropped_before_it_runs(smollm2_llama: tuple[Any, Any]) -> None:
-    with served_on_a_port(smollm2_llama) as (address, service):
+    with served_on_a_port(smollm2_llama) as (address, service, _):
         worker = service.worker
         with busy(service):
             sock = send(address, BODY)
@@ -102,7 +102,7 @@ def test_a_queued_request_whose_client_left_is_dropped_before_it_runs(smollm2_ll
 
 @pytest.mark.parametrize("stream", [True, False])
 def test_a_running_request_whose_client_left_is_stopped(smollm2_llama: tuple[Any, Any], stream: bool) -> None:
-    with served_on_a_port(smollm2_llama) as (address, service):
+    with served_on_a_port(smollm2_llama) as (address, service, _):
         worker = service.worker
         sock = send(address, {**STORY, "stream": stream})
         if stream:  # a few content deltas arrived
@@ -117,3 +117,20 @@ def test_a_running_request_whose_client_left_is_stopped(smollm2_llama: tuple[Any
         wait_until(lambda: worker.jobs_done == 1)
         assert worker.jobs_cancelled == 1
         assert worker.tokens_generated < STORY["max_tokens"]
+
+
+def test_shutdown_cancels_a_running_request_after_its_grace(smollm2_llama: tuple[Any, Any]) -> None:
+    """What SIGTERM does (uvicorn's handler sets ``should_exit``): no new connections, the running
+    stream gets ``shutdown_timeout`` seconds, then it is cancelled and the server exits."""
+    with served_on_a_port(smollm2_llama, shutdown_timeout=0.2) as (address, service, server):
+        worker = service.worker
+        sock = send(address, {**STORY, "stream": True})
+        while b'"content"' not in sock.recv(65536):
+            pass
+        server.should_exit = True
+        wait_until(lambda: worker.jobs_done == 1 and not worker.is_alive())
+        assert worker.jobs_cancelled == 1 and worker.tokens_generated < STORY["max_tokens"]
+        while sock.recv(65536):  # the stream was closed
+            pass
+        with pytest.raises(OSError):
+            send(address, BODY).recv(1)  # no new connections

@@ -46,6 +46,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--max-body-bytes", type=int, default=16 * 2**20,
                    help="largest request body; a larger one is a 413 (default: 16 MiB)")
     p.add_argument("--cache-size", type=int, default=64, help="compiled tool lists kept (default: 64)")
+    p.add_argument("--shutdown-timeout", type=float, default=10.0,
+                   help="on SIGTERM or Ctrl-C, seconds running requests may take to finish before they are "
+                        "cancelled; no new ones are accepted meanwhile (default: 10)")
     p.add_argument("--api-key", default=os.environ.get("TOOLDEC_API_KEY"),
                    help="clients must send it as 'Authorization: Bearer KEY' (the openai client's api_key); "
                         "/health stays open (default: TOOLDEC_API_KEY, else none)")
@@ -74,6 +77,8 @@ def check_args(args: argparse.Namespace) -> None:
     for name in ("max_queue", "max_body_bytes", "n_ctx", "cache_size"):
         if getattr(args, name) < 1:
             raise ValueError(f"--{name.replace('_', '-')} must be at least 1")
+    if args.shutdown_timeout < 0:
+        raise ValueError("--shutdown-timeout must be 0 or more seconds")
     if args.request_timeout is not None and args.request_timeout <= 0:
         raise ValueError("--request-timeout must be a positive number of seconds")
     if args.model is not None and not Path(args.model).is_file():
@@ -108,7 +113,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the server until interrupted. Returns the exit status (2: bad arguments or model).
 
     The server listens at once and loads the model on a thread: ``/health`` says ``loading``
-    (503) until it is ready.
+    (503) until it is ready. On SIGTERM (or Ctrl-C) it stops accepting connections, lets running
+    requests finish for ``--shutdown-timeout`` seconds, cancels what is left (the worker stops
+    after its current token) and exits.
     """
     import uvicorn
 
@@ -137,7 +144,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         server.should_exit = True
 
     app = create_app(load, api_key=args.api_key, on_failure=failed)
-    server = uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port, log_level=args.log_level))
+    server = uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port, log_level=args.log_level,
+                                           timeout_graceful_shutdown=args.shutdown_timeout))
     server.run()
     return 2 if app.state.failed else 0
 

@@ -118,13 +118,9 @@ class Worker:
     def start(self) -> None:
         self._thread.start()
 
-    def stop(self, timeout: float | None = None) -> None:
-        """Refuse new jobs, cancel the waiting ones and the running one, end the thread.
-
-        Args:
-            timeout: Let the running job finish for this many seconds before it is cancelled
-                (``None``: cancel it at once).
-        """
+    def stop(self) -> None:
+        """Refuse new jobs, cancel the waiting ones and the running one (after its current
+        token), end the thread."""
         with self._changed:
             self._closing = True
             for job in self._waiting:
@@ -133,9 +129,6 @@ class Worker:
             self.jobs_cancelled += len(self._waiting)
             self._waiting.clear()
             self._changed.notify_all()
-        if self._thread.is_alive() and timeout:
-            self._thread.join(timeout)
-        with self._changed:
             if self._running is not None:
                 self._running.cancelled.set()
         if self._thread.is_alive():
