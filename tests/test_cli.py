@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from backends.smollm2 import use_torch_threads
 
-from tooldec.cli import Palette, load_tools, main, render_result
+from tooldec.cli import Palette, UsageError, load_tools, main, mcp_environment, render_result
 from tooldec.dialects import Hermes, ToolCall
 from tooldec.errors import ToolSourceError
 from tooldec.models import smollm2_gguf_path
@@ -137,7 +137,8 @@ def test_mistakes_are_one_line_before_the_model_loads(tmp_path: Path, capsys: py
 
 @pytest.mark.parametrize(("option", "error"), [
     (["--dialect", "hermse"], "argument --dialect: unknown dialect 'hermse' (did you mean 'hermes'?); choose from "
-                              "hermes, llama3_json, mistral, pythonic, react, toolkengpt"),
+                              "auto, deepseek_v31, glm45, gpt_oss, hermes, kimi_k2, llama3_json, minimax_m2, mistral, "
+                              "mistral_tekken, pythonic, qwen3, qwen3_coder, react, toolkengpt"),
     (["--backend", "llama"], "argument --backend: unknown backend 'llama' (did you mean 'llamacpp'?); choose from "
                              "auto, llamacpp, transformers"),
     (["--context", "0"], "argument --context: expected a number >= 1, got 0"),
@@ -232,6 +233,32 @@ def test_a_prompt_too_long_says_how_to_raise_the_context(tmp_path: Path, capsys:
     err = capsys.readouterr().err.splitlines()[-1]
     assert re.fullmatch(r"tooldec run: error: the prompt has \d+ tokens but the model's context holds 64: load the "
                         r"model with a larger context \(tooldec run --context N; .*", err), err
+
+
+def test_run_passes_the_shell_environment_to_mcp_servers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A variable set in the caller's shell (an API key) reaches the MCP server ``tooldec run``
+    starts, and ``--mcp-env NAME=VALUE`` sets one more."""
+    monkeypatch.setenv("TOOLDEC_TEST_VARIABLE", "from-the-shell")
+    out = io.StringIO()
+    status = main(["run", "--mcp", f"{sys.executable} {MCP_SERVER}", "--mcp-env", "TOOLDEC_TEST_OTHER=set-here",
+                   "--threads", "1", "--tool-choice", "show_variable", "--no-parallel", "--max-new-tokens", "40",
+                   "--no-color", "Show the variables."], out=out)
+    text = out.getvalue()
+    assert status == 0 and re.search(r"call: show_variable\(.*\) -> from-the-shell set-here\n", text), text
+
+
+def test_mcp_env_settings(capsys: pytest.CaptureFixture[str]) -> None:
+    caller = {"PATH": "/bin", "KEY": "k"}
+    assert mcp_environment(["A=1", "KEY", "B=x=y", "EMPTY="], caller) == {
+        "PATH": "/bin", "KEY": "k", "A": "1", "B": "x=y", "EMPTY": ""}
+    with pytest.raises(UsageError, match="MISSING is not set in this environment"):
+        mcp_environment(["MISSING"], caller)
+    with pytest.raises(UsageError, match="write it as NAME=VALUE"):
+        mcp_environment(["=1"], caller)
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    usage = " ".join(capsys.readouterr().out.split())  # argparse wraps the lines
+    assert "--mcp-env NAME[=VALUE]" in usage and "gets this shell's whole environment" in usage
 
 
 def test_run_with_an_mcp_server(capsys: pytest.CaptureFixture[str]) -> None:

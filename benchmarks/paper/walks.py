@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from tooldec.decoding import Machine
 from tooldec.dialects.base import Dialect
+from tooldec.tokens.markers import readable
 from tooldec.tools import ToolSet
 
 __all__ = ["WalkResult", "random_walk", "check_walk"]
@@ -34,7 +35,8 @@ def random_walk(machine: Machine, rng: random.Random, budget: int) -> WalkResult
         if not machine.advance(tid):
             raise AssertionError(f"the mask allowed {tid} but advance refused it at {machine.position}")
         taken.append(tid)
-    text = machine.grammar.vocab.decode(taken).decode("utf-8", errors="replace")
+    grammar = machine.grammar
+    text = readable(grammar.vocab.decode(taken), grammar.dialect.markers_in_use).decode("utf-8", errors="replace")
     return WalkResult(taken, text, machine.calls_completed > 0)
 
 
@@ -42,7 +44,7 @@ def check_walk(result: WalkResult, dialect: Dialect, tools: ToolSet) -> str | No
     """Why the walk's call is not a valid call of ``tools``, or ``None`` if it is."""
     if not result.closed:
         return "the call did not close within the budget"
-    calls = dialect.parse_calls(result.text)
+    calls = dialect.parse_calls(result.text, {tool.name: tool for tool in tools})
     if len(calls) != 1:
         return f"expected one call, parsed {len(calls)} from {result.text!r}"
     call = calls[0]

@@ -21,11 +21,12 @@ import os
 import re
 import sys
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from .dialects import DIALECTS, Dialect, Hermes
+from .dialects import DIALECTS, Dialect, dialect_for
+from .dialects.detect import AUTO
 from .errors import ToolDecError
 from .runtime.trace import EventKind, Result
 from .tools import Tool
@@ -129,7 +130,8 @@ def _summary(result: Result) -> str:
     trace = result.trace
     masking = (f" (masking {trace.masking_seconds * 1000:.0f} ms, {trace.masking_seconds_per_step * 1000:.2f} ms a token)"
                if trace.masked_steps else " (unconstrained)")
-    return (f"calls {len(result.calls)}, invalid calls {trace.invalid_calls}, tokens {trace.tokens_generated}, "
+    refused = "".join(f", refused {label} x{count}" for label, count in sorted(trace.refusals.items()))
+    return (f"calls {len(result.calls)}, invalid calls {trace.invalid_calls}{refused}, tokens {trace.tokens_generated}, "
             f"{trace.seconds:.1f} s{masking}")
 
 
@@ -231,12 +233,32 @@ def _open_tools(args: argparse.Namespace, stack: contextlib.ExitStack) -> list[T
         if loaded.kind == "definitions":
             _stderr(f"note: the tools of {args.tools} have no implementation: calls are checked, not run")
         tools.extend(loaded.tools)
+    env = mcp_environment(args.mcp_env, os.environ) if args.mcp else None
     for server in args.mcp:
-        source = stack.enter_context(MCPSource(server))
+        source = stack.enter_context(MCPSource(server, env=env))
         for refused in source.refused:
             _stderr(f"note: MCP tool {refused.name!r} left out: {refused.error}")
         tools.extend(source.tools)
     return tools
+
+
+def mcp_environment(settings: Sequence[str], caller: Mapping[str, str]) -> dict[str, str]:
+    """The environment of the MCP stdio servers ``tooldec run`` starts: the caller's whole
+    environment (as VS Code starts them: an API key set in the shell reaches the server), with
+    each ``NAME=VALUE`` of ``--mcp-env`` set over it; a bare ``NAME`` must be set in the caller's.
+
+    Raises:
+        UsageError: A setting without a name, or a bare name the caller's environment lacks.
+    """
+    env = dict(caller)
+    for setting in settings:
+        name, sep, value = setting.partition("=")
+        if not name:
+            raise UsageError(f"--mcp-env {setting!r}: write it as NAME=VALUE, or NAME to pass this shell's value")
+        if not sep and name not in caller:
+            raise UsageError(f"--mcp-env {name}: {name} is not set in this environment; write {name}=VALUE")
+        env[name] = value if sep else caller[name]
+    return env
 
 
 def _header(text: str) -> tuple[str, str]:
@@ -301,8 +323,9 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     with contextlib.ExitStack() as stack:
         tools = ToolSet(_open_tools(args, stack))
         _check_tool_choice(args.tool_choice, tools)
-        dialect = _dialect(args.dialect, tools)
-        model, tokenizer, vocab, _ = _load_model(args, path)
+        named = None if args.dialect == AUTO else _dialect(args.dialect, tools)
+        model, tokenizer, vocab, _ = _load_model(args, path)  # a file that cannot load says so first
+        dialect = named if named is not None else dialect_for(path)
         decoder = ToolDecoder(model, tokenizer, tools, dialect=dialect, vocab=vocab, tool_choice=args.tool_choice,
                               parallel_tool_calls=args.parallel, max_new_tokens=args.max_new_tokens,
                               temperature=args.temperature, seed=args.seed, constrained=not args.unconstrained,
@@ -355,13 +378,19 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--tools", help="a Python file (its TOOLS list, else its public functions), a JSON or YAML "
                                      "file of OpenAI / MCP / Anthropic tool definitions, or an OpenAPI document")
     run.add_argument("--mcp", action="append", default=[], metavar="SERVER",
-                     help="an MCP server: the command that starts it (stdio) or its URL (repeatable)")
+                     help="an MCP server: the command that starts it (stdio) or its URL (repeatable); a stdio "
+                          "server gets this shell's whole environment (as VS Code starts MCP servers; the MCP "
+                          "SDK alone would pass only HOME, PATH and a few more), plus --mcp-env")
+    run.add_argument("--mcp-env", action="append", default=[], metavar="NAME[=VALUE]",
+                     help="set an environment variable for the MCP stdio servers (repeatable): NAME=VALUE sets "
+                          "it, a bare NAME passes this shell's value (an error if it is unset)")
     run.add_argument("--base-url", help="for an OpenAPI document: where the API is (default: its servers)")
     run.add_argument("--header", action="append", default=[], metavar="'NAME: VALUE'",
                      help="for an OpenAPI document: a header sent with every request (repeatable); "
                           "credentials also come from TOOLDEC_AUTH_<SCHEME>")
-    run.add_argument("--dialect", type=_choice("dialect", sorted(DIALECTS)), default=Hermes.name,
-                     help=f"how calls are written: {', '.join(sorted(DIALECTS))} (default: hermes)")
+    run.add_argument("--dialect", type=_choice("dialect", [AUTO, *sorted(DIALECTS)]), default=AUTO,
+                     help=f"how calls are written: {', '.join(sorted(DIALECTS))} (default: auto, found from the "
+                          "model's tokens and chat template)")
     run.add_argument("--tool-choice", default="auto", help="auto, required, none, or a tool name")
     run.add_argument("--parallel", action=argparse.BooleanOptionalAction, default=True,
                      help="allow several calls in one message")

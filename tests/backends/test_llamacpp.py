@@ -207,3 +207,24 @@ def test_a_loaded_model_is_out_of_the_collector_s_generations() -> None:
     assert not gc.is_tracked(tokenizer) or all(tokenizer is not obj for obj in gc.get_objects())
     made: list[object] = []
     assert any(obj is made for obj in gc.get_objects())
+
+
+def test_a_server_job_whose_call_cannot_fit_ends_with_the_need(generator: LlamaCppGenerator) -> None:
+    """A job handed to the serving worker with a budget below the required call's need ends
+    with an error naming the need, before any token is generated."""
+    from tooldec.serving.engine import Constraints, tools_key
+    from tooldec.serving.worker import Done, Job, Worker
+
+    spec = {"type": "function", "function": {"name": "weather", "parameters": {
+        "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}
+    events: list[Any] = []
+    job = Job(prompt_ids=prompt_ids(generator.tokenizer, "Weather in Paris?"), specs=[spec], key=tools_key([spec]),
+              tool_choice="required", parallel_tool_calls=False, max_tokens=3, temperature=0.0, seed=0,
+              emit=events.append)
+    worker = Worker(generator, Constraints(generator.vocab, Hermes()))
+    worker.start()
+    worker.submit(job)
+    worker.stop()
+    (done,) = events
+    assert isinstance(done, Done) and done.finish_reason == "error" and done.completion_tokens == 0
+    assert done.error is not None and "tokens but the budget is 3" in done.error

@@ -123,6 +123,33 @@ def test_a_budget_is_never_left_without_a_token(grammars: Grammar) -> None:
         assert np.all(machine.allowed_token_ids().size > 0)
 
 
+def test_a_budget_below_the_need_is_refused_with_the_need_not_given_an_empty_mask(grammars: Grammar) -> None:
+    """Every way of asking for a mask raises ``BudgetError`` naming the need when the budget is
+    below it, at the opener and inside a call (``known`` and ``known_lists`` may instead say
+    the answer is not at hand); at the need, the mask is not empty."""
+    rng = random.Random(3)
+    machine = Machine(grammars, tool_choice="mid_tool", parallel_tool_calls=False)
+    width = grammars.vocab.size
+    for step in range(16):
+        need = machine.min_tokens()
+        bitmask = np.full((1, (width + 31) // 32), 7, dtype=np.int32)
+        for ask in (lambda b: machine.known(b), lambda b: machine.known_lists(b, width),
+                    lambda b: machine.allowed_token_ids(budget=b), lambda b: machine.allowed(b),
+                    lambda b: machine.lists(b, width), lambda b, into=bitmask: machine.fill_bitmask(into, 0, b),
+                    lambda b: machine.known(b), lambda b: machine.known_lists(b, width)):
+            for budget in (need - 1, 1):
+                try:
+                    answer = ask(budget)
+                except BudgetError as error:
+                    assert f"needs {need} tokens but the budget is {budget}" in str(error)
+                else:
+                    assert answer is None, (step, budget, answer)  # only known*: not at hand
+        assert (bitmask == 7).all(), "a refused fill leaves the bitmask as it was"
+        ids = machine.allowed_token_ids(budget=need)
+        assert ids.size
+        assert machine.advance(int(ids[rng.randrange(ids.size)])), step
+
+
 LIST_TOOLS = [
     {"name": "add", "description": "Add numbers.", "parameters": {"type": "object", "properties": {
         "numbers": {"type": "array", "items": {"type": "number"}, "maxItems": 8}}, "required": ["numbers"]}},
@@ -311,9 +338,13 @@ def test_a_token_taken_without_its_mask_is_one_the_budgeted_mask_allows(vocab_na
     before = (machine.text, machine.calls_completed)
     cuts = 0
     for budget in sorted({n + 1 for n in needs.values()} | {1, 200}, reverse=True):
-        allowed = set(machine.allowed_token_ids(budget=budget).tolist())
+        below = budget < machine.min_tokens()  # then every mask is refused (BudgetError), and no token fits
+        if below:
+            with pytest.raises(BudgetError):
+                machine.allowed_token_ids(budget=budget)
+        allowed = set() if below else set(machine.allowed_token_ids(budget=budget).tolist())
         for k, tid in enumerate(tried):
-            if k % 2:  # half the time from the position's record (a loop that listed its mask first)
+            if k % 2 and not below:  # half the time from the position's record (a loop that listed its mask first)
                 machine.lists(budget, vocab.size)
             took = machine.advance_within(tid, budget)
             assert took == (tid in allowed), (budget, tid, vocab.token_bytes[tid])

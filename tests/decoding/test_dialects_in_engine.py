@@ -9,6 +9,7 @@ import pytest
 
 from benchmarks.paper.datasets import funcqa_tools
 from benchmarks.paper.walks import check_walk, random_walk
+from tests.dialects.helpers import vocabulary_for
 from tooldec.automata.dfa import SINK, LazyDFA
 from tooldec.automata.nfa import NFA
 from tooldec.decoding import Grammar, Machine
@@ -43,7 +44,8 @@ def test_tail_literal_starts_every_tail(name: str) -> None:
 @pytest.mark.parametrize("name", sorted(DIALECTS))
 def test_masks_are_exact_in_every_dialect(name: str, mistral_vocab: Vocabulary) -> None:
     tools = ToolSet(funcqa_tools())
-    grammar = Grammar(tools, mistral_vocab, make(name, tools))
+    dialect = make(name, tools)
+    grammar = Grammar(tools, vocabulary_for(dialect, mistral_vocab), dialect)
     rng = random.Random(name)
     machine = Machine(grammar, tool_choice="required")
     for step in range(30):

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from tests.dialects.helpers import vocabulary_for
 from tooldec.decoding import Compiler, Grammar, Machine
 from tooldec.decoding.budget import _after, _by_end, _most_upper, need
 from tooldec.decoding.masking import FAR
@@ -69,7 +70,7 @@ def test_a_planned_bound_is_the_walked_bound(smollm2_vocab: Vocabulary, qwen_voc
                                              dialect_name: str) -> None:
     dialect = EVERY_OPENER if dialect_name == "every-opener" else DIALECTS[dialect_name]()
     for vocab in (smollm2_vocab, qwen_vocab, mistral_vocab):  # Mistral v3: [TOOL_CALLS] opens as a special
-        compiler = Compiler(vocab, dialect)
+        compiler = Compiler(vocabulary_for(dialect, vocab), dialect)
         checked = 0
         for tools in (SHORT, ZOO, SHORT):  # the second list reads plans the first made, and so on
             grammar = compiler.compile(accepted(dialect, tools))

@@ -4,7 +4,25 @@ from __future__ import annotations
 
 import pytest
 
-from tooldec.dialects import DIALECTS, Dialect, Hermes, Llama3Json, Mistral, Pythonic, ReAct, ToolkenGPT, get_dialect
+from tooldec.dialects import (
+    DIALECTS,
+    GLM45,
+    DeepSeekV31,
+    Dialect,
+    GptOss,
+    Hermes,
+    KimiK2,
+    Llama3Json,
+    MiniMaxM2,
+    Mistral,
+    MistralTekken,
+    Pythonic,
+    Qwen3,
+    Qwen3Coder,
+    ReAct,
+    ToolkenGPT,
+    get_dialect,
+)
 from tooldec.errors import ToolDecError, UnknownDialectError
 from tooldec.tools import Tool, ToolSet
 
@@ -15,6 +33,14 @@ EXPECTED = {
     "llama3_json": Llama3Json,
     "mistral": Mistral,
     "pythonic": Pythonic,
+    "qwen3": Qwen3,
+    "qwen3_coder": Qwen3Coder,
+    "glm45": GLM45,
+    "minimax_m2": MiniMaxM2,
+    "deepseek_v31": DeepSeekV31,
+    "kimi_k2": KimiK2,
+    "gpt_oss": GptOss,
+    "mistral_tekken": MistralTekken,
 }
 
 

@@ -20,6 +20,7 @@ from benchmarks.paper.experiments.funcqa import funcqa_toolset
 from benchmarks.paper.experiments.trigger_dialects import TriggerToolken
 from tooldec.decoding import Grammar
 from tooldec.dialects import ToolkenGPT
+from tooldec.errors import BudgetError
 from tooldec.learned import (
     Demonstration,
     LearnedTokenError,
@@ -151,6 +152,19 @@ def test_the_trigger_opens_a_call_the_grammar_finishes() -> None:
     (call,) = dialect.parse_calls(text)
     assert call.name in tools and tools[call.name].validate_arguments(call.arguments) == []
     assert all(t < generator.width for t in generation.ids)  # the model never reads <T> itself
+
+
+def test_a_required_call_that_cannot_fit_is_refused_before_decoding() -> None:
+    """As every other loop: a budget below the call's need is refused with the need up front,
+    not met by an empty mask at the first step."""
+    model, tokenizer, vocab = llama()
+    learned = LearnedTokens.trigger(_forcing_row(PROMPT), model="smollm2", vocab_fingerprint=vocab.fingerprint)
+    generator = LearnedGenerator(model, tokenizer, vocab, learned)
+    tools = funcqa_toolset()
+    grammar = Grammar(tools, generator.vocab, TriggerToolken(tools))
+    with pytest.raises(BudgetError, match="needs .* tokens but the budget is 2"):
+        generator.generate(_encode(PROMPT), max_new_tokens=2, grammar=grammar, tool_choice="required")
+    assert not generator.events
 
 
 def test_a_toolken_writes_its_expansion_and_the_model_the_arguments() -> None:

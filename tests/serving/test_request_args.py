@@ -45,7 +45,8 @@ def test_serve_refuses_an_unknown_opener_before_loading_the_model(capsys: pytest
 
 
 def test_serve_refuses_a_forced_opener_not_in_use(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--openers", "tag,bare", "--forced-openers", "fenced", "--model", "/nonexistent.gguf"]) == 2
+    assert main(["--dialect", "hermes", "--openers", "tag,bare", "--forced-openers", "fenced",
+                 "--model", "/nonexistent.gguf"]) == 2
     assert "forced opener(s) ['fenced'] not in use; in use: ['tag', 'bare']" in capsys.readouterr().err
 
 

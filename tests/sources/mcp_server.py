@@ -4,11 +4,13 @@
     python tests/sources/mcp_server.py --http     # streamable HTTP on 127.0.0.1, port on stdout
 
 Its tools cover what a client must handle: text, structured results, a tool that fails
-(``isError``), a schema tooldec refuses (``format: uri-template``) beside ones it accepts, and a slow tool.
+(``isError``), a schema tooldec refuses (``format: uri-template``) beside ones it accepts, a slow
+tool, and one that reports a variable of its environment.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from typing import Annotated, Literal
@@ -72,6 +74,12 @@ def sleepy(seconds: float) -> str:
 def shout(text: str) -> CallToolResult:
     """A result that is two text blocks."""
     return CallToolResult(content=[TextContent(text=text.upper()), TextContent(text="!")])
+
+
+@server.tool()
+def show_variable() -> str:
+    """TOOLDEC_TEST_VARIABLE and TOOLDEC_TEST_OTHER in the server's environment ("unset" where not set)."""
+    return " ".join(os.environ.get(name, "unset") for name in ("TOOLDEC_TEST_VARIABLE", "TOOLDEC_TEST_OTHER"))
 
 
 def main(argv: list[str]) -> None:

@@ -16,7 +16,7 @@ from tooldec.sources import MCPSource
 
 from .conftest import MCP_SERVER
 
-USABLE = ["add", "capital", "weather", "only_structured", "divide", "sleepy", "shout"]
+USABLE = ["add", "capital", "weather", "only_structured", "divide", "sleepy", "shout", "show_variable"]
 
 
 @pytest.fixture(scope="module")
@@ -82,6 +82,16 @@ def test_a_server_that_does_not_start() -> None:
         MCPSource(crash, timeout=20)
     with pytest.raises(ToolSourceError, match="no answer within 1 s"):
         MCPSource([sys.executable, "-c", "import time; time.sleep(30)"], connect_timeout=1)
+
+
+def test_a_stdio_server_gets_the_sdk_environment_and_the_env_given(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The library passes what ``env`` names over the SDK's minimal environment, as Claude
+    Desktop does: a variable set only in this process does not reach the server."""
+    monkeypatch.setenv("TOOLDEC_TEST_VARIABLE", "from-the-shell")
+    with MCPSource(MCP_SERVER, timeout=20) as source:
+        assert source.call("show_variable", {}) == "unset unset"
+    with MCPSource(MCP_SERVER, env={"TOOLDEC_TEST_OTHER": "given"}, timeout=20) as source:
+        assert source.call("show_variable", {}) == "unset given"
 
 
 def test_a_closed_source_reports_calls_as_errors() -> None:

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from tooldec.automata.regex import split_pattern_anchors
+from tooldec.automata.pattern_syntax import alternatives
 from tooldec.errors import (
     InvalidSchemaError,
     SchemaTooComplexError,
@@ -128,6 +128,17 @@ UNSUPPORTED = [
                  "/properties/n/exclusiveMinimum", id="draft4-exclusive"),
     pytest.param(obj(s={"type": "string", "pattern": "^(a)\\1$"}), "pattern", "/properties/s/pattern", id="backreference"),
     pytest.param(obj(s={"type": "string", "pattern": "[^\\w]"}), "pattern", "/properties/s/pattern", id="negated-word-class"),
+    *[pytest.param(obj(s={"type": "string", "pattern": p}), "pattern", "/properties/s/pattern", id=f"pattern-{name}")
+      for name, p in [("lookahead-inside", "^[a-z]+(?=@)"), ("lookahead-unanchored", "(?!@@)[a-z]+"),
+                      ("lookbehind", "(?<=a)b"), ("word-boundary", "\\bcat\\b"), ("anchor-in-group", "(^a|b)c"),
+                      ("anchor-mid", "a$b|c"), ("anchor-in-lookahead", "^(?!ab$)[a-z]+$"), ("inline-flag", "(?i)abc"),
+                      ("scoped-flag", "a(?i:b)"), ("named-backreference", "(?P<x>a)(?P=x)"), ("string-anchor", "\\Aab\\Z"),
+                      ("unicode-property", "^\\p{L}+$"), ("comment", "a(?#note)b"), ("possessive", "^a++$"),
+                      ("lookahead-repeated", "^(?=a)*b")]],
+    pytest.param({"type": "object", "patternProperties": {"^x(?!-)": {"type": "integer"}}, "additionalProperties": False},
+                 "patternProperties", "/patternProperties/^x(?!-)", id="patternProperties-lookahead-inside"),
+    pytest.param({"type": "object", "patternProperties": {"\\bid\\b": {"type": "integer"}}}, "patternProperties",
+                 "/patternProperties/\\bid\\b", id="patternProperties-word-boundary"),
     pytest.param(obj(a={"type": "object", "properties": {"b~/c": {"if": {}}}}), "if",
                  "/properties/a/properties/b~0~1c/if", id="pointer-escaping"),
     pytest.param({"type": "object", "$defs": {"A": {"if": {}}}, "properties": {"a": {"$ref": "#/$defs/A"}}}, "if", "/$defs/A/if",
@@ -283,11 +294,14 @@ def test_keyword_tables_are_disjoint() -> None:
 
 
 @pytest.mark.parametrize(("pattern", "expected"), [
-    ("^abc$", ("abc", True, True)), ("abc", ("abc", False, False)), ("a\\$", ("a\\$", False, False)),
-    ("a\\\\$", ("a\\\\", False, True)), ("^", ("", True, False)),
+    ("^abc$", [("abc", True, True)]), ("abc", [("abc", False, False)]), ("a\\$", [("a\\$", False, False)]),
+    ("a\\\\$", [("a\\\\", False, True)]), ("^", [("", True, False)]), ("[$^]", [("[$^]", False, False)]),
+    ("^a|b$", [("a", True, False), ("b", False, True)]), ("^(a|b)$|c", [("(a|b)", True, True), ("c", False, False)]),
+    ("[|]|x", [("[|]", False, False), ("x", False, False)]), ("[]|^]$", [("[]|^]", False, True)]),
 ])
-def test_split_pattern_anchors(pattern: str, expected: tuple[str, bool, bool]) -> None:
-    assert split_pattern_anchors(pattern) == expected
+def test_pattern_alternatives(pattern: str, expected: list[tuple[str, bool, bool]]) -> None:
+    """Each top-level alternative of a pattern carries its own anchors, as ``re.search`` reads them."""
+    assert [(a.body, a.at_start, a.at_end) for a in alternatives(pattern)] == expected
 
 
 def testnormalize_any_schema_accepts_non_objects() -> None:
@@ -447,6 +461,15 @@ AS_WRITTEN = [
     pytest.param({"oneOf": [{"type": "integer"}, {"properties": {"a": {"type": "string"}}}]},
                  id="oneOf-untyped-object-branch-accepts-integers"),
     pytest.param({"type": "string", "pattern": "^[^:\\s]+$"}, id="negated-whitespace-class"),
+    # a leading lookahead is enforced as a difference (or intersection) of automata
+    pytest.param({"type": "string", "pattern": "^(?!@@)[\\w@]+$"}, id="pattern-leading-negative-lookahead"),
+    pytest.param({"type": "string", "pattern": "^(?=[a-c])(?!ab)[\\w]{2,4}|^z"}, id="pattern-leading-lookaheads"),
+    pytest.param({"type": "object", "patternProperties": {"^(?!@@)[\\w@]+$": {"type": "integer"}},
+                  "additionalProperties": False, "minProperties": 1}, id="patternProperties-leading-negative-lookahead"),
+    # anchors belong to their own alternative: "ax" matches ^a|b$ and must hold an integer
+    pytest.param({"type": "object", "patternProperties": {"^a|b$": {"type": "integer"}},
+                  "additionalProperties": {"type": "string"}, "minProperties": 1}, id="patternProperties-anchors-per-alternative"),
+    pytest.param({"type": "string", "pattern": "^caf\\u00e9$|^\\u0041"}, id="pattern-unicode-escapes"),
     pytest.param({"type": "array", "prefixItems": [{"type": "integer"}], "items": {"enum": [True]}, "minItems": 2,
                   "maxItems": 3}, id="prefixItems"),
     *[pytest.param({"type": "string", "format": f}, id=f"format-{f}") for f in
@@ -459,6 +482,37 @@ def test_instances_validate_against_the_schema_as_written(schema: dict[str, Any]
     checker = Draft202012Validator(schema, format_checker=FORMAT_CHECKER)
     for value in sampled(schema):
         assert checker.is_valid(value), (value, next(checker.iter_errors(value)).message)
+
+
+def compiled(schema: dict[str, Any]) -> Any:
+    from tooldec.automata.dfa import LazyDFA
+    from tooldec.automata.json_schema import SchemaCompiler
+    from tooldec.automata.nfa import NFA
+
+    core = normalize_any_schema(schema)
+    nfa = NFA()
+    return LazyDFA(nfa, SchemaCompiler(nfa, core if isinstance(core, dict) else {}).value(core))
+
+
+_LOOKAHEAD_KEYS = {"type": "object", "patternProperties": {"^(?!@@)[\\w@]+$": {"type": "integer"}},
+                   "additionalProperties": False}
+_ALTERNATIVE_KEYS = {"type": "object", "patternProperties": {"^a|b$": {"type": "integer"}},
+                     "additionalProperties": {"type": "string"}}
+
+
+@pytest.mark.parametrize(("schema", "instance"), [
+    (_LOOKAHEAD_KEYS, {"a@": 1}), (_LOOKAHEAD_KEYS, {"@a": 1}), (_LOOKAHEAD_KEYS, {"@@a": 1}), (_LOOKAHEAD_KEYS, {"a)": 1}),
+    (_ALTERNATIVE_KEYS, {"ax": 1}), (_ALTERNATIVE_KEYS, {"ax": "s"}), (_ALTERNATIVE_KEYS, {"xb": "s"}),
+    (_ALTERNATIVE_KEYS, {"xb": 1}), (_ALTERNATIVE_KEYS, {"x": "s"}), (_ALTERNATIVE_KEYS, {"x": 1}),
+    ({"type": "string", "pattern": "^(?!@@)[\\w@]+$"}, "@@x"), ({"type": "string", "pattern": "^(?!@@)[\\w@]+$"}, "@x@"),
+    ({"type": "string", "pattern": "^(?!@@)[\\w@]+$"}, "x)"),
+])
+def test_patterns_are_read_as_re_search_reads_them(schema: dict[str, Any], instance: Any) -> None:
+    """A key or string is written exactly when ``jsonschema`` (``re.search``) accepts it: a leading
+    lookahead is enforced, and each alternative of ``^a|b$`` keeps its own anchor (a key "ax"
+    matches it, so its value is an integer, never the additional properties' string)."""
+    text = json.dumps(instance, separators=(",", ":")).encode()
+    assert compiled(schema).accepts(text) is Draft202012Validator(schema).is_valid(instance)
 
 
 @pytest.mark.parametrize(("schema", "error", "where"), [

@@ -30,6 +30,7 @@ from __future__ import annotations
 import enum
 import functools
 import json
+import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
@@ -52,7 +53,8 @@ from .regex import (
 from .regex_fsm import intersect, subtract
 from .utf8 import normalize_ranges, utf8_sequences
 
-__all__ = ["ANY_DEPTH", "FLEXIBLE_MAX", "SchemaCompiler", "Style", "Syntax", "Whitespace", "dumps", "prepare_values"]
+__all__ = ["ANY_DEPTH", "FLEXIBLE_MAX", "SchemaCompiler", "Style", "Syntax", "Whitespace", "dumps", "holding",
+           "prepare_values"]
 
 ANY_DEPTH = 3
 
@@ -143,10 +145,13 @@ class SchemaCompiler:
         style: How values are written.
     """
 
-    def __init__(self, nfa: NFA, root: Mapping[str, Any], style: Style = Style()) -> None:
+    def __init__(self, nfa: NFA, root: Mapping[str, Any], style: Style = Style(), *,
+                 forbidden: tuple[str, ...] = ()) -> None:
         self.nfa = nfa
         self.root = root
         self.style = style
+        self.forbidden = forbidden
+        """Texts no string may hold (a call format whose reader stops at them: XML parameters)."""
 
     # -- entry points -------------------------------------------------------------------------
 
@@ -207,8 +212,8 @@ class SchemaCompiler:
     def integers(self, schema: Mapping[str, Any], excluded: list[Any]) -> Frag:
         low, high = schema.get("minimum"), schema.get("maximum")
         multiple = schema.get("multipleOf", 1)
-        holes = sorted({int(x) for x in excluded if isinstance(x, (int, float)) and not isinstance(x, bool)
-                        and float(x).is_integer() and (low is None or x >= low) and (high is None or x <= high)})
+        holes = sorted({int(x) for x in excluded if _finite(x) and (isinstance(x, int) or x.is_integer())
+                        and (low is None or x >= low) and (high is None or x <= high)})
         pieces, start = [], low
         for hole in [*holes, None]:
             end = high if hole is None else hole - 1
@@ -220,7 +225,7 @@ class SchemaCompiler:
     def numbers(self, schema: Mapping[str, Any], excluded: list[Any]) -> Frag:
         low, low_open = (schema["exclusiveMinimum"], True) if "exclusiveMinimum" in schema else (schema.get("minimum"), False)
         high, high_open = (schema["exclusiveMaximum"], True) if "exclusiveMaximum" in schema else (schema.get("maximum"), False)
-        holes = sorted({Fraction(x) for x in excluded if isinstance(x, (int, float)) and not isinstance(x, bool)})
+        holes = sorted({Fraction(x) for x in excluded if _finite(x)})
         holes = [h for h in holes if (low is None or h > low or (h == low and not low_open))
                  and (high is None or h < high or (h == high and not high_open))]
         pieces = []
@@ -235,11 +240,13 @@ class SchemaCompiler:
         nfa = self.nfa
         regexes = string_regexes(schema)
         low, high = int(schema.get("minLength", 0)), schema.get("maxLength")
-        if not regexes and not excluded:  # counted characters, the quotes included
+        if not regexes and not excluded and not self.forbidden:  # counted characters, the quotes included
             return nfa.counted_string(self.any_char, low, high)
         fsm = fsm_of(regexes or (r"[\s\S]*",))
         if excluded:
             fsm = subtract(fsm, _literals_fsm(tuple(sorted(set(excluded)))))
+        if self.forbidden:
+            fsm = subtract(fsm, holding(self.forbidden))
         body = self._bounded_regex(fsm, low, high) if low or high is not None else fsm_fragment(nfa, fsm, self.char_class)
         return nfa.seq(nfa.literal(b'"'), body, nfa.literal(b'"'))
 
@@ -294,7 +301,7 @@ class SchemaCompiler:
 
     def any_value(self, depth: int) -> Frag:
         """Any JSON value nested up to ``depth`` levels (stamped from a piece built once)."""
-        return self.nfa.stamp(_any_value_template(self.style, depth))
+        return self.nfa.stamp(_any_value_template(self.style, depth, self.forbidden))
 
     def _build_any_value(self, depth: int) -> Frag:
         nfa = self.nfa
@@ -410,6 +417,8 @@ class SchemaCompiler:
         """A quoted key from ``include``'s language (``None``: ASCII names) that matches none of
         the ``exclude`` patterns and is no ``declared`` name."""
         fsm = _key_fsm(include, exclude, declared)
+        if self.forbidden:
+            fsm = subtract(fsm, holding(self.forbidden))
         return self.nfa.seq(self.nfa.literal(b'"'), fsm_fragment(self.nfa, fsm, self.char_class), self.nfa.literal(b'"'))
 
     def _hex(self, n: int) -> Frag:
@@ -462,6 +471,13 @@ def _utf8_fragment(nfa: NFA, ranges: Iterable[tuple[int, int]]) -> Frag:
     return start, end
 
 
+def _finite(value: Any) -> bool:
+    """A number a grammar can write (an excluded ``inf`` or ``nan`` is never written anyway)."""
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, int) or (isinstance(value, float) and math.isfinite(value))
+
+
 def _number(value: Fraction) -> int | float:
     return value.numerator if value.denominator == 1 else float(value)
 
@@ -498,11 +514,17 @@ def prepare_values(style: Style, window: int) -> None:
 
 
 @functools.lru_cache(maxsize=64)
-def _any_value_template(style: Style, depth: int) -> tuple[NFA, Frag]:
+def _any_value_template(style: Style, depth: int, forbidden: tuple[str, ...] = ()) -> tuple[NFA, Frag]:
     """Any value of ``style`` up to ``depth`` levels, built once (about 1,500 states at depth 3,
     of which a schema with a dozen free properties needs a dozen copies). Never modified."""
     nfa = NFA()
-    return nfa, SchemaCompiler(nfa, {}, style)._build_any_value(depth)
+    return nfa, SchemaCompiler(nfa, {}, style, forbidden=forbidden)._build_any_value(depth)
+
+
+@functools.lru_cache(maxsize=64)
+def holding(texts: tuple[str, ...]) -> interegular.FSM:
+    """The strings that hold any of ``texts``."""
+    return fsm_of(("[\\s\\S]*(?:" + "|".join(literal_regex(t) for t in texts) + ")[\\s\\S]*",))
 
 
 @functools.cache

@@ -5,10 +5,15 @@ edges becomes the JSON-string encodings of those characters (raw UTF-8, or an es
 quote, the backslash and control characters, as ``json.dumps`` writes them). JSON Schema
 patterns are unanchored, so a pattern without ``^``/``$`` may be surrounded by any text.
 
-``jsonschema`` checks ``pattern`` with Python's ``re``, whose ``\\d \\w \\s`` are Unicode classes
-where ``interegular`` reads ASCII ones: :func:`python_classes` rewrites them so that every string
-the automaton writes is one ``re.search`` accepts (``\\S`` excludes U+2029, ``\\D`` excludes
-Arabic-Indic digits; ``\\w`` and ``\\W`` stay ASCII).
+``jsonschema`` checks ``pattern`` with Python's ``re.search``. :func:`anchored` splits a pattern
+into its top-level alternatives with their own anchors and leading lookaheads
+(:mod:`.pattern_syntax`, which refuses what the automaton cannot carry). Python's ``\\d \\w \\s``
+are Unicode classes where ``interegular`` reads ASCII ones: :func:`python_classes` rewrites them
+so that every string the automaton writes is one ``re.search`` accepts (``\\S`` excludes U+2029,
+``\\D`` excludes Arabic-Indic digits; ``\\w`` and ``\\W`` stay ASCII, a subset), and the *wide*
+reading (``wide=True``) gives a superset instead, exact on ASCII and taking every non-ASCII
+character such a class might match: two patterns whose wide readings share no string share none
+under ``re`` either (``oneOf`` branches are proven apart so).
 
 Every format in :data:`FORMAT_PATTERNS` is written as a regex whose matches ``jsonschema``'s
 format checker accepts (the tests draw random strings from each and check them). Most are
@@ -22,6 +27,7 @@ registered name or IPv4 address (no ``[...]`` IP literal).
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar, cast
 
@@ -30,6 +36,7 @@ from interegular.fsm import State, anything_else
 
 from ..caches import BoundedCache
 from .nfa import NFA, Frag
+from .pattern_syntax import Alternative, UnenforcedConstruct, alternatives
 from .regex_fsm import intersect, pattern_fsm
 from .utf8 import complement, normalize_ranges
 
@@ -44,7 +51,6 @@ __all__ = [
     "literal_regex",
     "python_classes",
     "regex_fragment",
-    "split_pattern_anchors",
     "string_regexes",
 ]
 
@@ -112,34 +118,47 @@ CHECKED_FORMATS = frozenset({
 package is installed). A format outside this set constrains nothing and is dropped; one inside
 it but not in :data:`FORMAT_PATTERNS` is refused."""
 
+_SUBSET_FORMATS = frozenset({"hostname", "duration", "ipv6", "uri", "uri-reference", "iri", "iri-reference"})
+"""The formats whose pattern is a documented subset of what the checker accepts (the module
+docstring): their wide reading is any string."""
 
-def split_pattern_anchors(pattern: str) -> tuple[str, bool, bool]:
-    """Split a leading ``^`` and a trailing unescaped ``$`` off a JSON Schema pattern.
 
-    JSON Schema patterns match anywhere in the string and ``interegular`` parses no anchors, so
-    the body is parsed alone and :func:`anchored` puts "any text" where an anchor is missing.
+@functools.lru_cache(maxsize=1024)
+def anchored(pattern: str, *, wide: bool = False) -> str:
+    """The fully anchored equivalent of a JSON Schema (search-semantics) pattern: each top-level
+    alternative with "any text" where it has no anchor, its leading lookaheads kept right at the
+    start (:func:`.regex_fsm.pattern_fsm` reads them there exactly). ``wide``: the superset
+    reading of the Unicode classes (see the module docstring).
 
-    Returns:
-        ``(body, anchored_at_start, anchored_at_end)``.
+    Raises:
+        UnenforcedConstruct: A construct the automaton would not enforce exactly (a ``ValueError``).
 
     Examples:
-        >>> split_pattern_anchors("^a+$")
-        ('a+', True, True)
-        >>> split_pattern_anchors("a\\\\$")
-        ('a\\\\$', False, False)
+        >>> print(anchored("^a|b$"))
+        (?:(?:a)[\\s\\S]*)|(?:[\\s\\S]*(?:b))
     """
-    start = pattern.startswith("^")
-    body = pattern[1:] if start else pattern
-    backslashes = len(body[:-1]) - len(body[:-1].rstrip("\\"))
-    end = body.endswith("$") and backslashes % 2 == 0
-    return (body[:-1] if end else body), start, end
+    parts = alternatives(pattern)
+    first = parts[0]
+    if all((a.at_start, a.at_end) == (first.at_start, first.at_end) and not a.lookaheads for a in parts):
+        body = "|".join(python_classes(a.body, wide=wide) for a in parts)
+        return _anchored_body(body, first.at_start, first.at_end, wide)
+    return "|".join(f"(?:{_anchored_alternative(a, wide)})" for a in parts)
 
 
-def anchored(pattern: str) -> str:
-    """The fully anchored equivalent of a JSON Schema (search-semantics) pattern."""
-    body, at_start, at_end = split_pattern_anchors(pattern)
+def _anchored_body(body: str, at_start: bool, at_end: bool, wide: bool) -> str:
+    """``body`` with "any text" where an anchor is missing. Python's ``$`` also matches before
+    a final newline: the wide reading takes that newline, the other does not write it."""
     anything = r"[\s\S]*"
-    return f"{'' if at_start else anything}(?:{python_classes(body)}){'' if at_end else anything}"
+    end = ("\\n?" if wide else "") if at_end else anything
+    return f"{'' if at_start else anything}(?:{body}){end}"
+
+
+def _anchored_alternative(alt: Alternative, wide: bool) -> str:
+    """One alternative, its lookaheads first. A negative lookahead's strings are taken away, so
+    its body is read the other way (a superset taken away leaves a subset)."""
+    looks = "".join(f"(?{'!' if negated else '='}{python_classes(body, wide=wide != negated)})"
+                    for negated, body in alt.lookaheads)
+    return looks + _anchored_body(python_classes(alt.body, wide=wide), alt.at_start, alt.at_end, wide)
 
 
 @functools.cache
@@ -156,22 +175,36 @@ _ASCII_WORD = "A-Za-z0-9_"
 _ASCII_NON_WORD = r"\x00-\x2f\x3a-\x40\x5b-\x5e\x60\x7b-\x7f"
 
 
-def python_classes(pattern: str) -> str:
+def python_classes(pattern: str, *, wide: bool = False) -> str:
     """``pattern`` with ``\\d \\s \\w`` and their negations made a subset of Python's (Unicode) ``re``.
 
     Outside brackets and in positive brackets ``\\d`` is ASCII digits and ``\\w`` ASCII word
     characters (subsets of Python's); ``\\s``, ``\\S`` and ``\\D`` are exact; ``\\W`` is the
     ASCII non-word characters. In a negated bracket ``[^...]`` the excluded class is exact for
-    ``\\d`` and ``\\s``; ``\\w``, ``\\W``, ``\\D`` and ``\\S`` there raise ``ValueError``.
+    ``\\d`` and ``\\s``; ``\\w``, ``\\W``, ``\\D`` and ``\\S`` there raise
+    :class:`UnenforcedConstruct`. With ``wide``, a class or escape read as a subset is read as a
+    superset instead: what ``re`` matches of ASCII, and every non-ASCII character.
+    ``\\uXXXX`` and ``\\UXXXXXXXX`` become the character (``interegular`` reads neither).
     """
     out: list[str] = []
     i, in_class, negated = 0, False, False
     while i < len(pattern):
         c = pattern[i]
+        if wide and not in_class and c == "[" and _approximated(pattern, i):
+            end = _class_end(pattern, i)
+            out.append(_wide(pattern[i:end]))
+            i = end
+            continue
         if c == "\\" and i + 1 < len(pattern):
             e = pattern[i + 1]
             i += 2
-            if e in "dswDSW":
+            if e in "uU":
+                digits = 4 if e == "u" else 8
+                out.append(_code_point(pattern[i : i + digits]))
+                i += digits
+            elif wide and not in_class and e in "dwW":
+                out.append(_wide("\\" + e))
+            elif e in "dswDSW":
                 out.append(_rewrite(e, in_class, negated))
             else:
                 out.append("\\" + e)
@@ -192,13 +225,54 @@ def python_classes(pattern: str) -> str:
     return "".join(out)
 
 
+def _class_end(pattern: str, i: int) -> int:
+    """The index after the class opening at ``i`` (a ``]`` right after ``[`` or ``[^`` is a member)."""
+    j = i + 1 + pattern.startswith("^", i + 1)
+    j += pattern.startswith("]", j)
+    while j < len(pattern) and pattern[j] != "]":
+        j += 2 if pattern[j] == "\\" else 1
+    return min(j + 1, len(pattern))
+
+
+def _approximated(pattern: str, i: int) -> bool:
+    """Whether the positive class at ``i`` holds an escape :func:`python_classes` reads as a subset."""
+    if pattern.startswith("[^", i):
+        return False
+    text, j = pattern[i : _class_end(pattern, i)], 1
+    while j < len(text):
+        if text[j] == "\\":
+            if text[j + 1 : j + 2] in ("d", "w", "W", "D", "S"):
+                return True
+            j += 2
+        else:
+            j += 1
+    return False
+
+
+@functools.lru_cache(maxsize=256)
+def _wide(piece: str) -> str:
+    """A class or escape as the class of every non-ASCII character and of the ASCII characters
+    ``re`` matches with it (the characters it refuses, listed as a negated class)."""
+    compiled = re.compile(piece)
+    refused = [chr(c) for c in range(128) if not compiled.fullmatch(chr(c))]
+    return "[^" + "".join(f"\\x{ord(c):02x}" for c in refused) + "]" if refused else r"[\s\S]"
+
+
+def _code_point(digits: str) -> str:
+    """The character of a ``\\u`` or ``\\U`` escape as ``interegular`` reads it: ASCII as ``\\xNN``."""
+    code = int(digits, 16)
+    if 0xD800 <= code <= 0xDFFF:
+        raise UnenforcedConstruct("a surrogate code point escape (a JSON string holds no lone surrogate)")
+    return f"\\x{code:02x}" if code < 0x80 else chr(code)
+
+
 def _rewrite(escape: str, in_class: bool, negated: bool) -> str:
     if in_class and negated:
         if escape == "d":
             return _unicode_class("d")
         if escape == "s":
             return _unicode_class("s")
-        raise ValueError(f"\\{escape} inside a negated class cannot be matched exactly")
+        raise UnenforcedConstruct(f"\\{escape} inside a negated class [^...] (a Unicode class read on ASCII only)")
     inner = {
         "d": "0-9", "w": _ASCII_WORD, "s": _unicode_class("s"), "W": _ASCII_NON_WORD,
     }.get(escape)
@@ -370,11 +444,19 @@ def literal_regex(text: str) -> str:
     return "".join(f"[\\{c}]" if c in "\\]^-[" else f"[{c}]" for c in text) if text else "(?:)"
 
 
-def string_regexes(schema: Mapping[str, Any]) -> tuple[str, ...]:
+def string_regexes(schema: Mapping[str, Any], *, wide: bool = False) -> tuple[str, ...]:
     """The anchored regexes every string of a core schema fully matches: its ``pattern``, its
-    ``format`` and the further ones in its ``allOf`` (the one reading of these keywords)."""
+    ``format`` and the further ones in its ``allOf`` (the one reading of these keywords).
+    ``wide``: supersets of what the checker accepts (see the module docstring), for proving
+    two schemas apart."""
     items = [(k, schema[k]) for k in ("pattern", "format") if k in schema]
     items += [next(iter(extra.items())) for extra in schema.get("allOf", [])]
-    return tuple(dict.fromkeys(FORMAT_PATTERNS[v] if k == "format" else anchored(v) for k, v in items))
+
+    def regex(keyword: str, value: str) -> str:
+        if keyword != "format":
+            return anchored(value, wide=wide)
+        return r"[\s\S]*" if wide and value in _SUBSET_FORMATS else FORMAT_PATTERNS[value]
+
+    return tuple(dict.fromkeys(regex(k, v) for k, v in items))
 
 

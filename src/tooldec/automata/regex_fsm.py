@@ -10,8 +10,11 @@ sets, giving an ``interegular.FSM`` of the same language, so every later use (``
 the character classes, the fragment) is unchanged. :func:`intersect` and :func:`subtract` are
 the product constructions ``&`` and ``-`` perform, with the same dictionary lookup.
 
-Trees this module does not read (flags such as ``(?i)``, lookarounds) are built by
-``interegular`` itself: the language is always the library's reading of the regex.
+A lookahead is read only where it is exact: leading a concatenation that spans the whole
+string (``(?!X)Y`` fully matched: ``Y`` less the strings that start with ``X``), which is where
+:func:`tooldec.automata.regex.anchored` puts the lookaheads after a pattern's ``^``. Any other
+lookaround raises ``Unsupported`` (``interegular`` reads them inexactly). Trees with inline flags
+such as ``(?i)`` are built by ``interegular`` itself: the language is the library's reading.
 """
 
 from __future__ import annotations
@@ -21,9 +24,9 @@ from typing import Any
 
 import interegular
 from interegular.fsm import FSM, Alphabet
-from interegular.patterns import REFlags, _CharGroup, _Concatenation, _NonCapturing, _Repeated
+from interegular.patterns import REFlags, Unsupported, _CharGroup, _Concatenation, _NonCapturing, _Repeated
 
-__all__ = ["MAX_PATTERN_UNITS", "intersect", "pattern_fsm", "subtract", "unrolled_units"]
+__all__ = ["MAX_PATTERN_UNITS", "intersect", "pattern_fsm", "subtract", "union", "unrolled_units"]
 
 MAX_PATTERN_UNITS = 1_000
 """The most character pieces a ``pattern`` may unroll to (:func:`unrolled_units`). Every pattern and
@@ -83,6 +86,36 @@ class _Thompson:
             state = self.state()
             return state, state
         raise _Unread
+
+    def whole(self, node: object) -> FSM:
+        """The automaton of ``node`` matched against a whole string, where a concatenation that
+        starts with lookaheads is the rest intersected with (or less) each lookahead's strings
+        followed by anything."""
+        if isinstance(node, interegular.Pattern) and not (node.added_flags or node.removed_flags):
+            fsms = [self.whole(option) for option in node.options]
+            return fsms[0] if len(fsms) == 1 else union(*fsms)
+        if isinstance(node, _Concatenation) and node.parts:
+            first = node.parts[0]
+            if len(node.parts) == 1 and isinstance(first, interegular.Pattern):
+                return self.whole(first)
+            if isinstance(first, _NonCapturing) and not first.backwards:
+                rest = self.whole(_Concatenation(node.parts[1:]))
+                prefixes = self.fsm(_Concatenation((first.inner, _ALL_STAR)))
+                return subtract(rest, prefixes) if first.negate else intersect(rest, prefixes)
+        return self.fsm(node)
+
+    def fsm(self, node: object) -> FSM:
+        """The automaton of ``node`` (no lookaround inside).
+
+        Raises:
+            interegular.patterns.Unsupported: ``node`` holds a lookaround or an inline flag.
+        """
+        try:
+            start, end = self.build(node)
+        except _Unread:
+            raise Unsupported("a lookaround is enforced only right after the ^ of a pattern's alternative,"
+                              " and a lookahead only without inline flags") from None
+        return self.determinize(start, end)
 
     def _char(self, keys: frozenset[int]) -> tuple[int, int]:
         start, end = self.state(), self.state()
@@ -151,6 +184,20 @@ class _Thompson:
 
 _DOT = interegular.patterns._DOT  # the parser's shared '.' and empty nodes
 _EMPTY = interegular.patterns._EMPTY
+_ALL_STAR = interegular.patterns._ALL_STAR  # any text
+
+
+def _lookarounds(node: object) -> bool:
+    """Whether ``node`` holds a lookahead or lookbehind anywhere."""
+    if isinstance(node, _NonCapturing):
+        return True
+    if isinstance(node, interegular.Pattern):
+        return any(_lookarounds(option) for option in node.options)
+    if isinstance(node, _Concatenation):
+        return any(_lookarounds(part) for part in node.parts)
+    if isinstance(node, _Repeated):
+        return _lookarounds(node.base)
+    return False
 
 
 def unrolled_units(regex: str) -> int:
@@ -178,14 +225,18 @@ def _units(node: object) -> int:
 
 
 def pattern_fsm(regex: str) -> FSM:
-    """The automaton of the strings that fully match ``regex``, as ``interegular`` reads it.
+    """The automaton of the strings that fully match ``regex``, as ``interegular`` reads it
+    (lookaheads as the module docstring says).
 
     Raises:
         interegular.patterns.Unsupported, interegular.patterns.InvalidSyntax: as
-            ``interegular.parse_pattern`` and ``to_fsm`` do.
+            ``interegular.parse_pattern`` and ``to_fsm`` do, and for a lookaround that is not
+            exact (see the module docstring).
     """
     pattern = interegular.parse_pattern(regex)
     builder = _Thompson(pattern.get_alphabet(REFlags(0)))
+    if _lookarounds(pattern):
+        return builder.whole(pattern)
     try:
         start, end = builder.build(pattern)
     except _Unread:
@@ -238,6 +289,11 @@ def _product(fsms: Sequence[FSM], accepts: Callable[[list[bool | None]], bool], 
 def intersect(*fsms: FSM) -> FSM:
     """Strings every one of ``fsms`` accepts (``a & b`` in ``interegular``)."""
     return _product(fsms, lambda finals: all(finals), len(fsms))
+
+
+def union(*fsms: FSM) -> FSM:
+    """Strings any one of ``fsms`` accepts (``a | b`` in ``interegular``)."""
+    return _product(fsms, lambda finals: any(finals), 0)
 
 
 def subtract(fsm: FSM, *others: FSM) -> FSM:

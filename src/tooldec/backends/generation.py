@@ -6,8 +6,8 @@ from __future__ import annotations
 import atexit
 import gc
 import importlib.util
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
@@ -33,6 +33,8 @@ class Generation:
         call_closed: Generation stopped because a call closed (``stop_after_call`` dialects).
         masking_seconds, masked_steps, overlapped_seconds, checked_steps: What masking cost,
             as :class:`~tooldec.backends.step.Stepper` counts it (0 when unconstrained).
+        refusals: What the model tried to write that the format refuses, by name, and how often
+            (``Stepper.refusals``).
     """
 
     ids: list[int]
@@ -42,6 +44,7 @@ class Generation:
     masked_steps: int
     overlapped_seconds: float = 0.0
     checked_steps: int = 0
+    refusals: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -180,7 +183,7 @@ class TokenGenerator(Generator):
                 if ended or closed:
                     break
         return Generation(ids, ended, closed, stepper.masking_seconds, stepper.steps, stepper.overlapped_seconds,
-                          stepper.checked)
+                          stepper.checked, stepper.refusals)
 
 
 def generator_for(model: Any, tokenizer: Any, vocab: Vocabulary | None = None) -> TokenGenerator:

@@ -30,7 +30,7 @@ from .masking import FAR, shortest_in_tail
 from .masks import Mask
 from .name_bounds import name_most, shortest_below
 from .opener_bounds import open_paths, upper, upper_plan
-from .positions import Head, Name, Open, Position, Tail, Text
+from .positions import Head, Name, Open, Position, Tail, Text, Think
 from .trie_walk import NATIVE, native_count
 from .vector_walk import StringWalk, walk_state
 
@@ -64,15 +64,29 @@ class _Completion(tuple):  # type: ignore[type-arg]
 
 
 def need(grammar: Grammar, pos: Position, follow_ok: bool) -> int:
-    """Tokens enough to finish the call from ``pos`` (0 in text)."""
+    """Tokens enough to finish the call from ``pos`` (0 in text); in a reasoning section, its
+    close and then the call that must follow it (each cut on its own)."""
+    if isinstance(pos, Think):
+        return grammar.compiler.kept(("think-need", grammar.serial, pos, follow_ok), lambda: tokens_of(
+            grammar, _think_close(grammar, pos)) + need(grammar, grammar.after_think(pos), follow_ok))
     specials, data = shortest(grammar, pos, follow_ok)
     return specials + tokens_of(grammar, data)
+
+
+def _think_close(grammar: Grammar, pos: Think) -> bytes:
+    """The shortest text that closes the reasoning section from ``pos``."""
+    think = grammar.openers.think
+    assert think is not None
+    return think.shortest(pos.state)
 
 
 def shortest(grammar: Grammar, pos: Position, follow_ok: bool) -> Completion:
     """The canonical completion from ``pos`` (see the module docstring)."""
     if isinstance(pos, Text):
         return 0, b""
+    if isinstance(pos, Think):
+        specials, data = shortest(grammar, grammar.after_think(pos), follow_ok)
+        return specials, _think_close(grammar, pos) + data
     if isinstance(pos, Tail):
         return 0, tail_text(grammar, pos.form, grammar.tail(pos.tool, pos.form, pos.chained), pos.state, follow_ok)
     key = ("short", grammar.serial, pos, follow_ok)
@@ -362,6 +376,8 @@ def token_needs(grammar: Grammar, pos: Position, mask: Mask, start_ok: bool, fol
 
     if isinstance(pos, (Open, Head)):
         return grammar.compiler.kept(key, lambda: _Needs(_stay_needs(grammar, pos, mask, start_ok, follow_ok)), keep)
+    if isinstance(pos, Think):
+        return grammar.compiler.kept(key, lambda: _Needs(_think_needs(grammar, pos, mask, start_ok, follow_ok)), keep)
     return grammar.compiler.kept(key, lambda: _Needs(_per_token_needs(grammar, pos, mask, start_ok, follow_ok)), keep)
 
 
@@ -523,6 +539,31 @@ def _string_within(grammar: Grammar, pos: Tail, mask: Mask, slack: int, follow_o
     packed &= mask.packed  # both over the compiler's index words
     kept = int(np.bitwise_count(packed).sum(dtype=np.int64))
     return None if kept == mask.count else Mask(packed, _count=kept)
+
+
+def _think_needs(grammar: Grammar, pos: Think, mask: Mask, start_ok: bool,
+                 follow_ok: bool) -> tuple[np.ndarray, np.ndarray]:
+    """In a reasoning section, as in the tails: a token that stays inside needs what its end
+    state needs (one search per distinct end), one that closes the section what its rest leaves;
+    a special token without bytes stays where it is."""
+    think = grammar.openers.think
+    assert think is not None
+    index = grammar.compiler.index
+    walk = walk_state(index, think, pos.state)
+    ends, where = np.unique(walk.finals, return_inverse=True)
+    per_end = [need(grammar, Think(int(end), pos.forced, pos.only), follow_ok) for end in ends.tolist()]
+    closing = index.ids[walk.exit_rows].astype(np.int64)
+    after = grammar.after_think(pos)
+    closing_needs = []
+    for r, off in zip(walk.exit_rows.tolist(), walk.exit_offsets.tolist()):
+        rest = bytes(index.flat[index.offsets[r] + off : index.offsets[r] + index.lengths[r]])
+        found, _ = grammar.walk(after, rest, start_ok, follow_ok)
+        closing_needs.append(FAR if found is None else need(grammar, found, follow_ok))
+    specials = index.special_ids.astype(np.int64)
+    ids = np.concatenate([index.ids[walk.rows].astype(np.int64), closing, specials])
+    needs = np.concatenate([np.array(per_end, dtype=np.int64)[where], np.array(closing_needs, dtype=np.int64),
+                            np.full(specials.size, need(grammar, pos, follow_ok), dtype=np.int64)])
+    return _allowed_only(mask, ids, needs)
 
 
 def _tail_needs(grammar: Grammar, pos: Tail, mask: Mask, follow_ok: bool) -> tuple[np.ndarray, np.ndarray]:

@@ -31,6 +31,7 @@ from ..automata.nfa import NFA
 from ..caches import BoundedCache
 from ..dialects.base import NEXT_CALL, Dialect
 from ..tokens import Vocabulary
+from ..tokens.markers import with_markers
 from ..tools import Tool, ToolLike, ToolSet
 from ..tools.schema import prepare_formats
 from ..tools.toolset import inventory_digest
@@ -139,7 +140,10 @@ class Compiler:
     def __init__(self, vocab: Vocabulary, dialect: Dialect, *, tail_cache_bytes: int = 32 * MB,
                  mask_cache_bytes: int = 32 * MB, snapshot_cache: int = 8) -> None:
         start = time.perf_counter()
+        vocab = with_markers(vocab, dialect.markers_in_use)
         self.vocab = vocab
+        """The vocabulary masks are computed over: the given one, with the dialect's markers
+        spelled (``tooldec.tokens.markers``; the same ids and size)."""
         self.dialect = dialect
         self.index = prepare_vocabulary(vocab)
         self.openers = OpenerTables(self.index, dialect)

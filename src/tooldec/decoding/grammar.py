@@ -30,8 +30,8 @@ from ..tools import Tool, ToolLike, ToolSet
 from .compiler import _SERIALS, CompiledTail, Compiler
 from .masking import known_mask, mask_at
 from .names import NameIndex
-from .openers import OpenerTables
-from .positions import Head, Name, Open, Position, Tail, Text
+from .openers import CommitKind, OpenerTables
+from .positions import Head, Name, Open, Position, Tail, Text, Think
 
 if TYPE_CHECKING:
     from .masks import Mask
@@ -174,15 +174,33 @@ class Grammar:
     # -- positions --------------------------------------------------------------------------------
 
     def start(self, tool_choice: str) -> Position:
-        """Where a sequence begins: free text (``auto``, ``none``) or a call that must come first."""
+        """Where a sequence begins: free text (``auto``, ``none``) or a call that must come first
+        (after a reasoning section, if the model writes one); inside reasoning if the prompt
+        opened it (``Reasoning.inside_at_start``)."""
         openers = self.openers
-        if tool_choice in ("auto", "none"):
+        free = tool_choice in ("auto", "none")
+        only = None if free or tool_choice == "required" else tool_choice
+        reasoning = self.dialect.reasoning
+        if reasoning is not None and reasoning.inside_at_start:
+            return self.thinking(not free, only)
+        if free:
             return Text(openers.search_start)
-        return Open(openers.open.start, None if tool_choice == "required" else tool_choice)
+        return Open(openers.open.start, only)
 
     @staticmethod
     def is_accepting(pos: Position) -> bool:
         return isinstance(pos, Text)
+
+    def thinking(self, forced: bool, only: str | None) -> Think:
+        """The start of a reasoning section (``forced``: a call must follow it)."""
+        think = self.openers.think
+        assert think is not None  # only a dialect with reasoning opens one
+        return Think(think.start, forced, only)
+
+    def after_think(self, pos: Think) -> Position:
+        """Where the output goes on once the reasoning section of ``pos`` closed."""
+        openers = self.openers
+        return Open(openers.open_after_think, pos.only) if pos.forced else Text(openers.after_think)
 
     def _name_start(self, form: int, only: str | None) -> Position:
         return Name(form, b"", only)
@@ -204,8 +222,9 @@ class Grammar:
                     seen.add(t)
                     if not dfa.arrays.exits[t]:
                         todo.append(t)
-                    elif openers.commits[openers.commit_of(dfa, t)].tool in (None, only):
-                        found = True
+                    else:
+                        info = openers.commits[openers.commit_of(dfa, t)]
+                        found = info.kind is CommitKind.REASONING or info.tool in (None, only)
             with self._pin_lock:
                 self._alive[key] = found
         return found
@@ -214,6 +233,10 @@ class Grammar:
         """Where the call goes on once opener ``commit`` completed (``None``: a named opener
         named another tool than the one ``tool_choice`` asks for)."""
         info = self.openers.commits[commit]
+        if info.kind is CommitKind.REFUSED:
+            return None
+        if info.kind is CommitKind.REASONING:
+            return self.thinking(info.forced, only)
         if info.tool is not None:  # the name and the start of its tail are written already
             if only is not None and only != info.tool:
                 return None
@@ -236,7 +259,11 @@ class Grammar:
         """The position after a special token (no bytes), or ``None`` if it is not allowed there."""
         openers = self.openers
         form = openers.special_forms.get(tid)
+        if isinstance(pos, Think):  # reasoning is free text: no special opens a call there
+            return pos
         if isinstance(pos, Text):
+            if tid in openers.refused_specials:
+                return None
             if form is not None:
                 return self._head(form, None) if start_ok else None
             return pos
@@ -256,10 +283,19 @@ class Grammar:
                 i += used
                 if commit < 0:
                     return Text(state), closed
+                if openers.commits[commit].kind is CommitKind.REASONING:  # whether or not a call may start
+                    pos = self.thinking(False, None)
+                    continue
                 committed = self._commit(commit, None, follow_ok) if start_ok else None
                 if committed is None:
                     return None, closed
                 pos, start_ok = committed, follow_ok
+            elif isinstance(pos, Think):
+                state, used, ended = openers.walk_think(pos.state, data[i:])
+                i += used
+                if not ended:
+                    return Think(state, pos.forced, pos.only), closed
+                pos = self.after_think(pos)
             elif isinstance(pos, Open):
                 state, used, commit = openers.walk_open(pos.state, data[i:])
                 i += used
@@ -309,8 +345,8 @@ class Grammar:
                 closed += 1
                 if dfa.marks.get(state) == NEXT_CALL:
                     pos = Name(pos.form, b"", None)
-                elif i < n and self.dialect.stop_after_call:
-                    return None, closed  # the runtime writes the result right here: the call ends the token
+                elif i < n and (self.dialect.stop_after_call or self.dialect.call_ends_output):
+                    return None, closed  # the runtime writes the result right here, or the output ends: the call ends the token
                 else:
                     pos = Text(openers.after_call)
                     start_ok = follow_ok

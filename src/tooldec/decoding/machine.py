@@ -22,7 +22,8 @@ from .grammar import Grammar
 from .masking import FAR, goes_on_from
 from .masks import Mask
 from .opener_bounds import upper
-from .positions import Open, Position, Tail, Text
+from .openers import CommitKind
+from .positions import Open, Position, Tail, Text, Think
 
 __all__ = ["Machine", "Mode", "ToolChoice", "fill_bitmasks"]
 
@@ -104,6 +105,8 @@ class Mode(enum.Enum):
     """Free text: the whole vocabulary, less what ``tool_choice`` forbids."""
     TOOL = "tool"
     """Inside a call (or before one that must come first): only tokens that keep it valid."""
+    REASONING = "reasoning"
+    """Inside a reasoning section: free text in which no call opens, until the section closes."""
     DONE = "done"
     """An end-of-sequence token was accepted."""
 
@@ -117,6 +120,9 @@ class Machine:
             ``"none"`` (no call may open) or a tool name (that tool is called first).
         parallel_tool_calls: Whether more than one call may be made in one turn.
         max_calls: Most calls in one turn (``None``: no limit).
+        max_reasoning_tokens: Most tokens a reasoning section may take, its close included
+            (``None``: no limit but the budget's). The masks close it in time: past the limit
+            only the close is allowed, and with a budget, room is kept for a call that must follow.
 
     Raises:
         ToolNotFoundError: ``tool_choice`` names no tool.
@@ -147,6 +153,7 @@ class Machine:
         tool_choice: ToolChoice = "auto",
         parallel_tool_calls: bool = True,
         max_calls: int | None = None,
+        max_reasoning_tokens: int | None = None,
     ) -> None:
         if tool_choice not in ("auto", "required", "none") and tool_choice not in grammar.tools:
             raise ToolNotFoundError(f"tool_choice {tool_choice!r} is neither auto/required/none nor a tool name")
@@ -157,11 +164,15 @@ class Machine:
                 "Pythonic(openers=['call']))")
         if max_calls is not None and max_calls < 0:
             raise ValueError(f"max_calls must be >= 0, got {max_calls}")
+        if max_reasoning_tokens is not None and max_reasoning_tokens < 0:
+            raise ValueError(f"max_reasoning_tokens must be >= 0, got {max_reasoning_tokens}")
+        self.max_reasoning_tokens = max_reasoning_tokens
         self.grammar = grammar
         self.tool_choice = tool_choice
         self.parallel_tool_calls = parallel_tool_calls
         self.max_calls = max_calls
         self._eos = grammar.vocab.eos_ids
+        self._call_ends_output = grammar.dialect.call_ends_output
         self._token_bytes = grammar.vocab.token_bytes
         self.reset()
 
@@ -171,7 +182,9 @@ class Machine:
         self._done = False
         self.calls_completed = 0
         self.call_just_closed = False
-        self._history: list[tuple[Position, bool, int, bool, int]] = []
+        self.reasoning_tokens = 0
+        """Tokens taken inside the current (or last) reasoning section."""
+        self._history: list[tuple[Position, bool, int, bool, int, int]] = []
         self._text = bytearray()
         self._step: _Step | None = None  # the record of this position, once a loop asked for its lists
         self._came: _Step | None = None  # the record whose kept move led here
@@ -182,6 +195,8 @@ class Machine:
     def mode(self) -> Mode:
         if self._done:
             return Mode.DONE
+        if isinstance(self._pos, Think):
+            return Mode.REASONING
         return Mode.TEXT if isinstance(self._pos, Text) else Mode.TOOL
 
     @property
@@ -192,7 +207,9 @@ class Machine:
     def turn_over(self) -> bool:
         """In text after the last call this cursor allows: a server whose client runs the tools
         ends the message here (what the model would write next is no call)."""
-        return self.calls_completed > 0 and not self._done and isinstance(self._pos, Text) and not self._flags()[0]
+        if self._done or self.calls_completed == 0:
+            return False
+        return isinstance(self._pos, Text) and not self._flags()[0]
 
     @property
     def text(self) -> bytes:
@@ -235,7 +252,7 @@ class Machine:
         Raises:
             BudgetError: A call must come first and needs more than ``budget`` tokens.
         """
-        if isinstance(self._pos, Open):
+        if isinstance(self._pos, Open) or (isinstance(self._pos, Think) and self._pos.forced):
             needed = self.min_tokens()
             if needed > budget:
                 raise BudgetError(
@@ -244,14 +261,37 @@ class Machine:
 
     # -- masks --------------------------------------------------------------------------------
 
+    def _capped(self, budget: int | None) -> int | None:
+        """``budget``, or less inside a reasoning section that ``max_reasoning_tokens`` limits: the
+        tokens it has left, but never fewer than its close needs, and room for what must follow."""
+        pos, most = self._pos, self.max_reasoning_tokens
+        if most is None or type(pos) is not Think:
+            return budget
+        grammar, follow_ok = self.grammar, self._flags()[1]
+        after = need(grammar, grammar.after_think(pos), follow_ok)
+        cap = max(most - self.reasoning_tokens, need(grammar, pos, follow_ok) - after) + after
+        return cap if budget is None else min(budget, cap)
+
     def _mask(self, budget: int | None, flags: tuple[bool, bool] | None = None) -> tuple[Mask, Mask | None]:
         grammar, pos = self.grammar, self._pos
+        budget = self._capped(budget)
         start_ok, follow_ok = self._flags() if flags is None else flags
         mask = grammar.mask(pos, start_ok, follow_ok)
         if budget is None:
             return mask, None
         # this token at least: asking for a mask means one more comes
-        return mask, within(grammar, pos, mask, max(budget, 1), start_ok, follow_ok)
+        return mask, self._fitting(within(grammar, pos, mask, max(budget, 1), start_ok, follow_ok), budget)
+
+    def _fitting(self, filtered: Mask | None, budget: int) -> Mask | None:
+        """The budget's cut, unless it leaves no token: a budget below the need (then nothing can
+        close the call, and an empty mask would fail a sampler somewhere else)."""
+        if filtered is not None and not filtered.count:
+            needed = self.min_tokens()
+            raise BudgetError(
+                f"the rest of the call needs {needed} tokens but the budget is {budget}, so no token is allowed: "
+                "check_budget(max_tokens) before decoding refuses such a budget, and a loop that passes the "
+                "tokens it has left (this one included) never goes below the need")
+        return filtered
 
     def allowed_token_ids(self, budget: int | None = None) -> np.ndarray:
         """Sorted ids of the tokens allowed next.
@@ -259,12 +299,18 @@ class Machine:
         Args:
             budget: Tokens the caller may still generate, this one included. Only tokens after
                 which the call can still close within the rest are allowed.
+
+        Raises:
+            BudgetError: ``budget`` is below :meth:`min_tokens`, so no token could be allowed
+                (as in :meth:`allowed`, :meth:`known`, :meth:`lists`, :meth:`known_lists` and
+                :meth:`fill_bitmask`).
         """
         return self.allowed(budget).ids
 
     def allowed(self, budget: int | None = None) -> Mask:
-        """The tokens allowed next (see :meth:`allowed_token_ids`) as packed bits, listed only on
-        demand: a sampler reads ``Mask.pick_lists``, the refused ids where they are the fewer."""
+        """The tokens allowed next (see :meth:`allowed_token_ids`, and its ``BudgetError``) as
+        packed bits, listed only on demand: a sampler reads ``Mask.pick_lists``, the refused ids
+        where they are the fewer."""
         if self._done:
             return Mask.from_ids(np.empty(0, dtype=np.int64), self.grammar.compiler.index.words)
         mask, filtered = self._mask(budget)
@@ -287,6 +333,7 @@ class Machine:
         """:meth:`_mask`'s answer (the whole mask, and the budget's cut or ``None``) where it is at
         hand, else ``None``."""
         grammar, pos = self.grammar, self._pos
+        budget = self._capped(budget)
         start_ok, follow_ok = self._flags() if flags is None else flags
         mask = grammar.known_mask(pos, start_ok, follow_ok)
         if mask is None or budget is None:
@@ -294,7 +341,7 @@ class Machine:
         filtered = known_within(grammar, pos, mask, max(budget, 1), start_ok, follow_ok)
         if filtered is NOT_AT_HAND:
             return None
-        return mask, filtered if isinstance(filtered, Mask) else None
+        return mask, self._fitting(filtered, budget) if isinstance(filtered, Mask) else None
 
     def known_lists(self, budget: int, width: int) -> Lists | None:
         """``allowed(budget).pick_lists(width)`` if it is at hand (see :meth:`known`), else
@@ -302,6 +349,8 @@ class Machine:
         :meth:`advance` that follows."""
         if self._done:
             return None
+        capped = self._capped(budget)
+        budget = budget if capped is None else capped
         flags = self._flags()
         step = self._find_step(flags)
         if step is not None and budget >= step.fits_from and step.width == width:
@@ -314,6 +363,8 @@ class Machine:
         budget leaves the mask whole."""
         if self._done:
             return self.allowed(budget).pick_lists(width)
+        capped = self._capped(budget)
+        budget = budget if capped is None else capped
         flags = self._flags()
         return self._keep_lists(flags, *self._mask(budget, flags), budget, width)
 
@@ -360,6 +411,10 @@ class Machine:
 
         Returns:
             Whether any token of the vocabulary is masked out.
+
+        Raises:
+            BudgetError: ``budget`` is below :meth:`min_tokens` (see :meth:`allowed_token_ids`);
+                ``bitmask`` is left as it was.
         """
         target = bitmask if bitmask.ndim == 1 else bitmask[row]
         if self._done:
@@ -424,6 +479,7 @@ class Machine:
         what a cold token cost (``python benchmarks/cold_replay.py --sweep-mb 64 --check-first``)."""
         tid = int(token_id)
         grammar, token_bytes = self.grammar, self._token_bytes
+        budget = self._capped(budget)
         data = token_bytes[tid] if 0 <= tid < len(token_bytes) else None
         if budget is None or data is None or self._done or self._step is not None:  # the general way
             follow_ok = self._flags()[1]
@@ -460,7 +516,13 @@ class Machine:
 
     def _move(self, new: Position, data: bytes | None, closed: int, came: _Step | None = None) -> None:
         """Step to ``new`` after ``data``, keeping where it was for :meth:`rollback`."""
-        self._history.append((self._pos, self._done, self.calls_completed, self.call_just_closed, len(self._text)))
+        old = self._pos
+        self._history.append((old, self._done, self.calls_completed, self.call_just_closed, len(self._text),
+                              self.reasoning_tokens))
+        if type(new) is Think:
+            self.reasoning_tokens = self.reasoning_tokens + 1 if type(old) is Think else 0
+        elif type(old) is Think:
+            self.reasoning_tokens += 1  # the token that closed it
         self._pos = new
         self._step = None
         self._came = came
@@ -468,6 +530,8 @@ class Machine:
             self._text += data
         self.calls_completed += closed
         self.call_just_closed = closed > 0
+        if closed and self._call_ends_output:  # the call's last token ended the output (gpt-oss's <|call|>)
+            self._done = True
 
     def accept_string(self, data: str | bytes) -> bool:
         """Consume text without token ids (a forced prefix). ``False`` (and nothing changes) if it
@@ -487,7 +551,8 @@ class Machine:
         if n > len(self._history):
             raise ValueError(f"cannot roll back {n} tokens, only {len(self._history)} were accepted")
         for _ in range(n):
-            self._pos, self._done, self.calls_completed, self.call_just_closed, length = self._history.pop()
+            (self._pos, self._done, self.calls_completed, self.call_just_closed, length,
+             self.reasoning_tokens) = self._history.pop()
             del self._text[length:]
         self._step = self._came = None
 
@@ -498,6 +563,25 @@ class Machine:
         twin._history = list(self._history)
         twin._text = bytearray(self._text)
         return twin
+
+    def refusal(self, token_id: int) -> str | None:
+        """The name of the refused text (``Dialect.refusals``: a tool-result marker, an opener's
+        near miss) that ``token_id`` would complete here, or ``None``: what a loop counts when the
+        model's own pick is not allowed, so a trace shows a model that tried to write a result."""
+        pos = self._pos
+        if type(pos) is not Text or self._done:
+            return None
+        openers = self.grammar.openers
+        tid = int(token_id)
+        if tid in openers.refused_specials:
+            return openers.refused_specials[tid]
+        token_bytes = self._token_bytes
+        data = token_bytes[tid] if 0 <= tid < len(token_bytes) else None
+        if not data:
+            return None
+        _, _, commit = openers.walk_text(pos.state, data)
+        info = openers.commits[commit] if commit >= 0 else None
+        return info.label if info is not None and info.kind is CommitKind.REFUSED else None
 
     @property
     def in_call(self) -> str | None:

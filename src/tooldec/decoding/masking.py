@@ -4,7 +4,10 @@ A token is allowed iff all its bytes can be consumed from the position and what 
 still be completed (DESIGN invariant 1). Each kind of position has its own fast path:
 
 * ``Text``: the whole vocabulary, less the tokens that complete an opener and go on into
-  something no call can be (or every opener completion when no call may start);
+  something no call can be (or every opener completion when no call may start), and those that
+  complete a refused text (a tool-result marker);
+* ``Think``: the whole vocabulary but the end of the output, less the tokens that close the
+  reasoning section into something that cannot follow it;
 * ``Open``, ``Head``: tokens inside the small opener/head automata, and those that run into a name;
 * ``Name``: a walk of the name index over the sorted vocabulary (prefix ranges);
 * ``Tail``: the tool's automaton, vectorised over the vocabulary, with the per-vocabulary string
@@ -29,8 +32,8 @@ from ..automata.dfa import MID, SINK, LazyDFA
 from ..caches import BoundedCache
 from ..dialects.base import NEXT_CALL
 from .masks import Mask
-from .openers import Committer
-from .positions import Head, Name, Open, Position, Tail, Text
+from .openers import CommitKind, Committer
+from .positions import Head, Name, Open, Position, Tail, Text, Think
 from .token_index import TokenIndex
 from .trie_walk import NATIVE, native_mask, native_names, walk_trie
 from .vector_walk import walk_rows, walk_state
@@ -99,6 +102,8 @@ def _compute(grammar: Grammar, pos: Position, start_ok: bool, follow_ok: bool) -
     index = grammar.compiler.index
     if isinstance(pos, Text):
         return _text_mask(grammar, pos, start_ok, follow_ok)
+    if isinstance(pos, Think):
+        return _think_mask(grammar, pos, start_ok, follow_ok)
     if isinstance(pos, Open):
         return _open_mask(grammar, pos, follow_ok)
     if isinstance(pos, Head):
@@ -120,6 +125,7 @@ def _text_base(grammar: Grammar, start_ok: bool) -> np.ndarray:
         flags = np.zeros(index.words * 32, dtype=bool)
         flags[index.ids] = True
         flags[index.special_ids] = True
+        flags[list(compiler.openers.refused_specials)] = False
         if not start_ok:
             flags[list(compiler.openers.special_forms)] = False
         return np.packbits(flags, bitorder="little")
@@ -129,15 +135,40 @@ def _text_base(grammar: Grammar, start_ok: bool) -> np.ndarray:
 
 def _text_mask(grammar: Grammar, pos: Text, start_ok: bool, follow_ok: bool) -> Mask:
     openers = grammar.openers
-    bad = [c.token for c in openers.committers(pos.state) if not start_ok or not _commits(grammar, c, None, follow_ok)]
-    far = start_ok and (bool(openers.committers(pos.state)) or bool(openers.special_forms))
+    committers = openers.committers(pos.state)
+    bad = [c.token for c in committers if not _text_commits(grammar, c, start_ok, follow_ok)]
+    far = (start_ok and (bool(committers) or bool(openers.special_forms))) or any(
+        openers.commits[c.commit].kind is CommitKind.REASONING for c in committers)
     return Mask(_text_base(grammar, start_ok), FAR if far else 0).without(np.array(bad, dtype=np.int64))  # a copy
+
+
+def _text_commits(grammar: Grammar, committer: Committer, start_ok: bool, follow_ok: bool) -> bool:
+    """Whether a token that completes a watched text in free text is allowed: an opener's when a
+    call may start and goes on into one, a reasoning section's open when its rest reads as
+    reasoning, a refused text's never."""
+    kind = grammar.openers.commits[committer.commit].kind
+    if kind is CommitKind.REFUSED:
+        return False
+    if kind is CommitKind.REASONING:
+        return grammar.walk(grammar.thinking(False, None), committer.rest, start_ok, follow_ok)[0] is not None
+    return start_ok and _commits(grammar, committer, None, follow_ok)
 
 
 def _commits(grammar: Grammar, committer: Committer, only: str | None, follow_ok: bool) -> bool:
     """Whether a token that completes an opener carries on into a call that can still be written."""
     after = grammar._commit(committer.commit, only, follow_ok)
     return after is not None and grammar.walk(after, committer.rest, follow_ok, follow_ok)[0] is not None
+
+
+def _think_mask(grammar: Grammar, pos: Think, start_ok: bool, follow_ok: bool) -> Mask:
+    """Any token but the end of the output; of those that close the section, the ones whose rest
+    can follow it."""
+    openers = grammar.openers
+    after = grammar.after_think(pos)
+    bad = [c.token for c in openers.closers(pos.state) if grammar.walk(after, c.rest, start_ok, follow_ok)[0] is None]
+    bad += grammar.compiler.index.eos_ids.tolist()
+    close = openers.think_close_bytes
+    return Mask(_text_base(grammar, True), FAR if pos.forced else close).without(np.array(bad, dtype=np.int64))
 
 
 # -- opening ------------------------------------------------------------------------------------------

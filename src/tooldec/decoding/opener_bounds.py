@@ -19,7 +19,7 @@ from .grammar import Grammar
 from .masking import FAR
 from .masks import Mask
 from .name_bounds import name_most
-from .positions import Head, Name, Open, Position
+from .positions import Head, Name, Open, Position, Think
 
 __all__ = ["UpperPlan", "open_paths", "upper", "upper_plan"]
 
@@ -96,7 +96,7 @@ def _ways(grammar: Grammar, pos: Position, follow_ok: bool) -> tuple[Way, ...] |
         starts += [(1, grammar._head(form, pos.only)) for form in set(openers.open_special_forms.values())]
     for commit, path in open_paths(grammar, pos.state).items():
         after = grammar._commit(commit, pos.only, follow_ok)
-        if after is None:
+        if after is None or isinstance(after, Think):  # a bound needs one way: reasoning first is never the shorter
             continue
         if openers.commits[commit].tool is not None:
             ways.append((len(path) + upper(grammar, after, follow_ok), -1))

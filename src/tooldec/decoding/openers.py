@@ -24,11 +24,11 @@ from ..automata.dfa import SINK, LazyDFA
 from ..automata.nfa import NFA
 from ..caches import BoundedCache
 from ..dialects.base import Dialect
-from ..dialects.watch import Commit, search_automaton
+from ..dialects.watch import Commit, CommitKind, search_automaton
 from .token_index import TokenIndex
 from .vector_walk import blank_table, walk_rows, walk_state
 
-__all__ = ["Commit", "Committer", "OpenerTables"]
+__all__ = ["Commit", "CommitKind", "Committer", "OpenerTables"]
 
 
 @dataclass(frozen=True)
@@ -71,6 +71,8 @@ class OpenerTables:
         self.automaton = auto
         self.special_forms: dict[int, int] = {specials[tag]: form for tag, form in auto.special_tags.items()}
         self.open_special_forms: dict[int, int] = {specials[tag]: form for tag, form in auto.open_special_tags.items()}
+        self.refused_specials = {specials[tag]: name for tag, name in auto.refused_tags}
+        """Special tokens free text refuses (a format's result markers), with their refusal's name."""
         """The special tags a call that must come first may open with (``Dialect.forced_openers``)."""
         self.commits: list[Commit] = auto.commits
         self.commit_bytes = auto.commit_bytes
@@ -79,6 +81,16 @@ class OpenerTables:
         self.after_call = auto.after_call
         """The search state after a call closes (mid-line: line openers need a newline first)."""
         self.open = auto.open
+        self.think = auto.think
+        """The reasoning section's automaton (any text, then its close: an exit), or ``None``."""
+        close = dialect.spelled(dialect.reasoning.close) if dialect.reasoning is not None else b""
+        self._close_byte = close[-1] if close else -1
+        self.think_close_bytes = len(close)
+        """The length of the reasoning section's close (spelled): the most bytes it leaves to write."""
+        self.after_think = auto.after_think
+        """The search state right after a reasoning section."""
+        self.open_after_think = auto.open_after_think
+        """The ``open`` state right after a reasoning section that a call must follow."""
         self.heads: list[LazyDFA] = []
         for form in range(dialect.forms):
             head_nfa = NFA()
@@ -94,6 +106,7 @@ class OpenerTables:
         self._text_names: dict[int, bool] = {}
         self._head_walks: BoundedCache[tuple[int, int], HeadWalk] = BoundedCache(
             1 << 20, sizer=lambda walk: 60 * len(walk[0]) + 90 * sum(map(len, walk[2].values())) + 200)
+        self._closers: BoundedCache[int, list[Committer]] = BoundedCache(1 << 20, sizer=lambda found: 80 * len(found) + 200)
         self._has_text = bool(self.commits)
 
     @property
@@ -165,6 +178,11 @@ class OpenerTables:
         all), stays on the head (allowed whatever the tools), or writes part of a name (which only
         a tool list can judge)."""
         info = self.commits[committer.commit]
+        if info.kind is CommitKind.REFUSED:
+            return _LEAVES
+        if info.kind is CommitKind.REASONING:  # free text until the close; past it, a tool list may decide
+            assert self.think is not None
+            return _HEAD if not self.think.walk_classes(self.think.start, committer.rest)[2] else _NAME
         if info.tool is not None:  # a named opener: the name is written, and a tool list decides
             return _NAME
         head = self.heads[info.form] if info.head else None
@@ -212,6 +230,31 @@ class OpenerTables:
         """Follow free text: ``(state, bytes consumed, commit index or -1)``; stops at a commit.
         (A dead end, which text has not, comes back as ``SINK``.)"""
         return self._walk(self.search, state, data)
+
+    def walk_think(self, state: int, data: bytes) -> tuple[int, int, bool]:
+        """Follow reasoning text: ``(state, bytes consumed, whether the section closed)``; stops at
+        the close."""
+        assert self.think is not None
+        state, used, closed = self.think.walk_classes(state, data)
+        return state, used, bool(closed)
+
+    def closers(self, state: int) -> list[Committer]:
+        """Tokens that close the reasoning section from ``state``, and what they have left after
+        the close (kept per state, bounded; shared: read only)."""
+        found = self._closers.get(state)
+        if found is not None:
+            return found
+        think = self.think
+        assert think is not None
+        rows = self.index.rows_containing(self._close_byte)  # the close ends in this byte
+        if not rows.size:
+            return self._closers.put(state, [])
+        walk = walk_rows(self.index, think, rows, np.full(rows.size, state, dtype=np.int32), np.zeros(rows.size, np.int64))
+        out = []
+        for r, off in zip(walk.exit_rows.tolist(), walk.exit_offsets.tolist()):
+            rest = bytes(self.index.flat[self.index.offsets[r] + off : self.index.offsets[r] + self.index.lengths[r]])
+            out.append(Committer(int(self.index.ids[r]), -1, rest))
+        return self._closers.put(state, out)
 
     def walk_open(self, state: int, data: bytes) -> tuple[int, int, int]:
         """Like :meth:`walk_text` in the anchored ``open`` automaton (``SINK`` if off every opener)."""

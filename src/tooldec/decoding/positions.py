@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TypeVar, dataclass_transform
 
-__all__ = ["Head", "Name", "Open", "Position", "Tail", "Text"]
+__all__ = ["Head", "Name", "Open", "Position", "Tail", "Text", "Think"]
 
 _T = TypeVar("_T")
 
@@ -28,6 +28,18 @@ class Text:
     """Free text; ``state`` is the state of the dialect's opener-search automaton."""
 
     state: int
+
+
+@_position
+class Think:
+    """Inside a reasoning section (``<think>`` ... ``</think>``): free text in which no call opens;
+    ``state`` is the state of the dialect's reasoning automaton, which watches for the close."""
+
+    state: int
+    forced: bool = False
+    """Whether a call must follow the section (``tool_choice`` required or a named tool)."""
+    only: str | None = None
+    """The tool ``tool_choice`` names, when ``forced``."""
 
 
 @_position
@@ -73,4 +85,4 @@ class Tail:
     counts: tuple[tuple[int, int], ...] = ()
 
 
-Position = Text | Open | Head | Name | Tail
+Position = Text | Think | Open | Head | Name | Tail

@@ -5,54 +5,68 @@ calls out of generated text, writes a call as text (``format_call``, for prompts
 writes a tool's result back in the format's own way.
 
 Examples:
-    >>> sorted(DIALECTS)
-    ['hermes', 'llama3_json', 'mistral', 'pythonic', 'react', 'toolkengpt']
+    >>> sorted(DIALECTS)  # doctest: +NORMALIZE_WHITESPACE
+    ['deepseek_v31', 'glm45', 'gpt_oss', 'hermes', 'kimi_k2', 'llama3_json', 'minimax_m2', 'mistral',
+     'mistral_tekken', 'pythonic', 'qwen3', 'qwen3_coder', 'react', 'toolkengpt']
     >>> get_dialect("react")
     ReAct()
     >>> get_dialect("json")
     Traceback (most recent call last):
     ...
-    tooldec.errors.UnknownDialectError: no dialect named 'json'; known: hermes, llama3_json, mistral, pythonic, react, toolkengpt
+    tooldec.errors.UnknownDialectError: no dialect named 'json'; known: deepseek_v31, glm45, gpt_oss, hermes, kimi_k2, llama3_json, minimax_m2, mistral, mistral_tekken, pythonic, qwen3, qwen3_coder, react, toolkengpt
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-from ..errors import UnknownDialectError
-from .base import NEXT_CALL, Dialect, ToolCall
+from .base import NEXT_CALL, Dialect, Reasoning, ToolCall
+from .declared import CallFormat, DeclaredDialect
+from .detect import dialect_for
+from .families import (
+    DEEPSEEK_THINKING,
+    GLM45,
+    MAGISTRAL_THINKING,
+    THINK,
+    DeepSeekV31,
+    GptOss,
+    KimiK2,
+    MiniMaxM2,
+    MistralTekken,
+    Qwen3,
+    Qwen3Coder,
+)
 from .hermes import Hermes
 from .llama3 import Llama3Json
 from .mistral import Mistral
 from .pythonic import Pythonic
 from .react import ReAct
+from .registry import DIALECTS, get_dialect
 from .toolkengpt import ToolkenGPT
 
 __all__ = [
+    "DEEPSEEK_THINKING",
     "DIALECTS",
+    "GLM45",
+    "MAGISTRAL_THINKING",
     "NEXT_CALL",
+    "THINK",
+    "CallFormat",
+    "DeclaredDialect",
+    "DeepSeekV31",
     "Dialect",
+    "GptOss",
     "Hermes",
+    "KimiK2",
     "Llama3Json",
+    "MiniMaxM2",
     "Mistral",
+    "MistralTekken",
     "Pythonic",
+    "Qwen3",
+    "Qwen3Coder",
     "ReAct",
+    "Reasoning",
     "ToolCall",
     "ToolkenGPT",
+    "dialect_for",
     "get_dialect",
 ]
-
-DIALECTS: dict[str, type[Dialect]] = {cls.name: cls for cls in (Hermes, ToolkenGPT, ReAct, Llama3Json, Mistral, Pythonic)}
-"""Every built-in dialect class by its ``name``."""
-
-
-def get_dialect(name: str, **options: Any) -> Dialect:
-    """The dialect called ``name``, made with ``options`` (e.g. ``tools=`` for ToolkenGPT).
-
-    Raises:
-        UnknownDialectError: No dialect has that name; the message lists the names there are.
-    """
-    cls = DIALECTS.get(name)
-    if cls is None:
-        raise UnknownDialectError(f"no dialect named {name!r}; known: {', '.join(sorted(DIALECTS))}")
-    return cls(**options)

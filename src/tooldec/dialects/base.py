@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import abc
 import enum
+import functools
 import json
 import re
 import uuid
@@ -30,10 +31,12 @@ from typing import Any, ClassVar
 from ..automata.json_schema import SchemaCompiler, Style, Whitespace
 from ..automata.nfa import BLANK_RANGES, NFA, Frag
 from ..errors import UnsupportedSchemaError
+from ..tokens.markers import spelling
 from ..tools import Tool
 from .scanning import NAME_OBJECT
 
-__all__ = ["Anchor", "CallScan", "Dialect", "NEXT_CALL", "Opener", "ToolCall", "json_ws", "require_plain_properties"]
+__all__ = ["Anchor", "CallScan", "Dialect", "NEXT_CALL", "Opener", "Reasoning", "Refusal", "ToolCall", "json_ws",
+           "near_miss", "require_plain_properties", "spelled_text"]
 
 NEXT_CALL = "next_call"
 """Mark on the tail state where another name begins (list formats: ``[a(...), b(...)]``)."""
@@ -130,6 +133,52 @@ class Opener:
 
 
 @dataclass(frozen=True)
+class Refusal:
+    """Text that free text may never write: a format's tool-result markers (a result the model
+    wrote itself would read as one from a tool), or the near misses of an opener that no call
+    and no valid JSON can become (``{"name}``). Free text refuses the token that completes it.
+
+    Attributes:
+        name: What to call it in reports.
+        text: Builds the bytes refused (an automaton piece, as an opener's text).
+        tag: A special token's text instead: refused by id where the vocabulary has it as a
+            special token, else as text (as an opener's tag).
+        anchor: Where it counts.
+    """
+
+    name: str
+    text: Callable[[NFA], Frag] | None = None
+    tag: str | None = None
+    anchor: Anchor = Anchor.ANYWHERE
+
+    def __post_init__(self) -> None:
+        if (self.tag is None) == (self.text is None):
+            raise ValueError(f"refusal {self.name!r}: give exactly one of tag and text")
+
+
+@dataclass(frozen=True)
+class Reasoning:
+    """A section the model reasons in before it answers (``<think>`` ... ``</think>``).
+
+    Its text is free and never opens a call (a call written there is counted apart, as one in
+    reasoning); it must close before the output ends, and a token budget keeps room for the close
+    (and for a call that must follow). The delimiters may hold the format's markers.
+
+    Attributes:
+        open: The text that begins the section (at the start of the output, after any whitespace).
+        close: The text that ends it.
+        inside_at_start: The prompt opened the section already (DeepSeek-R1 and QwQ templates end
+            with ``<think>\n``): the output starts inside it.
+    """
+
+    open: str
+    close: str
+    inside_at_start: bool = False
+    markers: tuple[str, ...] = ()
+    """The special tokens the delimiters are written with (Magistral's ``[THINK]``)."""
+
+
+@dataclass(frozen=True)
 class CallScan:
     """What :meth:`Dialect.scan` finds in a text: the calls, and the call-like text that did not parse."""
 
@@ -137,6 +186,20 @@ class CallScan:
     broken: list[str]
     """Each opener occurrence that did not become a call, and each JSON object with a ``"name"``
     key outside a call: the text from where it starts (at most 200 characters)."""
+    in_reasoning: list[str] = field(default_factory=list)
+    """Call-like text inside reasoning sections (never a call, never counted as broken)."""
+    reasoning: str = ""
+    """The text of the reasoning sections, delimiters left out."""
+
+
+class DefaultType(enum.Enum):
+    """The type of :data:`DEFAULT`."""
+
+    DEFAULT = "default"
+
+
+DEFAULT = DefaultType.DEFAULT
+"""An option left at the dialect's own default (``reasoning=None`` turns reasoning off)."""
 
 
 class Dialect(abc.ABC):
@@ -158,6 +221,9 @@ class Dialect(abc.ABC):
         forced: Names of the openers (among those in use) a call that must come first
             (``tool_choice`` required or named) may open with; ``None`` takes the dialect's
             ``default_forced`` where one of them is in use, else every opener in use.
+        reasoning: The reasoning section the model writes first (:class:`Reasoning`), ``None``
+            for none (a model whose thinking the chat template turned off); by default the
+            dialect's own.
     """
 
     name: ClassVar[str]
@@ -172,6 +238,17 @@ class Dialect(abc.ABC):
     use). Free text is the model's to write, so auto mode takes every opener it may write a call
     in; a forced call is written by the mask, so it may as well open the way the model was
     trained to (docs/RESULTS.md, "BFCL", measures the difference)."""
+    answer_prefix: ClassVar[str] = ""
+    """Text that opens the answer and is not part of it (gpt-oss's ``<|channel|>final<|message|>``):
+    a server leaves it out of ``content``."""
+    call_ends_output: ClassVar[bool] = False
+    """The token that ends a call ends the output (gpt-oss's ``<|call|>``): nothing follows a call."""
+    markers: ClassVar[tuple[str, ...]] = ()
+    """Texts of the tokens the format writes as single tokens (``tooldec.tokens.markers``): in its
+    grammar pieces they are spelled with :meth:`spelled`, which only that token can write."""
+    reasoning: Reasoning | None = None
+    """The reasoning section the model writes before it answers, if any (an instance option of
+    the dialects that take one)."""
     tail_literal: ClassVar[bytes] = b""
     """Bytes every form-0 tail of this dialect starts with: a token that runs from a name into
     them is checked against these without building the tool's automaton (a test keeps them honest)."""
@@ -180,7 +257,12 @@ class Dialect(abc.ABC):
     text is at least those bytes plus the shortest arguments: budgets then search the shortest call
     among many tools from bounds (``decoding.name_bounds``; a test keeps this honest)."""
 
-    def __init__(self, *, openers: Sequence[str] | None = None, forced: Sequence[str] | None = None) -> None:
+    def __init__(self, *, openers: Sequence[str] | None = None, forced: Sequence[str] | None = None,
+                 reasoning: Reasoning | None | DefaultType = DEFAULT) -> None:
+        if not isinstance(reasoning, DefaultType):
+            if reasoning is not None and not isinstance(reasoning, Reasoning):
+                raise ValueError(f"{self.name}: reasoning must be a Reasoning or None, got {reasoning!r}")
+            self.reasoning = reasoning
         declared = [o.name for o in self.declared_openers()]
         self._given = openers is not None
         if openers is None:
@@ -210,6 +292,8 @@ class Dialect(abc.ABC):
         out: dict[str, Any] = {"openers": self._keep} if self._given and self._keep is not None else {}
         if self._forced is not None:
             out["forced"] = self._forced
+        if "reasoning" in self.__dict__ and self.reasoning != type(self).reasoning:
+            out["reasoning"] = self.reasoning
         return out
 
     @property
@@ -240,6 +324,20 @@ class Dialect(abc.ABC):
             found = declared if self._keep is None else tuple(o for o in declared if o.name in self._keep)
             self._in_use = found  # threads that race here store equal tuples
         return found
+
+    def refusals(self) -> tuple[Refusal, ...]:
+        """Text free text may never write (none by default; see :class:`Refusal`)."""
+        return ()
+
+    @property
+    def markers_in_use(self) -> tuple[str, ...]:
+        """The format's markers and its reasoning section's, when it has one."""
+        reasoning = self.reasoning
+        return self.markers if reasoning is None else tuple(dict.fromkeys(self.markers + reasoning.markers))
+
+    def spelled(self, text: str) -> bytes:
+        """``text`` as the grammar spells it (:func:`spelled_text` with the markers in use)."""
+        return spelled_text(self.markers_in_use, text)
 
     def forced_openers(self) -> tuple[Opener, ...]:
         """The openers in use that a call which must come first may open with (``forced``)."""
@@ -307,17 +405,49 @@ class Dialect(abc.ABC):
 
     # -- text -------------------------------------------------------------------------------------
 
-    @abc.abstractmethod
-    def parse_calls(self, text: str) -> list[ToolCall]:
-        """The complete calls in generated text, in order, written in any declared form."""
+    def parse_calls(self, text: str, tools: Mapping[str, Tool] | None = None) -> list[ToolCall]:
+        """The complete calls in generated text, in order, written in any declared form, outside
+        reasoning sections.
 
-    def scan(self, text: str) -> CallScan:
-        """The calls in ``text`` and the call-like text that did not become one (honest counting).
-
-        Call-like: an official trigger beyond the calls parsed, and a JSON object whose first key
-        is ``"name"`` outside every parsed call. Dialects with more forms refine this.
+        Args:
+            tools: The tools by name, for formats that read a value by its declared type
+                (arguments written one by one); without them such values read as JSON where
+                they can.
         """
-        calls = self.parse_calls(text)
+        return self.scan(text, tools).calls
+
+    def scan(self, text: str, tools: Mapping[str, Tool] | None = None) -> CallScan:
+        """The calls in ``text`` and the call-like text that did not become one (honest
+        counting); reasoning sections apart: what is call-like there is counted as such, never
+        as a call or a broken one."""
+        answer, reasoning = self.split_reasoning(text)
+        found = self.scan_answer(answer, tools)
+        if not reasoning:
+            return found
+        inner = self.scan_answer(reasoning, tools)
+        in_reasoning = [self.format_call(call) for call in inner.calls] + inner.broken
+        return CallScan(found.calls, found.broken, in_reasoning, reasoning)
+
+    def split_reasoning(self, text: str) -> tuple[str, str]:
+        """``(answer, reasoning)``: the text outside the reasoning section and the section's
+        text, delimiters left out (an unclosed section runs to the end)."""
+        reasoning = self.reasoning
+        if reasoning is None:
+            return text, ""
+        if reasoning.inside_at_start:
+            inside, closed, after = text.partition(reasoning.close)
+            return (after if closed else ""), inside
+        stripped = text.lstrip()
+        if not stripped.startswith(reasoning.open):
+            return text, ""
+        inside, closed, after = stripped[len(reasoning.open):].partition(reasoning.close)
+        return (after if closed else ""), inside
+
+    def scan_answer(self, text: str, tools: Mapping[str, Tool] | None = None) -> CallScan:
+        """:meth:`scan` of text without reasoning. Call-like: an official trigger beyond the calls
+        parsed, and a JSON object whose first key is ``"name"`` outside every parsed call.
+        Dialects with more forms refine this."""
+        calls = self.read_calls(text, tools)
         broken: list[str] = []
         trigger = self.trigger
         if trigger:
@@ -328,6 +458,11 @@ class Dialect(abc.ABC):
                    if not _inside_call(text, m.start(), calls, self)]
         return CallScan(calls, broken)
 
+    def read_calls(self, text: str, tools: Mapping[str, Tool] | None = None) -> list[ToolCall]:
+        """The calls in text without reasoning (what :meth:`scan_answer` counts from, unless a
+        dialect refines that instead)."""
+        raise NotImplementedError(f"{type(self).__name__} must define read_calls or scan_answer")
+
     @abc.abstractmethod
     def render_result(self, call: ToolCall, result: str) -> str:
         """Text that carries a tool's result back into the context (for text formats)."""
@@ -335,6 +470,27 @@ class Dialect(abc.ABC):
     @abc.abstractmethod
     def format_call(self, call: ToolCall) -> str:
         """The call written as this format writes it (few-shot prompts, history, round trips)."""
+
+
+def spelled_text(markers: Sequence[str], text: str) -> bytes:
+    """``text`` as a grammar spells it: each of ``markers`` as only its token can write it
+    (``tooldec.tokens.markers``), the rest as UTF-8.
+
+    Examples:
+        >>> spelled_text(["[TOOL_CALLS]", "[ARGS]"], "f[ARGS]{}")
+        b'f\\xff\\x02{}'
+    """
+    if not markers:
+        return text.encode("utf-8")
+    spelled = spelling(markers)
+    found = _marker_pattern(tuple(markers))
+    return b"".join(spelled[part] if i % 2 else part.encode("utf-8") for i, part in enumerate(found.split(text)))
+
+
+@functools.lru_cache(maxsize=64)
+def _marker_pattern(markers: tuple[str, ...]) -> re.Pattern[str]:
+    """Splits text at the markers (one capturing group: the marker), longest first."""
+    return re.compile("(" + "|".join(re.escape(m) for m in sorted(markers, key=len, reverse=True)) + ")")
 
 
 def _inside_call(text: str, at: int, calls: list[ToolCall], dialect: Dialect) -> bool:
@@ -347,6 +503,34 @@ def _inside_call(text: str, at: int, calls: list[ToolCall], dialect: Dialect) ->
         return False
     args = data.get("arguments", data.get("parameters"))
     return any(c.name == data.get("name") and dict(c.arguments) == (args if isinstance(args, dict) else {}) for c in calls)
+
+
+KEY_BYTES = [(0x2D, 0x2D), (0x30, 0x39), (0x41, 0x5A), (0x5F, 0x5F), (0x61, 0x7A)]
+"""Bytes that carry ``{"name`` on into another plain key (``{"names": ...}``)."""
+
+
+def near_miss(nfa: NFA, *, indent: bool) -> Frag:
+    """``{"name`` followed by a byte that neither closes the key (the opener) nor carries it on
+    into another plain key: ``{"name}``, ``{"name ``. No call and no valid JSON key of a call
+    object begins so, and a model that writes it meant a call: free text refuses it, so the
+    model writes the call (or another key) instead of call-like garbage (``indent``: after
+    spaces or tabs, for a line anchor)."""
+    pieces = [nfa.star(nfa.byte_ranges([(0x20, 0x20), (0x09, 0x09)]))] if indent else []
+    pieces += [nfa.literal(b"{"), json_space(nfa), nfa.literal(b'"name'),
+               nfa.byte_ranges(_complement([(0x22, 0x22), *KEY_BYTES]))]
+    return nfa.seq(*pieces)
+
+
+def _complement(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The bytes outside ``ranges`` (sorted, disjoint)."""
+    out, at = [], 0
+    for lo, hi in sorted(ranges):
+        if lo > at:
+            out.append((at, lo - 1))
+        at = hi + 1
+    if at <= 255:
+        out.append((at, 255))
+    return out
 
 
 def name_head(nfa: NFA) -> Frag:

@@ -5,13 +5,28 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Literal
 
 from ..automata.json_schema import Style, Whitespace
 from ..automata.nfa import NFA, Frag
 from ..tools import Tool
-from .base import Anchor, CallScan, Dialect, Opener, ToolCall, json_space, json_ws, loose_style, name_head
+from .base import (
+    DEFAULT,
+    Anchor,
+    CallScan,
+    DefaultType,
+    Dialect,
+    Opener,
+    Reasoning,
+    Refusal,
+    ToolCall,
+    json_space,
+    json_ws,
+    loose_style,
+    name_head,
+    near_miss,
+)
 from .scanning import NAME_KEY, JsonForm, scan_json_calls
 from .scanning import WS as _WS
 
@@ -130,11 +145,12 @@ class Hermes(Dialect):
 
     def __init__(self, *, openers: list[str] | tuple[str, ...] | None = None,
                  forced: list[str] | tuple[str, ...] | None = None,
-                 layout: Literal["newlines", "inline"] = "newlines") -> None:
+                 layout: Literal["newlines", "inline"] = "newlines",
+                 reasoning: Reasoning | None | DefaultType = DEFAULT) -> None:
         if layout not in ("newlines", "inline"):
             raise ValueError(f"layout must be 'newlines' or 'inline', got {layout!r}")
         self.layout = layout
-        super().__init__(openers=openers, forced=forced)
+        super().__init__(openers=openers, forced=forced, reasoning=reasoning)
 
     def options(self) -> dict[str, Any]:
         out = super().options()
@@ -151,6 +167,17 @@ class Hermes(Dialect):
             Opener("openai", OPENAI, text=lambda nfa: typed_opener(nfa), head=True),
             Opener("inline", BARE, text=lambda nfa: json_object_opener(nfa, fenced=False, indent=False), head=True),
         )
+
+    def refusals(self) -> tuple[Refusal, ...]:
+        """``<tool_response>`` (a result only a tool writes), and the near misses of the object
+        openers in use (``{"name}``: :func:`.base.near_miss`), where they may begin."""
+        found = [Refusal("result", tag="<tool_response>")]
+        names = {o.name for o in self.openers()}
+        if "inline" in names:
+            found.append(Refusal("near_miss", lambda nfa: near_miss(nfa, indent=False)))
+        elif "bare" in names:
+            found.append(Refusal("near_miss", lambda nfa: near_miss(nfa, indent=True), anchor=Anchor.LINE))
+        return tuple(found)
 
     @property
     def _newline(self) -> bytes:
@@ -185,7 +212,7 @@ class Hermes(Dialect):
     def _forms(self) -> list[JsonForm]:
         return [_FORMS[o.name] for o in self.openers()]
 
-    def parse_calls(self, text: str) -> list[ToolCall]:
+    def scan_answer(self, text: str, tools: Mapping[str, Tool] | None = None) -> CallScan:
         """Calls in every form in use; a tagged call left unclosed when the output ends right after
         its JSON counts (Qwen models often stop there, and vLLM's Hermes parser accepts it).
 
@@ -195,9 +222,6 @@ class Hermes(Dialect):
             >>> Hermes().parse_calls('<tool_call>\\n{"name": "f", "arguments": {}} and more')
             []
         """
-        return self.scan(text).calls
-
-    def scan(self, text: str) -> CallScan:
         calls, broken = scan_json_calls(text, self._forms(), _call)
         return CallScan(calls, broken)
 

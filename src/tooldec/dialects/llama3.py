@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from ..automata.json_schema import Style, Whitespace
 from ..automata.nfa import NFA, Frag
 from ..tools import Tool
-from .base import CallScan, Dialect, Opener, ToolCall, json_ws, loose_style, name_head
+from .base import CallScan, Dialect, Opener, Refusal, ToolCall, json_ws, loose_style, name_head, near_miss
 from .hermes import json_object_opener, typed_opener
 from .scanning import NAME_KEY, JsonForm, scan_json_calls
 from .scanning import WS as _WS
@@ -54,6 +55,12 @@ class Llama3Json(Dialect):
     tail_literal: ClassVar[bytes] = b'", "parameters": '
     style: ClassVar[Style] = Style(whitespace=Whitespace.SPACED)
 
+    def refusals(self) -> tuple[Refusal, ...]:
+        """The near miss of the ``object`` opener (``{"name}``), where it is in use."""
+        if any(o.name == "object" for o in self.openers()):
+            return (Refusal("near_miss", lambda nfa: near_miss(nfa, indent=False)),)
+        return ()
+
     def declared_openers(self) -> tuple[Opener, ...]:
         return (
             Opener("python_tag", TAG, tag="<|python_tag|>"),
@@ -82,10 +89,7 @@ class Llama3Json(Dialect):
                        nfa.literal(b":"), json_ws(nfa), self.arguments(nfa, tool, self.form_style(form)),
                        json_ws(nfa), nfa.literal(b"}"))
 
-    def parse_calls(self, text: str) -> list[ToolCall]:
-        return self.scan(text).calls
-
-    def scan(self, text: str) -> CallScan:
+    def scan_answer(self, text: str, tools: Mapping[str, Tool] | None = None) -> CallScan:
         keep = {o.form for o in self.openers()}
         calls, broken = scan_json_calls(text, [f for i, f in enumerate(_FORMS) if i in keep], _call)
         return CallScan(calls, broken)

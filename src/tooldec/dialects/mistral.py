@@ -16,13 +16,26 @@ import json
 import random
 import re
 import string
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from ..automata.json_schema import Style, Whitespace
 from ..automata.nfa import NFA, Frag
 from ..errors import InvalidToolNameError
 from ..tools import Tool
-from .base import NEXT_CALL, Anchor, CallScan, Dialect, Opener, ToolCall, json_space, json_ws, loose_style, name_head
+from .base import (
+    NEXT_CALL,
+    Anchor,
+    CallScan,
+    Dialect,
+    Opener,
+    Refusal,
+    ToolCall,
+    json_space,
+    json_ws,
+    loose_style,
+    name_head,
+)
 from .scanning import NAME_KEY, JsonForm, scan_json_calls
 from .scanning import WS as _WS
 
@@ -88,6 +101,11 @@ class Mistral(Dialect):
             raise InvalidToolNameError(
                 "Mistral tool names must match ^[a-zA-Z0-9_-]{1,64}$ (mistral-common refuses others)", tool=tool.name)
 
+    def refusals(self) -> tuple[Refusal, ...]:
+        """``[TOOL_RESULTS]`` (the control token, where the vocabulary has it): only a tool's
+        result comes after it."""
+        return (Refusal("result", tag="[TOOL_RESULTS]"),)
+
     def declared_openers(self) -> tuple[Opener, ...]:
         return (
             Opener("tag", TAG, tag=_TRIGGER),
@@ -133,10 +151,7 @@ class Mistral(Dialect):
                        nfa.literal(b":"), ws(), self.arguments(nfa, tool, self.form_style(form)), nfa.optional(call_id),
                        ws(), nfa.literal(b"}"), end)
 
-    def parse_calls(self, text: str) -> list[ToolCall]:
-        return self.scan(text).calls
-
-    def scan(self, text: str) -> CallScan:
+    def scan_answer(self, text: str, tools: Mapping[str, Tool] | None = None) -> CallScan:
         keep = {o.form for o in self.openers()}
         calls, broken = scan_json_calls(text, [f for i, f in enumerate(_FORMS) if i in keep], _call)
         return CallScan(calls, broken)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import keyword
 import re
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from ..automata.json_schema import SchemaCompiler, Style, Syntax, Whitespace, dumps
@@ -106,11 +107,7 @@ class Pythonic(Dialect):
                 "a pythonic call needs a Python name (identifiers joined by '.', no keywords)", tool=tool.name)
         _check_parameters(tool)
 
-    def parse_calls(self, text: str) -> list[ToolCall]:
-        """Every list of keyword calls in ``text``, wherever it is (after prose too)."""
-        return [call for _, _, found in _call_lists(text) for call in found]
-
-    def scan(self, text: str) -> CallScan:
+    def scan_answer(self, text: str, tools: Mapping[str, Tool] | None = None) -> CallScan:
         """The calls, and as broken each ``[name(`` that did not become a list of calls: at the
         start of the text or of a line (after indentation), and anywhere when ``inline_call``
         is in use (exactly where the openers may commit, whatever the tool names), a list

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from typing import ClassVar
 
 from ..automata.json_schema import Style, Whitespace
@@ -55,7 +56,7 @@ class ReAct(Dialect):
         """``\\nAction Input: {...}\\n``; ``next_call`` is ignored (one action per step)."""
         return nfa.seq(nfa.literal(b"\nAction Input: "), self.arguments(nfa, tool), nfa.literal(b"\n"))
 
-    def parse_calls(self, text: str) -> list[ToolCall]:
+    def read_calls(self, text: str, tools: Mapping[str, Tool] | None = None) -> list[ToolCall]:
         calls = []
         for match in _ACTION.finditer(text):
             try:

@@ -20,8 +20,10 @@ WS = r"[ \t\r\n]*"
 """JSON whitespace, as the openers take it."""
 NAME_KEY = r'\{' + WS + r'"name"'
 """``{"name"``: where an object opener commits (the key's closing quote), ``:`` or not."""
-NAME_OBJECT = re.compile(NAME_KEY)
-"""An object whose first key is ``"name"``: call-like text, the text an object opener commits at."""
+NAME_OBJECT = re.compile(r'\{' + WS + r'"name(?:"|(?![A-Za-z0-9_-]))')
+"""An object whose first key is ``"name"``, or begins as one and cannot be another key
+(``{"name}``, ``{"name`` at the end): call-like text, what an object opener commits at or
+refuses (``tooldec.dialects.base.near_miss``)."""
 
 
 @dataclass(frozen=True)

@@ -114,7 +114,7 @@ class ToolkenGPT(Dialect):
                 rest = nfa.optional(rest)
         return nfa.seq(nfa.literal(b">("), rest, nfa.literal(b")="))
 
-    def parse_calls(self, text: str) -> list[ToolCall]:
+    def read_calls(self, text: str, tools: Mapping[str, Tool] | None = None) -> list[ToolCall]:
         calls = []
         for match in _CALL.finditer(text):
             inside = match.group(2).strip()

@@ -8,25 +8,43 @@ back, never send it as content and take it back) and where a call began.
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from ..automata.dfa import LazyDFA
-from ..automata.nfa import NFA
+from ..automata.nfa import BLANK_RANGES, NFA, Frag
 from ..caches import BoundedCache
 from .base import Anchor, Dialect
 
-__all__ = ["Commit", "OpenerWatch", "SearchAutomaton", "search_automaton"]
+__all__ = ["Commit", "CommitKind", "OpenerWatch", "SearchAutomaton", "search_automaton"]
+
+
+class CommitKind(enum.Enum):
+    """What completing a watched text in free text does."""
+
+    CALL = "call"
+    """An opener: a call begins."""
+    REASONING = "reasoning"
+    """The reasoning section's open delimiter: free text in which no call opens, until its close."""
+    REFUSED = "refused"
+    """A refused text (``Dialect.refusals``): the token that completes it is not allowed."""
 
 
 @dataclass(frozen=True)
 class Commit:
-    """What completing one text opener leads to: the form, whether its head comes next, and for
-    a named opener the tool it named (the call goes on inside that tool's tail)."""
+    """What completing one watched text leads to: its kind and, for an opener, the form, whether
+    its head comes next, and for a named opener the tool it named (the call goes on inside that
+    tool's tail)."""
 
     form: int
     head: bool
     tool: str | None = None
+    kind: CommitKind = CommitKind.CALL
+    forced: bool = False
+    """For a reasoning section's open: a call must follow its close (the ``open`` automaton's)."""
+    label: str = ""
+    """For a refused text: the refusal's name (what a trace counts)."""
 
 
 @dataclass
@@ -43,6 +61,13 @@ class SearchAutomaton:
         open_special_tags: Those of them a call that must come first may open with.
         commit_bytes: Bytes that can end an opener.
         after_call: The search state right after a call (mid-line).
+        think: The reasoning section's automaton (``None`` without one): any text, then its
+            close, an exit (mark ``close``).
+        after_think: The search state right after a reasoning section (as at the start of the
+            answer, after any whitespace).
+        open_after_think: The ``open`` state right after a reasoning section that a call must
+            follow (the forced openers, after any whitespace).
+        refused_tags: Refused texts that are special tokens (refused by id), with their refusal's name.
     """
 
     nfa: NFA
@@ -54,6 +79,10 @@ class SearchAutomaton:
     commit_bytes: list[int]
     after_call: int
     quiet: frozenset[int]
+    think: LazyDFA | None = None
+    after_think: int = -1
+    open_after_think: int = -1
+    refused_tags: tuple[tuple[str, str], ...] = ()
     _quiet_states: dict[int, bool] = field(default_factory=dict)
 
     def is_quiet(self, state: int) -> bool:
@@ -69,14 +98,19 @@ class SearchAutomaton:
 
 
 def search_automaton(dialect: Dialect, special: Collection[str] = (), *, window: int = 256,
-                     names: Collection[str] | None = None) -> SearchAutomaton:
+                     names: Collection[str] | None = None, spelled: bool = True) -> SearchAutomaton:
     """The search automata of ``dialect``; tags in ``special`` are matched by token id instead.
 
     Args:
+        spelled: Spell the format's markers as the engine does (``Dialect.spelled``); ``False``
+            reads them as their text, as a tokenizer decodes them (a watch over decoded text).
         names: The tool names a named opener (``Opener.named``) commits on, one commit per name;
             ``None``: any dotted Python identifier, as one commit without a tool (for watching
             text when the tools are not known: it holds back at least what the engine would).
     """
+    def spell(text: str) -> bytes:
+        return dialect.spelled(text) if spelled else text.encode("utf-8")
+
     nfa = NFA()
     commits: list[Commit] = []
     special_tags: dict[str, int] = {}
@@ -86,6 +120,15 @@ def search_automaton(dialect: Dialect, special: Collection[str] = (), *, window:
     forced = {o.name for o in forced_openers}
     commit_bytes: set[int] = set()
     done = nfa.state()  # every commit leads here: states that cannot reach it are dead in ``open``
+
+    def commit(piece: Frag, info: Commit) -> None:
+        end = nfa.state()
+        nfa.epsilon(piece[1], end)
+        nfa.mark(end, f"commit{len(commits)}")
+        commits.append(info)
+        nfa.epsilon(end, done)
+        commit_bytes.update(_bytes_into(nfa, end))
+
     for opener in dialect.openers():
         if opener.tag is not None and opener.tag in special:
             special_tags[opener.tag] = opener.form
@@ -99,18 +142,31 @@ def search_automaton(dialect: Dialect, special: Collection[str] = (), *, window:
                 nfa.epsilon(end, done)
             commit_bytes.add(dialect.form_tail_literal(opener.form)[-1])
         else:
-            piece = nfa.literal(opener.tag.encode()) if opener.tag is not None else opener.text(nfa)  # type: ignore[misc]
-            label = f"commit{len(commits)}"
-            commits.append(Commit(opener.form, opener.tag is not None or opener.head))
-            end = nfa.state()
-            nfa.epsilon(piece[1], end)
-            nfa.mark(end, label)
-            nfa.epsilon(end, done)
+            piece = nfa.literal(spell(opener.tag)) if opener.tag is not None else opener.text(nfa)  # type: ignore[misc]
+            commit(piece, Commit(opener.form, opener.tag is not None or opener.head))
             begin = piece[0]
-            commit_bytes |= _bytes_into(nfa, end)
         starts[opener.anchor].append(begin)
         if opener.name in forced:
             forced_starts.append(begin)
+    refused_tags: list[tuple[str, str]] = []
+    for refusal in dialect.refusals():
+        if refusal.tag is not None and refusal.tag in special:
+            refused_tags.append((refusal.tag, refusal.name))
+            continue
+        piece = nfa.literal(spell(refusal.tag)) if refusal.tag is not None else refusal.text(nfa)  # type: ignore[misc]
+        commit(piece, Commit(-1, False, kind=CommitKind.REFUSED, label=refusal.name))
+        starts[refusal.anchor].append(piece[0])
+    reasoning = dialect.reasoning
+    think_start = forced_think = -1
+    if reasoning is not None:
+        for must_call in (False, True):  # free text may start with whitespace; a forced start is exact
+            delimiter = nfa.literal(spell(reasoning.open))
+            piece = delimiter if must_call else nfa.seq(_blanks(nfa), delimiter)
+            commit(piece, Commit(-1, False, kind=CommitKind.REASONING, forced=must_call))
+            if must_call:
+                forced_think = piece[0]
+            else:
+                think_start = piece[0]
     first, loop, line = nfa.state(), nfa.state(), nfa.state()
     nfa.edge(loop, 0, 255, loop)
     nfa.edge(loop, 0x0A, 0x0A, line)
@@ -123,15 +179,51 @@ def search_automaton(dialect: Dialect, special: Collection[str] = (), *, window:
         nfa.epsilon(first, s)
     for s in starts[Anchor.START]:
         nfa.epsilon(first, s)
-    search = LazyDFA(nfa, (first, done), window=window, prune=False)
+    begin_answer = nfa.state()  # the start of the answer, with or without reasoning before it
+    nfa.epsilon(begin_answer, first)
+    if think_start >= 0:
+        nfa.epsilon(begin_answer, think_start)
+    after_think = _after_blanks(nfa, first)
+    search = LazyDFA(nfa, (begin_answer, done), window=window, prune=False)
     anchored = nfa.state()
     for s in forced_starts:
         nfa.epsilon(anchored, s)
-    opening = LazyDFA(nfa, (anchored, done), window=window)
+    open_after = _after_blanks(nfa, anchored)
+    opening_start = anchored
+    if forced_think >= 0:
+        opening_start = nfa.state()
+        nfa.epsilon(opening_start, anchored)
+        nfa.epsilon(opening_start, forced_think)
+    opening = LazyDFA(nfa, (opening_start, done), window=window)
     quiet = nfa.closure([first]) | nfa.closure([loop]) | nfa.closure([line])
     open_special = {o.tag: o.form for o in forced_openers if o.tag in special_tags}
+    think = None
+    if reasoning is not None:
+        think_nfa = NFA()
+        any_text = think_nfa.star(think_nfa.byte_ranges([(0, 255)]))
+        close = think_nfa.literal(spell(reasoning.close))
+        end = think_nfa.state()
+        think_nfa.epsilon(close[1], end)
+        think_nfa.mark(end, "close")
+        think = LazyDFA(think_nfa, think_nfa.seq(any_text, (close[0], end)), window=window, prune=False)
     return SearchAutomaton(nfa, search, opening, commits, special_tags, open_special, sorted(commit_bytes),
-                           search.state_of([loop]), frozenset(quiet))
+                           search.state_of([loop]), frozenset(quiet), think,
+                           search.state_of([after_think]) if think is not None else -1,
+                           opening.state_of([open_after]) if think is not None else -1, tuple(refused_tags))
+
+
+def _blanks(nfa: NFA) -> Frag:
+    """Any run of whitespace."""
+    return nfa.star(nfa.byte_ranges(list(BLANK_RANGES)))
+
+
+def _after_blanks(nfa: NFA, target: int) -> int:
+    """A state that reads any whitespace and then goes on as ``target``."""
+    state = nfa.state()
+    for lo, hi in BLANK_RANGES:
+        nfa.edge(state, lo, hi, state)
+    nfa.epsilon(state, target)
+    return state
 
 
 _IDENT_START = [(0x41, 0x5A), (0x5F, 0x5F), (0x61, 0x7A)]
@@ -191,8 +283,9 @@ them, as the engine shares its opener tables. Bounded (64), locked."""
 class OpenerWatch:
     """Follows a generation's text and tells where calls may begin (streaming servers).
 
-    Every tag counts as text here (special tokens are decoded to their text). Not thread-safe:
-    one watch per generation.
+    Every tag counts as text here (special tokens and markers are decoded to their text).
+    Reasoning text is not fed to it (:meth:`after_reasoning`). Not thread-safe: one watch per
+    generation.
 
     Args:
         dialect: Whose openers to watch for.
@@ -213,7 +306,7 @@ class OpenerWatch:
 
     def __init__(self, dialect: Dialect, names: Collection[str] | None = None) -> None:
         named = tuple(sorted(names)) if names is not None and dialect.named_openers else None
-        found = _SHARED.get_or_make((dialect.key, named), lambda: search_automaton(dialect, names=named))
+        found = _SHARED.get_or_make((dialect.key, named), lambda: search_automaton(dialect, names=named, spelled=False))
         self._search = found
         self._state = found.search.start
         self._length = 0
@@ -237,11 +330,20 @@ class OpenerWatch:
             self._state = dfa.next(self._state, byte)
             self._length += 1
             if dfa.arrays.exits[self._state]:
+                if auto.commits[auto.commit_of(dfa, self._state)].kind is not CommitKind.CALL:
+                    self._state = auto.after_call  # a reasoning open or a refused text: no call begins there
+                    self._quiet_at = self._length
+                    continue
                 self.call_start = self._quiet_at
                 self._length += len(data) - i - 1
                 return
             if auto.is_quiet(self._state):
                 self._quiet_at = self._length
+
+    def after_reasoning(self) -> None:
+        """A reasoning section closed (its text was not fed): follow the answer from here."""
+        self._state = self._search.after_think if self._search.after_think >= 0 else self._search.search.start
+        self._quiet_at = self._length
 
     def after_call(self) -> None:
         """A call closed: follow free text again from here."""

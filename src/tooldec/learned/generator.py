@@ -151,6 +151,8 @@ class LearnedGenerator(LlamaCppGenerator):
         if grammar is not None and grammar.vocab is not self.vocab and grammar.vocab.fingerprint != self.vocab.fingerprint:
             raise ToolDecError("the grammar must be built on this generator's extended vocabulary (.vocab)")
         machine = request.machine()
+        if machine is not None:
+            machine.check_budget(max_new_tokens)  # refused before any decoding, never an empty mask later
         eos = set(self.eos_ids)
         in_call = False
         text = bytearray()
@@ -200,7 +202,8 @@ class LearnedGenerator(LlamaCppGenerator):
             if written and len(ids) < max_new_tokens:
                 self._eval(written, learned_now())
         self._switch(False)  # leave the shared context as plain generators expect it
-        return Generation(ids, ended, closed, stepper.masking_seconds, stepper.steps, 0.0, stepper.checked)
+        return Generation(ids, ended, closed, stepper.masking_seconds, stepper.steps, 0.0, stepper.checked,
+                          stepper.refusals)
 
 
 def learned_decoder(generator: LearnedGenerator, tools: Any, **options: Any) -> Any:

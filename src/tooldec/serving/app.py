@@ -32,7 +32,7 @@ from starlette.routing import Route
 from ..errors import BudgetError, ToolDecError, ToolNotFoundError
 from ..tools import ToolSet
 from .access import ApiKey
-from .assemble import CallEvent, ContentEvent, Event
+from .assemble import CallEvent, ContentEvent, Event, ReasoningEvent
 from .engine import Constraints, tools_key
 from .metrics import CONTENT_TYPE, metrics_text
 from .prompt import render_prompt
@@ -312,12 +312,14 @@ async def _until_disconnected(request: Request, work: Awaitable[T]) -> T | None:
 
 async def _answer(service: Service, job: Job, request_id: str, events: AsyncGenerator[Event | Done, None]) -> Response:
     """The non-streamed answer, once the job is done."""
-    content, calls = "", []
+    content, reasoning, calls = "", "", []
     done = Done("error", len(job.prompt_ids), 0, "the generation ended without a result")
     async with contextlib.aclosing(events):
         async for event in events:
             if isinstance(event, ContentEvent):
                 content += event.text
+            elif isinstance(event, ReasoningEvent):
+                reasoning += event.text
             elif isinstance(event, CallEvent):
                 calls.append(event.call)
             else:
@@ -325,7 +327,7 @@ async def _answer(service: Service, job: Job, request_id: str, events: AsyncGene
     if done.error is not None:
         return _error(_done_error(done))
     return JSONResponse(completion(request_id, service.model_id, content, calls, done.finish_reason,
-                                   done.prompt_tokens, done.completion_tokens))
+                                   done.prompt_tokens, done.completion_tokens, reasoning=reasoning))
 
 
 async def _sse(service: Service, chat: ChatRequest, request_id: str, first: Event | Done,
@@ -349,6 +351,8 @@ async def _sse_lines(model: str, chat: ChatRequest, request_id: str, first: Even
     while True:
         if isinstance(event, ContentEvent):
             yield line(chunk(request_id, model, {"content": event.text}))
+        elif isinstance(event, ReasoningEvent):
+            yield line(chunk(request_id, model, {"reasoning_content": event.text}))
         elif isinstance(event, CallEvent):
             for delta in call_deltas(event.index, event.call):
                 yield line(chunk(request_id, model, delta))
@@ -390,7 +394,8 @@ async def health(request: Request) -> Response:
     worker = service.worker
     return JSONResponse({"status": "ok" if alive else "worker stopped", "waiting": worker.waiting,
                          "served": worker.jobs_done, "tokens": worker.tokens_generated,
-                         "masking_seconds": worker.masking_seconds}, status_code=200 if alive else 503)
+                         "masking_seconds": worker.masking_seconds, "refused": dict(worker.refusals)},
+                        status_code=200 if alive else 503)
 
 
 async def metrics(request: Request) -> Response:

@@ -1,10 +1,12 @@
-"""From generated tokens to what an OpenAI client receives: content deltas and tool calls.
+"""From generated tokens to what an OpenAI client receives: reasoning, content deltas and tool calls.
 
 Streaming and non-streaming responses are both made from these events, so a streamed answer
-put together is the non-streamed one. Text is content until a call begins; the bytes that could
-still be the start of a call opener are held back (never sent as content and then taken back),
-and once the grammar is inside a call nothing more is content: the calls are parsed with the
-dialect's own ``parse_calls`` as each one closes and sent as ``tool_calls``.
+put together is the non-streamed one. A reasoning section's text (its delimiters left out) is
+``reasoning_content``, as vLLM and DeepSeek's API return it. Text is content until a call
+begins; the bytes that could still be the start of a call opener (or of the reasoning close)
+are held back (never sent and then taken back), and once the grammar is inside a call nothing
+more is content: the calls are parsed with the dialect's own ``parse_calls`` as each one closes
+and sent as ``tool_calls``.
 """
 
 from __future__ import annotations
@@ -16,12 +18,19 @@ from dataclasses import dataclass
 from ..dialects import Dialect, ToolCall
 from ..dialects.watch import OpenerWatch
 
-__all__ = ["Assembler", "CallEvent", "ContentEvent", "Event"]
+__all__ = ["Assembler", "CallEvent", "ContentEvent", "Event", "ReasoningEvent"]
 
 
 @dataclass(frozen=True)
 class ContentEvent:
     """More text of the message's ``content``."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class ReasoningEvent:
+    """More text of the message's ``reasoning_content``."""
 
     text: str
 
@@ -34,7 +43,7 @@ class CallEvent:
     call: ToolCall
 
 
-Event = ContentEvent | CallEvent
+Event = ContentEvent | ReasoningEvent | CallEvent
 
 
 class Assembler:
@@ -69,18 +78,30 @@ class Assembler:
         self._sent = 0  # bytes of ``raw`` already given out, as content or as a call
         self._call_start: int | None = None  # byte offset of the call being written
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self.reasoning = ""
+        self._thinking_from: int | None = None  # byte offset of the reasoning text, while in the section
+        self._thought = 0  # bytes of reasoning text given out
+        self._reasoning_decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._after_reasoning = False  # the answer's leading whitespace is not content
+        self._prefix = dialect.answer_prefix.encode()  # still to be left out of the content
 
     @property
     def text(self) -> str:
         return self.raw.decode("utf-8", errors="replace")
 
-    def feed(self, data: bytes, *, in_call: bool) -> list[Event]:
-        """Take the bytes of one more token; ``in_call``: the grammar is now inside a call."""
+    def feed(self, data: bytes, *, in_call: bool, in_reasoning: bool = False) -> list[Event]:
+        """Take the bytes of one more token; ``in_call``: the grammar is now inside a call;
+        ``in_reasoning``: inside a reasoning section."""
         self.raw += data
+        events: list[Event] = []
+        if in_reasoning or self._thinking_from is not None:
+            answer = self._reason(events, closed=not in_reasoning)
+            if answer is None:
+                return events
+            data = answer
         watch = self.watch
         if watch is not None:
             watch.feed(data)
-        events: list[Event] = []
         if self._call_start is None:
             if in_call:
                 start = watch.call_start if watch is not None and watch.call_start is not None else self._sent
@@ -95,17 +116,70 @@ class Assembler:
     def finish(self) -> list[Event]:
         """The generation ended: flush held text (no call began) or the last calls."""
         events: list[Event] = []
+        if self._thinking_from is not None:  # the section never closed: all of it is reasoning
+            self._give_reasoning(len(self.raw), events, final=True)
+            return events
         if self._call_start is None:
             self._say(len(self.raw), events, final=True)
         else:
             self._collect(events)
         return events
 
+    def _reason(self, events: list[Event], *, closed: bool) -> bytes | None:
+        """Reasoning text up to what may still be the start of the close; once the section closed,
+        the bytes of the answer after it (``None`` while it is open)."""
+        reasoning = self.dialect.reasoning
+        assert reasoning is not None  # only a dialect with a section reasons
+        opening, closing = reasoning.open.encode(), reasoning.close.encode()
+        if self._thinking_from is None:
+            at = -1 if reasoning.inside_at_start and not self._thought else self.raw.find(opening)
+            self._thinking_from = 0 if at < 0 else at + len(opening)
+            self._sent = self._thinking_from
+        start = self._thinking_from
+        if not closed:
+            end = len(self.raw)
+            for keep in range(min(len(closing) - 1, end - start), 0, -1):  # a partial close is held back
+                if closing.startswith(self.raw[end - keep:]):
+                    end -= keep
+                    break
+            self._give_reasoning(end, events)
+            return None
+        close_at = self.raw.find(closing, start + self._thought)
+        close_at = len(self.raw) if close_at < 0 else close_at
+        self._give_reasoning(close_at, events, final=True)
+        self._thinking_from = None
+        self._sent = min(len(self.raw), close_at + len(closing))
+        self._after_reasoning = True
+        if self.watch is not None:
+            self.watch.after_reasoning()
+        return self.raw[self._sent:]
+
+    def _give_reasoning(self, end: int, events: list[Event], final: bool = False) -> None:
+        start = (self._thinking_from or 0) + self._thought
+        if end > start or final:
+            new = self._reasoning_decoder.decode(self.raw[start:max(end, start)], final=final)
+            self._thought = max(end, start) - (self._thinking_from or 0)
+            if new:
+                self.reasoning += new
+                events.append(ReasoningEvent(new))
+
     def _say(self, end: int, events: list[Event], final: bool = False) -> None:
-        """Give out the bytes up to ``end`` as content."""
+        """Give out the bytes up to ``end`` as content (less the dialect's answer prefix)."""
+        if self._prefix:
+            written = self.raw[self._sent:end]
+            if written.startswith(self._prefix):
+                self._sent += len(self._prefix)
+                self._prefix = b""
+            elif self._prefix.startswith(written) and not final:
+                return  # it may still be the prefix
+            else:
+                self._prefix = b""
         if end > self._sent or final:
             new = self._decoder.decode(self.raw[self._sent:end], final=final)
             self._sent = max(end, self._sent)
+            if self._after_reasoning:  # the blank lines between the reasoning and the answer
+                new = new.lstrip()
+                self._after_reasoning = not new
             if new:
                 self.content += new
                 events.append(ContentEvent(new))

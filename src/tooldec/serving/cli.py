@@ -21,7 +21,8 @@ __all__ = ["build_service", "check_args", "main", "parser"]
 
 
 def parser() -> argparse.ArgumentParser:
-    from ..dialects import DIALECTS, Hermes
+    from ..dialects import DIALECTS
+    from ..dialects.detect import AUTO
 
     p = argparse.ArgumentParser(prog="tooldec serve", description="OpenAI-compatible chat completions with "
                                 "tool calls valid by construction (llama.cpp backend).")
@@ -29,7 +30,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--served-model-name", default=None, help="the model id clients send (default: the file's stem)")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
     p.add_argument("--port", type=int, default=8000, help="port (default: 8000)")
-    p.add_argument("--dialect", choices=sorted(DIALECTS), default=Hermes.name, help="how the model writes calls")
+    p.add_argument("--dialect", choices=[AUTO, *sorted(DIALECTS)], default=AUTO,
+                   help="how the model writes calls (default: auto, found from the model's tokens and chat template)")
     p.add_argument("--openers", default=None,
                    help="the dialect's openers that start a call in auto mode, comma-separated (e.g. "
                         "'tag' for Hermes' official tag only, 'start,call' for Pythonic; default: the dialect's own)")
@@ -89,16 +91,16 @@ def build_service(args: argparse.Namespace) -> Service:
     """Load the model and make the :class:`~tooldec.serving.app.Service` (slow: loads the model)."""
     from ..backends.generation import settle
     from ..backends.llamacpp import LlamaCppGenerator, load_llama
-    from ..dialects import get_dialect
+    from ..dialects.detect import dialect_named
     from ..models import smollm2_gguf_path
     from .app import Service, Settings
     from .engine import Constraints
     from .vllm.args import opener_names
     from .worker import Worker
 
-    dialect = get_dialect(args.dialect, openers=opener_names(args.openers),  # refused before the model loads
-                          forced=opener_names(args.forced_openers))
     path = args.model or smollm2_gguf_path()
+    dialect = dialect_named(args.dialect, path, openers=opener_names(args.openers),  # refused before the model loads
+                            forced=opener_names(args.forced_openers))
     llm, tokenizer = load_llama(path, n_ctx=args.n_ctx, threads=args.threads,
                                 progress=lambda message: print(message, file=sys.stderr))
     generator = LlamaCppGenerator(llm, tokenizer)

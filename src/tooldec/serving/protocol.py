@@ -230,9 +230,12 @@ def _call_dict(call: ToolCall) -> dict[str, Any]:
 
 
 def completion(request_id: str, model: str, content: str, calls: Sequence[ToolCall], finish: str,
-               prompt_tokens: int, completion_tokens: int) -> dict[str, Any]:
-    """A ``chat.completion`` object (non-streaming answer)."""
+               prompt_tokens: int, completion_tokens: int, *, reasoning: str = "") -> dict[str, Any]:
+    """A ``chat.completion`` object (non-streaming answer); the reasoning, if any, as
+    ``reasoning_content`` (vLLM's and DeepSeek's field)."""
     message: dict[str, Any] = {"role": "assistant", "content": content or None}
+    if reasoning:
+        message["reasoning_content"] = reasoning
     if calls:
         message["tool_calls"] = [_call_dict(c) for c in calls]
     return {

@@ -22,6 +22,7 @@ import numpy as np
 
 from ..backends.llamacpp import LlamaCppGenerator
 from ..decoding import Machine, Mode
+from ..errors import BudgetError
 from .assemble import Assembler, Event
 from .engine import Constraints
 
@@ -96,6 +97,7 @@ class Worker:
         tokens_generated, masking_seconds, busy_seconds: All jobs' tokens, masking time and run time.
         calls_returned, calls_cut: Calls given out, and calls the end of a job left unfinished.
         first_token_seconds: Time to first token (from the queue) summed over ``jobs_with_tokens``.
+        refusals: What models tried to write that the format refuses, by name (``Stepper.refusals``).
     """
 
     def __init__(self, generator: LlamaCppGenerator, constraints: Constraints, *, max_queue: int = 256) -> None:
@@ -114,6 +116,7 @@ class Worker:
         self.jobs_started = self.jobs_done = self.jobs_cancelled = 0
         self.tokens_generated = self.calls_returned = self.calls_cut = self.jobs_with_tokens = 0
         self.masking_seconds = self.busy_seconds = self.first_token_seconds = 0.0
+        self.refusals: dict[str, int] = {}
 
     def start(self) -> None:
         self._thread.start()
@@ -217,6 +220,11 @@ class Worker:
         if budget < 1:
             return Done("error", len(job.prompt_ids), 0,
                         f"the prompt has {len(job.prompt_ids)} tokens; the context holds {self.context}")
+        if machine is not None:
+            try:  # the service checks this before queueing; a job handed in directly is checked here
+                machine.check_budget(budget)
+            except BudgetError as error:
+                return Done("error", len(job.prompt_ids), 0, str(error))
         made = 0
         finish = "length"
         with generator.stepper(machine, job.temperature, np.random.default_rng(job.seed)) as stepper:
@@ -228,7 +236,8 @@ class Worker:
                 if token in self.eos:
                     finish = "stop"
                     break
-                for event in assembler.feed(_bytes(vocab, token), in_call=machine is not None and _in_call(machine)):
+                for event in assembler.feed(_bytes(vocab, token), in_call=machine is not None and _in_call(machine),
+                                            in_reasoning=machine is not None and machine.mode is Mode.REASONING):
                     job.emit(event)
                 if machine is not None and machine.turn_over:  # the client runs the calls
                     finish = "stop"
@@ -238,6 +247,8 @@ class Worker:
                     break
         self.tokens_generated += made
         self.masking_seconds += stepper.masking_seconds
+        for label, count in stepper.refusals.items():
+            self.refusals[label] = self.refusals.get(label, 0) + count
         if job.cancelled.is_set():
             finish = "cancelled"
         if machine is not None and _in_call(machine) and finish != "cancelled":

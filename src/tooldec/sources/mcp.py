@@ -50,7 +50,11 @@ class MCPSource:
     Args:
         server: A URL (``http://`` or ``https://``: streamable HTTP), or the command that starts
             the server (a string split as a shell would, or a list of arguments: stdio).
-        env: Extra environment variables for a stdio server.
+        env: Environment variables for a stdio server, set over the SDK's minimal environment
+            (``mcp.client.stdio.get_default_environment``: ``HOME``, ``PATH``, ``USER`` and a few
+            more, as Claude Desktop starts servers); nothing else of this process's environment
+            reaches the server, so pass what it needs (an API key), or ``env=os.environ`` for all
+            of it (what ``tooldec run`` does, as VS Code does).
         cwd: Working directory of a stdio server.
         timeout: Seconds to wait for one call (or one page of the tool listing).
         connect_timeout: Seconds to wait for the server to start and answer.

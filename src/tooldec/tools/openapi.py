@@ -340,8 +340,8 @@ def _openapi30_fixups(node: Any) -> Any:
             out[key] = {name: _openapi30_fixups(sub) for name, sub in value.items()}
         elif (key in _BOOLEAN_KEYWORDS or key == "additionalProperties") and value in ("true", "false"):
             out[key] = value == "true"
-        elif key in _NUMBER_KEYWORDS and isinstance(value, str) and re.fullmatch(r"-?\d+(\.\d+)?", value):
-            out[key] = float(value) if "." in value else int(value)
+        elif key in _NUMBER_KEYWORDS and isinstance(value, str) and re.fullmatch(r"-?\d{1,1000}(\.\d+)?", value):
+            out[key] = float(value) if "." in value else int(value)  # longer: left a string, refused as no number
         elif key in _VALUE_KEYWORDS:
             out[key] = value
         else:

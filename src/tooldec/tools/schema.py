@@ -57,7 +57,7 @@ from typing import Any, cast
 
 from tooldec.automata.gcpause import collector_paused
 from tooldec.automata.pointers import join
-from tooldec.automata.regex import FORMAT_PATTERNS, split_pattern_anchors
+from tooldec.automata.regex import FORMAT_PATTERNS
 from tooldec.errors import InvalidSchemaError, SchemaTooComplexError
 from tooldec.tools.schema_core import Schema, kinds
 from tooldec.tools.schema_keywords import (
@@ -82,7 +82,6 @@ __all__ = [
     "normalize_any_schema",
     "normalize_schema",
     "prepare_formats",
-    "split_pattern_anchors",
 ]
 
 

@@ -416,7 +416,9 @@ class Algebra:
             lo, hi = ("minLength", "maxLength") if kind == "string" else ("minItems", "maxItems")
             if any(y.get(hi) is not None and x.get(lo, 0) > y[hi] for x, y in ((a, b), (b, a))):
                 return True
-            regexes = tuple(dict.fromkeys(string_regexes(a) + string_regexes(b))) if kind == "string" else ()
+            # wide readings: what ``re`` might match, so an empty meeting proves them apart
+            regexes = tuple(dict.fromkeys(string_regexes(a, wide=True) + string_regexes(b, wide=True))) \
+                if kind == "string" else ()
             highs = [s[hi] for s in (a, b) if hi in s]
             return bool(regexes) and not lengths_meet(regexes, max(a.get(lo, 0), b.get(lo, 0)),
                                                       min(highs) if highs else None)

@@ -73,7 +73,9 @@ def value_key(value: Any) -> Any:
         return ("null",)
     if isinstance(value, bool):
         return ("bool", value)
-    if isinstance(value, (int, float)):
+    if isinstance(value, int):
+        return ("num", Fraction(value))
+    if isinstance(value, float):
         return ("num", Fraction(value)) if math.isfinite(value) else ("num", repr(value))
     if isinstance(value, str):
         return ("str", value)

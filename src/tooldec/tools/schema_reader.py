@@ -17,6 +17,7 @@ from typing import Any
 import interegular
 from jsonschema import Draft202012Validator
 
+from tooldec.automata.pattern_syntax import UnenforcedConstruct
 from tooldec.automata.pointers import MISSING, join, ref_tokens, resolve_ref
 from tooldec.automata.regex import CHECKED_FORMATS, FORMAT_PATTERNS, anchored, fsm_of
 from tooldec.automata.regex_fsm import MAX_PATTERN_UNITS, unrolled_units
@@ -42,12 +43,35 @@ __all__ = ["Reader"]
 _FORMAT_CHECKER = Draft202012Validator.FORMAT_CHECKER
 
 
+MAX_NUMBER_DIGITS = 1000
+"""The most digits of an integer in a schema (a bound, a constant): ``10**400`` is read exactly,
+but the digit automaton grows with the digits and Python writes no integer of over 4,300."""
+MAX_COUNT = 2**63 - 1
+"""The largest length or count (the counters are 64-bit)."""
+
+
 def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    """A JSON number as ``json.loads`` gives it: any int (arbitrary precision), a finite float
+    (``1e400`` reads as infinity, which no bound or value can be)."""
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, int) or (isinstance(value, float) and math.isfinite(value))
+
+
+def _is_whole(value: int | float) -> bool:
+    return isinstance(value, int) or value.is_integer()
 
 
 def _is_count(value: Any) -> bool:
-    return _is_number(value) and value >= 0 and float(value).is_integer()
+    return _is_number(value) and value >= 0 and _is_whole(value)
+
+
+def _long_integer(value: Any) -> int | None:
+    """An integer of more than :data:`MAX_NUMBER_DIGITS` digits in ``value`` (a JSON value), if any."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value if value.bit_length() > MAX_NUMBER_DIGITS * 3.33 else None
+    items = value.values() if isinstance(value, Mapping) else value if isinstance(value, list) else ()
+    return next((found for v in items if (found := _long_integer(v)) is not None), None)
 
 
 def _numeric_only(types: Any) -> bool:
@@ -149,6 +173,7 @@ class Reader:
             values = [value] if key == "const" else value
             if key == "enum" and not isinstance(value, list):
                 raise self.invalid("not a valid JSON Schema (draft 2020-12): 'enum' must be an array", kp)
+            self.check_digits(values, kp, key)
             if key == "enum" and not value:
                 raise self.invalid("'enum' is empty, so no value is allowed", kp)
             if "enum" in own:
@@ -158,6 +183,10 @@ class Reader:
         elif key in COUNT_KEYWORDS:
             if not _is_count(value):
                 raise self.invalid(f"not a valid JSON Schema (draft 2020-12): {key} must be a non-negative integer", kp)
+            if value > MAX_COUNT:
+                raise SchemaTooComplexError(f"{key} is above 2**63 - 1, the most a counter holds; no"
+                                            " value that long can be written: leave it out", tool=self.tool, pointer=kp,
+                                            keyword=key)
             own[key] = int(value)
         elif key in BOUND_KEYWORDS:
             if isinstance(value, bool) and key.startswith("exclusive"):
@@ -170,14 +199,16 @@ class Reader:
                     f"a boolean {key} is draft-4 syntax; write '{key}': <number> instead of"
                     f" '{'minimum' if key == 'exclusiveMinimum' else 'maximum'}' plus '{key}': true", kp, key)
             if not _is_number(value):
-                raise self.invalid(f"not a valid JSON Schema (draft 2020-12): {key} must be a number", kp)
+                raise self.invalid(f"not a valid JSON Schema (draft 2020-12): {key} must be a finite number", kp)
+            self.check_digits(value, kp, key)
             if key in own:  # an OpenAPI exclusive bound already put here is tighter
                 return
             own[key] = int(value) if isinstance(value, float) and value.is_integer() and abs(value) < 2**63 else value
         elif key == "multipleOf":
             if not _is_number(value) or value <= 0:
-                raise self.invalid("not a valid JSON Schema (draft 2020-12): multipleOf must be a positive number", kp)
-            if not float(value).is_integer():
+                raise self.invalid("not a valid JSON Schema (draft 2020-12): multipleOf must be a positive finite"
+                                   " number", kp)
+            if not _is_whole(value):
                 raise self.unsupported(f"multipleOf {value!r}: only whole divisors can be enforced exactly (binary"
                                        f" floats make other multiples inexact); {REMOVE_ADVICE}", kp, key)
             own[key] = int(value)
@@ -197,7 +228,7 @@ class Reader:
                 raise self.invalid(f"not a valid JSON Schema (draft 2020-12): {key} must be an object", kp)
             if key == "patternProperties":
                 for pattern in value:
-                    self.pattern(pattern, join(kp, pattern))
+                    self.pattern(pattern, join(kp, pattern), key)
             own[key] = {name: self.read(sub, join(kp, name), stack, depth + 1) for name, sub in value.items()}
         elif key == "additionalProperties":
             own[key] = self.read(value, kp, stack, depth + 1)
@@ -223,6 +254,14 @@ class Reader:
             if value and not (types is not None and "array" not in types) and not (
                     _is_count(node.get("maxItems")) and node["maxItems"] <= 1):
                 raise self.unsupported(f"uniqueness cannot be enforced while decoding; {REMOVE_ADVICE}", kp, key)
+
+    def check_digits(self, value: Any, kp: str, key: str) -> None:
+        """Refuse integers too long to write (see :data:`MAX_NUMBER_DIGITS`)."""
+        found = _long_integer(value)
+        if found is not None:
+            raise SchemaTooComplexError(
+                f"an integer of about {int(found.bit_length() * 0.30103) + 1} digits (at most {MAX_NUMBER_DIGITS}):"
+                " its digits would be states of the automaton", tool=self.tool, pointer=kp, keyword=key)
 
     def check_written(self, own: Mapping[str, Any], ptr: str) -> None:
         """Contradictions inside one schema as written are mistakes: report them as such."""
@@ -260,30 +299,38 @@ class Reader:
                                " non-empty array of schemas", kp)
         return value
 
-    def pattern(self, pattern: Any, ptr: str) -> str:
+    def pattern(self, pattern: Any, ptr: str, keyword: str = "pattern") -> str:
         """Invalid if no regex at all; unsupported if it cannot be compiled exactly.
 
         ``jsonschema`` checks patterns with Python's ``re`` (the judge of validity here), and the
-        automaton is built with ``interegular``: a pattern must pass both.
+        automaton is built with ``interegular``: a pattern must pass both, and hold no construct
+        the automaton would read differently (:mod:`tooldec.automata.pattern_syntax`).
         """
         if not isinstance(pattern, str):
             raise self.invalid("not a valid JSON Schema (draft 2020-12): pattern must be a string", ptr)
         try:
             re.compile(pattern)
         except re.error as err:
+            if re.search(r"\\[pP]\{", pattern):  # ECMA-262's Unicode properties, which ``re`` lacks
+                raise self.unsupported(f"pattern {pattern!r} uses a Unicode property escape \\p{{...}}, which is"
+                                       " not enforced; list the characters in a class instead", ptr, keyword) from None
             raise self.invalid(f"pattern {pattern!r} is not a regular expression: {err}", ptr) from None
         try:
             units = unrolled_units(anchored(pattern))
             if units <= MAX_PATTERN_UNITS:
                 fsm_of((anchored(pattern),))
+        except UnenforcedConstruct as err:
+            raise self.unsupported(f"pattern {pattern!r} uses {err.construct}, which tooldec does not enforce"
+                                   " exactly; rewrite it without that construct or enforce it in the tool",
+                                   ptr, keyword) from None
         except (interegular.patterns.Unsupported, interegular.patterns.InvalidSyntax, ValueError, KeyError) as err:
             raise self.unsupported(f"pattern {pattern!r} cannot be compiled ({type(err).__name__}: {err});"
-                                   f" simplify it or enforce it in the tool", ptr, "pattern") from None
+                                   f" simplify it or enforce it in the tool", ptr, keyword) from None
         if units > MAX_PATTERN_UNITS:
             raise SchemaTooComplexError(
                 f"pattern {pattern[:80]!r} is {units} character pieces once its bounded repeats are unrolled (at"
                 f" most {MAX_PATTERN_UNITS}); for a long string use maxLength/minLength with a pattern such as"
-                " '^[a-z]*$' (lengths are counted, not unrolled)", tool=self.tool, pointer=ptr, keyword="pattern")
+                " '^[a-z]*$' (lengths are counted, not unrolled)", tool=self.tool, pointer=ptr, keyword=keyword)
         return pattern
 
     # -- references and combinators -----------------------------------------------------------

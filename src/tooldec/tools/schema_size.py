@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import json
 from collections import Counter
+from decimal import Decimal
 from typing import Any
 
 from tooldec.automata.regex import fsm_char_classes, fsm_of, string_regexes
@@ -105,9 +106,11 @@ def _cost(schema: Any, ptr: str, shares: Counter[tuple[str, str]]) -> int:
         if kind in ("null", "boolean"):
             total += _SCALAR
         elif kind in ("number", "integer"):
-            digits = sum(len(str(schema[k])) for k in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
-                         if k in schema) + 2
-            total += _DIGIT * digits * schema.get("multipleOf", 1) * (excluded + 1)
+            bounds = [k for k in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum") if k in schema]
+            cost = _DIGIT * (sum(_digits(schema[k]) for k in bounds) + 2) * schema.get("multipleOf", 1) * (excluded + 1)
+            total += cost
+            if "multipleOf" in schema or bounds:
+                shares[(ptr, "multipleOf" if "multipleOf" in schema else max(bounds, key=lambda k: _digits(schema[k])))] += cost
         elif kind == "string":
             total += _string(schema, ptr, shares, excluded)
         elif kind == "array":
@@ -115,6 +118,12 @@ def _cost(schema: Any, ptr: str, shares: Counter[tuple[str, str]]) -> int:
         elif kind == "object":
             total += _object(schema, ptr, shares)
     return total
+
+
+def _digits(bound: int | float) -> int:
+    """The digits a bound's automaton follows: an integer's, or a float's exact decimal (``1e300``
+    is 301 digits, ``5e-324`` 324 after the point)."""
+    return len(str(abs(bound))) if isinstance(bound, int) else len(format(Decimal(repr(bound)), "f"))
 
 
 def _string(schema: dict[str, Any], ptr: str, shares: Counter[tuple[str, str]], excluded: int) -> int:

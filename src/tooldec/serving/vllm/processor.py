@@ -297,7 +297,7 @@ class ToolDecLogitsProcessor(LogitsProcessor):
             cursors.append((i, row.machine))
             budgets.append(None if row.max_tokens is None else max(row.max_tokens - row.consumed, 1))
         if cursors:
-            for (i, machine), forbids in zip(cursors, fill_masks(cursors, bitmask, budgets)):
+            for (i, machine), forbids in zip(cursors, _fill(cursors, bitmask, budgets, rows)):
                 other_ends = rows[i][1].other_ends
                 # text before any call is left alone (an untouched row costs nothing); after a
                 # call, an end that does not stop the request would be written to max_tokens
@@ -309,6 +309,25 @@ class ToolDecLogitsProcessor(LogitsProcessor):
         if self._stats is not None:
             self._stats.add_work(time.perf_counter() - start)
         return [rows[i][0] for i in keep], allowed
+
+
+def _fill(cursors: list[tuple[int, Machine]], bitmask: np.ndarray, budgets: list[int | None],
+          rows: list[tuple[int, _Row]]) -> list[bool]:
+    """``fill_masks``; a row whose budget has fallen below its call's need (``check_budget``
+    before the first token keeps it from happening) goes on unbudgeted, as a row that failed
+    that check does, instead of failing the batch."""
+    try:
+        return fill_masks(cursors, bitmask, budgets)
+    except BudgetError as error:
+        log.warning("tooldec: %s; the call may be cut", error)
+    out = []
+    for (i, machine), budget in zip(cursors, budgets):
+        try:
+            out.append(machine.fill_bitmask(bitmask, i, budget))
+        except BudgetError:
+            rows[i][1].max_tokens = None
+            out.append(machine.fill_bitmask(bitmask, i, None))
+    return out
 
 
 def _set_bits(row: np.ndarray, ids: np.ndarray) -> None:
