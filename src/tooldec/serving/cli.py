@@ -69,13 +69,15 @@ def check_args(args: argparse.Namespace) -> None:
         FileNotFoundError: No ``--model`` file.
     """
     from ..dialects import get_dialect
+    from ..dialects.detect import AUTO
     from .access import is_loopback
     from .vllm.args import opener_names
 
     if not is_loopback(args.host) and not args.api_key and not args.insecure:
         raise ValueError(f"--host {args.host} can be reached from other machines: give --api-key (or "
                          "TOOLDEC_API_KEY), or --insecure to serve them without one")
-    get_dialect(args.dialect, openers=opener_names(args.openers), forced=opener_names(args.forced_openers))
+    if args.dialect != AUTO:  # found from the model (slow: it reads the vocabulary) as it loads
+        get_dialect(args.dialect, openers=opener_names(args.openers), forced=opener_names(args.forced_openers))
     for name in ("max_queue", "max_body_bytes", "n_ctx", "cache_size"):
         if getattr(args, name) < 1:
             raise ValueError(f"--{name.replace('_', '-')} must be at least 1")

@@ -16,10 +16,15 @@ CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 def _metric(name: str, kind: str, about: str, values: Mapping[str, float] | float, label: str = "") -> list[str]:
     lines = [f"# HELP {name} {about}", f"# TYPE {name} {kind}"]
     if isinstance(values, Mapping):
-        lines += [f'{name}{{{label}="{key}"}} {value:g}' for key, value in sorted(values.items())]
+        lines += [f'{name}{{{label}="{_escape(key)}"}} {value:g}' for key, value in sorted(values.items())]
     else:
         lines.append(f"{name} {values:g}")
     return lines
+
+
+def _escape(value: str) -> str:
+    """A label value as the format quotes it."""
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
 def metrics_text(worker: Worker, answered: Counter[int], refused: Counter[str]) -> str:
@@ -53,5 +58,8 @@ def metrics_text(worker: Worker, answered: Counter[int], refused: Counter[str]) 
         *_metric("tooldec_calls_returned_total", "counter", "Tool calls returned to clients.", w.calls_returned),
         *_metric("tooldec_calls_cut_total", "counter",
                  "Calls a generation ended inside (broken; the budget check keeps this at 0).", w.calls_cut),
+        *_metric("tooldec_refusals_total", "counter",
+                 "Tokens the model picked that the call format refuses (masked away), by what they would have written.",
+                 dict(w.refusals), "kind"),
     ]
     return "\n".join(lines) + "\n"
