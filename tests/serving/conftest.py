@@ -10,6 +10,7 @@ import importlib.util
 import os
 import sys
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -35,3 +36,15 @@ def serve_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         stop_process(process)
 
 
+
+
+@pytest.fixture(scope="session")
+def smollm2_llama() -> tuple[Any, Any]:
+    """The embedded SmolLM2 loaded in this process (context 1024, one thread) and its tokenizer:
+    the in-process servers of the tests (``helpers.served``) take turns on it."""
+    pytest.importorskip("llama_cpp", reason="the llama extra is not installed")
+    from tooldec.backends.llamacpp import LlamaCppGenerator, load_llama
+    from tooldec.models import smollm2_gguf_path
+
+    llm, tokenizer = load_llama(smollm2_gguf_path(), n_ctx=1024, threads=1)
+    return LlamaCppGenerator(llm, tokenizer), tokenizer

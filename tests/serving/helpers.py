@@ -10,7 +10,8 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,84 @@ ADD = {"type": "function", "function": {
     "parameters": {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
                    "required": ["a", "b"]}}}
 TOOLS = [WEATHER, ADD]
+
+
+SERVED = "SmolLM2-135M-Instruct.Q4_1"
+"""The model id of the in-process servers (``served``)."""
+
+
+def service_on(llama: tuple[Any, Any], *, max_queue: int = 8, **settings: Any) -> Any:
+    """``tooldec serve``'s :class:`Service` over the session's SmolLM2 (the ``smollm2_llama``
+    fixture); ``settings``: :class:`Settings` fields."""
+    from tooldec.dialects import Hermes
+    from tooldec.serving.app import Service, Settings
+    from tooldec.serving.engine import Constraints
+    from tooldec.serving.worker import Worker
+
+    generator, tokenizer = llama
+    constraints = Constraints(generator.vocab, Hermes())
+    return Service(SERVED, tokenizer, Worker(generator, constraints, max_queue=max_queue), constraints,
+                   Settings(**settings))
+
+
+@contextmanager
+def served(llama: tuple[Any, Any], *, api_key: str | None = None, **options: Any) -> Iterator[Any]:
+    """A Starlette ``TestClient`` on the app of ``service_on(llama, **options)``, its worker
+    running; the service is ``client.service``."""
+    from starlette.testclient import TestClient
+
+    from tooldec.serving.app import create_app
+
+    service = service_on(llama, **options)
+    with TestClient(create_app(service, api_key=api_key), raise_server_exceptions=False) as client:
+        client.service = service
+        yield client
+
+
+@contextmanager
+def served_on_a_port(llama: tuple[Any, Any], shutdown_timeout: float | None = None,
+                     **options: Any) -> Iterator[tuple[str, Any, Any]]:
+    """The same app under uvicorn on a free port of 127.0.0.1, in a thread of this process (real
+    sockets: a client can hang up); ``(host:port, service, uvicorn server)``."""
+    import threading
+
+    import uvicorn
+
+    from tooldec.serving.app import create_app
+
+    service = service_on(llama, **options)
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(create_app(service), host="127.0.0.1", port=port, log_level="warning",
+                                           timeout_graceful_shutdown=shutdown_timeout))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    end = time.monotonic() + 30
+    while not server.started and thread.is_alive() and time.monotonic() < end:
+        time.sleep(0.02)
+    assert server.started, "uvicorn did not start"
+    try:
+        yield f"127.0.0.1:{port}", service, server
+    finally:
+        server.should_exit = True
+        thread.join(60)
+
+
+def wait_until(check: Any, timeout: float = 30.0) -> None:
+    """Poll ``check()`` until it is true; fail after ``timeout`` seconds."""
+    end = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < end, "the condition did not come true in time"
+        time.sleep(0.01)
+
+
+def assert_openai_error(response: Any, status: int, words: str) -> dict[str, Any]:
+    """``response`` is OpenAI's error object with ``status``, its message containing ``words``."""
+    assert response.status_code == status, response.text
+    error = response.json()["error"]
+    assert set(error) == {"message", "type", "param", "code"}, error
+    assert words in error["message"], error
+    assert error["type"] == ("invalid_request_error" if status < 500 else "server_error"), error
+    return dict(error)
 
 
 def free_port() -> int:

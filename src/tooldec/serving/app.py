@@ -1,10 +1,12 @@
 """``tooldec serve``'s HTTP surface: an OpenAI-compatible Starlette app over one llama.cpp model.
 
 Routes: ``POST /v1/chat/completions`` (tools, tool_choice, parallel_tool_calls, max_tokens,
-temperature, seed, stream), ``GET /v1/models``, ``GET /health``. Tools are executed by the
+temperature, seed, stream), ``GET /v1/models``, ``GET /health`` (200 once the model is loaded,
+503 while it loads), ``GET /metrics`` (Prometheus). Tools are executed by the
 client, as with OpenAI: a call comes back as ``tool_calls`` and its result goes in the next
-request's ``tool`` message. Every error is OpenAI's error object with a 4xx status: malformed
-JSON, an unknown model (404), a bad tool schema (the typed error's message), a full queue (503).
+request's ``tool`` message. Every error is OpenAI's error object; a client's fault has a 4xx
+status (a body too large (413) or nested too deep, malformed JSON, an unknown model (404), a bad
+tool schema (the typed error's message)), and only the server's own faults are 5xx.
 """
 
 from __future__ import annotations
@@ -12,19 +14,27 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import sys
+import threading
 import time
-from collections.abc import AsyncGenerator, AsyncIterator
-from typing import Any
+from collections import Counter
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from anyio import to_thread
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from ..errors import BudgetError, ToolDecError, ToolNotFoundError
+from ..tools import ToolSet
+from .access import ApiKey
 from .assemble import CallEvent, ContentEvent, Event, ReasoningEvent
 from .engine import Constraints, tools_key
+from .metrics import CONTENT_TYPE, metrics_text
 from .prompt import render_prompt
 from .protocol import (
     ChatRequest,
@@ -32,6 +42,7 @@ from .protocol import (
     call_deltas,
     chunk,
     completion,
+    decode_body,
     error_body,
     new_id,
     parse_request,
@@ -39,9 +50,24 @@ from .protocol import (
 )
 from .worker import Done, Job, QueueFull, Worker
 
-__all__ = ["Service", "create_app"]
+__all__ = ["Service", "Settings", "create_app"]
 
 DEFAULT_MAX_TOKENS = 512
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How much the server takes from one client.
+
+    Attributes:
+        max_body_bytes: The largest request body read; a larger one is a 413 before it is parsed.
+        request_timeout: Seconds a request may take, queued and generating; then it is cancelled
+            and answered with a 503 (``None``: no limit).
+    """
+
+    max_body_bytes: int = 16 * 2**20
+    request_timeout: float | None = None
 
 
 class Service:
@@ -52,14 +78,19 @@ class Service:
         tokenizer: The model's transformers tokenizer (chat template).
         worker: The llama.cpp worker (started by the app).
         constraints: Validates and compiles request tools (shared: docs/DESIGN.md, concurrency contract).
+        settings: The limits on each client.
     """
 
-    def __init__(self, model_id: str, tokenizer: Any, worker: Worker, constraints: Constraints) -> None:
+    def __init__(self, model_id: str, tokenizer: Any, worker: Worker, constraints: Constraints,
+                 settings: Settings | None = None) -> None:
         self.model_id = model_id
         self.tokenizer = tokenizer
         self.worker = worker
         self.constraints = constraints
+        self.settings = settings or Settings()
         self.started = int(time.time())
+        self.answered: Counter[int] = Counter()  # chat completion requests by HTTP status (event loop only)
+        self.refused: Counter[str] = Counter()  # refused requests by error code
 
     def prepare(self, request: ChatRequest) -> Job:
         """Validate the tools and render the prompt (on a thread: both can take a while).
@@ -77,8 +108,14 @@ class Service:
             if request.tool_choice not in ("auto", "required") and request.tool_choice not in toolset:
                 raise RequestError(f"tool_choice names {request.tool_choice!r}, which is not in tools: "
                                    f"{', '.join(toolset.names)}", param="tool_choice")
-        prompt = render_prompt(self.tokenizer, request.messages, toolset, request.tools, self.constraints.dialect)
+        from jinja2.exceptions import TemplateError
+
+        try:
+            prompt = render_prompt(self.tokenizer, request.messages, toolset, request.tools, self.constraints.dialect)
+        except TemplateError as error:  # the template's own checks (roles in order, ...) refused them
+            raise RequestError(f"the model's chat template refused the messages: {error}", param="messages") from error
         ids = list(self.tokenizer.encode(prompt, add_special_tokens=False))
+        self._check_context(request, len(ids), toolset)
         specs = request.tools if toolset is not None else []
         job = Job(prompt_ids=ids, specs=specs, key=tools_key(specs) if specs else "",
                   tool_choice=request.tool_choice, parallel_tool_calls=request.parallel_tool_calls,
@@ -93,17 +130,63 @@ class Service:
                 raise RequestError(str(error), param="max_tokens") from error
         return job
 
+    def _check_context(self, request: ChatRequest, prompt: int, toolset: ToolSet | None) -> None:
+        """Refuse a prompt, or a prompt and ``max_tokens``, over the context, as OpenAI does.
 
-def _error(error: RequestError) -> JSONResponse:
+        Raises:
+            RequestError: 400 with code ``context_length_exceeded``, both numbers in its message.
+        """
+        context = self.worker.context
+        if prompt >= context:
+            share = ""
+            if toolset is not None and len(toolset):  # how much of it the tools take
+                bare = render_prompt(self.tokenizer, request.messages, None, [], self.constraints.dialect)
+                tools = prompt - len(self.tokenizer.encode(bare, add_special_tokens=False))
+                share = f" ({tools} of them for the {len(toolset)} tools)"
+            raise RequestError(f"This model's maximum context length is {context} tokens. However, your messages "
+                               f"resulted in {prompt} tokens{share}. Please reduce the length of the messages"
+                               f"{' or tools' if share else ''}.", param="messages", code="context_length_exceeded")
+        if request.max_tokens is not None and prompt + request.max_tokens > context:
+            raise RequestError(f"This model's maximum context length is {context} tokens. However, you requested "
+                               f"{prompt + request.max_tokens} tokens ({prompt} in the messages, "
+                               f"{request.max_tokens} in the completion). Please reduce the length of the messages "
+                               "or the completion.", param="max_tokens", code="context_length_exceeded")
+
+
+def _error(error: RequestError) -> ErrorResponse:
     kind = "invalid_request_error" if error.status < 500 else "server_error"
-    return JSONResponse(error_body(error.message, param=error.param, code=error.code, kind=kind),
-                        status_code=error.status)
+    headers = {"Retry-After": str(error.retry_after)} if error.retry_after is not None else None
+    return ErrorResponse(error_body(error.message, param=error.param, code=error.code, kind=kind),
+                         status_code=error.status, headers=headers, code=error.code)
+
+
+class ErrorResponse(JSONResponse):
+    """An error answer that remembers its code, for ``/metrics``."""
+
+    def __init__(self, content: Any, status_code: int, headers: dict[str, str] | None = None,
+                 code: str | None = None) -> None:
+        super().__init__(content, status_code=status_code, headers=headers)
+        self.code = code
+
+
+def _done_error(done: Done) -> RequestError:
+    """The error a job that ended without an answer is answered with."""
+    if done.finish_reason == "cancelled":
+        return RequestError(done.error or "the request was cancelled", status=503, code="shutting_down", retry_after=1)
+    return RequestError(done.error or "the generation failed", status=500)
 
 
 async def _events(service: Service, job: Job) -> AsyncGenerator[Event | Done, None]:
-    """Submit ``job`` and yield its events as the worker produces them."""
+    """Submit ``job`` and yield its events as the worker produces them; the job is cancelled when
+    the consumer stops early (its client left) or the request's time is up.
+
+    Raises:
+        RequestError: 429 when the queue is full, 503 when the request timed out.
+    """
     loop = asyncio.get_running_loop()
     inbox: asyncio.Queue[Event | Done] = asyncio.Queue()
+    timeout = service.settings.request_timeout
+    deadline = None if timeout is None else loop.time() + timeout
 
     def emit(event: Event | Done) -> None:
         loop.call_soon_threadsafe(inbox.put_nowait, event)
@@ -112,24 +195,74 @@ async def _events(service: Service, job: Job) -> AsyncGenerator[Event | Done, No
     try:
         service.worker.submit(job)
     except QueueFull as error:
-        raise RequestError(str(error), status=503, code="queue_full") from error
+        raise RequestError(str(error), status=429, code="queue_full", retry_after=error.retry_after) from error
     try:
         while True:
-            event = await inbox.get()
+            if deadline is None:
+                event = await inbox.get()
+            else:
+                try:
+                    event = await asyncio.wait_for(inbox.get(), max(0.0, deadline - loop.time()))
+                except TimeoutError:
+                    raise RequestError(f"the request did not finish within the server's request timeout "
+                                       f"of {timeout} s", status=503, code="timeout") from None
             yield event
             if isinstance(event, Done):
                 return
     finally:
-        job.cancelled.set()  # the client left (or we are done): the worker stops at the next token
+        service.worker.cancel(job)  # out of the queue, or stopped after its current token; no-op once done
+
+
+async def _disconnected(request: Request) -> None:
+    """Return when the client closes its connection (the body was read already)."""
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The request's body, refused with a 413 as soon as it is known to be over ``limit`` bytes."""
+    too_large = RequestError(f"the request body is over {limit} bytes", status=413, code="request_too_large")
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise too_large
+    parts, size = [], 0
+    async for part in request.stream():
+        size += len(part)
+        if size > limit:
+            raise too_large
+        parts.append(part)
+    return b"".join(parts)
+
+
+def _service(request: Request) -> Service:
+    """The app's service, once the model is loaded.
+
+    Raises:
+        RequestError: 503 while the model loads, or when loading it failed.
+    """
+    service: Service | None = request.app.state.service
+    if service is None:
+        failed = request.app.state.failed
+        raise RequestError(f"the model failed to load: {failed}" if failed else "the model is loading; retry shortly",
+                           status=503, code="model_not_ready", retry_after=None if failed else 5)
+    return service
 
 
 async def chat_completions(request: Request) -> Response:
-    service: Service = request.app.state.service
     try:
-        try:
-            body = json.loads(await request.body())
-        except (json.JSONDecodeError, UnicodeDecodeError) as error:
-            raise RequestError(f"the request body is not valid JSON: {error}") from error
+        service = _service(request)
+    except RequestError as error:
+        return _error(error)
+    response = await _chat_completions(service, request)
+    service.answered[response.status_code] += 1
+    if isinstance(response, ErrorResponse):
+        service.refused[response.code or "invalid_request"] += 1
+    return response
+
+
+async def _chat_completions(service: Service, request: Request) -> Response:
+    try:
+        body = decode_body(await read_body(request, service.settings.max_body_bytes))
         chat = parse_request(body, service.model_id)
         job = await to_thread.run_sync(service.prepare, chat)
     except RequestError as error:
@@ -139,17 +272,49 @@ async def chat_completions(request: Request) -> Response:
     request_id = new_id()
     events = _events(service, job)
     if chat.stream:
-        try:
-            first = await events.__anext__()  # a full queue is still a plain 503, not a broken stream
+        try:  # a full queue or a timeout before the first token is still a plain error, not a broken stream
+            first = await _until_disconnected(request, events.__anext__())
         except RequestError as error:
             return _error(error)
+        if first is None:
+            await events.aclose()
+            return Response(status_code=499)  # nobody reads it
         if isinstance(first, Done) and first.error is not None:
             await events.aclose()
-            return JSONResponse(error_body(first.error, kind="server_error"), status_code=500)
+            return _error(_done_error(first))
         return StreamingResponse(_sse(service, chat, request_id, first, events), media_type="text/event-stream")
+    try:
+        answer = await _until_disconnected(request, _answer(service, job, request_id, events))
+    except RequestError as error:
+        return _error(error)
+    return Response(status_code=499) if answer is None else answer
+
+
+async def _until_disconnected(request: Request, work: Awaitable[T]) -> T | None:
+    """``work``'s result, or ``None`` when the client left first (``work`` is then cancelled,
+    which cancels the job)."""
+    task = asyncio.ensure_future(work)
+    watch = asyncio.ensure_future(_disconnected(request))
+    try:
+        await asyncio.wait((task, watch), return_when=asyncio.FIRST_COMPLETED)
+    except BaseException:  # this handler is cancelled itself (the server stops)
+        task.cancel()
+        raise
+    finally:
+        watch.cancel()
+    if not task.done():
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        return None
+    return task.result()
+
+
+async def _answer(service: Service, job: Job, request_id: str, events: AsyncGenerator[Event | Done, None]) -> Response:
+    """The non-streamed answer, once the job is done."""
     content, reasoning, calls = "", "", []
     done = Done("error", len(job.prompt_ids), 0, "the generation ended without a result")
-    try:
+    async with contextlib.aclosing(events):
         async for event in events:
             if isinstance(event, ContentEvent):
                 content += event.text
@@ -159,10 +324,8 @@ async def chat_completions(request: Request) -> Response:
                 calls.append(event.call)
             else:
                 done = event
-    except RequestError as error:
-        return _error(error)
     if done.error is not None:
-        return JSONResponse(error_body(done.error, kind="server_error"), status_code=500)
+        return _error(_done_error(done))
     return JSONResponse(completion(request_id, service.model_id, content, calls, done.finish_reason,
                                    done.prompt_tokens, done.completion_tokens, reasoning=reasoning))
 
@@ -203,23 +366,44 @@ async def _sse_lines(model: str, chat: ChatRequest, request_id: str, first: Even
                                                                             event.completion_tokens)))
             yield "data: [DONE]\n\n"
             return
-        event = await rest.__anext__()
+        try:
+            event = await rest.__anext__()
+        except RequestError as error:  # the request's time is up: said in the stream, as errors mid-stream are
+            yield line(error_body(error.message, code=error.code, kind="server_error"))
+            yield "data: [DONE]\n\n"
+            return
 
 
 async def models(request: Request) -> Response:
-    service: Service = request.app.state.service
+    try:
+        service = _service(request)
+    except RequestError as error:
+        return _error(error)
     return JSONResponse({"object": "list", "data": [
         {"id": service.model_id, "object": "model", "created": service.started, "owned_by": "tooldec"}]})
 
 
 async def health(request: Request) -> Response:
-    service: Service = request.app.state.service
+    """200 ``ok`` when requests are served; 503 ``loading``, ``failed`` or ``worker stopped``."""
+    service: Service | None = request.app.state.service
+    if service is None:
+        failed = request.app.state.failed
+        body = {"status": "failed", "error": failed} if failed else {"status": "loading"}
+        return JSONResponse(body, status_code=503)
     alive = service.worker.is_alive()
     worker = service.worker
     return JSONResponse({"status": "ok" if alive else "worker stopped", "waiting": worker.waiting,
                          "served": worker.jobs_done, "tokens": worker.tokens_generated,
                          "masking_seconds": worker.masking_seconds, "refused": dict(worker.refusals)},
                         status_code=200 if alive else 503)
+
+
+async def metrics(request: Request) -> Response:
+    try:
+        service = _service(request)
+    except RequestError as error:
+        return _error(error)
+    return Response(metrics_text(service.worker, service.answered, service.refused), media_type=CONTENT_TYPE)
 
 
 async def _not_found(request: Request, exc: Exception) -> Response:
@@ -230,19 +414,56 @@ async def _not_allowed(request: Request, exc: Exception) -> Response:
     return JSONResponse(error_body(f"{request.method} is not allowed on {request.url.path}"), status_code=405)
 
 
-def create_app(service: Service) -> Starlette:
-    """The app; the worker thread starts with it and stops with it."""
+async def _server_fault(request: Request, exc: Exception) -> Response:
+    """A fault of the server's own, still in OpenAI's shape (the traceback goes to the log)."""
+    return JSONResponse(error_body(f"internal error: {type(exc).__name__}", kind="server_error"), status_code=500)
+
+
+def create_app(service: Service | Callable[[], Service], *, api_key: str | None = None,
+               on_failure: Callable[[], None] | None = None) -> Starlette:
+    """The app; the worker thread starts with it and stops with it.
+
+    Args:
+        service: The service, or what loads it: then the app answers at once, ``/health`` says
+            ``loading`` (503) until it is loaded, and requests are refused with a 503 meanwhile.
+        api_key: Requests but ``/health`` must carry it (``Authorization: Bearer``); ``None``: open.
+        on_failure: Called (from the loading thread) when loading failed.
+    """
+
+    def load(app: Starlette, make: Callable[[], Service]) -> None:
+        try:
+            loaded = make()
+            loaded.worker.start()
+        except Exception as error:
+            app.state.failed = f"{type(error).__name__}: {error}"
+            print(f"tooldec serve: error: {app.state.failed}", file=sys.stderr, flush=True)
+            if on_failure is not None:
+                on_failure()
+            return
+        app.state.service = loaded
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        service.worker.start()
+        if isinstance(service, Service):
+            service.worker.start()
+            app.state.service = service
+            loader = None
+        else:
+            loader = threading.Thread(target=load, args=(app, service), name="tooldec-load", daemon=True)
+            loader.start()
         yield
-        await to_thread.run_sync(service.worker.stop)
+        if loader is not None:
+            await to_thread.run_sync(loader.join)
+        if app.state.service is not None:
+            await to_thread.run_sync(app.state.service.worker.stop)
 
     app = Starlette(routes=[
         Route("/v1/chat/completions", chat_completions, methods=["POST"]),
         Route("/v1/models", models, methods=["GET"]),
         Route("/health", health, methods=["GET"]),
-    ], exception_handlers={404: _not_found, 405: _not_allowed}, lifespan=lifespan)
-    app.state.service = service
+        Route("/metrics", metrics, methods=["GET"]),
+    ], middleware=[Middleware(ApiKey, key=api_key)] if api_key else [],
+        exception_handlers={404: _not_found, 405: _not_allowed, Exception: _server_fault}, lifespan=lifespan)
+    app.state.service = None
+    app.state.failed = None
     return app

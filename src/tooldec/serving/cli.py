@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from .app import Service
 
-__all__ = ["build_service", "main", "parser"]
+__all__ = ["build_service", "check_args", "main", "parser"]
 
 
 def parser() -> argparse.ArgumentParser:
@@ -39,10 +40,53 @@ def parser() -> argparse.ArgumentParser:
                         "comma-separated, among those in use (default: the dialect's own; Hermes: 'tag')")
     p.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: TOOLDEC_THREADS or all)")
     p.add_argument("--n-ctx", type=int, default=8192, help="context window in tokens (default: 8192)")
-    p.add_argument("--max-queue", type=int, default=256, help="requests waiting before 503 (default: 256)")
+    p.add_argument("--max-queue", type=int, default=256,
+                   help="requests waiting; more are answered 429 with Retry-After (default: 256)")
+    p.add_argument("--request-timeout", type=float, default=None,
+                   help="seconds a request may take, queued and generating; then it is cancelled and "
+                        "answered 503 (default: no limit)")
+    p.add_argument("--max-body-bytes", type=int, default=16 * 2**20,
+                   help="largest request body; a larger one is a 413 (default: 16 MiB)")
     p.add_argument("--cache-size", type=int, default=64, help="compiled tool lists kept (default: 64)")
+    p.add_argument("--shutdown-timeout", type=float, default=10.0,
+                   help="on SIGTERM or Ctrl-C, seconds running requests may take to finish before they are "
+                        "cancelled; no new ones are accepted meanwhile (default: 10)")
+    p.add_argument("--api-key", default=os.environ.get("TOOLDEC_API_KEY"),
+                   help="clients must send it as 'Authorization: Bearer KEY' (the openai client's api_key); "
+                        "/health stays open (default: TOOLDEC_API_KEY, else none)")
+    p.add_argument("--insecure", action="store_true",
+                   help="serve on an address other machines reach (--host 0.0.0.0) without --api-key")
     p.add_argument("--log-level", default="warning", help="uvicorn log level (default: warning)")
     return p
+
+
+def check_args(args: argparse.Namespace) -> None:
+    """What can be refused before anything loads.
+
+    Raises:
+        ValueError: An address beyond this machine without an API key (and no ``--insecure``), an
+            unknown opener, or a bound below 1.
+        FileNotFoundError: No ``--model`` file.
+    """
+    from ..dialects import get_dialect
+    from ..dialects.detect import AUTO
+    from .access import is_loopback
+    from .vllm.args import opener_names
+
+    if not is_loopback(args.host) and not args.api_key and not args.insecure:
+        raise ValueError(f"--host {args.host} can be reached from other machines: give --api-key (or "
+                         "TOOLDEC_API_KEY), or --insecure to serve them without one")
+    if args.dialect != AUTO:  # found from the model (slow: it reads the vocabulary) as it loads
+        get_dialect(args.dialect, openers=opener_names(args.openers), forced=opener_names(args.forced_openers))
+    for name in ("max_queue", "max_body_bytes", "n_ctx", "cache_size"):
+        if getattr(args, name) < 1:
+            raise ValueError(f"--{name.replace('_', '-')} must be at least 1")
+    if args.shutdown_timeout < 0:
+        raise ValueError("--shutdown-timeout must be 0 or more seconds")
+    if args.request_timeout is not None and args.request_timeout <= 0:
+        raise ValueError("--request-timeout must be a positive number of seconds")
+    if args.model is not None and not Path(args.model).is_file():
+        raise FileNotFoundError(f"no GGUF file at {args.model}")
 
 
 def build_service(args: argparse.Namespace) -> Service:
@@ -51,7 +95,7 @@ def build_service(args: argparse.Namespace) -> Service:
     from ..backends.llamacpp import LlamaCppGenerator, load_llama
     from ..dialects.detect import dialect_named
     from ..models import smollm2_gguf_path
-    from .app import Service
+    from .app import Service, Settings
     from .engine import Constraints
     from .vllm.args import opener_names
     from .worker import Worker
@@ -65,11 +109,18 @@ def build_service(args: argparse.Namespace) -> Service:
     constraints = Constraints(generator.vocab, dialect, cache_size=args.cache_size)
     worker = Worker(generator, constraints, max_queue=args.max_queue)
     settle()  # what start-up made lives as long as the server
-    return Service(args.served_model_name or Path(path).stem, tokenizer, worker, constraints)
+    return Service(args.served_model_name or Path(path).stem, tokenizer, worker, constraints,
+                   Settings(max_body_bytes=args.max_body_bytes, request_timeout=args.request_timeout))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the server until interrupted. Returns the exit status (2: bad arguments or model)."""
+    """Run the server until interrupted. Returns the exit status (2: bad arguments or model).
+
+    The server listens at once and loads the model on a thread: ``/health`` says ``loading``
+    (503) until it is ready. On SIGTERM (or Ctrl-C) it stops accepting connections, lets running
+    requests finish for ``--shutdown-timeout`` seconds, cancels what is left (the worker stops
+    after its current token) and exits.
+    """
     import uvicorn
 
     from ..errors import ToolDecError
@@ -77,18 +128,30 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     args = parser().parse_args(argv)
     try:
-        service = build_service(args)
-    except (FileNotFoundError, ImportError, ValueError, ToolDecError) as error:
+        check_args(args)
+    except (FileNotFoundError, ValueError, ToolDecError) as error:
         print(f"tooldec serve: error: {error}", file=sys.stderr)
         return 2
-    # The model, vocabulary and compiler live as long as the server: moved out of the cyclic
-    # collector's reach, a full collection no longer walks them (a 0.1-0.2 s pause in the middle
-    # of a request, measured on the speed workload with the Qwen3 vocabulary).
-    gc.collect()
-    gc.freeze()
-    print(f"tooldec serve: {service.model_id} on http://{args.host}:{args.port}/v1", file=sys.stderr, flush=True)
-    uvicorn.run(create_app(service), host=args.host, port=args.port, log_level=args.log_level)
-    return 0
+
+    def load() -> Service:
+        service = build_service(args)
+        # The model, vocabulary and compiler live as long as the server: moved out of the cyclic
+        # collector's reach, a full collection no longer walks them (a 0.1-0.2 s pause in the middle
+        # of a request, measured on the speed workload with the Qwen3 vocabulary).
+        gc.collect()
+        gc.freeze()
+        print(f"tooldec serve: {service.model_id} ready on http://{args.host}:{args.port}/v1", file=sys.stderr,
+              flush=True)
+        return service
+
+    def failed() -> None:
+        server.should_exit = True
+
+    app = create_app(load, api_key=args.api_key, on_failure=failed)
+    server = uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port, log_level=args.log_level,
+                                           timeout_graceful_shutdown=args.shutdown_timeout))
+    server.run()
+    return 2 if app.state.failed else 0
 
 
 if __name__ == "__main__":

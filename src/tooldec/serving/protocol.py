@@ -7,6 +7,7 @@ a 400 that names it, as OpenAI names the ``param`` of a bad request.
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -15,7 +16,13 @@ from typing import Any
 
 from ..dialects import ToolCall
 
-__all__ = ["ChatRequest", "RequestError", "chunk", "completion", "error_body", "parse_request"]
+__all__ = ["MAX_DEPTH", "ChatRequest", "RequestError", "chunk", "completion", "decode_body", "error_body",
+           "parse_request"]
+
+MAX_DEPTH = 64
+"""Deepest nesting of arrays and objects a request body may have: room for tool schemas nested
+some 30 levels, far from where the parser, the schema compiler or the chat template would run out
+of stack."""
 
 _ROLES = ("system", "developer", "user", "assistant", "tool")
 _REFUSED: dict[str, Callable[[Any], bool]] = {
@@ -32,18 +39,52 @@ class RequestError(Exception):
     """A request the server refuses, with the HTTP status and the offending field."""
 
     def __init__(self, message: str, *, param: str | None = None, status: int = 400,
-                 code: str | None = None) -> None:
+                 code: str | None = None, retry_after: int | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.param = param
         self.status = status
         self.code = code
+        self.retry_after = retry_after
 
 
 def error_body(message: str, *, param: str | None = None, code: str | None = None,
                kind: str = "invalid_request_error") -> dict[str, Any]:
     """OpenAI's error object: ``{"error": {"message", "type", "param", "code"}}``."""
     return {"error": {"message": message, "type": kind, "param": param, "code": code}}
+
+
+def decode_body(data: bytes, max_depth: int = MAX_DEPTH) -> Any:
+    """A request body's JSON, nested at most ``max_depth`` deep.
+
+    Raises:
+        RequestError: The body is not UTF-8 JSON, or is nested deeper.
+
+    Examples:
+        >>> decode_body(b'{"a": [1, {"b": null}]}', max_depth=3)
+        {'a': [1, {'b': None}]}
+        >>> decode_body(b'[[[[]]]]', max_depth=3)
+        Traceback (most recent call last):
+        ...
+        tooldec.serving.protocol.RequestError: the request body nests arrays and objects deeper than 3 levels
+    """
+    deep = RequestError(f"the request body nests arrays and objects deeper than {max_depth} levels")
+    try:
+        value = json.loads(data)
+    except RecursionError:  # deeper than the parser's own stack allows
+        raise deep from None
+    except ValueError as error:  # not JSON, not UTF-8, an integer of thousands of digits
+        raise RequestError(f"the request body is not valid JSON: {error}") from None
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        if depth > max_depth:
+            raise deep
+        stack.extend((child, depth + 1) for child in children)
+    return value
 
 
 @dataclass(frozen=True)
@@ -94,7 +135,47 @@ def _messages(value: Any) -> list[dict[str, Any]]:
         if not isinstance(message, dict) or message.get("role") not in _ROLES:
             raise RequestError(f"messages[{i}] must be an object whose role is one of {', '.join(_ROLES)}",
                                param=f"messages[{i}]")
+        for name in ("name", "tool_call_id"):
+            if message.get(name) is not None and not isinstance(message[name], str):
+                raise RequestError(f"messages[{i}].{name} must be a string", param=f"messages[{i}].{name}")
+        _content(message.get("content"), f"messages[{i}].content")
+        _tool_calls(message.get("tool_calls"), f"messages[{i}].tool_calls")
     return [dict(m) for m in value]
+
+
+def _content(value: Any, where: str) -> None:
+    """A message's content: text, or a list of text parts. A part of another kind (``image_url``,
+    ``input_audio``, ``file``, ...) is refused by type and index: the model reads text only, and
+    dropping the part would answer a question the client did not ask."""
+    if value is None or isinstance(value, str):
+        return
+    if not isinstance(value, list):
+        raise RequestError(f"{where} must be a string or a list of content parts", param=where)
+    for j, part in enumerate(value):
+        kind = part.get("type") if isinstance(part, dict) else None
+        if kind != "text":
+            named = f"of type {kind!r}" if isinstance(kind, str) else "not a content part"
+            raise RequestError(f"{where}[{j}] is {named}; this model reads text parts only",
+                               param=f"{where}[{j}]")
+        if not isinstance(part.get("text"), str):
+            raise RequestError(f"{where}[{j}].text must be a string", param=f"{where}[{j}].text")
+
+
+def _tool_calls(value: Any, where: str) -> None:
+    """An assistant message's ``tool_calls``: objects whose ``function`` has a string ``name`` and
+    ``arguments`` as a JSON string or an object."""
+    if value is None:
+        return
+    if not isinstance(value, list):
+        raise RequestError(f"{where} must be a list", param=where)
+    for j, call in enumerate(value):
+        function = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+            raise RequestError(f"{where}[{j}] must be an object whose function has a string name",
+                               param=f"{where}[{j}]")
+        if not isinstance(function.get("arguments", ""), (str, dict)) or not isinstance(call.get("id", ""), str):
+            raise RequestError(f"{where}[{j}]: function.arguments must be a JSON string and id a string",
+                               param=f"{where}[{j}]")
 
 
 def parse_request(body: Any, model: str) -> ChatRequest:

@@ -5,13 +5,15 @@ other's context. So every request becomes a :class:`Job` on a bounded queue and 
 thread runs them in order, with the loop of ``tooldec run`` (``LlamaCppGenerator.tokens``), and
 hands the events (content, calls, the end) back to the request's event loop as they come (the
 threads: docs/DESIGN.md, concurrency contract). A prompt that begins like the previous one (the same system
-prompt and tools) only evaluates its new tokens.
+prompt and tools) only evaluates its new tokens. A job whose client went away is taken out of the
+queue at once (:meth:`Worker.cancel`), or stopped after the token being generated if it runs.
 """
 
 from __future__ import annotations
 
-import queue
 import threading
+import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -50,8 +52,10 @@ class Job:
         max_tokens: Budget of new tokens.
         temperature: 0 for greedy.
         seed: Seeds the sampler (None: fresh entropy).
-        emit: Called from the worker thread with each event, then a :class:`Done`.
-        cancelled: Set by the request when its client went away.
+        emit: Called from the worker thread with each event, then a :class:`Done` (none for a job
+            cancelled before it ran).
+        cancelled: Set (by :meth:`Worker.cancel`) when its client went away.
+        submitted: When it was queued (``time.perf_counter``): time to first token counts from here.
     """
 
     prompt_ids: list[int]
@@ -64,10 +68,19 @@ class Job:
     seed: int | None
     emit: Callable[[Event | Done], None]
     cancelled: threading.Event = field(default_factory=threading.Event)
+    submitted: float = field(default_factory=time.perf_counter)
 
 
 class QueueFull(Exception):
-    """More requests are waiting than the server accepts."""
+    """More requests are waiting than the server accepts, or it is shutting down.
+
+    Attributes:
+        retry_after: Seconds after which a retry may find room (the queue's work at the mean job time).
+    """
+
+    def __init__(self, message: str, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class Worker:
@@ -79,59 +92,116 @@ class Worker:
         max_queue: Most jobs waiting; more are refused with :class:`QueueFull`.
 
     Attributes:
-        jobs_done, tokens_generated, masking_seconds: All jobs' count, tokens and masking time.
+        jobs_started, jobs_done: Jobs taken from the queue, and those finished (also when stopped).
+        jobs_cancelled: Jobs whose client left: taken out of the queue, or stopped while running.
+        tokens_generated, masking_seconds, busy_seconds: All jobs' tokens, masking time and run time.
+        calls_returned, calls_cut: Calls given out, and calls the end of a job left unfinished.
+        first_token_seconds: Time to first token (from the queue) summed over ``jobs_with_tokens``.
         refusals: What models tried to write that the format refuses, by name (``Stepper.refusals``).
     """
 
     def __init__(self, generator: LlamaCppGenerator, constraints: Constraints, *, max_queue: int = 256) -> None:
+        if max_queue < 1:
+            raise ValueError(f"max_queue must be >= 1, got {max_queue}")
         self.generator = generator
         self.constraints = constraints
         self.eos = set(generator.eos_ids)
         self.context = int(generator.model.n_ctx())
-        self._jobs: queue.Queue[Job | None] = queue.Queue(maxsize=max_queue)
+        self.max_queue = max_queue
+        self._waiting: deque[Job] = deque()
+        self._changed = threading.Condition()  # guards _waiting, _running and _closing
+        self._running: Job | None = None
+        self._closing = False
         self._thread = threading.Thread(target=self._run, name="tooldec-llama", daemon=True)
-        self.jobs_done = 0
-        self.tokens_generated = 0
-        self.masking_seconds = 0.0
+        self.jobs_started = self.jobs_done = self.jobs_cancelled = 0
+        self.tokens_generated = self.calls_returned = self.calls_cut = self.jobs_with_tokens = 0
+        self.masking_seconds = self.busy_seconds = self.first_token_seconds = 0.0
         self.refusals: dict[str, int] = {}
 
     def start(self) -> None:
         self._thread.start()
 
     def stop(self) -> None:
-        """Finish the running job, drop the queue's place for new ones, end the thread."""
-        self._jobs.put(None)
-        self._thread.join()
+        """Refuse new jobs, cancel the waiting ones and the running one (after its current
+        token), end the thread."""
+        with self._changed:
+            self._closing = True
+            for job in self._waiting:
+                job.cancelled.set()
+                job.emit(Done("cancelled", len(job.prompt_ids), 0, "the server is shutting down"))
+            self.jobs_cancelled += len(self._waiting)
+            self._waiting.clear()
+            self._changed.notify_all()
+            if self._running is not None:
+                self._running.cancelled.set()
+        if self._thread.is_alive():
+            self._thread.join()
 
     def is_alive(self) -> bool:
         return self._thread.is_alive()
 
     @property
     def waiting(self) -> int:
-        return self._jobs.qsize()
+        return len(self._waiting)
+
+    @property
+    def running(self) -> bool:
+        return self._running is not None
 
     def submit(self, job: Job) -> None:
         """Queue a job.
 
         Raises:
-            QueueFull: The queue is at its bound.
+            QueueFull: The queue is at its bound, or the server is shutting down.
         """
-        try:
-            self._jobs.put_nowait(job)
-        except queue.Full:
-            raise QueueFull(f"{self._jobs.maxsize} requests are already waiting; retry later") from None
+        with self._changed:
+            if self._closing:
+                raise QueueFull("the server is shutting down", retry_after=1)
+            if len(self._waiting) >= self.max_queue:
+                per_job = self.busy_seconds / self.jobs_done if self.jobs_done else 1.0
+                wait = max(1, min(600, round(per_job * (len(self._waiting) + 1))))
+                raise QueueFull(f"{self.max_queue} requests are already waiting; retry in {wait} s", retry_after=wait)
+            self._waiting.append(job)
+            self._changed.notify()
+
+    def cancel(self, job: Job) -> None:
+        """The client of ``job`` went away: out of the queue now, or stopped after its current token."""
+        with self._changed:
+            if job.cancelled.is_set():
+                return
+            job.cancelled.set()
+            if job in self._waiting:
+                self._waiting.remove(job)
+                self.jobs_cancelled += 1
+
+    def _next(self) -> Job | None:
+        with self._changed:
+            self._running = None
+            while not self._waiting and not self._closing:
+                self._changed.wait()
+            if not self._waiting:
+                return None
+            self._running = self._waiting.popleft()
+            self.jobs_started += 1
+            return self._running
 
     def _run(self) -> None:
-        while (job := self._jobs.get()) is not None:
+        while (job := self._next()) is not None:
+            start = time.perf_counter()
             try:
-                job.emit(self._generate(job))
+                done = self._generate(job)
             except Exception as error:
-                job.emit(Done("error", len(job.prompt_ids), 0, f"{type(error).__name__}: {error}"))
+                done = Done("error", len(job.prompt_ids), 0, f"{type(error).__name__}: {error}")
+            self.busy_seconds += time.perf_counter() - start
+            if done.finish_reason == "cancelled":
+                self.jobs_cancelled += 1
             self.jobs_done += 1
+            job.emit(done)
 
     def budget(self, job: Job) -> int:
-        """Tokens ``job`` may generate: its ``max_tokens``, within what the context has left."""
-        return min(job.max_tokens, self.context - len(job.prompt_ids) - 1)
+        """Tokens ``job`` may generate: its ``max_tokens``, within what the context has left (the
+        last token is never evaluated, so prompt and budget may fill the context)."""
+        return min(job.max_tokens, self.context - len(job.prompt_ids))
 
     def _machine(self, job: Job) -> Machine | None:
         if not job.specs:
@@ -160,6 +230,9 @@ class Worker:
         with generator.stepper(machine, job.temperature, np.random.default_rng(job.seed)) as stepper:
             for token in () if job.cancelled.is_set() else generator.tokens(job.prompt_ids, stepper, budget):
                 made += 1
+                if made == 1:
+                    self.first_token_seconds += time.perf_counter() - job.submitted
+                    self.jobs_with_tokens += 1
                 if token in self.eos:
                     finish = "stop"
                     break
@@ -170,13 +243,21 @@ class Worker:
                     finish = "stop"
                     break
                 if job.cancelled.is_set():  # the client went away
+                    finish = "cancelled"
                     break
         self.tokens_generated += made
         self.masking_seconds += stepper.masking_seconds
         for label, count in stepper.refusals.items():
             self.refusals[label] = self.refusals.get(label, 0) + count
+        if job.cancelled.is_set():
+            finish = "cancelled"
+        if machine is not None and _in_call(machine) and finish != "cancelled":
+            self.calls_cut += 1
         for event in assembler.finish():
             job.emit(event)
+        self.calls_returned += len(assembler.calls)
+        if finish == "cancelled":
+            return Done(finish, len(job.prompt_ids), made, "the request was cancelled")
         if assembler.calls and finish == "stop":
             finish = "tool_calls"
         return Done(finish, len(job.prompt_ids), made)
