@@ -46,7 +46,7 @@ T = TypeVar("T")
 
 if TYPE_CHECKING:
     from .grammar import Grammar
-    from .masking import _Crossing
+    from .masking import Crossing
 
 __all__ = ["CompiledTail", "Compiler", "prepare_vocabulary"]
 
@@ -159,7 +159,7 @@ class Compiler:
         # What a token that ends a call goes on to (masking._exit_verdict): about 400 bytes an entry.
         self.exits: BoundedCache[tuple[Any, ...], tuple[bool, int, bool]] = BoundedCache(4 * MB, sizer=lambda _: 400)
         # The verdicts of a whole set of tokens that reach a tail's exit (masking._cross).
-        self.crossings: BoundedCache[tuple[Any, ...], _Crossing] = BoundedCache(4 * MB)
+        self.crossings: BoundedCache[tuple[Any, ...], Crossing] = BoundedCache(4 * MB)
         self.snapshots: BoundedCache[str, Grammar] = BoundedCache(snapshot_cache * 1024, sizer=lambda g: 1024)
         self._snapshot_keys: BoundedCache[str, str] = BoundedCache(  # digest -> snapshot key (see _key_of)
             _SNAPSHOT_KEYS_KEPT * _SNAPSHOT_KEY_BYTES, sizer=lambda _: _SNAPSHOT_KEY_BYTES)
@@ -216,7 +216,7 @@ class Compiler:
         if self._checks_tools:
             for tool in inventory.tools.values():
                 self.check(tool)
-        grammar = Grammar._snapshot(self, inventory.tools, NameIndex(_sorted=inventory.sorted_names), key)
+        grammar = Grammar._snapshot(self, inventory.tools, NameIndex(presorted=inventory.sorted_names), key)
         return self.snapshots.put(key, grammar)
 
     def check(self, tool: Tool) -> None:

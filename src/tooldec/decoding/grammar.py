@@ -229,7 +229,7 @@ class Grammar:
                 self._alive[key] = found
         return found
 
-    def _commit(self, commit: int, only: str | None, follow_ok: bool) -> Position | None:
+    def after_commit(self, commit: int, only: str | None, follow_ok: bool) -> Position | None:
         """Where the call goes on once opener ``commit`` completed (``None``: a named opener
         named another tool than the one ``tool_choice`` asks for)."""
         info = self.openers.commits[commit]
@@ -242,9 +242,9 @@ class Grammar:
                 return None
             named = Name(info.form, info.tool.encode(), info.tool)
             return self.walk(named, self.dialect.form_tail_literal(info.form), True, follow_ok)[0]
-        return self._head(info.form, only) if info.head else Name(info.form, b"", only)
+        return self.after_tag(info.form, only) if info.head else Name(info.form, b"", only)
 
-    def _head(self, form: int, only: str | None) -> Position:
+    def after_tag(self, form: int, only: str | None) -> Position:
         """Right after a tag: the form's head, or the name at once when the head is empty."""
         head = self.openers.heads[form]
         return Name(form, b"", only) if head.arrays.accepting[head.start] else Head(form, head.start, only)
@@ -265,10 +265,10 @@ class Grammar:
             if tid in openers.refused_specials:
                 return None
             if form is not None:
-                return self._head(form, None) if start_ok else None
+                return self.after_tag(form, None) if start_ok else None
             return pos
         if isinstance(pos, Open) and pos.state == openers.open.start and tid in openers.open_special_forms:
-            return self._head(openers.open_special_forms[tid], pos.only)
+            return self.after_tag(openers.open_special_forms[tid], pos.only)
         return None
 
     def walk(self, pos: Position, data: bytes, start_ok: bool, follow_ok: bool) -> tuple[Position | None, int]:
@@ -286,7 +286,7 @@ class Grammar:
                 if openers.commits[commit].kind is CommitKind.REASONING:  # whether or not a call may start
                     pos = self.thinking(False, None)
                     continue
-                committed = self._commit(commit, None, follow_ok) if start_ok else None
+                committed = self.after_commit(commit, None, follow_ok) if start_ok else None
                 if committed is None:
                     return None, closed
                 pos, start_ok = committed, follow_ok
@@ -303,7 +303,7 @@ class Grammar:
                     return None, closed
                 if commit < 0:
                     return (Open(state, pos.only) if self.open_alive(state, pos.only) else None), closed
-                committed = self._commit(commit, pos.only, follow_ok)
+                committed = self.after_commit(commit, pos.only, follow_ok)
                 if committed is None:
                     return None, closed
                 pos = committed
