@@ -47,8 +47,8 @@ def parser() -> argparse.ArgumentParser:
 
 def build_service(args: argparse.Namespace) -> Service:
     """Load the model and make the :class:`~tooldec.serving.app.Service` (slow: loads the model)."""
-    from ..backends.generation import settle
     from ..backends.llamacpp import LlamaCppGenerator, load_llama
+    from ..backends.loading import settle
     from ..dialects.detect import dialect_named
     from ..models import smollm2_gguf_path
     from .app import Service
