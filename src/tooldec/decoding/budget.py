@@ -24,8 +24,7 @@ import numpy as np
 
 from ..automata.dfa import MID, SINK
 from ..errors import TokenizerError
-from .compiler import CompiledTail
-from .grammar import Grammar
+from .grammar import CompiledTail, Grammar
 from .masking import FAR, shortest_in_tail
 from .masks import Mask
 from .name_bounds import name_most, shortest_below

@@ -17,8 +17,7 @@ import numpy as np
 from ..automata.dfa import SINK
 from ..errors import BudgetError, ToolNotFoundError
 from .budget import NOT_AT_HAND, known_within, need, shortest, within
-from .compiler import CompiledTail
-from .grammar import Grammar
+from .grammar import CompiledTail, Grammar
 from .masking import FAR, goes_on_from
 from .masks import Mask
 from .opener_bounds import upper

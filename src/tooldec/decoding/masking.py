@@ -39,8 +39,7 @@ from .trie_walk import NATIVE, native_mask, native_names, walk_trie
 from .vector_walk import walk_rows, walk_state
 
 if TYPE_CHECKING:
-    from .compiler import CompiledTail
-    from .grammar import Grammar
+    from .grammar import CompiledTail, Grammar
 
 __all__ = ["FAR", "goes_on_from", "known_mask", "mask_at", "shortest_in_tail"]
 
