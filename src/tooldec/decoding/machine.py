@@ -219,11 +219,8 @@ class Machine:
         """Whether the output may end here (no call is open), or has ended."""
         return self._done or self.grammar.is_accepting(self._pos)
 
-    def is_terminated(self) -> bool:
-        """Whether an end-of-sequence token was accepted."""
-        return self._done
-
     def is_done(self) -> bool:
+        """Whether an end-of-sequence token was accepted."""
         return self._done
 
     def _flags(self) -> tuple[bool, bool]:
