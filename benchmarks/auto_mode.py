@@ -53,7 +53,9 @@ from benchmarks.paper.experiments.auto_mode import CATEGORIES, Request, count_an
 from benchmarks.paper.experiments.common import markdown_table  # noqa: E402
 from tooldec.dialects import Hermes  # noqa: E402
 
-SYSTEMS = ("tooldec", "unconstrained", "llama-server")
+SYSTEMS = ("tooldec", "unconstrained", "llama-server", "tooldec-serve")
+SERVERS = ("llama-server", "tooldec-serve")
+"""The systems that run as an HTTP server driven by the official ``openai`` client."""
 SERVER = _ROOT / ".cache" / "llama-server" / "llama-server"
 COLUMNS = ["model", "system", "n", "calls_made", "calls_parsed", "broken", "answers_with_broken", "invalid",
            "ast_accuracy", *[f"ast_{c}" for c in CATEGORIES[:-1]], "irrelevance_accuracy", "tokens_per_second",
@@ -124,20 +126,29 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def start_server(gguf: Path, log: Path, context: int) -> tuple[subprocess.Popen[bytes], str]:
-    """``llama-server --jinja`` on ``gguf`` at 127.0.0.1, one slot, greedy-ready; waits for /health."""
+def server_argv(system: str, gguf: Path, port: int, context: int) -> list[str]:
+    """The command that serves ``gguf`` on 127.0.0.1:``port``: ``llama-server --jinja`` (one slot), or
+    ``tooldec serve`` with its defaults (the call format detected from the GGUF's chat template)."""
+    threads = str(_threads())
+    if system == "tooldec-serve":
+        return [str(Path(sys.executable).with_name("tooldec")), "serve", "--model", str(gguf), "--host", "127.0.0.1",
+                "--port", str(port), "--n-ctx", str(context), "--threads", threads]
     if not SERVER.exists():
         raise SystemExit(f"no llama-server at {SERVER}: run `make llama-server` first")
-    port = _free_port()
-    threads = str(_threads())
-    argv = [str(SERVER), "-m", str(gguf), "--jinja", "--host", "127.0.0.1", "--port", str(port), "-c", str(context),
+    return [str(SERVER), "-m", str(gguf), "--jinja", "--host", "127.0.0.1", "--port", str(port), "-c", str(context),
             "-np", "1", "-t", threads, "-tb", threads, "--seed", "0"]
+
+
+def start_server(system: str, gguf: Path, log: Path, context: int) -> tuple[subprocess.Popen[bytes], str]:
+    """``system`` (:func:`server_argv`) on ``gguf`` at 127.0.0.1; waits for /health."""
+    port = _free_port()
+    argv = server_argv(system, gguf, port, context)
     process = subprocess.Popen(argv, stdout=log.open("wb"), stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     end = time.monotonic() + 600
     while time.monotonic() < end:
         if process.poll() is not None:
-            raise RuntimeError(f"llama-server exited: {log.read_text()[-3000:]}")
+            raise RuntimeError(f"{system} exited: {log.read_text()[-3000:]}")
         try:
             with urllib.request.urlopen(f"{url}/health", timeout=2) as reply:
                 if reply.status == 200:
@@ -145,15 +156,17 @@ def start_server(gguf: Path, log: Path, context: int) -> tuple[subprocess.Popen[
         except OSError:
             time.sleep(1)
     process.terminate()
-    raise RuntimeError(f"llama-server did not start: {log.read_text()[-3000:]}")
+    raise RuntimeError(f"{system} did not start: {log.read_text()[-3000:]}")
 
 
-def served(gguf: Path, todo: list[Request], max_tokens: int, log: Path, context: int) -> Iterator[dict[str, Any]]:
-    """llama-server --jinja, driven with the official openai client."""
+def served(system: str, gguf: Path, todo: list[Request], max_tokens: int, log: Path,
+           context: int) -> Iterator[dict[str, Any]]:
+    """``llama-server --jinja`` or ``tooldec serve``, driven with the official openai client; call-like
+    text a client gets in ``content`` counts as broken."""
     import openai
 
     dialect = Hermes()
-    process, url = start_server(gguf, log, context)
+    process, url = start_server(system, gguf, log, context)
     try:
         client = openai.OpenAI(base_url=f"{url}/v1", api_key="none", max_retries=0, timeout=3600)
         for req in todo:
@@ -211,9 +224,9 @@ def run(args: argparse.Namespace) -> None:
             if not todo:
                 continue
             rows: Iterator[dict[str, Any]]
-            if system == "llama-server":
+            if system in SERVERS:
                 _SESSIONS.clear()  # one model process at a time
-                rows = served(gguf, todo, args.max_tokens, folder / "llama-server.log", args.context)
+                rows = served(system, gguf, todo, args.max_tokens, folder / f"{system}.log", args.context)
             else:
                 rows = in_process(model, system, todo, args.max_tokens)
             with path.open("a") as out:
@@ -228,7 +241,7 @@ def recount(path: Path, rows: list[dict[str, Any]], data: Path) -> list[dict[str
     server's ``tool_calls`` are in the records), and write the records back."""
     by_id = {r.id: r for r in requests(data, None, list(CATEGORIES))}
     dialect = Hermes()
-    server = path.stem == "llama-server"
+    server = path.stem in SERVERS
     out = []
     for row in rows:
         if not row.get("error"):
@@ -344,7 +357,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--model", action="append", default=[],
                         help="smollm2, qwen or a .gguf path (repeatable; run in this order)")
-    parser.add_argument("--system", action="append", choices=SYSTEMS, help="default: all three")
+    parser.add_argument("--system", action="append", choices=SYSTEMS, help="default: all four")
     parser.add_argument("--category", action="append", choices=CATEGORIES, help="default: all five")
     parser.add_argument("--limit", type=int, default=20,
                         help="items per category (default 20); with --report: table of the first N only")

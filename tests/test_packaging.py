@@ -26,3 +26,15 @@ def test_the_wheel_holds_the_library_and_no_experiments(tmp_path: Path) -> None:
     assert {"decoding", "dialects", "runtime", "serving", "tools"} <= packages, packages
     assert "tooldec/cli.py" in names
     assert not [n for n in names if n.startswith(("tooldec/bench/", "benchmarks/"))], "the wheel ships experiments"
+
+
+def test_the_repository_tracks_no_environment_or_installed_packages() -> None:
+    """A committed ``node_modules`` or ``.venv`` (a worktree's link to the installed copy, say) is
+    checked out over the installed packages of every clone."""
+    try:
+        listed = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return  # a copy without git: scripts/test_fresh_copy.sh copies only what git tracks
+    installed = ("node_modules", ".venv", ".venv-vllm", ".cache")
+    found = [p for p in listed.splitlines() if p.split("/")[0] in installed]
+    assert not found, found

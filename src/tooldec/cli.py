@@ -130,7 +130,8 @@ def _summary(result: Result) -> str:
     trace = result.trace
     masking = (f" (masking {trace.masking_seconds * 1000:.0f} ms, {trace.masking_seconds_per_step * 1000:.2f} ms a token)"
                if trace.masked_steps else " (unconstrained)")
-    return (f"calls {len(result.calls)}, invalid calls {trace.invalid_calls}, tokens {trace.tokens_generated}, "
+    refused = "".join(f", refused {label} x{count}" for label, count in sorted(trace.refusals.items()))
+    return (f"calls {len(result.calls)}, invalid calls {trace.invalid_calls}{refused}, tokens {trace.tokens_generated}, "
             f"{trace.seconds:.1f} s{masking}")
 
 

@@ -87,3 +87,24 @@ def test_an_unsatisfiable_step_is_a_clear_error() -> None:
     machine = Machine(Compiler(VOCAB, Hermes()).compile(TOOLS), tool_choice="required")
     with Stepper(machine, VOCAB.size) as stepper, pytest.raises(ToolDecError, match="no token is allowed"):
         stepper.step(np.zeros(VOCAB.size, dtype=np.float32), 1)  # no call closes in one token
+
+
+@pytest.mark.parametrize("way", WAYS, ids=["check-first", "after", "worker"])
+def test_a_result_the_model_tries_to_write_is_refused_and_counted(way: dict[str, Any]) -> None:
+    """In text the model prefers ``<tool_response>`` (a special token here): each way takes the
+    next best token instead and counts the attempt under the refusal's name."""
+    vocab = Vocabulary.from_tokens([bytes([b]) for b in range(256)] + [b"<tool_call>", b"</tool_call>", b"<eos>",
+                                                                         b"<tool_response>"],
+                                   special={258: "<eos>", 259: "<tool_response>"}, eos_ids=[258])
+    machine = Machine(Compiler(vocab, Hermes()).compile(TOOLS), tool_choice="auto")
+    rows = np.zeros((3, vocab.size), dtype=np.float32)
+    rows[0, 259], rows[0, ord("O")] = 9.0, 5.0
+    rows[1, 259], rows[1, ord("K")] = 9.0, 5.0
+    rows[2, 258] = 9.0
+    tokens = []
+    with Stepper(machine, vocab.size, rng=np.random.default_rng(0), **way) as stepper:
+        for left, row in zip((3, 2, 1), rows):
+            stepper.ahead(left)
+            tokens.append(stepper.step(row, left))
+    assert tokens == [ord("O"), ord("K"), 258]
+    assert stepper.refusals == {"result": 2}

@@ -3,8 +3,8 @@ that evaluate token by token (the choice of backend and loading are in :mod:`.lo
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
@@ -28,6 +28,8 @@ class Generation:
         call_closed: Generation stopped because a call closed (``stop_after_call`` dialects).
         masking_seconds, masked_steps, overlapped_seconds, checked_steps: What masking cost,
             as :class:`~tooldec.backends.step.Stepper` counts it (0 when unconstrained).
+        refusals: What the model tried to write that the format refuses, by name, and how often
+            (``Stepper.refusals``).
     """
 
     ids: list[int]
@@ -37,6 +39,7 @@ class Generation:
     masked_steps: int
     overlapped_seconds: float = 0.0
     checked_steps: int = 0
+    refusals: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -175,4 +178,4 @@ class TokenGenerator(Generator):
                 if ended or closed:
                     break
         return Generation(ids, ended, closed, stepper.masking_seconds, stepper.steps, stepper.overlapped_seconds,
-                          stepper.checked)
+                          stepper.checked, stepper.refusals)

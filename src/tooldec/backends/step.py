@@ -95,6 +95,9 @@ class Stepper:
         masking_seconds: The loop's time masking: waiting for or looking up masks, checking
             picks, picking from masks, advancing the cursor (the worker's: ``overlapped_seconds``).
         steps: Steps under the cursor; ``checked``: those whose pick was the model's own.
+        refusals: How often the model's own pick would have written text the format refuses
+            (:meth:`Machine.refusal`: a tool-result marker, an opener's near miss), by its name:
+            a model that tries to write its own tool results shows here, not in the text.
 
     Examples:
         >>> from tooldec import Grammar, ToolSet, Vocabulary
@@ -123,6 +126,7 @@ class Stepper:
         self.overlapped_seconds = 0.0  # written by the worker, read after a result(): no race
         self.steps = 0
         self.checked = 0
+        self.refusals: dict[str, int] = {}
         self._pending: Future[Lists] | Lists | None = None
         self._pool: ThreadPoolExecutor | None = None
 
@@ -176,6 +180,7 @@ class Stepper:
                 self.checked += 1
                 self.masking_seconds += time.perf_counter() - start
                 return token
+            self._note_refusal(machine, token)
             lists = machine.lists(budget, logits.size)
         else:
             start = time.perf_counter()
@@ -191,10 +196,19 @@ class Stepper:
                 raise ToolDecError(f"no token is allowed at step {self.steps - 1} (text so far: "
                                    f"{machine.text[-80:]!r}); the constraint is unsatisfiable")
         token = pick_token(logits, allowed, self.temperature, self.rng, refused)
+        if not self.checking and refused is not None:  # in text: was the model's own pick refused?
+            best = int(np.argmax(logits))
+            if best != token:
+                self._note_refusal(machine, best)
         if not machine.advance(token):
             raise ToolDecError(f"token {token} was picked from the mask but the machine refuses it")
         self.masking_seconds += time.perf_counter() - start
         return token
+
+    def _note_refusal(self, machine: Machine, token: int) -> None:
+        label = machine.refusal(token)
+        if label is not None:
+            self.refusals[label] = self.refusals.get(label, 0) + 1
 
     def close(self) -> None:
         """Wait until the worker is done with the cursor, and let its thread go."""

@@ -202,7 +202,8 @@ class LearnedGenerator(LlamaCppGenerator):
             if written and len(ids) < max_new_tokens:
                 self._eval(written, learned_now())
         self._switch(False)  # leave the shared context as plain generators expect it
-        return Generation(ids, ended, closed, stepper.masking_seconds, stepper.steps, 0.0, stepper.checked)
+        return Generation(ids, ended, closed, stepper.masking_seconds, stepper.steps, 0.0, stepper.checked,
+                          stepper.refusals)
 
 
 def learned_decoder(generator: LearnedGenerator, tools: Any, **options: Any) -> Any:

@@ -175,6 +175,8 @@ class ToolDecoder:
             trace.tokens_generated += len(generation.ids)
             trace.masking_seconds += generation.masking_seconds
             trace.masked_steps += generation.masked_steps
+            for label, count in generation.refusals.items():
+                trace.refusals[label] = trace.refusals.get(label, 0) + count
             text = forced + self._text(generation.ids)
             answer = text
             trace.events.append(Event(EventKind.TEXT, text))

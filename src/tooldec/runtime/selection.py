@@ -160,7 +160,7 @@ class NameSelector(Generator):
                     ended = True
                     break
         return Generation(self._model_ids(ids), ended, closed, stepper.masking_seconds, stepper.steps, 0.0,
-                          stepper.checked)
+                          stepper.checked, stepper.refusals)
 
     def choose(self, context: Sequence[int], machine: Machine, budget: int) -> tuple[list[int], Machine]:
         """Write the rest of the call's opener (trigger, head) greedily, then the best whole name.

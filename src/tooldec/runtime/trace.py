@@ -100,6 +100,8 @@ class Trace:
         generations: How many times the model was run (once, plus once after each tool round).
         events: The turn's log, in order.
         invalid: Calls that were not run (always empty with constrained decoding).
+        refusals: What the model tried to write that the call format refuses (a tool-result
+            marker, an opener's near miss), by name, and how often: the masks kept it out.
         stop_reason: Why the turn ended before the model finished (the context is full);
             ``None`` when it ended normally or on the token budget.
     """
@@ -111,6 +113,7 @@ class Trace:
     generations: int = 0
     events: list[Event] = field(default_factory=list)
     invalid: list[InvalidCall] = field(default_factory=list)
+    refusals: dict[str, int] = field(default_factory=dict)
     stop_reason: str | None = None
 
     @property

@@ -218,7 +218,8 @@ async def health(request: Request) -> Response:
     worker = service.worker
     return JSONResponse({"status": "ok" if alive else "worker stopped", "waiting": worker.waiting,
                          "served": worker.jobs_done, "tokens": worker.tokens_generated,
-                         "masking_seconds": worker.masking_seconds}, status_code=200 if alive else 503)
+                         "masking_seconds": worker.masking_seconds, "refused": dict(worker.refusals)},
+                        status_code=200 if alive else 503)
 
 
 async def _not_found(request: Request, exc: Exception) -> Response:

@@ -80,6 +80,7 @@ class Worker:
 
     Attributes:
         jobs_done, tokens_generated, masking_seconds: All jobs' count, tokens and masking time.
+        refusals: What models tried to write that the format refuses, by name (``Stepper.refusals``).
     """
 
     def __init__(self, generator: LlamaCppGenerator, constraints: Constraints, *, max_queue: int = 256) -> None:
@@ -92,6 +93,7 @@ class Worker:
         self.jobs_done = 0
         self.tokens_generated = 0
         self.masking_seconds = 0.0
+        self.refusals: dict[str, int] = {}
 
     def start(self) -> None:
         self._thread.start()
@@ -171,6 +173,8 @@ class Worker:
                     break
         self.tokens_generated += made
         self.masking_seconds += stepper.masking_seconds
+        for label, count in stepper.refusals.items():
+            self.refusals[label] = self.refusals.get(label, 0) + count
         for event in assembler.finish():
             job.emit(event)
         if assembler.calls and finish == "stop":
