@@ -38,3 +38,55 @@ def test_the_kept_end_is_the_end_of_the_shortest_way() -> None:
             checked += 1
     assert checked > 500
     assert next_calls > 0  # some shortest ways run into the next call (Mistral's and Pythonic's lists)
+
+
+COUNTED = [
+    {"type": "array", "items": {"type": "integer"}, "minItems": 300},
+    {"type": "array", "items": {"type": "array", "items": {"enum": ["ab", 7]}, "minItems": 40}, "minItems": 12,
+     "maxItems": 90},
+    {"type": "string", "pattern": "^[a-c]*x?$", "minLength": 250},
+    {"type": "string", "minLength": 400, "maxLength": 420},
+    {"type": "object", "additionalProperties": {"type": "boolean"}, "minProperties": 1},
+    {"type": "object", "properties": {"xs": {"type": "array", "items": {"type": "object", "properties": {
+        "k": {"type": "string", "minLength": 3}}, "required": ["k"]}, "minItems": 150}, "tail": {"const": 1}},
+     "required": ["xs", "tail"]},
+    {"type": "array", "items": {"type": "number", "minimum": 10}, "minItems": 64, "maxItems": 64},
+]
+
+
+def _walked(dfa: LazyDFA, sid: int) -> tuple[bytes, int]:
+    """The completion spelled one kept step at a time (the reference)."""
+    out = bytearray()
+    while (step := dfa.shortest_step(sid)) is not None:
+        out.append(step[0])
+        sid = step[1]
+    return bytes(out), sid
+
+
+def test_runs_spell_the_canonical_completion_and_skip_the_repeats() -> None:
+    """From states met on random walks into counted regions, the runs spell exactly what the
+    byte-by-byte walk spells and end in the same state; long repeats are one run each."""
+    from tooldec.automata.json_schema import SchemaCompiler
+    from tooldec.automata.shortest import spell
+
+    rng = random.Random(5)
+    repeated = 0
+    for schema in COUNTED:
+        nfa = NFA()
+        dfa = LazyDFA(nfa, SchemaCompiler(nfa, schema).value(schema), window=16)
+        starts = [dfa.start]
+        for _ in range(6):  # states part of the way in: a random prefix, counts exact
+            sid, counts = dfa.start, {}
+            for _ in range(rng.randint(1, 60)):
+                live = [b for b in range(256) if dfa.next(sid, b) != SINK]
+                if not live:
+                    break
+                sid, counts = dfa.advance_exact(sid, rng.choice(live), counts)
+                sid = dfa.reclass(sid, counts)
+            starts.append(sid)
+        for sid in starts:
+            runs, end = dfa.shortest_runs(sid)
+            assert (spell(runs), end) == _walked(dfa, sid), schema
+            assert dfa.shortest_end(sid) == end
+            repeated += any(times > 10 for _, times in runs)
+    assert repeated >= 10

@@ -31,6 +31,7 @@ from .costs import MID, Costs, region_chains
 from .gcpause import collector_paused
 from .nfa import BLANK_RANGES, NFA, Frag, Guard
 from .sampling import sample
+from .shortest import Runs, repeat_after, shortest_runs, spell
 
 if TYPE_CHECKING:
     from ._dfa_expand import Tables
@@ -581,18 +582,22 @@ class LazyDFA:
 
     def shortest_to(self, sid: int) -> tuple[bytes, int]:
         """:meth:`shortest` and the accepting state it ends in (whose mark may say the text goes on,
-        as a list's separator before another call does)."""
-        out = bytearray()
-        while (step := self._short_move(sid)) is not None:
-            out.append(step[0])
-            sid = step[1]
-        return bytes(out), sid
+        as a list's separator before another call does); spelled from :meth:`shortest_runs`."""
+        runs, end = shortest_runs(self, sid)
+        return spell(runs), end
+
+    def shortest_runs(self, sid: int) -> tuple[Runs, int]:
+        """:meth:`shortest_to` with a counter's repeats as runs (:mod:`.shortest`): as long as its
+        distinct parts, whatever the count."""
+        return shortest_runs(self, sid)
 
     def shortest_end(self, sid: int) -> int:
         """The accepting state :meth:`shortest_to` ends in, without spelling the way there; kept
-        for every state along it (a tail's new mask asks this of each state its tokens end in)."""
+        for every state along it (a tail's new mask asks this of each state its tokens end in).
+        A counter's repeats are jumped over as :mod:`.shortest` does."""
         ends = self._short_ends
         path = []
+        seen: dict[tuple[frozenset[int], tuple[int, ...]], tuple[int, tuple[tuple[int, int], ...]]] = {}
         while (end := ends.get(sid)) is None:
             step = self._short_move(sid)
             if step is None:
@@ -600,9 +605,18 @@ class LazyDFA:
                 break
             path.append(sid)
             sid = step[1]
+            jump = repeat_after(self, sid, len(path), seen)
+            if jump is not None:
+                sid = jump[2]
+                seen.clear()
         for state in path:  # plain ints: a thread that reads one half-kept finds the rest by the steps
             ends[state] = end
         return end
+
+    def shortest_step(self, sid: int) -> tuple[int, int] | None:
+        """The first byte of ``sid``'s canonical shortest completion and the state after it
+        (kept per state); ``None`` where ``sid`` accepts."""
+        return self._short_move(sid)
 
     def _short_move(self, sid: int) -> tuple[int, int] | None:
         """The kept first step of ``sid``'s shortest completion (made on first use); ``None`` where

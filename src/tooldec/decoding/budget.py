@@ -23,6 +23,7 @@ from typing import cast
 import numpy as np
 
 from ..automata.dfa import MID, SINK
+from ..automata.shortest import Runs, spell
 from ..errors import TokenizerError
 from .grammar import CompiledTail, Grammar
 from .masking import FAR, shortest_in_tail
@@ -30,6 +31,7 @@ from .masks import Mask
 from .name_bounds import name_most, shortest_below
 from .opener_bounds import open_paths, upper, upper_plan
 from .positions import Head, Name, Open, Position, Tail, Text, Think
+from .run_tokens import count_runs
 from .trie_walk import NATIVE, native_count
 from .vector_walk import StringWalk, walk_state
 
@@ -50,24 +52,58 @@ def tokens_of(grammar: Grammar, data: bytes) -> int:
         return len(data) if found is None else found
 
     def count() -> int:
-        try:
-            return len(grammar.vocab.longest_match(data))
-        except TokenizerError:
-            return len(data)
+        found = _cut(grammar, data)
+        return len(data) if found is None else found
 
     return grammar.compiler.kept(("tokens", grammar.compiler.key, data), count)
 
 
+def _cut(grammar: Grammar, data: bytes) -> int | None:
+    """The longest-match cut's count of ``data``; ``None`` where some byte begins no token."""
+    if NATIVE:
+        return native_count(grammar.compiler.index, data)
+    try:
+        return len(grammar.vocab.longest_match(data))
+    except TokenizerError:
+        return None
+
+
+LONG_TEXT = 4096
+"""Bytes past which a completion given as runs (a counter's repeats) is counted from its runs
+(:func:`.run_tokens.count_runs`: a cost of its distinct parts) rather than spelled and cut."""
+
+
+def tokens_of_runs(grammar: Grammar, runs: Runs) -> int:
+    """:func:`tokens_of` of the text of ``runs``: the same count, whatever the repeats."""
+    runs = tuple((piece, times) for piece, times in runs if piece and times)
+    length = sum(len(piece) * times for piece, times in runs)
+    if length <= LONG_TEXT:
+        return tokens_of(grammar, spell(runs))
+
+    def count() -> int:
+        vocab = grammar.vocab
+        found = count_runs(runs, vocab.longest_prefix, vocab.longest_token, lambda text: _cut(grammar, text))
+        return length if found is None else found
+
+    return grammar.compiler.kept(("run-tokens", grammar.compiler.key, runs), count)
+
+
 class _Completion(tuple):  # type: ignore[type-arg]
-    nbytes = 128
+    @property
+    def nbytes(self) -> int:
+        return len(self[1]) + 128
 
 
 def need(grammar: Grammar, pos: Position, follow_ok: bool) -> int:
     """Tokens enough to finish the call from ``pos`` (0 in text); in a reasoning section, its
-    close and then the call that must follow it (each cut on its own)."""
+    close and then the call that must follow it (each cut on its own). Inside a tail, counted
+    from the completion's runs: through a counter's repeats, as dear at any count."""
     if isinstance(pos, Think):
         return grammar.compiler.kept(("think-need", grammar.serial, pos, follow_ok), lambda: tokens_of(
             grammar, _think_close(grammar, pos)) + need(grammar, grammar.after_think(pos), follow_ok))
+    if isinstance(pos, Tail):
+        return tokens_of_runs(grammar, tail_runs(grammar, pos.form, grammar.tail(pos.tool, pos.form, pos.chained),
+                                                 pos.state, follow_ok))
     specials, data = shortest(grammar, pos, follow_ok)
     return specials + tokens_of(grammar, data)
 
@@ -96,14 +132,21 @@ def tail_text(grammar: Grammar, form: int, tail: CompiledTail, state: int, follo
     """The canonical completion from a state of a tail automaton of ``form``. Where the shortest
     way runs into a list's separator (``, `` before another call, after which the tail accepts),
     the call goes on: the shortest next call is part of it."""
+    return spell(tail_runs(grammar, form, tail, state, follow_ok))
+
+
+def tail_runs(grammar: Grammar, form: int, tail: CompiledTail, state: int, follow_ok: bool) -> Runs:
+    """:func:`tail_text` as runs (a counter's repeats not spelled: :mod:`tooldec.automata.shortest`)."""
     key = ("short-tail", tail.serial, state)  # the tail part: shared by every snapshot using the automaton
     found: _TailEnd = grammar.compiler.kept(key, lambda: _TailEnd(shortest_in_tail(tail.dfa, state)))
-    text: bytes = found[0]
-    return text + shortest(grammar, Name(form, b"", None), follow_ok)[1] if found[1] else text
+    runs: Runs = found[0]
+    return (*runs, (shortest(grammar, Name(form, b"", None), follow_ok)[1], 1)) if found[1] else runs
 
 
 class _TailEnd(tuple):  # type: ignore[type-arg]
-    nbytes = 128
+    @property
+    def nbytes(self) -> int:
+        return sum(len(piece) for piece, _ in self[0]) + 128
 
 
 def _best(options: list[Completion], grammar: Grammar) -> Completion:
@@ -476,7 +519,7 @@ def _string_parts(grammar: Grammar, pos: Tail, mask: Mask, follow_ok: bool) -> _
     table = compiler.string_table(grammar.dialect.form_style(pos.form))
     string = table.walk(table.start_state)
     count = spot.count_class
-    after_quote = tail_text(grammar, pos.form, compiled, spot.after_quote, follow_ok) if spot.after_quote != SINK else b""
+    after_quote = tail_runs(grammar, pos.form, compiled, spot.after_quote, follow_ok) if spot.after_quote != SINK else ()
     # an inside token's need depends on (its final state, the characters still owed): one
     # need per distinct pair, the pair read as one integer key
     owed = None if count == MID else np.maximum(0, spot.low - count - string.inside_chars)
@@ -495,8 +538,9 @@ def _string_parts(grammar: Grammar, pos: Tail, mask: Mask, follow_ok: bool) -> _
     for slot, key in zip(places.tolist(), distinct.tolist()):
         finish = table.shortest(int(string.final_set[key // width]))
         k = key % width
-        text = finish[:-1] + b" " * k + b'"' + after_quote if k else finish + after_quote
-        per_key[slot] = tokens_of(grammar, text)
+        # k owed characters as blanks before the quote: a run, so minLength 100000 costs as 10
+        text: Runs = ((finish[:-1], 1), (b" ", k), (b'"', 1)) if k else ((finish, 1),)
+        per_key[slot] = tokens_of_runs(grammar, (*text, *after_quote))
     closing_ids = index.ids[string.closing_rows].astype(np.int64)
     open_rows = mask.has(closing_ids)
     rest_need = np.full(string.rest_first.size, FAR, dtype=np.int64)
@@ -574,7 +618,7 @@ def _tail_needs(grammar: Grammar, pos: Tail, mask: Mask, follow_ok: bool) -> tup
     at = Tail(pos.form, pos.tool, pos.chained, pos.state, tuple(sorted(pos.counts)))  # where crossing tokens start
 
     def state_need(state: int) -> int:
-        return tokens_of(grammar, tail_text(grammar, pos.form, compiled, state, follow_ok))
+        return tokens_of_runs(grammar, tail_runs(grammar, pos.form, compiled, state, follow_ok))
 
     ids_out: list[np.ndarray] = []
     needs_out: list[np.ndarray] = []

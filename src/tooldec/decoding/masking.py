@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 
 from ..automata.dfa import MID, SINK, LazyDFA
+from ..automata.shortest import Runs
 from ..caches import BoundedCache
 from ..dialects.base import NEXT_CALL
 from .masks import Mask
@@ -408,11 +409,12 @@ def _judge_exit(grammar: Grammar, next_call: bool, form: int, rest: bytes,
     return (new is not None, FAR if far else 0, depends), depends
 
 
-def shortest_in_tail(dfa: LazyDFA, state: int) -> tuple[bytes, bool]:
-    """A tail state's shortest completion, and whether it ends in a list's separator (``, ``
-    before another call, after which a tail accepts): the call then goes on into the next one."""
-    text, end = dfa.shortest_to(state)
-    return text, _goes_on(dfa, end)
+def shortest_in_tail(dfa: LazyDFA, state: int) -> tuple[Runs, bool]:
+    """A tail state's shortest completion (as runs: a counter's repeats are not spelled), and
+    whether it ends in a list's separator (``, `` before another call, after which a tail
+    accepts): the call then goes on into the next one."""
+    runs, end = dfa.shortest_runs(state)
+    return runs, _goes_on(dfa, end)
 
 
 def _goes_on(dfa: LazyDFA, end: int) -> bool:

@@ -92,6 +92,10 @@ def _least_of_type(schema: dict[str, Any], kind: Any, item: int, key: int) -> in
     return 1
 
 
+WITNESS_REPEATS = 256
+"""The most items or characters a witness writes: past that, writing one costs time in proportion
+to the count (``minItems: 1000000``), and the tool's own shortest call, whose repeats are runs
+(:mod:`tooldec.automata.shortest`), bounds the name instead."""
 NO_WITNESS: Any = object()
 """What :func:`witness` returns for a schema it does not read (then no upper bound is taken)."""
 _WITNESS_KEYS = frozenset({"type", "enum", "const", "properties", "required", "additionalProperties", "items",
@@ -137,7 +141,8 @@ def _witness_of_type(schema: dict[str, Any], kind: str, style: Style) -> Any:
         low, high = schema.get("minimum"), schema.get("maximum")
         return 0 if (low is None or low <= 0) and (high is None or high >= 0) else (low if low is not None and low > 0 else high)
     if kind == "string":
-        return "a" * schema.get("minLength", 0)
+        low = schema.get("minLength", 0)
+        return "a" * low if low <= WITNESS_REPEATS else NO_WITNESS
     if kind == "boolean":
         return True
     if kind == "null":
@@ -145,7 +150,7 @@ def _witness_of_type(schema: dict[str, Any], kind: str, style: Style) -> Any:
     if kind == "array":
         count = schema.get("minItems", 0)
         item = witness(schema.get("items", True), style) if count else None
-        return NO_WITNESS if item is NO_WITNESS else [item] * count
+        return NO_WITNESS if item is NO_WITNESS or count > WITNESS_REPEATS else [item] * count
     if kind == "object":
         props = schema.get("properties", {})
         required = schema.get("required", [])

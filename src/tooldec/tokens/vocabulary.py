@@ -221,32 +221,43 @@ class Vocabulary:
             TokenizerError: A byte has no token at all.
         """
         lookup = self._first_id_of_bytes
-        ordered = self._sorted_tokens
         longest = self._longest_token
         ids: list[int] = []
         i = 0
         while i < len(data):
             window = data[i : i + longest]
-            # Every token that is a prefix of ``window`` sorts at or before it, and the last token
-            # sorting at or before it starts with each of them: what it shares with ``window``
-            # bounds the longest match.
-            j = bisect_right(ordered, window) - 1
-            size = 0
-            if j >= 0:
-                last = ordered[j]
-                if window.startswith(last):
-                    size = len(last)
-                else:
-                    limit = min(len(last), len(window))
-                    while size < limit and last[size] == window[size]:
-                        size += 1
-                    while size and window[:size] not in lookup:
-                        size -= 1
+            size = self.longest_prefix(window)
             if not size:
                 raise TokenizerError(f"{self.name}: no token covers byte {data[i]:#04x}")
             ids.append(lookup[window[:size]])
             i += size
         return ids
+
+    def longest_prefix(self, data: bytes) -> int:
+        """Bytes of the longest token ``data`` starts with (0: none): one step of
+        :meth:`longest_match` (only the first :attr:`longest_token` bytes are read)."""
+        lookup = self._first_id_of_bytes
+        window = data[: self._longest_token]
+        # Every token that is a prefix of ``window`` sorts at or before it, and the last token
+        # sorting at or before it starts with each of them: what it shares with ``window``
+        # bounds the longest match.
+        j = bisect_right(self._sorted_tokens, window) - 1
+        if j < 0:
+            return 0
+        last = self._sorted_tokens[j]
+        if window.startswith(last):
+            return len(last)
+        size, limit = 0, min(len(last), len(window))
+        while size < limit and last[size] == window[size]:
+            size += 1
+        while size and window[:size] not in lookup:
+            size -= 1
+        return size
+
+    @property
+    def longest_token(self) -> int:
+        """Bytes of the longest token."""
+        return self._longest_token
 
     def prepare_matching(self) -> None:
         """Build the tables :meth:`longest_match` reads now (~50 ms at 151k tokens, once per

@@ -1,0 +1,91 @@
+"""A lazy DFA's canonical shortest completion, with a counter's repeats as runs.
+
+Below a counted region's ``low`` every count is its own DFA state (``minItems: 100000`` is
+100,000 copies of an item's states), so spelling the completion byte by byte cost time and DFA
+states in proportion to the count. Here the walk notes the states it passes; once it is back at
+the same NFA states with only that counter higher, the bytes in between are one item of the
+completion, and the same item repeats while the count stays safely below ``low``: every guard on
+the way decides as it did (``count >= low`` never, ``count < high`` always) and every distance
+drops by the same amount, so the canonical choices are the same bytes. The repeats become one
+run ``(item, times)`` and the walk goes on from the state with that count (one new state), so a
+completion costs its distinct parts, whatever the count. (:mod:`.sampling` skips repeats the
+same way when it writes samples.)
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .costs import MID
+
+if TYPE_CHECKING:
+    from .dfa import LazyDFA
+
+__all__ = ["Runs", "repeat_after", "shortest_runs", "spell"]
+
+Runs = tuple[tuple[bytes, int], ...]
+"""A text as pieces each written some times in a row: ``((b"[", 1), (b"0,", 99998), (b"0]", 1))``."""
+
+_Seen = dict[tuple[frozenset[int], tuple[int, ...]], tuple[int, tuple[tuple[int, int], ...]]]
+"""(NFA states, regions) -> (where the walk was, counter classes) when last there."""
+
+
+def spell(runs: Runs) -> bytes:
+    """The text of ``runs``."""
+    return b"".join(piece * times for piece, times in runs)
+
+
+def repeat_after(dfa: LazyDFA, sid: int, at: int, seen: _Seen) -> tuple[int, int, int] | None:
+    """If the shortest walk, at ``sid`` after ``at`` bytes, is back at the NFA states of an earlier
+    state of the walk with one exact counter ``d`` higher and nothing else changed: ``(where that
+    state was, how many more times the bytes since then repeat, the state after them)``; else
+    note ``sid`` and return ``None``. The count after the repeats stays below ``low - d`` (and
+    ``high - d``), where the guards and distances are what they were the first time."""
+    classes = dfa.classes(sid)
+    regions = dfa.nfa.regions
+    if not any(c != MID and c < regions[r].low for r, c in classes):
+        return None  # no counter below its floor: nothing can repeat here
+    states = dfa.nfa_states(sid)
+    key = (states, tuple(r for r, _ in classes))
+    before = seen.get(key)
+    seen[key] = (at, classes)
+    if before is None:
+        return None
+    pos, old = before
+    changed = [(r, a, b) for (r, a), (_, b) in zip(old, classes) if a != b]
+    if len(changed) != 1:
+        return None
+    rid, c0, c1 = changed[0]
+    d = c1 - c0
+    if c0 == MID or c1 == MID or d <= 0:
+        return None
+    region = regions[rid]
+    times = (region.low - 1 - d - c1) // d
+    if region.high is not None:
+        times = min(times, (region.high - 1 - d - c1) // d)
+    count = c1 + times * d
+    if times < 1 or dfa.class_of(rid, count) != count:
+        return None
+    return pos, times, dfa.reclass(sid, {rid: count})
+
+
+def shortest_runs(dfa: LazyDFA, sid: int) -> tuple[Runs, int]:
+    """:meth:`LazyDFA.shortest_to` as runs (see the module docstring): the completion's text and
+    the accepting state it ends in."""
+    runs: list[tuple[bytes, int]] = []
+    out = bytearray()
+    seen: _Seen = {}
+    while (step := dfa.shortest_step(sid)) is not None:
+        out.append(step[0])
+        sid = step[1]
+        jump = repeat_after(dfa, sid, len(out), seen)
+        if jump is not None:
+            pos, times, sid = jump
+            if pos:
+                runs.append((bytes(out[:pos]), 1))
+            runs.append((bytes(out[pos:]), times + 1))
+            out.clear()
+            seen.clear()
+    if out:
+        runs.append((bytes(out), 1))
+    return tuple(runs), sid
