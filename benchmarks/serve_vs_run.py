@@ -154,8 +154,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=_ROOT / "runs" / "serve_vs_run")
     args = parser.parse_args(argv)
 
-    from tooldec.backends.generation import settle
     from tooldec.backends.llamacpp import LlamaCppGenerator, load_llama
+    from tooldec.backends.loading import settle
     from tooldec.models import qwen_coder_gguf_path, smollm2_gguf_path
     from tooldec.serving.app import Service
     from tooldec.serving.engine import Constraints

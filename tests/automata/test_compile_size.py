@@ -27,7 +27,7 @@ COMPACT = Style()
 def compile_schema(schema: dict[str, Any], style: Style = COMPACT) -> tuple[LazyDFA, NFA]:
     core = normalize_any_schema(schema)
     nfa = NFA()
-    return nfa.to_dfa(SchemaCompiler(nfa, core if isinstance(core, dict) else {}, style).value(core)), nfa
+    return LazyDFA(nfa, SchemaCompiler(nfa, core if isinstance(core, dict) else {}, style).value(core)), nfa
 
 
 def validator(schema: dict[str, Any]) -> jsonschema.Draft202012Validator:
@@ -73,7 +73,7 @@ def test_key_pattern_language_unchanged(text: str, accepted: bool) -> None:
 def test_merged_regex_pieces_match_re(pattern: str) -> None:
     nfa = NFA()
     compiler = SchemaCompiler(nfa, {})
-    dfa = nfa.to_dfa(regex_fragment(nfa, (pattern,), compiler.char_class))
+    dfa = LazyDFA(nfa, regex_fragment(nfa, (pattern,), compiler.char_class))
     rng = random.Random(pattern)
     alphabet = "abcdefxy0129éàïZ-"
     for _ in range(3000):
@@ -162,8 +162,8 @@ def test_stamped_tables_equal_built_ones(schema: dict[str, Any]) -> None:
     core = normalize_any_schema(schema)
     root = core if isinstance(core, dict) else {}
     fresh_nfa, stamped_nfa = NFA(), NFA()
-    fresh = fresh_nfa.to_dfa(_Unstamped(fresh_nfa, root).value(core), window=8)
-    stamped = stamped_nfa.to_dfa(SchemaCompiler(stamped_nfa, root).value(core), window=8)
+    fresh = LazyDFA(fresh_nfa, _Unstamped(fresh_nfa, root).value(core), window=8)
+    stamped = LazyDFA(stamped_nfa, SchemaCompiler(stamped_nfa, root).value(core), window=8)
     assert stamped_nfa.stamps and not any(s.template.regions for s in fresh_nfa.stamps)
     assert fresh.shortest(fresh.start) == stamped.shortest(stamped.start)
     rng = random.Random(7)

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tooldec.automata.costs import Costs
+from tooldec.automata.dfa import LazyDFA
 from tooldec.automata.json_schema import SchemaCompiler, Style, Whitespace
 from tooldec.automata.nfa import NFA, Frag
 from tooldec.errors import InvalidSchemaError, UnsupportedSchemaError
@@ -65,12 +66,12 @@ def test_region_that_cannot_be_passed_is_not_reached() -> None:
     costs = Costs(nfa, frag[1], 256)
     assert not costs.reach[frag[0]]  # a walk ignoring the counter would reach "]" through decide
     assert walk_back(nfa, frag[1])[frag[0]]
-    assert nfa.to_dfa(frag).is_empty
+    assert LazyDFA(nfa, frag).is_empty
 
 
 def test_region_with_no_unit_needed_is_passed() -> None:
     nfa = NFA()
     frag = nfa.seq(nfa.literal(b"["), nfa.counted(lambda: _dead_unit(nfa), 0, 3), nfa.literal(b"]"))
     assert Costs(nfa, frag[1], 256).reach[frag[0]]
-    dfa = nfa.to_dfa(frag)
+    dfa = LazyDFA(nfa, frag)
     assert dfa.accepts(b"[]") and not dfa.accepts(b"[a]")

@@ -28,7 +28,7 @@ def compile_schema(schema: dict[str, Any], style: Style = COMPACT) -> LazyDFA:
     """The automaton of a schema as written: normalized, then compiled (as a tool's would be)."""
     core = normalize_any_schema(schema)
     nfa = NFA()
-    return nfa.to_dfa(SchemaCompiler(nfa, core if isinstance(core, dict) else {}, style).value(core))
+    return LazyDFA(nfa, SchemaCompiler(nfa, core if isinstance(core, dict) else {}, style).value(core))
 
 
 OBJ = {
@@ -134,7 +134,7 @@ def test_recursive_ref_is_bounded() -> None:
 @pytest.mark.parametrize(("low", "high"), [(None, None), (0, None), (1, 12), (-5, 5), (-20, -3), (None, 7), (100, 1000)])
 def test_integer_ranges_against_python(low: int | None, high: int | None) -> None:
     nfa = NFA()
-    dfa = nfa.to_dfa(integer_fragment(nfa, low, high))
+    dfa = LazyDFA(nfa, integer_fragment(nfa, low, high))
     for value in range(-1100, 1100):
         inside = (low is None or value >= low) and (high is None or value <= high)
         assert dfa.accepts(str(value).encode()) is inside, value
@@ -143,7 +143,7 @@ def test_integer_ranges_against_python(low: int | None, high: int | None) -> Non
 
 def test_number_bounds_with_fractions() -> None:
     nfa = NFA()
-    dfa = nfa.to_dfa(number_fragment(nfa, -2, 3, low_open=True))
+    dfa = LazyDFA(nfa, number_fragment(nfa, -2, 3, low_open=True))
     rng = random.Random(0)
     for _ in range(3000):
         text = f"{rng.choice(['-', ''])}{rng.randint(0, 6)}{rng.choice(['', '.0', '.5', '.001', '.00'])}"

@@ -25,7 +25,7 @@ from tooldec.tools.schema import normalize_any_schema
 def compile_schema(schema: dict[str, Any]) -> LazyDFA:
     core = normalize_any_schema(schema)
     nfa = NFA()
-    return nfa.to_dfa(SchemaCompiler(nfa, core if isinstance(core, dict) else {}).value(core))
+    return LazyDFA(nfa, SchemaCompiler(nfa, core if isinstance(core, dict) else {}).value(core))
 
 
 @pytest.mark.parametrize("regex, units", [

@@ -70,9 +70,9 @@ def test_a_tool_list_seen_before_is_the_same_snapshot(smollm2_vocab: Vocabulary)
 def test_snapshot_keys_are_remembered_within_a_bound(smollm2_vocab: Vocabulary, monkeypatch: pytest.MonkeyPatch) -> None:
     import hashlib
 
-    from tooldec.decoding import compiler as compiler_module
+    from tooldec.decoding import grammar as grammar_module
 
-    monkeypatch.setattr(compiler_module, "_SNAPSHOT_KEYS_KEPT", 8)
+    monkeypatch.setattr(grammar_module, "_SNAPSHOT_KEYS_KEPT", 8)
     compiler = Compiler(smollm2_vocab, Hermes(openers=["tag"]))
     digests = [hashlib.sha256(str(i).encode()).hexdigest() for i in range(20)]
     keys = [compiler._key_of(d) for d in digests]

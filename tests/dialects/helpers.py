@@ -12,13 +12,13 @@ from tooldec.tools import Tool
 def tail_dfa(dialect: Dialect, tool: Tool, *, next_call: bool = False) -> LazyDFA:
     """The tail alone, as the engine compiles it."""
     nfa = NFA()
-    return nfa.to_dfa(dialect.tail(nfa, tool, next_call=next_call))
+    return LazyDFA(nfa, dialect.tail(nfa, tool, next_call=next_call))
 
 
 def call_dfa(dialect: Dialect, tool: Tool, *, next_call: bool = False) -> LazyDFA:
     """The tool's name followed by its tail: what comes after the trigger and the head."""
     nfa = NFA()
-    return nfa.to_dfa(nfa.seq(nfa.literal(tool.name.encode()), dialect.tail(nfa, tool, next_call=next_call)))
+    return LazyDFA(nfa, nfa.seq(nfa.literal(tool.name.encode()), dialect.tail(nfa, tool, next_call=next_call)))
 
 
 def after_head(dialect: Dialect, text: str) -> bytes:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tooldec.backends.generation import Backend, load
+from tooldec.backends.loading import Backend, load
 from tooldec.dialects import Dialect, Hermes, ToolCall
 from tooldec.tools import ToolSet
 

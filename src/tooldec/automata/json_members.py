@@ -58,12 +58,12 @@ class Members:
             for count in sorted({k for k, _ in frontier}):
                 if self.high is not None and count >= self.high:
                     continue
-                begin, end = nfa.seq(nfa.literal(key), c._sep(key_sep), c.value(sub))
+                begin, end = nfa.seq(nfa.literal(key), c.separator(key_sep), c.value(sub))
                 for k, written in frontier:
                     if k != count:
                         continue
                     if written:
-                        s2, e2 = c._sep(sep)
+                        s2, e2 = c.separator(sep)
                         nfa.epsilon(self.node(i, k, True), s2)
                         nfa.epsilon(e2, begin)
                     else:
@@ -95,16 +95,16 @@ class Members:
             return
         low = max(need, 1)
         if written:
-            body = c.counted(lambda: nfa.seq(c._sep(c.style.item_sep), self.member()), low, high)
+            body = c.counted(lambda: nfa.seq(c.separator(c.style.item_sep), self.member()), low, high)
         else:
-            body = c.counted(self.member, low, high, sep=lambda: c._sep(c.style.item_sep))
+            body = c.counted(self.member, low, high, sep=lambda: c.separator(c.style.item_sep))
         nfa.epsilon(here, body[0])
         nfa.epsilon(body[1], out)
 
     def member(self) -> Frag:
         """One extra member: a pattern's key and value, or an additional key and value."""
         nfa, c = self.nfa, self.c
-        key_sep = c._sep
+        key_sep = c.separator
         options = []
         patterns = tuple(self.patterns)
         for pattern, sub in self.patterns.items():

@@ -270,7 +270,7 @@ class SchemaCompiler:
         low, high = int(schema.get("minItems", 0)), schema.get("maxItems")
 
         def sep() -> Frag:
-            return self._sep(self.style.item_sep)
+            return self.separator(self.style.item_sep)
 
         if not prefix:
             body = self.counted(lambda: self.value(items), sep=sep, low=low, high=high) if items is not False \
@@ -392,16 +392,16 @@ class SchemaCompiler:
 
     def _any_array(self, depth: int) -> Frag:
         nfa = self.nfa
-        body = self.counted(lambda: self.any_value(depth), 0, None, sep=lambda: self._sep(self.style.item_sep))
+        body = self.counted(lambda: self.any_value(depth), 0, None, sep=lambda: self.separator(self.style.item_sep))
         return nfa.seq(nfa.literal(b"["), self._ws(), body, self._ws(), nfa.literal(b"]"))
 
     def _any_object(self, depth: int) -> Frag:
         nfa = self.nfa
 
         def member() -> Frag:
-            return nfa.seq(self.string({}), self._sep(self.style.key_sep), self.any_value(depth))
+            return nfa.seq(self.string({}), self.separator(self.style.key_sep), self.any_value(depth))
 
-        body = self.counted(member, 0, None, sep=lambda: self._sep(self.style.item_sep))
+        body = self.counted(member, 0, None, sep=lambda: self.separator(self.style.item_sep))
         return nfa.seq(nfa.literal(b"{"), self._ws(), body, self._ws(), nfa.literal(b"}"))
 
     def extra_key(self, declared: set[str]) -> Frag:
@@ -442,7 +442,7 @@ class SchemaCompiler:
             return self.nfa.empty()
         return self.nfa.blank_run(self.style.max_whitespace)
 
-    def _sep(self, sep: bytes) -> Frag:
+    def separator(self, sep: bytes) -> Frag:
         return self.nfa.seq(self._ws(), self.nfa.literal(sep), self._ws())
 
 

@@ -26,10 +26,6 @@ import functools
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from .dfa import LazyDFA
 
 __all__ = ["BLANK_RANGES", "NFA", "TOP", "Frag", "Guard", "Region", "Stamp"]
 
@@ -409,12 +405,6 @@ class NFA:
             chain.append(region)
             region = self.regions[region].parent
         return chain
-
-    def to_dfa(self, frag: Frag, *, window: int = 256) -> LazyDFA:
-        """The DFA of ``frag`` (built lazily; see :mod:`tooldec.automata.dfa`)."""
-        from .dfa import LazyDFA  # dfa.py builds on this module
-
-        return LazyDFA(self, frag, window=window)
 
     @property
     def unit_of(self) -> dict[int, int]:

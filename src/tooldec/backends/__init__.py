@@ -5,7 +5,8 @@
 frameworks. :func:`generator_for` picks the :class:`Generator` a loaded model needs.
 """
 
-from .generation import Backend, Generation, Generator, Request, TokenGenerator, generator_for, load, pick_backend
+from .generation import Generation, Generator, Request, TokenGenerator
+from .loading import Backend, generator_for, load, pick_backend
 from .step import Stepper
 
 __all__ = ["Backend", "Generation", "Generator", "Request", "Stepper", "TokenGenerator", "generator_for", "load",

@@ -6,8 +6,7 @@
 any number of threads; a machine belongs to one sequence.
 """
 
-from .compiler import CompiledTail, Compiler, prepare_vocabulary
-from .grammar import Grammar
+from .grammar import CompiledTail, Compiler, Grammar, prepare_vocabulary
 from .machine import Machine, Mode, ToolChoice, fill_bitmasks
 from .masks import Mask, allocate_token_bitmask, apply_token_bitmask_inplace, bitmask_words, unpack_bitmask
 from .positions import Head, Name, Open, Position, Tail, Text

@@ -25,8 +25,7 @@ import numpy as np
 from ..automata.dfa import MID, SINK
 from ..automata.shortest import Runs, spell
 from ..errors import TokenizerError
-from .compiler import CompiledTail
-from .grammar import Grammar
+from .grammar import CompiledTail, Grammar
 from .masking import FAR, shortest_in_tail
 from .masks import Mask
 from .name_bounds import name_most, shortest_below
@@ -166,10 +165,10 @@ def _shortest(grammar: Grammar, pos: Position, follow_ok: bool) -> Completion:
     options: list[Completion] = []
     if pos.state == openers.open.start:
         for form in sorted(set(openers.open_special_forms.values())):
-            options.append((1, shortest(grammar, grammar._head(form, pos.only), follow_ok)[1]))
+            options.append((1, shortest(grammar, grammar.after_tag(form, pos.only), follow_ok)[1]))
     text: list[bytes] = []
     for commit, path in open_paths(grammar, pos.state).items():
-        after = grammar._commit(commit, pos.only, follow_ok)
+        after = grammar.after_commit(commit, pos.only, follow_ok)
         if after is None:
             continue
         specials, data = shortest(grammar, after, follow_ok)
@@ -582,7 +581,7 @@ def _string_within(grammar: Grammar, pos: Tail, mask: Mask, slack: int, follow_o
     np.bitwise_or.at(packed, closing >> 3, np.left_shift(1, closing & 7).astype(np.uint8))
     packed &= mask.packed  # both over the compiler's index words
     kept = int(np.bitwise_count(packed).sum(dtype=np.int64))
-    return None if kept == mask.count else Mask(packed, _count=kept)
+    return None if kept == mask.count else Mask(packed, known_count=kept)
 
 
 def _think_needs(grammar: Grammar, pos: Think, mask: Mask, start_ok: bool,

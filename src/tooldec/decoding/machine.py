@@ -17,8 +17,7 @@ import numpy as np
 from ..automata.dfa import SINK
 from ..errors import BudgetError, ToolNotFoundError
 from .budget import NOT_AT_HAND, known_within, need, shortest, within
-from .compiler import CompiledTail
-from .grammar import Grammar
+from .grammar import CompiledTail, Grammar
 from .masking import FAR, goes_on_from
 from .masks import Mask
 from .opener_bounds import upper
@@ -220,11 +219,8 @@ class Machine:
         """Whether the output may end here (no call is open), or has ended."""
         return self._done or self.grammar.is_accepting(self._pos)
 
-    def is_terminated(self) -> bool:
-        """Whether an end-of-sequence token was accepted."""
-        return self._done
-
     def is_done(self) -> bool:
+        """Whether an end-of-sequence token was accepted."""
         return self._done
 
     def _flags(self) -> tuple[bool, bool]:

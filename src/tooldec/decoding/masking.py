@@ -40,8 +40,7 @@ from .trie_walk import NATIVE, native_mask, native_names, walk_trie
 from .vector_walk import walk_rows, walk_state
 
 if TYPE_CHECKING:
-    from .compiler import CompiledTail
-    from .grammar import Grammar
+    from .grammar import CompiledTail, Grammar
 
 __all__ = ["FAR", "goes_on_from", "known_mask", "mask_at", "shortest_in_tail"]
 
@@ -157,7 +156,7 @@ def _text_commits(grammar: Grammar, committer: Committer, start_ok: bool, follow
 
 def _commits(grammar: Grammar, committer: Committer, only: str | None, follow_ok: bool) -> bool:
     """Whether a token that completes an opener carries on into a call that can still be written."""
-    after = grammar._commit(committer.commit, only, follow_ok)
+    after = grammar.after_commit(committer.commit, only, follow_ok)
     return after is not None and grammar.walk(after, committer.rest, follow_ok, follow_ok)[0] is not None
 
 
@@ -291,7 +290,7 @@ def _rest(index: TokenIndex, row: int, offset: int) -> bytes:
 
 
 @dataclass
-class _Crossing:
+class Crossing:
     """Tokens that reached an exit of the tail automaton (the call closed, or the next began),
     aligned with the rows given to :func:`_cross`. Kept in a bounded cache: read only."""
 
@@ -305,12 +304,12 @@ class _Crossing:
         return int(self.ok.nbytes + self.after.nbytes) + self.key_bytes + 200
 
 
-_NO_CROSSING = _Crossing(np.zeros(0, dtype=bool), np.zeros(0, dtype=np.int64), False)
+_NO_CROSSING = Crossing(np.zeros(0, dtype=bool), np.zeros(0, dtype=np.int64), False)
 """What :func:`_cross` answers for no tokens (read only, shared)."""
 
 
 def _cross(grammar: Grammar, pos: Tail, dfa: LazyDFA, rows: np.ndarray, states: np.ndarray, offsets: np.ndarray,
-           follow_ok: bool) -> _Crossing:
+           follow_ok: bool) -> Crossing:
     """Finish the tokens that reached an exit, one per distinct (kind of exit, remainder).
 
     The same exits recur in many states and tools (Llama-3 has 266 tokens that start with
@@ -329,7 +328,7 @@ def _cross(grammar: Grammar, pos: Tail, dfa: LazyDFA, rows: np.ndarray, states: 
 
 
 def _judge_crossing(grammar: Grammar, form: int, rows: np.ndarray, offsets: np.ndarray, kinds: bytes, follow_ok: bool,
-                    key_bytes: int) -> tuple[_Crossing, bool]:
+                    key_bytes: int) -> tuple[Crossing, bool]:
     """:func:`_cross`, computed, and whether it depends on the names (for the cache)."""
     index = grammar.compiler.index
     token_bytes = index.token_bytes
@@ -344,7 +343,7 @@ def _judge_crossing(grammar: Grammar, form: int, rows: np.ndarray, offsets: np.n
             verdict = seen[key] = _exit_verdict(grammar, key[0], form, key[1], follow_ok)
         ok[i], after_bytes[i] = verdict[0], verdict[1]
         depends = depends or verdict[2]
-    return _Crossing(ok, after_bytes, depends, key_bytes), depends
+    return Crossing(ok, after_bytes, depends, key_bytes), depends
 
 
 def _exit_verdict(grammar: Grammar, next_call: bool, form: int, rest: bytes, follow_ok: bool) -> tuple[bool, int, bool]:

@@ -86,12 +86,13 @@ class Mask:
         bits: uint8, little-endian bit order: bit ``i`` of byte ``i // 8`` is token ``i`` (an int32
             bitmask row viewed as bytes); ``None`` for a sparse mask.
         max_after: the most bytes any allowed token leaves to finish the call (budgets).
+        known_count: how many tokens are allowed, ``-1`` until :attr:`count` counts them.
     """
 
     bits: np.ndarray | None
     max_after: int = 0
     _ids: np.ndarray | None = field(default=None, repr=False)
-    _count: int = field(default=-1, repr=False)
+    known_count: int = field(default=-1, repr=False)
     _refused: tuple[int, np.ndarray] | None = field(default=None, repr=False)
     _words: dict[int, np.ndarray] | None = field(default=None, repr=False)
     _width: int = field(default=0, repr=False)
@@ -108,18 +109,18 @@ class Mask:
         if ids.size > words * 4:  # dense: set flags and pack them
             flags = np.zeros(words * 32, dtype=bool)
             flags[ids] = True
-            return cls(np.packbits(flags, bitorder="little"), max_after, _count=int(np.count_nonzero(flags)))
+            return cls(np.packbits(flags, bitorder="little"), max_after, known_count=int(np.count_nonzero(flags)))
         if _pack is not None:  # the compiled module's loop: the NumPy passes were most of a small mask's cost
             ids = ids if ids.dtype == np.int32 else ids.astype(np.int32)
             bits, count, increasing = _pack(np.ascontiguousarray(ids), words)
             listed = ids if increasing else np.unique(ids) if unique else None
-            return cls(np.frombuffer(bits, np.uint8), max_after, _ids=listed, _count=count)
+            return cls(np.frombuffer(bits, np.uint8), max_after, _ids=listed, known_count=count)
         ids = ids.astype(np.int64)
         if ids.size > 1 and not bool(np.all(ids[1:] > ids[:-1])):
             ids = np.unique(ids)
         packed = np.zeros(words * 4, dtype=np.uint8)
         np.add.at(packed, ids >> 3, np.left_shift(1, ids & 7).astype(np.uint8))  # distinct ids: add is or
-        return cls(packed, max_after, _ids=ids.astype(np.int32), _count=int(ids.size))
+        return cls(packed, max_after, _ids=ids.astype(np.int32), known_count=int(ids.size))
 
     @classmethod
     def sparse(cls, ids: np.ndarray, words: int, max_after: int = 0) -> Mask:
@@ -138,7 +139,7 @@ class Mask:
             ends = (int(ids[0]), int(ids[-1])) if ids.size else None
         if ends is not None and not (0 <= ends[0] and ends[1] < words * 32):
             raise ValueError(f"token ids must be in [0, {words * 32}), got {ends[0]}..{ends[1]}")
-        return cls(None, max_after, _ids=ids, _count=int(ids.size), _width=words)
+        return cls(None, max_after, _ids=ids, known_count=int(ids.size), _width=words)
 
     @classmethod
     def from_sorted(cls, ids: np.ndarray, words: int, max_after: int, packed: np.ndarray | None) -> Mask:
@@ -146,10 +147,10 @@ class Mask:
         already: sparse when they are few, as :meth:`from_ids` makes them; else those bits (made
         here if the walk did not), with the ids kept when no larger than them."""
         if ids.size * SPARSE_SHARE <= words:
-            return cls(None, max_after, _ids=ids, _count=int(ids.size), _width=words)
+            return cls(None, max_after, _ids=ids, known_count=int(ids.size), _width=words)
         if packed is None:
             return cls.from_ids(ids, words, max_after)
-        return cls(packed, max_after, _ids=ids if ids.size <= words * 4 else None, _count=int(ids.size))
+        return cls(packed, max_after, _ids=ids if ids.size <= words * 4 else None, known_count=int(ids.size))
 
     @classmethod
     def union(cls, parts: list[np.ndarray], words: int, max_after: int = 0) -> Mask:
@@ -176,9 +177,9 @@ class Mask:
     @property
     def count(self) -> int:
         """How many tokens are allowed."""
-        if self._count < 0:
-            self._count = int(np.bitwise_count(self.packed).sum(dtype=np.int64))
-        return self._count
+        if self.known_count < 0:
+            self.known_count = int(np.bitwise_count(self.packed).sum(dtype=np.int64))
+        return self.known_count
 
     @property
     def ids(self) -> np.ndarray:

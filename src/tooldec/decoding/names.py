@@ -27,8 +27,8 @@ class NameIndex:
 
     __slots__ = ("_bytes",)
 
-    def __init__(self, names: Iterable[str] = (), *, _sorted: Sequence[bytes] | None = None) -> None:
-        self._bytes: Sequence[bytes] = _sorted if _sorted is not None else sorted(n.encode() for n in names)
+    def __init__(self, names: Iterable[str] = (), *, presorted: Sequence[bytes] | None = None) -> None:
+        self._bytes: Sequence[bytes] = presorted if presorted is not None else sorted(n.encode() for n in names)
 
     def __len__(self) -> int:
         return len(self._bytes)
@@ -47,7 +47,7 @@ class NameIndex:
         """A new index with ``name`` added (the caller checked it is new)."""
         out = list(self._bytes)
         insort(out, name.encode())
-        return NameIndex(_sorted=out)
+        return NameIndex(presorted=out)
 
     def without(self, name: str) -> NameIndex:
         """A new index without ``name``."""
@@ -56,7 +56,7 @@ class NameIndex:
         out = list(self._bytes)
         if i < len(out) and out[i] == data:
             del out[i]
-        return NameIndex(_sorted=out)
+        return NameIndex(presorted=out)
 
     def span(self, prefix: bytes) -> tuple[int, int]:
         """The index range of the names starting with ``prefix``."""

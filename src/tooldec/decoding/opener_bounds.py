@@ -93,9 +93,9 @@ def _ways(grammar: Grammar, pos: Position, follow_ok: bool) -> tuple[Way, ...] |
     ways: list[Way] = [(FAR, -1)]
     starts: list[tuple[int, Position]] = []
     if pos.state == openers.open.start:
-        starts += [(1, grammar._head(form, pos.only)) for form in set(openers.open_special_forms.values())]
+        starts += [(1, grammar.after_tag(form, pos.only)) for form in set(openers.open_special_forms.values())]
     for commit, path in open_paths(grammar, pos.state).items():
-        after = grammar._commit(commit, pos.only, follow_ok)
+        after = grammar.after_commit(commit, pos.only, follow_ok)
         if after is None or isinstance(after, Think):  # a bound needs one way: reasoning first is never the shorter
             continue
         if openers.commits[commit].tool is not None:

@@ -23,7 +23,8 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ..backends.generation import Generator, generator_for  # it imports torch or llama.cpp only for a model
+from ..backends.generation import Generator
+from ..backends.loading import generator_for  # it imports torch or llama.cpp only for a model
 from ..decoding import Grammar, ToolChoice
 from ..dialects import Dialect, Hermes, ToolCall
 from ..errors import ContextLengthError

@@ -91,8 +91,8 @@ def check_args(args: argparse.Namespace) -> None:
 
 def build_service(args: argparse.Namespace) -> Service:
     """Load the model and make the :class:`~tooldec.serving.app.Service` (slow: loads the model)."""
-    from ..backends.generation import settle
     from ..backends.llamacpp import LlamaCppGenerator, load_llama
+    from ..backends.loading import settle
     from ..dialects.detect import dialect_named
     from ..models import smollm2_gguf_path
     from .app import Service, Settings
