@@ -25,6 +25,7 @@ def test_the_wheel_holds_the_library_and_no_experiments(tmp_path: Path) -> None:
     packages = {n.split("/")[1] for n in names if n.startswith("tooldec/") and n.count("/") > 1}
     assert {"decoding", "dialects", "runtime", "serving", "tools"} <= packages, packages
     assert "tooldec/cli.py" in names
+    assert "tooldec/py.typed" in names, "a user's mypy would not read tooldec's types"
     assert not [n for n in names if n.startswith(("tooldec/bench/", "benchmarks/"))], "the wheel ships experiments"
 
 

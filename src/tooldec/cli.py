@@ -103,6 +103,7 @@ def render_result(result: Result, dialect: Dialect, palette: Palette) -> str:
     """The turn as the model saw it: generated text, calls and results highlighted.
 
     Examples:
+        >>> from tooldec.dialects import Hermes
         >>> from tooldec.runtime.trace import Event, Trace
         >>> trace = Trace(events=[Event(EventKind.TEXT, "Let me see."), Event(EventKind.RESULT, "<tool_response>4</tool_response>")])
         >>> print(render_result(Result("", "", [], trace), Hermes(), Palette(False)))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import os
+import time
 from typing import Any
 
 import numpy as np
@@ -224,6 +225,10 @@ def test_a_server_job_whose_call_cannot_fit_ends_with_the_need(generator: LlamaC
     worker = Worker(generator, Constraints(generator.vocab, Hermes()))
     worker.start()
     worker.submit(job)
+    for _ in range(600):  # stop() cancels what is still queued: wait until the job has ended
+        if events:
+            break
+        time.sleep(0.05)
     worker.stop()
     (done,) = events
     assert isinstance(done, Done) and done.finish_reason == "error" and done.completion_tokens == 0
