@@ -228,3 +228,11 @@ def test_patterns_are_refused_or_match_re_search(pattern: str) -> None:
             raise AssertionError(("not accepted", pattern, text))
         if expected:
             assert wide.accepts(text), ("wide", pattern, text)
+
+
+@pytest.mark.parametrize("pattern", [r"^[\S]", r"^[\Sa]", r"^[\D]", r"^[\d\S]", r"^\S", r"^\D"])
+def test_negated_escapes_in_a_class_match_every_ascii_character_as_re_does(pattern: str) -> None:
+    """A class read as a subset is exact on ASCII (control characters included): the Hypothesis
+    oracle above samples such strings only now and then."""
+    fsm = fsm_of((anchored(pattern),))
+    assert [c for c in range(128) if fsm.accepts(chr(c)) != bool(re.search(pattern, chr(c)))] == []

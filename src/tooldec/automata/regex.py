@@ -279,7 +279,7 @@ def _rewrite(escape: str, in_class: bool, negated: bool) -> str:
     if inner is not None:
         return inner if in_class else f"[{inner}]"
     if in_class:  # \D or \S inside a positive class: ASCII members only (a subset)
-        return {"D": r"\x00-\x2f\x3a-\x7f", "S": r"\x21-\x7f"}[escape]
+        return {"D": r"\x00-\x2f\x3a-\x7f", "S": r"\x00-\x08\x0e-\x1b\x21-\x7f"}[escape]
     return f"[^{_unicode_class(escape.lower())}]"
 
 
