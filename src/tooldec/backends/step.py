@@ -196,7 +196,7 @@ class Stepper:
                 raise ToolDecError(f"no token is allowed at step {self.steps - 1} (text so far: "
                                    f"{machine.text[-80:]!r}); the constraint is unsatisfiable")
         token = pick_token(logits, allowed, self.temperature, self.rng, refused)
-        if not self.checking and refused is not None:  # in text: was the model's own pick refused?
+        if not self.checking and refused is not None and machine.refuses:  # in text: was the model's own pick refused?
             best = int(np.argmax(logits))
             if best != token:
                 self._note_refusal(machine, best)

@@ -560,6 +560,11 @@ class Machine:
         twin._text = bytearray(self._text)
         return twin
 
+    @property
+    def refuses(self) -> bool:
+        """Whether free text refuses anything here (``Dialect.refusals``); else :meth:`refusal` is always ``None``."""
+        return bool(self.grammar.openers.refuses)
+
     def refusal(self, token_id: int) -> str | None:
         """The name of the refused text (``Dialect.refusals``: a tool-result marker, an opener's
         near miss) that ``token_id`` would complete here, or ``None``: what a loop counts when the

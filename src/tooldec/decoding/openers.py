@@ -71,10 +71,12 @@ class OpenerTables:
         self.automaton = auto
         self.special_forms: dict[int, int] = {specials[tag]: form for tag, form in auto.special_tags.items()}
         self.open_special_forms: dict[int, int] = {specials[tag]: form for tag, form in auto.open_special_tags.items()}
+        """The special tags a call that must come first may open with (``Dialect.forced_openers``)."""
         self.refused_specials = {specials[tag]: name for tag, name in auto.refused_tags}
         """Special tokens free text refuses (a format's result markers), with their refusal's name."""
-        """The special tags a call that must come first may open with (``Dialect.forced_openers``)."""
         self.commits: list[Commit] = auto.commits
+        self.refuses = bool(self.refused_specials) or any(c.kind is CommitKind.REFUSED for c in self.commits)
+        """Whether free text refuses anything (``Dialect.refusals``): else no pick is ever refused text."""
         self.commit_bytes = auto.commit_bytes
         self.search = auto.search
         self.search_start = auto.search.start
