@@ -40,6 +40,9 @@ def parser() -> argparse.ArgumentParser:
                         "comma-separated, among those in use (default: the dialect's own; Hermes: 'tag')")
     p.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: TOOLDEC_THREADS or all)")
     p.add_argument("--n-ctx", type=int, default=8192, help="context window in tokens (default: 8192)")
+    p.add_argument("--parallel", type=int, default=1,
+                   help="requests generating at once, stepped as one batch in one llama.cpp context whose "
+                        "--n-ctx is split evenly between them (default: 1, one after another)")
     p.add_argument("--max-queue", type=int, default=256,
                    help="requests waiting; more are answered 429 with Retry-After (default: 256)")
     p.add_argument("--request-timeout", type=float, default=None,
@@ -78,9 +81,12 @@ def check_args(args: argparse.Namespace) -> None:
                          "TOOLDEC_API_KEY), or --insecure to serve them without one")
     if args.dialect != AUTO:  # found from the model (slow: it reads the vocabulary) as it loads
         get_dialect(args.dialect, openers=opener_names(args.openers), forced=opener_names(args.forced_openers))
-    for name in ("max_queue", "max_body_bytes", "n_ctx", "cache_size"):
+    for name in ("max_queue", "max_body_bytes", "n_ctx", "cache_size", "parallel"):
         if getattr(args, name) < 1:
             raise ValueError(f"--{name.replace('_', '-')} must be at least 1")
+    if args.n_ctx // args.parallel < 64:  # a slot holds at least one prompt chunk
+        raise ValueError(f"--n-ctx {args.n_ctx} split between --parallel {args.parallel} slots leaves "
+                         f"{args.n_ctx // args.parallel} positions each; give at least {64 * args.parallel}")
     if args.shutdown_timeout < 0:
         raise ValueError("--shutdown-timeout must be 0 or more seconds")
     if args.request_timeout is not None and args.request_timeout <= 0:
@@ -91,11 +97,13 @@ def check_args(args: argparse.Namespace) -> None:
 
 def build_service(args: argparse.Namespace) -> Service:
     """Load the model and make the :class:`~tooldec.serving.app.Service` (slow: loads the model)."""
-    from ..backends.llamacpp import LlamaCppGenerator, load_llama
+    from ..backends.llamabatch import SlotBatch
+    from ..backends.llamacpp import PROMPT_CHUNK, LlamaCppGenerator, load_llama
     from ..backends.loading import settle
     from ..dialects.detect import dialect_named
     from ..models import smollm2_gguf_path
     from .app import Service, Settings
+    from .batching import BatchWorker
     from .engine import Constraints
     from .vllm.args import opener_names
     from .worker import Worker
@@ -103,11 +111,13 @@ def build_service(args: argparse.Namespace) -> Service:
     path = args.model or smollm2_gguf_path()
     dialect = dialect_named(args.dialect, path, openers=opener_names(args.openers),  # refused before the model loads
                             forced=opener_names(args.forced_openers))
-    llm, tokenizer = load_llama(path, n_ctx=args.n_ctx, threads=args.threads,
+    batched = args.parallel > 1  # then the model's own context is not used: made small
+    llm, tokenizer = load_llama(path, n_ctx=PROMPT_CHUNK if batched else args.n_ctx, threads=args.threads,
                                 progress=lambda message: print(message, file=sys.stderr))
     generator = LlamaCppGenerator(llm, tokenizer)
     constraints = Constraints(generator.vocab, dialect, cache_size=args.cache_size)
-    worker = Worker(generator, constraints, max_queue=args.max_queue)
+    worker = (BatchWorker(generator, SlotBatch(llm, args.parallel, args.n_ctx), constraints, max_queue=args.max_queue)
+              if batched else Worker(generator, constraints, max_queue=args.max_queue))
     settle()  # what start-up made lives as long as the server
     return Service(args.served_model_name or Path(path).stem, tokenizer, worker, constraints,
                    Settings(max_body_bytes=args.max_body_bytes, request_timeout=args.request_timeout))

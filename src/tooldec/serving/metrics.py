@@ -41,7 +41,7 @@ def metrics_text(worker: Worker, answered: Counter[int], refused: Counter[str]) 
                  {str(k): v for k, v in answered.items()}, "status"),
         *_metric("tooldec_requests_refused_total", "counter", "Requests refused, by error code.", dict(refused), "code"),
         *_metric("tooldec_queue_length", "gauge", "Requests waiting for the model.", w.waiting),
-        *_metric("tooldec_running", "gauge", "Requests generating now (0 or 1).", int(w.running)),
+        *_metric("tooldec_running", "gauge", "Requests generating now.", int(w.running)),
         *_metric("tooldec_jobs_cancelled_total", "counter",
                  "Requests cancelled (client gone, timeout, shutdown): left the queue or stopped while running.",
                  w.jobs_cancelled),

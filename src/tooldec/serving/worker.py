@@ -26,7 +26,7 @@ from ..errors import BudgetError
 from .assemble import Assembler, Event
 from .engine import Constraints
 
-__all__ = ["Done", "Job", "QueueFull", "Worker"]
+__all__ = ["Done", "Job", "JobRun", "QueueFull", "Worker"]
 
 
 @dataclass(frozen=True)
@@ -110,7 +110,7 @@ class Worker:
         self.max_queue = max_queue
         self._waiting: deque[Job] = deque()
         self._changed = threading.Condition()  # guards _waiting, _running and _closing
-        self._running: Job | None = None
+        self._running: list[Job] = []
         self._closing = False
         self._thread = threading.Thread(target=self._run, name="tooldec-llama", daemon=True)
         self.jobs_started = self.jobs_done = self.jobs_cancelled = 0
@@ -132,8 +132,8 @@ class Worker:
             self.jobs_cancelled += len(self._waiting)
             self._waiting.clear()
             self._changed.notify_all()
-            if self._running is not None:
-                self._running.cancelled.set()
+            for job in self._running:
+                job.cancelled.set()
         if self._thread.is_alive():
             self._thread.join()
 
@@ -145,8 +145,9 @@ class Worker:
         return len(self._waiting)
 
     @property
-    def running(self) -> bool:
-        return self._running is not None
+    def running(self) -> int:
+        """Jobs generating now."""
+        return len(self._running)
 
     def submit(self, job: Job) -> None:
         """Queue a job.
@@ -176,14 +177,15 @@ class Worker:
 
     def _next(self) -> Job | None:
         with self._changed:
-            self._running = None
+            self._running.clear()
             while not self._waiting and not self._closing:
                 self._changed.wait()
             if not self._waiting:
                 return None
-            self._running = self._waiting.popleft()
+            job = self._waiting.popleft()
+            self._running.append(job)
             self.jobs_started += 1
-            return self._running
+            return job
 
     def _run(self) -> None:
         while (job := self._next()) is not None:
@@ -193,74 +195,116 @@ class Worker:
             except Exception as error:
                 done = Done("error", len(job.prompt_ids), 0, f"{type(error).__name__}: {error}")
             self.busy_seconds += time.perf_counter() - start
-            if done.finish_reason == "cancelled":
-                self.jobs_cancelled += 1
-            self.jobs_done += 1
-            job.emit(done)
+            self.finished(job, done)
+
+    def finished(self, job: Job, done: Done) -> None:
+        """Count ``job`` done and tell its client (from the worker thread)."""
+        if done.finish_reason == "cancelled":
+            self.jobs_cancelled += 1
+        self.jobs_done += 1
+        job.emit(done)
 
     def budget(self, job: Job) -> int:
         """Tokens ``job`` may generate: its ``max_tokens``, within what the context has left (the
         last token is never evaluated, so prompt and budget may fill the context)."""
         return min(job.max_tokens, self.context - len(job.prompt_ids))
 
-    def _machine(self, job: Job) -> Machine | None:
+    def _generate(self, job: Job) -> Done:
+        run = JobRun(self, job)
+        if run.refused is not None:
+            return run.refused
+        with run.stepper:
+            for token in () if job.cancelled.is_set() else self.generator.tokens(job.prompt_ids, run.stepper,
+                                                                                  run.budget):
+                if run.take(token):
+                    break
+        return run.end()
+
+
+class JobRun:
+    """One job's generation as its tokens come, whichever loop evaluates them: its cursor,
+    stepper and assembler; the events go to the job's client, the costs to the worker (both
+    from the worker thread, the only one that touches a run).
+
+    Attributes:
+        budget: Tokens the job may still generate.
+        refused: Why the job cannot run (its :class:`Done`), else ``None``.
+        stepper: Picks each token under the job's cursor and counts what masking cost.
+    """
+
+    def __init__(self, worker: Worker, job: Job) -> None:
+        self.worker = worker
+        self.job = job
+        self.machine = self._machine()
+        constraints = worker.constraints
+        named = constraints.dialect.named_openers  # the names only matter to a named opener
+        machine = self.machine
+        self.assembler = Assembler(constraints.dialect, watch=machine is not None,
+                                   names=machine.grammar.names if machine is not None and named else None)
+        self.budget = worker.budget(job)
+        self.refused: Done | None = None
+        if self.budget < 1:
+            self.refused = Done("error", len(job.prompt_ids), 0,
+                                f"the prompt has {len(job.prompt_ids)} tokens; the context holds {worker.context}")
+        elif machine is not None:
+            try:  # the service checks this before queueing; a job handed in directly is checked here
+                machine.check_budget(self.budget)
+            except BudgetError as error:
+                self.refused = Done("error", len(job.prompt_ids), 0, str(error))
+        self.stepper = worker.generator.stepper(machine, job.temperature, np.random.default_rng(job.seed))
+        self.made = 0
+        self.finish = "length"
+
+    def _machine(self) -> Machine | None:
+        job, constraints = self.job, self.worker.constraints
         if not job.specs:
             return None
-        compiled = self.constraints.compile(job.specs, job.key)
-        return self.constraints.machine(compiled, tool_choice=job.tool_choice,
-                                        parallel_tool_calls=job.parallel_tool_calls)
+        compiled = constraints.compile(job.specs, job.key)
+        return constraints.machine(compiled, tool_choice=job.tool_choice, parallel_tool_calls=job.parallel_tool_calls)
 
-    def _generate(self, job: Job) -> Done:
-        generator, vocab = self.generator, self.constraints.vocab
-        machine = self._machine(job)
-        named = self.constraints.dialect.named_openers  # the names only matter to a named opener
-        assembler = Assembler(self.constraints.dialect, watch=machine is not None,
-                              names=machine.grammar.names if machine is not None and named else None)
-        budget = self.budget(job)
-        if budget < 1:
-            return Done("error", len(job.prompt_ids), 0,
-                        f"the prompt has {len(job.prompt_ids)} tokens; the context holds {self.context}")
-        if machine is not None:
-            try:  # the service checks this before queueing; a job handed in directly is checked here
-                machine.check_budget(budget)
-            except BudgetError as error:
-                return Done("error", len(job.prompt_ids), 0, str(error))
-        made = 0
-        finish = "length"
-        with generator.stepper(machine, job.temperature, np.random.default_rng(job.seed)) as stepper:
-            for token in () if job.cancelled.is_set() else generator.tokens(job.prompt_ids, stepper, budget):
-                made += 1
-                if made == 1:
-                    self.first_token_seconds += time.perf_counter() - job.submitted
-                    self.jobs_with_tokens += 1
-                if token in self.eos:
-                    finish = "stop"
-                    break
-                for event in assembler.feed(_bytes(vocab, token), in_call=machine is not None and _in_call(machine),
-                                            in_reasoning=machine is not None and machine.mode is Mode.REASONING):
-                    job.emit(event)
-                if machine is not None and machine.turn_over:  # the client runs the calls
-                    finish = "stop"
-                    break
-                if job.cancelled.is_set():  # the client went away
-                    finish = "cancelled"
-                    break
-        self.tokens_generated += made
-        self.masking_seconds += stepper.masking_seconds
-        for label, count in stepper.refusals.items():
-            self.refusals[label] = self.refusals.get(label, 0) + count
-        if job.cancelled.is_set():
-            finish = "cancelled"
-        if machine is not None and _in_call(machine) and finish != "cancelled":
-            self.calls_cut += 1
-        for event in assembler.finish():
+    def take(self, token: int) -> bool:
+        """Take the next token (its events go out); whether the job is over (an end token, the
+        turn over, its client gone, its budget spent)."""
+        job, machine, worker = self.job, self.machine, self.worker
+        self.made += 1
+        self.budget -= 1
+        if self.made == 1:
+            worker.first_token_seconds += time.perf_counter() - job.submitted
+            worker.jobs_with_tokens += 1
+        if token in worker.eos:
+            self.finish = "stop"
+            return True
+        for event in self.assembler.feed(_bytes(worker.constraints.vocab, token),
+                                         in_call=machine is not None and _in_call(machine),
+                                         in_reasoning=machine is not None and machine.mode is Mode.REASONING):
             job.emit(event)
-        self.calls_returned += len(assembler.calls)
+        if machine is not None and machine.turn_over:  # the client runs the calls
+            self.finish = "stop"
+            return True
+        if job.cancelled.is_set():  # the client went away
+            self.finish = "cancelled"
+            return True
+        return self.budget < 1
+
+    def end(self) -> Done:
+        """Close the stepper, flush the last events, add the costs to the worker; the job's :class:`Done`."""
+        self.stepper.close()
+        job, machine, worker, stepper = self.job, self.machine, self.worker, self.stepper
+        worker.tokens_generated += self.made
+        worker.masking_seconds += stepper.masking_seconds
+        for label, count in stepper.refusals.items():
+            worker.refusals[label] = worker.refusals.get(label, 0) + count
+        finish = "cancelled" if job.cancelled.is_set() else self.finish
+        if machine is not None and _in_call(machine) and finish != "cancelled":
+            worker.calls_cut += 1
+        for event in self.assembler.finish():
+            job.emit(event)
+        worker.calls_returned += len(self.assembler.calls)
         if finish == "cancelled":
-            return Done(finish, len(job.prompt_ids), made, "the request was cancelled")
-        if assembler.calls and finish == "stop":
+            return Done(finish, len(job.prompt_ids), self.made, "the request was cancelled")
+        if self.assembler.calls and finish == "stop":
             finish = "tool_calls"
-        return Done(finish, len(job.prompt_ids), made)
+        return Done(finish, len(job.prompt_ids), self.made)
 
 
 def _bytes(vocab: Any, token: int) -> bytes:

@@ -1,0 +1,141 @@
+"""``tooldec serve --parallel N``: up to N requests generating at once in one llama.cpp context.
+
+One worker thread owns a :class:`~tooldec.backends.llamabatch.SlotBatch` and loops: jobs from the
+queue join free slots (their prompts evaluated, their first tokens picked), then every running
+job's last token is evaluated in one batch, and each job's next token is picked from its row by
+its own stepper and cursor (:class:`~tooldec.serving.worker.JobRun`, the loop of
+``--parallel 1`` cut per token). A job leaves between steps when it ends, and one whose client
+went away is stopped before the next batch. A new job takes the free slot whose cache shares
+the most of its prompt. Each slot holds ``n_ctx / N`` positions: the server's context, as
+requests are checked against it, is a slot's.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from ..backends.llamabatch import SlotBatch
+from ..backends.llamacpp import LlamaCppGenerator
+from .engine import Constraints
+from .worker import Done, Job, JobRun, Worker
+
+__all__ = ["BatchWorker"]
+
+
+@dataclass
+class Running:
+    """A job in a slot, and the token it took that the next batch evaluates."""
+
+    slot: int
+    run: JobRun
+    token: int
+
+
+class BatchWorker(Worker):
+    """The thread that steps up to ``slots.slots`` jobs together.
+
+    Args:
+        generator: The model's generator (vocabulary, end tokens, stepper options).
+        slots: The context the jobs share (only this worker's thread touches it from now on).
+        constraints, max_queue: As :class:`~tooldec.serving.worker.Worker`'s.
+    """
+
+    def __init__(self, generator: LlamaCppGenerator, slots: SlotBatch, constraints: Constraints, *,
+                 max_queue: int = 256) -> None:
+        super().__init__(generator, constraints, max_queue=max_queue)
+        self.slots = slots
+        self.context = slots.context
+
+    def _admit(self, free: list[int], idle: bool) -> list[Job]:
+        """Jobs from the queue for the free slots; waits for one when ``idle``; ``[]`` once closing
+        leaves nothing to run."""
+        with self._changed:
+            while idle and not self._waiting and not self._closing:
+                self._changed.wait()
+            jobs: list[Job] = []
+            while self._waiting and len(jobs) < len(free):
+                job = self._waiting.popleft()
+                self._running.append(job)
+                self.jobs_started += 1
+                jobs.append(job)
+            return jobs
+
+    def _end(self, running: Running | JobRun, done: Done | None = None) -> None:
+        run = running.run if isinstance(running, Running) else running
+        with self._changed:
+            self._running.remove(run.job)
+        self.finished(run.job, done or run.end())
+
+    def _run(self) -> None:
+        active: dict[int, Running] = {}
+        try:
+            while True:
+                free = [slot for slot in range(self.slots.slots) if slot not in active]
+                jobs = self._admit(free, idle=not active)
+                if not jobs and not active:
+                    return
+                start = time.perf_counter()
+                for job in jobs:
+                    self._join(job, free, active)
+                self._step(active)
+                self.busy_seconds += time.perf_counter() - start
+        finally:
+            for running in active.values():
+                running.run.job.cancelled.set()
+                self._end(running)
+            self.slots.close()
+
+    def _join(self, job: Job, free: list[int], active: dict[int, Running]) -> None:
+        """Evaluate ``job``'s prompt in the free slot sharing most of it and take its first token."""
+        run = JobRun(self, job)
+        if run.refused is not None or job.cancelled.is_set():
+            self._end(run, run.refused or Done("cancelled", len(job.prompt_ids), 0, "the request was cancelled"))
+            return
+        slot = max(free, key=lambda s: self.slots.shared(s, job.prompt_ids))
+        try:
+            run.stepper.ahead(run.budget)
+            token = run.stepper.step(self.slots.start(slot, job.prompt_ids), run.budget)
+        except Exception as error:
+            run.stepper.close()
+            self._end(run, Done("error", len(job.prompt_ids), 0, f"{type(error).__name__}: {error}"))
+            return
+        free.remove(slot)
+        if run.take(token):
+            self._end(run)
+        else:
+            active[slot] = Running(slot, run, token)
+
+    def _step(self, active: dict[int, Running]) -> None:
+        """One batch: every running job's last token evaluated, its next one taken."""
+        for slot, running in list(active.items()):  # a client gone is stopped before the batch
+            if running.run.job.cancelled.is_set():
+                del active[slot]
+                self._end(running)
+        if not active:
+            return
+        order = list(active.values())
+        for running in order:
+            running.run.stepper.ahead(running.run.budget)
+        try:
+            rows = self.slots.step([(running.slot, running.token) for running in order])
+        except Exception as error:
+            for running in order:
+                del active[running.slot]
+                running.run.stepper.close()
+                self._end(running, Done("error", len(running.run.job.prompt_ids), running.run.made,
+                                        f"{type(error).__name__}: {error}"))
+            return
+        for running, logits in zip(order, rows):
+            run = running.run
+            try:
+                running.token = run.stepper.step(logits, run.budget)
+                over = run.take(running.token)
+            except Exception as error:
+                del active[running.slot]
+                run.stepper.close()
+                self._end(running, Done("error", len(run.job.prompt_ids), run.made, f"{type(error).__name__}: {error}"))
+                continue
+            if over:
+                del active[running.slot]
+                self._end(running)
