@@ -35,18 +35,22 @@ SERVED = "SmolLM2-135M-Instruct.Q4_1"
 """The model id of the in-process servers (``served``)."""
 
 
-def service_on(llama: tuple[Any, Any], *, max_queue: int = 8, **settings: Any) -> Any:
+def service_on(llama: tuple[Any, Any], *, max_queue: int = 8, parallel: int = 1, **settings: Any) -> Any:
     """``tooldec serve``'s :class:`Service` over the session's SmolLM2 (the ``smollm2_llama``
-    fixture); ``settings``: :class:`Settings` fields."""
+    fixture), ``parallel`` > 1: in a context of its own of 1024 positions per slot, as
+    ``--parallel``; ``settings``: :class:`Settings` fields."""
+    from tooldec.backends.llamabatch import SlotBatch
     from tooldec.dialects import Hermes
     from tooldec.serving.app import Service, Settings
+    from tooldec.serving.batching import BatchWorker
     from tooldec.serving.engine import Constraints
     from tooldec.serving.worker import Worker
 
     generator, tokenizer = llama
     constraints = Constraints(generator.vocab, Hermes())
-    return Service(SERVED, tokenizer, Worker(generator, constraints, max_queue=max_queue), constraints,
-                   Settings(**settings))
+    worker = (BatchWorker(generator, SlotBatch(generator.model, parallel, 1024 * parallel), constraints,
+                          max_queue=max_queue) if parallel > 1 else Worker(generator, constraints, max_queue=max_queue))
+    return Service(SERVED, tokenizer, worker, constraints, Settings(**settings))
 
 
 @contextmanager

@@ -46,6 +46,8 @@ class BatchWorker(Worker):
         super().__init__(generator, constraints, max_queue=max_queue)
         self.slots = slots
         self.context = slots.context
+        self.widest = 0
+        """The most jobs stepped in one batch so far."""
 
     def _admit(self, free: list[int], idle: bool) -> list[Job]:
         """Jobs from the queue for the free slots; waits for one when ``idle``; ``[]`` once closing
@@ -115,6 +117,7 @@ class BatchWorker(Worker):
         if not active:
             return
         order = list(active.values())
+        self.widest = max(self.widest, len(order))
         for running in order:
             running.run.stepper.ahead(running.run.budget)
         try:

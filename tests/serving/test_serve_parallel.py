@@ -1,0 +1,119 @@
+"""``tooldec serve --parallel 4`` on the embedded SmolLM2: concurrent streams stepped in one batch
+give valid calls, a request cancelled mid-batch leaves the others' answers as they were, and a
+greedy answer in a batch is the answer it gets alone."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+from collections.abc import Iterator
+from typing import Any
+
+import jsonschema
+import pytest
+
+from .helpers import SERVED, distinct_tools, served_on_a_port, wait_until
+
+openai = pytest.importorskip("openai")
+
+QUESTIONS = ["What is the weather in Paris?", "Add 12 and 30.", "How warm is it in Oslo today?", "What is 7 plus 5?",
+             "Weather in Rome, please.", "Sum 100 and 23.", "Is it raining in Lima?", "Add 2 and 2."]
+
+
+def body(index: int) -> dict[str, Any]:
+    """Request ``index``: one of two tool lists (compiled once), a call required every other one, greedy."""
+    return {"model": SERVED, "messages": [{"role": "user", "content": QUESTIONS[index % len(QUESTIONS)]}],
+            "tools": distinct_tools(index % 2), "tool_choice": "required" if index % 2 == 0 else "auto",
+            "max_tokens": 40, "temperature": 0}
+
+
+async def stream(address: str, index: int) -> tuple[str, list[tuple[str, str]]]:
+    """Request ``index`` streamed with the openai client: its content and its calls, put together."""
+    client = openai.AsyncOpenAI(base_url=f"http://{address}/v1", api_key="none", max_retries=0, timeout=120)
+    content, calls = "", {}
+    async with client:
+        async for part in await client.chat.completions.create(**body(index), stream=True):
+            delta = part.choices[0].delta if part.choices else None
+            content += (delta.content or "") if delta else ""
+            for call in (delta.tool_calls or []) if delta else []:
+                name, arguments = calls.get(call.index, ("", ""))
+                calls[call.index] = (name + (call.function.name or ""), arguments + (call.function.arguments or ""))
+    return content, [calls[k] for k in sorted(calls)]
+
+
+def valid(index: int, answer: tuple[str, list[tuple[str, str]]]) -> bool:
+    """Every call names a tool of request ``index`` with arguments its schema accepts; a required call came."""
+    schemas = {t["function"]["name"]: t["function"]["parameters"] for t in distinct_tools(index % 2)}
+    content, calls = answer
+    if index % 2 == 0 and not calls or "<tool_call>" in content:
+        return False
+    for name, arguments in calls:
+        try:
+            jsonschema.validate(json.loads(arguments), schemas[name])
+        except (KeyError, ValueError, jsonschema.ValidationError):
+            return False
+    return True
+
+
+async def together(address: str, indices: list[int]) -> list[tuple[str, list[tuple[str, str]]]]:
+    return list(await asyncio.gather(*(stream(address, index) for index in indices)))
+
+
+@pytest.fixture(scope="module")
+def parallel_server(smollm2_llama: tuple[Any, Any]) -> Iterator[tuple[str, Any]]:
+    with served_on_a_port(smollm2_llama, parallel=4, max_queue=16) as (address, service, _):
+        yield address, service
+
+
+@pytest.fixture(scope="module")
+def alone(parallel_server: tuple[str, Any]) -> list[tuple[str, list[tuple[str, str]]]]:
+    """The first four requests' answers, each sent alone."""
+    address, _ = parallel_server
+    return [asyncio.run(stream(address, index)) for index in range(4)]
+
+
+def test_eight_concurrent_streams_on_four_slots_give_only_valid_calls(parallel_server: tuple[str, Any]) -> None:
+    address, service = parallel_server
+    answers = asyncio.run(together(address, list(range(8))))
+    assert [index for index, answer in enumerate(answers) if not valid(index, answer)] == []
+    assert sum(bool(calls) for _, calls in answers) >= 4  # the required ones at least
+    assert service.worker.widest == 4  # they were stepped together
+
+
+def test_a_greedy_answer_in_a_batch_is_its_answer_alone(parallel_server: tuple[str, Any],
+                                                         alone: list[tuple[str, list[tuple[str, str]]]]) -> None:
+    address, service = parallel_server
+    assert asyncio.run(together(address, list(range(4)))) == alone
+    assert service.worker.widest >= 2
+
+
+def test_a_request_cancelled_mid_batch_leaves_the_others_answers(parallel_server: tuple[str, Any],
+                                                                 alone: list[tuple[str, list[tuple[str, str]]]]) -> None:
+    address, service = parallel_server
+    worker = service.worker
+    cancelled_before, done_before = worker.jobs_cancelled, worker.jobs_done
+    host, port = address.split(":")
+    story = json.dumps({"model": SERVED, "messages": [{"role": "user", "content": "Write a long story about a dragon."}],
+                        "max_tokens": 200, "temperature": 0, "stream": True}).encode()
+
+    async def leaving() -> None:
+        """A streamed request whose client hangs up after a few deltas, while the others run."""
+        sock = socket.create_connection((host, int(port)), timeout=60)
+        sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: " + address.encode() + b"\r\ncontent-type: "
+                     b"application/json\r\ncontent-length: " + str(len(story)).encode() + b"\r\n\r\n" + story)
+        seen = b""
+        while seen.count(b'"content"') < 4:
+            part = await asyncio.to_thread(sock.recv, 65536)
+            assert part, seen
+            seen += part
+        sock.close()
+
+    async def both() -> list[tuple[str, list[tuple[str, str]]]]:
+        others = asyncio.gather(*(stream(address, index) for index in range(3)))
+        await leaving()
+        return list(await others)
+
+    assert asyncio.run(both()) == alone[:3]
+    wait_until(lambda: worker.jobs_done == done_before + 4)
+    assert worker.jobs_cancelled == cancelled_before + 1
