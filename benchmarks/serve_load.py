@@ -1,0 +1,189 @@
+"""``tooldec serve`` under concurrent clients: total tokens/s, latency, time to first token.
+
+Run from the repository root (``make qwen`` first for Qwen)::
+
+    python benchmarks/serve_load.py --model qwen --parallel 1 4 8 --clients 1 4 8 16 --requests 16
+    python benchmarks/serve_load.py --model smollm2 --parallel 1 4 --clients 1 4 --requests 8
+
+For each ``--parallel`` value a ``tooldec serve --parallel N`` subprocess on 127.0.0.1 (``--n-ctx``
+is ``--slot-context`` times N: every slot holds the same), then per ``--clients`` value C: the
+same ``--requests`` BFCL questions (``simple_python`` and ``multiple`` alternating, their functions
+as tools, a call required, greedy, streamed with the official ``openai`` client), C clients each
+taking the next question until none is left. A warm-up pass first sends every question once
+(tool lists compiled, not counted). Printed per cell: total completion tokens / wall time,
+p50 and p99 latency and time to first token (first delta with content or a call), requests lost
+(an error or no end), invalid calls (a call that does not parse or fails its schema, or none
+where one is required), and how many greedy answers differ from the same server's answer at one
+client (a batch's kernels change the last bits of the logits: ``tooldec.backends.llamabatch``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+_ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(_ROOT / "src"), str(_ROOT)]
+
+from benchmarks.paper.datasets import data_dir  # noqa: E402
+from benchmarks.serve_vs_run import requests  # noqa: E402
+
+MODELS = {"qwen": _ROOT / ".cache/models/qwen2.5-coder-0.5b-instruct/qwen2.5-coder-0.5b-instruct-q4.gguf"}
+
+
+def model_path(name: str) -> Path:
+    if name == "smollm2":
+        from tooldec.models import smollm2_gguf_path
+
+        return Path(smollm2_gguf_path())
+    return MODELS.get(name, Path(name))
+
+
+def start_server(model: Path, parallel: int, threads: int, slot_context: int, log: Path) -> tuple[subprocess.Popen[bytes], str]:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    url = f"http://127.0.0.1:{port}"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(_ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
+    process = subprocess.Popen([sys.executable, "-m", "tooldec.cli", "serve", "--model", str(model), "--port", str(port),
+                                "--threads", str(threads), "--n-ctx", str(slot_context * parallel),
+                                "--parallel", str(parallel)], stdout=log.open("wb"), stderr=subprocess.STDOUT, env=env)
+    end = time.monotonic() + 600
+    while time.monotonic() < end:
+        if process.poll() is not None:
+            raise SystemExit(f"tooldec serve exited:\n{log.read_text()[-3000:]}")
+        try:
+            with urllib.request.urlopen(f"{url}/health", timeout=2) as answer:
+                if answer.status == 200:
+                    return process, url
+        except OSError:
+            time.sleep(0.5)
+    process.terminate()
+    raise SystemExit(f"tooldec serve did not start:\n{log.read_text()[-3000:]}")
+
+
+def invalid(body: dict[str, Any], calls: list[tuple[str, str]]) -> int:
+    """Calls that do not parse or fail their tool's schema, plus one if a required call is missing."""
+    import jsonschema
+
+    schemas = {t["function"]["name"]: t["function"]["parameters"] for t in body["tools"]}
+    bad = int(body["tool_choice"] == "required" and not calls)
+    for name, arguments in calls:
+        try:
+            jsonschema.validate(json.loads(arguments), schemas[name])
+        except (KeyError, ValueError, jsonschema.ValidationError):
+            bad += 1
+    return bad
+
+
+async def one(client: Any, model_id: str, body: dict[str, Any]) -> dict[str, Any]:
+    start = time.perf_counter()
+    first = None
+    content, calls, tokens, finish = "", {}, 0, None
+    try:
+        answer = await client.chat.completions.create(**body, model=model_id, stream=True,
+                                                      stream_options={"include_usage": True})
+        async for part in answer:
+            if part.usage is not None:
+                tokens = part.usage.completion_tokens
+            for choice in part.choices:
+                delta = choice.delta
+                if (delta.content or delta.tool_calls) and first is None:
+                    first = time.perf_counter() - start
+                content += delta.content or ""
+                for call in delta.tool_calls or []:
+                    name, arguments = calls.get(call.index, ("", ""))
+                    calls[call.index] = (name + (call.function.name or ""), arguments + (call.function.arguments or ""))
+                finish = choice.finish_reason or finish
+    except Exception as error:  # a lost request, counted
+        return {"lost": True, "error": f"{type(error).__name__}: {error}"}
+    listed = [calls[k] for k in sorted(calls)]
+    return {"lost": finish is None, "seconds": time.perf_counter() - start, "ttft": first or 0.0, "tokens": tokens,
+            "invalid": invalid(body, listed), "answer": json.dumps([listed, content])}
+
+
+async def cell(url: str, model_id: str, bodies: list[dict[str, Any]], clients: int) -> tuple[float, list[dict[str, Any]]]:
+    import openai
+
+    queue = list(enumerate(bodies))
+    results: list[dict[str, Any]] = [{} for _ in bodies]
+    async with openai.AsyncOpenAI(base_url=f"{url}/v1", api_key="none", max_retries=0, timeout=1200) as client:
+        async def worker() -> None:
+            while queue:
+                index, body = queue.pop(0)
+                results[index] = await one(client, model_id, body)
+
+        start = time.perf_counter()
+        await asyncio.gather(*(worker() for _ in range(clients)))
+        return time.perf_counter() - start, results
+
+
+def quantile(values: list[float], q: float) -> float:
+    if len(values) < 2:
+        return values[0] if values else float("nan")
+    return statistics.quantiles(values, n=100, method="inclusive")[round(q * 100) - 1]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="qwen", help="qwen, smollm2 or a .gguf path")
+    parser.add_argument("--parallel", nargs="+", type=int, default=[1, 4, 8])
+    parser.add_argument("--clients", nargs="+", type=int, default=[1, 4, 8, 16])
+    parser.add_argument("--requests", type=int, default=16, help="BFCL questions per cell")
+    parser.add_argument("--max-tokens", type=int, default=128)
+    parser.add_argument("--slot-context", type=int, default=2048, help="positions per slot")
+    parser.add_argument("--threads", type=int, default=int(os.environ.get("TOOLDEC_THREADS", "0")) or os.cpu_count() or 1)
+    parser.add_argument("--data", type=Path, default=None, help="benchmark data (default: TOOLDEC_DATA or ../shared/data)")
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/serve_load.jsonl"))
+    args = parser.parse_args()
+    model = model_path(args.model)
+    bodies = [body for _, body in requests(data_dir(args.data), args.requests, args.max_tokens)]
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    print(f"model {model.name}, {args.requests} BFCL questions, max_tokens {args.max_tokens}, "
+          f"{args.threads} threads, {platform.processor() or platform.machine()}, {os.cpu_count()} cores")
+    print("| parallel | clients | tokens/s | p50 latency (s) | p99 latency (s) | p50 TTFT (s) | p99 TTFT (s) "
+          "| lost | invalid calls | answers unlike 1 client |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for parallel in args.parallel:
+        log = args.out.with_suffix(f".p{parallel}.log")
+        process, url = start_server(model, parallel, args.threads, args.slot_context, log)
+        try:
+            model_id = json.loads(urllib.request.urlopen(f"{url}/v1/models").read())["data"][0]["id"]
+            asyncio.run(cell(url, model_id, bodies, max(args.clients)))  # warm-up: tool lists compiled
+            alone: list[str] | None = None
+            for clients in args.clients:
+                wall, results = asyncio.run(cell(url, model_id, bodies, clients))
+                kept = [r for r in results if not r["lost"]]
+                answers = [r.get("answer", "") for r in results]
+                alone = answers if alone is None else alone
+                row = {"model": model.name, "parallel": parallel, "clients": clients, "requests": len(bodies),
+                       "tokens_per_s": sum(r["tokens"] for r in kept) / wall,
+                       "latency_p50": quantile([r["seconds"] for r in kept], 0.5),
+                       "latency_p99": quantile([r["seconds"] for r in kept], 0.99),
+                       "ttft_p50": quantile([r["ttft"] for r in kept], 0.5),
+                       "ttft_p99": quantile([r["ttft"] for r in kept], 0.99),
+                       "lost": len(results) - len(kept), "invalid": sum(r["invalid"] for r in kept),
+                       "unlike_alone": sum(a != b for a, b in zip(answers, alone))}
+                with args.out.open("a") as out:
+                    out.write(json.dumps(row) + "\n")
+                print(f"| {parallel} | {clients} | {row['tokens_per_s']:.1f} | {row['latency_p50']:.2f} | "
+                      f"{row['latency_p99']:.2f} | {row['ttft_p50']:.2f} | {row['ttft_p99']:.2f} | {row['lost']} | "
+                      f"{row['invalid']} | {row['unlike_alone']} |", flush=True)
+        finally:
+            process.terminate()
+            process.wait(timeout=60)
+
+
+if __name__ == "__main__":
+    main()
