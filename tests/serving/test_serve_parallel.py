@@ -117,3 +117,27 @@ def test_a_request_cancelled_mid_batch_leaves_the_others_answers(parallel_server
     assert asyncio.run(both()) == alone[:3]
     wait_until(lambda: worker.jobs_done == done_before + 4)
     assert worker.jobs_cancelled == cancelled_before + 1
+
+
+def test_the_context_of_a_request_is_its_slots(smollm2_llama: tuple[Any, Any]) -> None:
+    """Two slots in 2048 positions: a request has 1024, and more is the 400 context_length_exceeded."""
+    from .helpers import served
+
+    url = "/v1/chat/completions"
+    with served(smollm2_llama, parallel=2) as client:
+        assert client.service.worker.context == 1024
+        long = [{"role": "user", "content": "Count the sheep: " + "sheep " * 1500}]
+        answer = client.post(url, json={"model": SERVED, "messages": long})
+        assert answer.status_code == 400 and answer.json()["error"]["code"] == "context_length_exceeded"
+        short = [{"role": "user", "content": "What is 12 plus 30?"}]
+        answer = client.post(url, json={"model": SERVED, "messages": short, "max_tokens": 1024})
+        error = answer.json()["error"]
+        assert answer.status_code == 400 and error["code"] == "context_length_exceeded", error
+        assert "maximum context length is 1024 tokens" in error["message"]
+
+
+def test_a_context_too_small_to_split_is_refused_before_loading() -> None:
+    from tooldec.serving.cli import check_args, parser
+
+    with pytest.raises(ValueError, match="--parallel 8 slots leaves 32 positions each"):
+        check_args(parser().parse_args(["--parallel", "8", "--n-ctx", "256"]))
