@@ -10,7 +10,7 @@ is ``--slot-context`` times N: every slot holds the same), then per ``--clients`
 same ``--requests`` BFCL questions (``simple_python`` and ``multiple`` alternating, their functions
 as tools, a call required, greedy, streamed with the official ``openai`` client), C clients each
 taking the next question until none is left. A warm-up pass first sends every question once
-(tool lists compiled, not counted). Printed per cell: total completion tokens / wall time,
+(tool lists compiled, not counted; ``--no-warm-up``: none). Printed per cell: total completion tokens / wall time,
 p50 and p99 latency and time to first token (first delta with content or a call), requests lost
 (an error or no end), invalid calls (a call that does not parse or fails its schema, or none
 where one is required), and how many greedy answers differ from the same server's answer at one
@@ -145,6 +145,8 @@ def main() -> None:
     parser.add_argument("--slot-context", type=int, default=2048, help="positions per slot")
     parser.add_argument("--threads", type=int, default=int(os.environ.get("TOOLDEC_THREADS", "0")) or os.cpu_count() or 1)
     parser.add_argument("--data", type=Path, default=None, help="benchmark data (default: TOOLDEC_DATA or ../shared/data)")
+    parser.add_argument("--no-warm-up", dest="warm_up", action="store_false",
+                        help="no warm-up pass: the first cell also compiles each tool list")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/serve_load.jsonl"))
     args = parser.parse_args()
     model = model_path(args.model)
@@ -160,7 +162,8 @@ def main() -> None:
         process, url = start_server(model, parallel, args.threads, args.slot_context, log)
         try:
             model_id = json.loads(urllib.request.urlopen(f"{url}/v1/models").read())["data"][0]["id"]
-            asyncio.run(cell(url, model_id, bodies, max(args.clients)))  # warm-up: tool lists compiled
+            if args.warm_up:  # tool lists compiled, prompts cached where slots hold them
+                asyncio.run(cell(url, model_id, bodies, max(args.clients)))
             alone: list[str] | None = None
             for clients in args.clients:
                 wall, results = asyncio.run(cell(url, model_id, bodies, clients))
