@@ -6,7 +6,8 @@ job's last token is evaluated in one batch, and each job's next token is picked 
 its own stepper and cursor (:class:`~tooldec.serving.worker.JobRun`, the loop of
 ``--parallel 1`` cut per token). A job leaves between steps when it ends, and one whose client
 went away is stopped before the next batch. A new job takes the free slot whose cache shares
-the most of its prompt. Each slot holds ``n_ctx / N`` positions: the server's context, as
+the most of its prompt (else the one used longest ago), and one joins per step, so running jobs
+keep generating while prompts are evaluated. Each slot holds ``n_ctx / N`` positions: the server's context, as
 requests are checked against it, is a slot's.
 """
 
@@ -46,17 +47,18 @@ class BatchWorker(Worker):
         super().__init__(generator, constraints, max_queue=max_queue)
         self.slots = slots
         self.context = slots.context
+        self._used = [0] * slots.slots  # per slot, when it last took a job (the worker thread's)
         self.widest = 0
         """The most jobs stepped in one batch so far."""
 
     def _admit(self, free: list[int], idle: bool) -> list[Job]:
-        """Jobs from the queue for the free slots; waits for one when ``idle``; ``[]`` once closing
-        leaves nothing to run."""
+        """A job from the queue for a free slot (one per step: the running jobs keep stepping
+        between prompts); waits for one when ``idle``; ``[]`` once closing leaves nothing to run."""
         with self._changed:
             while idle and not self._waiting and not self._closing:
                 self._changed.wait()
             jobs: list[Job] = []
-            while self._waiting and len(jobs) < len(free):
+            while self._waiting and len(jobs) < min(1, len(free)):
                 job = self._waiting.popleft()
                 self._running.append(job)
                 self.jobs_started += 1
@@ -94,7 +96,8 @@ class BatchWorker(Worker):
         if run.refused is not None or job.cancelled.is_set():
             self._end(run, run.refused or Done("cancelled", len(job.prompt_ids), 0, "the request was cancelled"))
             return
-        slot = max(free, key=lambda s: self.slots.shared(s, job.prompt_ids))
+        slot = max(free, key=lambda s: (self.slots.shared(s, job.prompt_ids), -self._used[s]))
+        self._used[slot] = self.jobs_started  # a new prompt goes to the slot used longest ago
         try:
             run.stepper.ahead(run.budget)
             token = run.stepper.step(self.slots.start(slot, job.prompt_ids), run.budget)
