@@ -46,10 +46,12 @@ class LlamaCppGenerator(TokenGenerator):
         mask_worker, check_first: The :class:`~tooldec.backends.step.Stepper`'s; the worker by
             default only where a core is free beside llama.cpp's threads (else its time comes out
             of theirs: ``benchmarks/end_to_end.py --mask-worker on|off``).
+        jump_forward: Evaluate the tokens the grammar forces in one batch (one ``eval``), not
+            one pass each (``benchmarks/jump_forward.py``).
     """
 
     def __init__(self, llm: Any, tokenizer: Any, vocab: Vocabulary | None = None, *,
-                 mask_worker: bool | None = None, check_first: bool = True) -> None:
+                 mask_worker: bool | None = None, check_first: bool = True, jump_forward: bool = True) -> None:
         import llama_cpp
 
         self.model = llm
@@ -66,6 +68,7 @@ class LlamaCppGenerator(TokenGenerator):
         self.rng = np.random.default_rng()
         self.mask_worker = core_beside(int(getattr(llm, "n_threads", 1) or 1)) if mask_worker is None else mask_worker
         self.check_first = check_first
+        self.jump_forward = jump_forward
         self.prompt_tokens_evaluated = 0
         """Prompt tokens actually evaluated, all calls (the rest came from the KV cache)."""
 
@@ -79,6 +82,11 @@ class LlamaCppGenerator(TokenGenerator):
 
     def push(self, token: int) -> np.ndarray:
         self.model.eval([token])
+        return self._logits()
+
+    def push_many(self, tokens: Sequence[int]) -> np.ndarray:
+        """One ``eval`` of the batch: one forward pass (up to ``n_batch`` tokens)."""
+        self.model.eval(list(tokens))
         return self._logits()
 
     def run(self, prompt_ids: Sequence[int], request: Request) -> Generation:

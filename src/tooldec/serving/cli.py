@@ -56,6 +56,8 @@ def parser() -> argparse.ArgumentParser:
                         "/health stays open (default: TOOLDEC_API_KEY, else none)")
     p.add_argument("--insecure", action="store_true",
                    help="serve on an address other machines reach (--host 0.0.0.0) without --api-key")
+    p.add_argument("--jump-forward", action=argparse.BooleanOptionalAction, default=True,
+                   help="evaluate the tokens the grammar forces in one batch (default: on)")
     p.add_argument("--log-level", default="warning", help="uvicorn log level (default: warning)")
     return p
 
@@ -105,7 +107,7 @@ def build_service(args: argparse.Namespace) -> Service:
                             forced=opener_names(args.forced_openers))
     llm, tokenizer = load_llama(path, n_ctx=args.n_ctx, threads=args.threads,
                                 progress=lambda message: print(message, file=sys.stderr))
-    generator = LlamaCppGenerator(llm, tokenizer)
+    generator = LlamaCppGenerator(llm, tokenizer, jump_forward=args.jump_forward)
     constraints = Constraints(generator.vocab, dialect, cache_size=args.cache_size)
     worker = Worker(generator, constraints, max_queue=args.max_queue)
     settle()  # what start-up made lives as long as the server
