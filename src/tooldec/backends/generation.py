@@ -165,10 +165,17 @@ class TokenGenerator(Generator):
     def tokens(self, prompt_ids: Sequence[int], stepper: Stepper, budget: int) -> Iterator[int]:
         """Up to ``budget`` tokens after ``prompt_ids``, each evaluated when the next is asked for;
         the tokens the grammar forces after one (:meth:`Stepper.forced`) are evaluated with it in
-        one batch."""
-        stepper.ahead(budget)  # the first mask overlaps the prompt
-        logits = self.start(prompt_ids)
+        one batch, those forced from the start with the prompt."""
         left = budget
+        head = stepper.forced(left)  # forced from the start (a required call's opener): evaluated with the prompt
+        for forced in head:
+            stepper.take(forced)
+            left -= 1
+            yield forced
+        if not left:
+            return
+        stepper.ahead(left)  # the first mask overlaps the prompt
+        logits = self.start([*prompt_ids, *head] if head else prompt_ids)
         while left:
             token = stepper.step(logits, left)
             left -= 1

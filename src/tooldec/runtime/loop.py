@@ -178,6 +178,7 @@ class ToolDecoder:
             trace.tokens_generated += len(generation.ids)
             trace.masking_seconds += generation.masking_seconds
             trace.masked_steps += generation.masked_steps
+            trace.forced_steps += generation.forced_steps
             for label, count in generation.refusals.items():
                 trace.refusals[label] = trace.refusals.get(label, 0) + count
             text = forced + self._text(generation.ids)
