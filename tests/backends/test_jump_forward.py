@@ -4,8 +4,6 @@ the loop without it, budgets hold, and the switch turns it off."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from tooldec.backends.jump import encoder_of, forced_tokens
@@ -14,9 +12,9 @@ from tooldec.dialects import Hermes
 
 pytest.importorskip("llama_cpp", reason="the llama extra is not installed")
 
-from tooldec.backends.llamacpp import LlamaCppGenerator  # noqa: E402
+from tooldec.backends.llamacpp import LlamaCppGenerator
 
-from .test_llamacpp import TOOLS, loaded, prompt_ids  # noqa: E402  (one model for both files)
+from .test_llamacpp import TOOLS, loaded, prompt_ids  # one model for both files
 
 QUESTIONS = ["What is 3 times 4?", "Multiply 12 and 7."]
 
