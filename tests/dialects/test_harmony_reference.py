@@ -44,3 +44,28 @@ def test_harmony_reads_the_calls_tooldec_reads(gptoss_vocab: Vocabulary, harmony
         called += bool(ours)
     assert called >= WALKS // 2  # every required walk closes a call
 
+
+
+def test_the_analysis_channel_holds_no_harmony_marker_but_its_close(gptoss_vocab: Vocabulary) -> None:
+    """Harmony ends a message at any of its special tokens: inside the analysis channel the model
+    may not write ``<|call|>`` or ``<|channel|>``, and ``<|end|>`` only as the start of the close
+    ``<|end|><|start|>assistant`` (then nothing else, not even a token without bytes)."""
+    from tooldec.decoding import Machine
+
+    dialect = GptOss()
+    grammar = Compiler(gptoss_vocab, dialect).compile(TOOLS)
+    special = {text: tid for tid, text in gptoss_vocab.special.items()}
+    machine = Machine(grammar, tool_choice="auto")
+    assert machine.accept_string(dialect.spelled("<|channel|>analysis<|message|>Let me think"))
+    assert machine.mode.value == "reasoning"
+    allowed = set(machine.allowed_token_ids().tolist())
+    for marker in ("<|call|>", "<|channel|>", "<|message|>", "<|start|>", "<|constrain|>"):
+        assert special[marker] not in allowed, marker
+        assert not machine.fork().advance(special[marker]), marker
+    assert special["<|end|>"] in allowed
+    assert machine.advance(special["<|end|>"])
+    allowed = machine.allowed_token_ids().tolist()
+    assert allowed == [special["<|start|>"]]
+    assert not machine.fork().advance(special["<|reserved_200017|>"])  # no bytes, still not the close
+    assert machine.advance(special["<|start|>"]) and machine.accept_string(b"assistant")
+    assert machine.mode.value == "text"

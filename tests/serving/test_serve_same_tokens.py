@@ -79,3 +79,20 @@ def test_the_server_and_the_run_loop_write_the_same_greedy_answer(serve_url: str
     assert served_calls == [(c.name, dict(c.arguments)) for c in Hermes().parse_calls(text)], (text, message)
     if not served_calls:
         assert (message["content"] or "") == text, (text, message)
+
+
+def test_the_same_greedy_request_gets_the_same_answer_whatever_the_cache_held(serve_url: str) -> None:
+    """The server keeps its KV cache between requests: the same request, sent right after itself and
+    after another one, is answered as the first time (``PROMPT_CHUNK`` in the llama.cpp backend)."""
+    def ask(question: str) -> tuple[Any, list[Any]]:
+        body = {"model": MODEL, "messages": [{"role": "user", "content": question}], "temperature": 0,
+                "max_tokens": 48, "tools": TOOLS, "tool_choice": "auto"}
+        status, answer = http("POST", f"{serve_url}/v1/chat/completions", json.dumps(body).encode(), timeout=300)
+        assert status == 200, answer
+        message = answer["choices"][0]["message"]
+        return message["content"], [call["function"] for call in message.get("tool_calls") or []]  # ids are fresh
+
+    first = ask("Multiply 7 by 8 please.")
+    assert ask("Multiply 7 by 8 please.") == first
+    ask("Say hi.")
+    assert ask("Multiply 7 by 8 please.") == first

@@ -3,7 +3,7 @@
 llama.cpp runs a GGUF file as it is quantised, several times faster on a CPU than transformers,
 which dequantises it to float32. The KV cache is kept between calls: a prompt that begins with
 what is already evaluated (the next round of a tool loop, a shared few-shot prompt) only
-evaluates its new tokens. The tokenizer and chat template come from transformers
+evaluates its new tokens, from the last whole :data:`PROMPT_CHUNK` it shares. The tokenizer and chat template come from transformers
 (``AutoTokenizer`` reads them from the GGUF file), so both backends see the same ids and prompts.
 """
 
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import time
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -24,11 +25,25 @@ from ..tokens.hf import from_hf_tokenizer
 from .generation import Generation, Request, TokenGenerator
 from .step import FEW, core_beside, pick_token
 
-__all__ = ["FEW", "LlamaCppGenerator", "keep_prefix", "is_llama", "load_llama", "pick_token"]
+__all__ = ["FEW", "PROMPT_CHUNK", "LlamaCppGenerator", "evaluate_prompt", "keep_prefix", "is_llama", "load_llama",
+           "pick_token"]
 
 DEFAULT_CONTEXT = 8192
 """Context window of a loaded model: the longest prompt of the paper's tables (KAMEL with 234
 tool docs, about 4,400 tokens) plus the answer."""
+
+
+PROMPT_CHUNK = 64
+"""Prompts are evaluated in batches of this many tokens from position 0, and a cached prefix is
+kept only to a multiple of it. llama.cpp's logits for a token depend on the batch it was evaluated
+in (a prompt's last token evaluated alone moves Qwen2.5-Coder-0.5B's logits by up to 0.28:
+``benchmarks/repeatable.py``), so this is what makes identical greedy requests give identical
+answers whatever the cache held; 64 evaluates a prompt as fast as llama.cpp's 512 on a CPU (same
+command), and re-evaluates at most 63 cached tokens."""
+
+_chunked: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
+"""Per llama.cpp context, how many leading cached positions :func:`evaluate_prompt` evaluated in
+whole chunks (a context is driven by one thread at a time: the server's worker, a run's loop)."""
 
 
 def is_llama(model: Any) -> bool:
@@ -77,7 +92,7 @@ class LlamaCppGenerator(TokenGenerator):
         into llama.cpp's buffer, valid until the next eval."""
         same = keep_prefix(self.model, prompt_ids)
         self.prompt_tokens_evaluated += len(prompt_ids) - same
-        self.model.eval(list(prompt_ids[same:]))
+        evaluate_prompt(self.model, prompt_ids, same)
         return self._logits()
 
     def push(self, token: int) -> np.ndarray:
@@ -99,21 +114,31 @@ class LlamaCppGenerator(TokenGenerator):
 
 
 def keep_prefix(llm: Any, ids: Sequence[int]) -> int:
-    """Keep what the KV cache of ``llm`` holds of ``ids`` (at most all but the last, evaluated
-    again for fresh logits), drop the rest; how many are kept. Refuses ``ids`` empty or too long."""
+    """Keep what the KV cache of ``llm`` holds of ``ids`` in whole :data:`PROMPT_CHUNK` s evaluated
+    by :func:`evaluate_prompt` (never the last id, evaluated again for fresh logits), drop the
+    rest; how many are kept. Refuses ``ids`` empty or too long."""
     if not ids:
         raise ValueError("the prompt is empty: give at least one token")
     if len(ids) >= llm.n_ctx():
         raise ToolDecError(f"the prompt has {len(ids)} tokens but the model's context holds {llm.n_ctx()}; "
                            "load it with a larger n_ctx")
-    held = llm.input_ids[: llm.n_tokens]
+    held = llm.input_ids[: min(llm.n_tokens, _chunked.get(llm, 0))]
     limit = min(len(held), len(ids) - 1)
     same = 0
     if limit > 0:
         diff = np.flatnonzero(held[:limit] != np.asarray(ids[:limit], dtype=held.dtype))
         same = int(diff[0]) if diff.size else limit
+    same -= same % PROMPT_CHUNK
     llm.n_tokens = same  # eval drops the cache past n_tokens
     return same
+
+
+def evaluate_prompt(llm: Any, ids: Sequence[int], kept: int) -> None:
+    """Evaluate ``ids`` after the ``kept`` that :func:`keep_prefix` kept, one
+    :data:`PROMPT_CHUNK` per batch, aligned to position 0 as a fresh context would be."""
+    for start in range(kept, len(ids), PROMPT_CHUNK):
+        llm.eval(list(ids[start:start + PROMPT_CHUNK]))
+    _chunked[llm] = len(ids) - len(ids) % PROMPT_CHUNK
 
 
 def vocabulary_for_llama(llm: Any, tokenizer: Any) -> Vocabulary:

@@ -510,7 +510,7 @@ class Grammar:
         openers = self.openers
         form = openers.special_forms.get(tid)
         if isinstance(pos, Think):  # reasoning is free text: no special opens a call there
-            return pos
+            return pos if openers.think_is_free(pos.state) else None  # inside a close that refuses markers
         if isinstance(pos, Text):
             if tid in openers.refused_specials:
                 return None
@@ -543,6 +543,8 @@ class Grammar:
             elif isinstance(pos, Think):
                 state, used, ended = openers.walk_think(pos.state, data[i:])
                 i += used
+                if state == SINK:  # a marker the section refuses (``Reasoning.refused_inside``)
+                    return None, closed
                 if not ended:
                     return Think(state, pos.forced, pos.only), closed
                 pos = self.after_think(pos)

@@ -6,6 +6,7 @@ is immutable and may be shared by any number of machines and threads.
 
 from __future__ import annotations
 
+import copy
 import enum
 import threading
 import weakref
@@ -577,8 +578,7 @@ class Machine:
 
     def fork(self) -> Machine:
         """An independent copy at the same position (beam search, speculation)."""
-        twin = Machine.__new__(Machine)
-        twin.__dict__.update(self.__dict__)
+        twin = copy.copy(self)  # the grammar and caches shared; the history and text copied below
         twin._history = list(self._history)
         twin._text = bytearray(self._text)
         return twin

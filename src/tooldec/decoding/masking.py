@@ -7,7 +7,8 @@ still be completed (DESIGN invariant 1). Each kind of position has its own fast 
   something no call can be (or every opener completion when no call may start), and those that
   complete a refused text (a tool-result marker);
 * ``Think``: the whole vocabulary but the end of the output, less the tokens that close the
-  reasoning section into something that cannot follow it;
+  reasoning section into something that cannot follow it, and those that write a marker the
+  section refuses;
 * ``Open``, ``Head``: tokens inside the small opener/head automata, and those that run into a name;
 * ``Name``: a walk of the name index over the sorted vocabulary (prefix ranges);
 * ``Tail``: the tool's automaton, vectorised over the vocabulary, with the per-vocabulary string
@@ -167,6 +168,7 @@ def _think_mask(grammar: Grammar, pos: Think, start_ok: bool, follow_ok: bool) -
     after = grammar.after_think(pos)
     bad = [c.token for c in openers.closers(pos.state) if grammar.walk(after, c.rest, start_ok, follow_ok)[0] is None]
     bad += grammar.compiler.index.eos_ids.tolist()
+    bad += openers.think_refused(pos.state)
     close = openers.think_close_bytes
     return Mask(_text_base(grammar, True), FAR if pos.forced else close).without(np.array(bad, dtype=np.int64))
 

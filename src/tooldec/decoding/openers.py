@@ -109,6 +109,8 @@ class OpenerTables:
         self._head_walks: BoundedCache[tuple[int, int], HeadWalk] = BoundedCache(
             1 << 20, sizer=lambda walk: 60 * len(walk[0]) + 90 * sum(map(len, walk[2].values())) + 200)
         self._closers: BoundedCache[int, list[Committer]] = BoundedCache(1 << 20, sizer=lambda found: 80 * len(found) + 200)
+        self._think_refuses = dialect.reasoning is not None and bool(dialect.reasoning.refused_inside)
+        self._think_refused: BoundedCache[int, list[int]] = BoundedCache(1 << 22, sizer=lambda found: 8 * len(found) + 100)
         self._has_text = bool(self.commits)
 
     @property
@@ -257,6 +259,31 @@ class OpenerTables:
             rest = bytes(self.index.flat[self.index.offsets[r] + off : self.index.offsets[r] + self.index.lengths[r]])
             out.append(Committer(int(self.index.ids[r]), -1, rest))
         return self._closers.put(state, out)
+
+    def think_refused(self, state: int) -> list[int]:
+        """Tokens that cannot follow ``state`` where the reasoning section refuses markers
+        (``Reasoning.refused_inside``): those markers, and inside its close whatever does not go
+        on with it, tokens without bytes too (kept per state, bounded; shared: read only)."""
+        if not self._think_refuses:
+            return []
+        found = self._think_refused.get(state)
+        if found is not None:
+            return found
+        assert self.think is not None
+        walk = walk_state(self.index, self.think, state)  # inside a close only its next bytes are left
+        dead = np.setdiff1d(np.arange(self.index.ids.size), np.concatenate([walk.rows, walk.exit_rows]))
+        out = self.index.ids[dead].astype(np.int64).tolist()
+        if not self.think_is_free(state):  # nor a token without bytes
+            out += self.index.special_ids.astype(np.int64).tolist()
+        return self._think_refused.put(state, out)
+
+    def think_is_free(self, state: int) -> bool:
+        """Whether reasoning text may go on freely from ``state``: always, but inside the close of
+        a section that refuses markers (there only the close goes on)."""
+        if not self._think_refuses:
+            return True
+        assert self.think is not None
+        return self.automaton.think_text in self.think.nfa_states(state)
 
     def walk_open(self, state: int, data: bytes) -> tuple[int, int, int]:
         """Like :meth:`walk_text` in the anchored ``open`` automaton (``SINK`` if off every opener)."""

@@ -176,6 +176,9 @@ class Reasoning:
     inside_at_start: bool = False
     markers: tuple[str, ...] = ()
     """The special tokens the delimiters are written with (Magistral's ``[THINK]``)."""
+    refused_inside: tuple[str, ...] = ()
+    """Markers the section's text may not hold but in its close: harmony ends a message at each of
+    its special tokens, so gpt-oss's analysis text holds none (``benchmarks/formats.py``)."""
 
 
 @dataclass(frozen=True)

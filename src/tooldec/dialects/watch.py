@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from ..automata.dfa import LazyDFA
 from ..automata.nfa import BLANK_RANGES, NFA, Frag
 from ..caches import BoundedCache
+from ..tokens.markers import MARK
 from .base import Anchor, Dialect
 
 __all__ = ["Commit", "CommitKind", "OpenerWatch", "SearchAutomaton", "search_automaton"]
@@ -68,6 +69,8 @@ class SearchAutomaton:
         open_after_think: The ``open`` state right after a reasoning section that a call must
             follow (the forced openers, after any whitespace).
         refused_tags: Refused texts that are special tokens (refused by id), with their refusal's name.
+        think_text: The ``think`` NFA state of the section's free text (``-1``: none): a state
+            without it is inside the close, where only the close goes on.
     """
 
     nfa: NFA
@@ -83,6 +86,7 @@ class SearchAutomaton:
     after_think: int = -1
     open_after_think: int = -1
     refused_tags: tuple[tuple[str, str], ...] = ()
+    think_text: int = -1
     _quiet_states: dict[int, bool] = field(default_factory=dict)
 
     def is_quiet(self, state: int) -> bool:
@@ -197,10 +201,11 @@ def search_automaton(dialect: Dialect, special: Collection[str] = (), *, window:
     opening = LazyDFA(nfa, (opening_start, done), window=window)
     quiet = nfa.closure([first]) | nfa.closure([loop]) | nfa.closure([line])
     open_special = {o.tag: o.form for o in forced_openers if o.tag in special_tags}
-    think = None
+    think, think_text = None, -1
     if reasoning is not None:
         think_nfa = NFA()
-        any_text = think_nfa.star(think_nfa.byte_ranges([(0, 255)]))
+        any_text = _text_without(think_nfa, [spell(marker) for marker in reasoning.refused_inside])
+        think_text = any_text[0]
         close = think_nfa.literal(spell(reasoning.close))
         end = think_nfa.state()
         think_nfa.epsilon(close[1], end)
@@ -209,7 +214,27 @@ def search_automaton(dialect: Dialect, special: Collection[str] = (), *, window:
     return SearchAutomaton(nfa, search, opening, commits, special_tags, open_special, sorted(commit_bytes),
                            search.state_of([loop]), frozenset(quiet), think,
                            search.state_of([after_think]) if think is not None else -1,
-                           opening.state_of([open_after]) if think is not None else -1, tuple(refused_tags))
+                           opening.state_of([open_after]) if think is not None else -1, tuple(refused_tags),
+                           think_text)
+
+
+def _text_without(nfa: NFA, markers: Collection[bytes]) -> Frag:
+    """Any text in which none of the spelled ``markers`` (two bytes, :data:`MARK` and an index)
+    occurs; its start state is its end, and the one state of its free text."""
+    refused = sorted({m[1] for m in markers if len(m) == 2 and m[0] == MARK})
+    if not refused:
+        return nfa.star(nfa.byte_ranges([(0, 255)]))
+    text, mark = nfa.state(), nfa.state()
+    nfa.edge(text, 0, MARK - 1, text)
+    nfa.edge(text, MARK, MARK, mark)
+    low = 0
+    for index in refused:  # after MARK, every index but the refused ones
+        if low < index:
+            nfa.edge(mark, low, index - 1, text)
+        low = index + 1
+    if low <= 255:
+        nfa.edge(mark, low, 255, text)
+    return text, text
 
 
 def _blanks(nfa: NFA) -> Frag:

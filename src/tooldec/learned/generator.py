@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..backends.generation import Generation, Request
-from ..backends.llamacpp import LlamaCppGenerator, keep_prefix
+from ..backends.llamacpp import LlamaCppGenerator, evaluate_prompt, keep_prefix
 from ..backends.step import Stepper
 from ..decoding import Grammar
 from ..decoding.machine import Mode
@@ -122,8 +122,13 @@ class LearnedGenerator(LlamaCppGenerator):
         self.model.eval(list(ids[-1:]))
 
     def _feed(self, ids: Sequence[int], hidden: bool) -> None:
-        """Make the context hold exactly ``ids``, evaluating only what the cache does not hold."""
-        self._eval(ids[keep_prefix(self.model, ids):], hidden)
+        """Make the context hold exactly ``ids``, evaluating only what the cache does not hold (the
+        last id alone, after the rest in chunks, cached or not: the same logits either way)."""
+        kept = keep_prefix(self.model, ids)
+        self._switch(False)
+        evaluate_prompt(self.model, ids[:-1], kept)
+        self._switch(hidden)
+        self.model.eval(list(ids[-1:]))
 
     def _scores(self, learned: bool) -> np.ndarray:
         """The last position's logits, with the learned rows' logits appended when ``learned``."""
