@@ -69,9 +69,9 @@ def test_a_tight_budget_is_kept() -> None:
         assert replay.calls_completed == 1
 
 
-def test_the_switch_is_on_by_default_and_serve_turns_it_off() -> None:
+def test_the_switch_is_off_by_default_and_serve_turns_it_on() -> None:
     from tooldec.serving.cli import parser
 
     model, tokenizer, vocab = loaded()
-    assert LlamaCppGenerator(model, tokenizer, vocab).jump_forward
-    assert parser().parse_args([]).jump_forward and not parser().parse_args(["--no-jump-forward"]).jump_forward
+    assert not LlamaCppGenerator(model, tokenizer, vocab).jump_forward
+    assert parser().parse_args(["--jump-forward"]).jump_forward and not parser().parse_args([]).jump_forward

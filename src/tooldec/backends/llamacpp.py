@@ -62,11 +62,12 @@ class LlamaCppGenerator(TokenGenerator):
             default only where a core is free beside llama.cpp's threads (else its time comes out
             of theirs: ``benchmarks/end_to_end.py --mask-worker on|off``).
         jump_forward: Evaluate the tokens the grammar forces in one batch (one ``eval``), not
-            one pass each (``benchmarks/jump_forward.py``).
+            one pass each (``benchmarks/jump_forward.py``). Off by default: the forced tokens are
+            the tokenizer's, and greedy text can differ where the model would cut them otherwise.
     """
 
     def __init__(self, llm: Any, tokenizer: Any, vocab: Vocabulary | None = None, *,
-                 mask_worker: bool | None = None, check_first: bool = True, jump_forward: bool = True) -> None:
+                 mask_worker: bool | None = None, check_first: bool = True, jump_forward: bool = False) -> None:
         import llama_cpp
 
         self.model = llm
@@ -106,7 +107,8 @@ class LlamaCppGenerator(TokenGenerator):
 
     def run(self, prompt_ids: Sequence[int], request: Request) -> Generation:
         """The budget cut to the context window left after the prompt (a call closes inside it)."""
-        room = min(request.max_new_tokens, int(self.model.n_ctx()) - len(prompt_ids))
+        held = min(int(self.model.n_ctx()), len(self.model.input_ids))  # n_ctx() is padded past what input_ids holds
+        room = min(request.max_new_tokens, held - len(prompt_ids))
         return super().run(prompt_ids, replace(request, max_new_tokens=room))
 
     def _logits(self) -> np.ndarray:

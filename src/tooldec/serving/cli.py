@@ -56,8 +56,8 @@ def parser() -> argparse.ArgumentParser:
                         "/health stays open (default: TOOLDEC_API_KEY, else none)")
     p.add_argument("--insecure", action="store_true",
                    help="serve on an address other machines reach (--host 0.0.0.0) without --api-key")
-    p.add_argument("--jump-forward", action=argparse.BooleanOptionalAction, default=True,
-                   help="evaluate the tokens the grammar forces in one batch (default: on)")
+    p.add_argument("--jump-forward", action=argparse.BooleanOptionalAction, default=False,
+                   help="evaluate the tokens the grammar forces in one batch (default: off)")
     p.add_argument("--log-level", default="warning", help="uvicorn log level (default: warning)")
     return p
 
