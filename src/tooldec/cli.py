@@ -330,7 +330,8 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
         decoder = ToolDecoder(model, tokenizer, tools, dialect=dialect, vocab=vocab, tool_choice=args.tool_choice,
                               parallel_tool_calls=args.parallel, max_new_tokens=args.max_new_tokens,
                               temperature=args.temperature, seed=args.seed, constrained=not args.unconstrained,
-                              context_window=args.context, tool_timeout=args.tool_timeout)
+                              context_window=args.context, tool_timeout=args.tool_timeout,
+                              jump_forward=args.jump_forward)
         result = decoder.run([{"role": "user", "content": args.question}])
     print(render_result(result, dialect, palette), file=out)
     for record in result.calls:
@@ -397,6 +398,8 @@ def _parser() -> argparse.ArgumentParser:
                      help="allow several calls in one message")
     run.add_argument("--tool-timeout", type=float, default=30.0, help="seconds a tool may run (default 30)")
     run.add_argument("--unconstrained", action="store_true", help="no grammar (the baseline)")
+    run.add_argument("--jump-forward", action=argparse.BooleanOptionalAction, default=False,
+                     help="evaluate the tokens the grammar forces in one batch (default: off)")
     run.add_argument("question", help="the user's message")
     common(run, 512)
     commands.add_parser("serve", help="an OpenAI-compatible server: tooldec serve [--model GGUF] (see tooldec serve --help)")

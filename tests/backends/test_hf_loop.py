@@ -58,7 +58,7 @@ def transformers_greedy(model: Any, ids: list[int], eos: list[int], max_new_toke
 def test_greedy_tokens_are_model_generate_s(smollm2_model: tuple[Any, Any, Vocabulary], question: str,
                                             choice: str | None, check_first: bool) -> None:
     model, tokenizer, vocab = smollm2_model
-    generator = HFGenerator(model, tokenizer, vocab, mask_worker=False, check_first=check_first)
+    generator = HFGenerator(model, tokenizer, vocab, mask_worker=False, check_first=check_first, jump_forward=False)
     ids = prompt(tokenizer, question)
     grammar = Compiler(vocab, Hermes()).compile(TOOLS) if choice is not None else None  # no mask cached
     ours = generator.generate(ids, max_new_tokens=40, grammar=grammar, tool_choice=choice or "auto")

@@ -12,6 +12,7 @@ import numpy as np
 from ..decoding import Grammar, Machine, ToolChoice
 from ..dialects.base import Dialect
 from ..tokens import Vocabulary
+from .jump import encoder_of
 from .step import Stepper
 
 __all__ = ["Generation", "Generator", "Request", "TokenGenerator"]
@@ -30,6 +31,9 @@ class Generation:
             as :class:`~tooldec.backends.step.Stepper` counts it (0 when unconstrained).
         refusals: What the model tried to write that the format refuses, by name, and how often
             (``Stepper.refusals``).
+        forced_steps, jumps: Tokens the grammar forced, taken in ``jumps`` batches without a
+            forward pass each (``Stepper.forced_steps``): forward passes = ``len(ids) - forced_steps``
+            (the last token is never evaluated) plus the prompt's.
     """
 
     ids: list[int]
@@ -40,6 +44,8 @@ class Generation:
     overlapped_seconds: float = 0.0
     checked_steps: int = 0
     refusals: Mapping[str, int] = field(default_factory=dict)
+    forced_steps: int = 0
+    jumps: int = 0
 
 
 @dataclass(frozen=True)
@@ -123,6 +129,8 @@ class TokenGenerator(Generator):
     width: int
     mask_worker: bool
     check_first: bool
+    jump_forward: bool = False
+    """Evaluate the tokens the grammar forces in one batch (:mod:`.jump`), not a pass each."""
     rng: np.random.Generator
 
     def seed(self, seed: int) -> None:
@@ -136,25 +144,54 @@ class TokenGenerator(Generator):
         """Evaluate one more token; the logits after it (valid until the next call)."""
         raise NotImplementedError
 
+    def push_many(self, tokens: Sequence[int]) -> np.ndarray:
+        """Evaluate ``tokens`` (a forced span after the picked token); the logits after the last.
+        A backend that evaluates a batch in one forward pass overrides this."""
+        logits = np.empty(0, dtype=np.float32)
+        for token in tokens:
+            logits = self.push(token)
+        return logits
+
     def next_logits(self, ids: Sequence[int]) -> np.ndarray:
         return self.start(ids).copy()
 
     def stepper(self, machine: Machine | None, temperature: float = 0.0,
                 rng: np.random.Generator | None = None) -> Stepper:
         """A stepper for one generation, with this generator's options."""
+        encode = encoder_of(self.tokenizer) if machine is not None and self.jump_forward else None
         return Stepper(machine, self.width, temperature=temperature, rng=rng or self.rng,
-                       check_first=self.check_first, mask_worker=self.mask_worker)
+                       check_first=self.check_first, mask_worker=self.mask_worker, encode=encode)
 
     def tokens(self, prompt_ids: Sequence[int], stepper: Stepper, budget: int) -> Iterator[int]:
-        """Up to ``budget`` tokens after ``prompt_ids``, each evaluated when the next is asked for."""
-        stepper.ahead(budget)  # the first mask overlaps the prompt
-        logits = self.start(prompt_ids)
-        for left in range(budget, 0, -1):
+        """Up to ``budget`` tokens after ``prompt_ids``, each evaluated when the next is asked for;
+        the tokens the grammar forces after one (:meth:`Stepper.forced`) are evaluated with it in
+        one batch, those forced from the start with the prompt."""
+        left = budget
+        head = stepper.forced(left)  # forced from the start (a required call's opener): evaluated with the prompt
+        for forced in head:
+            stepper.take(forced)
+            left -= 1
+            yield forced
+        if not left:
+            return
+        stepper.ahead(left)  # the first mask overlaps the prompt
+        logits = self.start([*prompt_ids, *head] if head else prompt_ids)
+        while left:
             token = stepper.step(logits, left)
+            left -= 1
             yield token
-            if left > 1:
-                stepper.ahead(left - 1)  # the next mask is made while the model evaluates the token
-                logits = self.push(token)
+            if not left:
+                return
+            batch = [token]
+            for forced in stepper.forced(left):
+                stepper.take(forced)
+                left -= 1
+                yield forced
+                batch.append(forced)
+            if not left:
+                return
+            stepper.ahead(left)  # the next mask is made while the model evaluates the tokens
+            logits = self.push(token) if len(batch) == 1 else self.push_many(batch)
 
     def run(self, prompt_ids: Sequence[int], request: Request) -> Generation:
         budget = request.max_new_tokens
@@ -178,4 +215,4 @@ class TokenGenerator(Generator):
                 if ended or closed:
                     break
         return Generation(ids, ended, closed, stepper.masking_seconds, stepper.steps, stepper.overlapped_seconds,
-                          stepper.checked, stepper.refusals)
+                          stepper.checked, stepper.refusals, stepper.forced_steps, stepper.jumps)

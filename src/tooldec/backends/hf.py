@@ -280,10 +280,11 @@ class HFGenerator(TokenGenerator):
         tokenizer: Its tokenizer.
         vocab: Its vocabulary padded to the logits width (default: :func:`vocabulary_for`).
         mask_worker, check_first: As ``LlamaCppGenerator``'s, beside torch's threads.
+        jump_forward: As ``LlamaCppGenerator``'s: a forced span is one forward over the cache.
     """
 
     def __init__(self, model: Any, tokenizer: Any, vocab: Vocabulary | None = None, *,
-                 mask_worker: bool | None = None, check_first: bool = True) -> None:
+                 mask_worker: bool | None = None, check_first: bool = True, jump_forward: bool = False) -> None:
         self.model = model
         self.tokenizer = tokenizer
         self.vocab = vocab if vocab is not None else vocabulary_for(model, tokenizer)
@@ -295,6 +296,7 @@ class HFGenerator(TokenGenerator):
         self.rng = np.random.default_rng()
         self.mask_worker = core_beside(torch.get_num_threads()) if mask_worker is None else mask_worker
         self.check_first = check_first
+        self.jump_forward = jump_forward
         self._cache: Any = None
         self._cache_name = "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
 
@@ -304,6 +306,9 @@ class HFGenerator(TokenGenerator):
 
     def push(self, token: int) -> np.ndarray:
         return self._forward([token])
+
+    def push_many(self, tokens: Sequence[int]) -> np.ndarray:
+        return self._forward(list(tokens))
 
     def _forward(self, ids: list[int]) -> np.ndarray:
         """Evaluate ``ids`` after the cached context (the cache's name changed in transformers 5);

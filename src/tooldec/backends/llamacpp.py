@@ -61,10 +61,13 @@ class LlamaCppGenerator(TokenGenerator):
         mask_worker, check_first: The :class:`~tooldec.backends.step.Stepper`'s; the worker by
             default only where a core is free beside llama.cpp's threads (else its time comes out
             of theirs: ``benchmarks/end_to_end.py --mask-worker on|off``).
+        jump_forward: Evaluate the tokens the grammar forces in one batch (one ``eval``), not
+            one pass each (``benchmarks/jump_forward.py``). Off by default: the forced tokens are
+            the tokenizer's, and greedy text can differ where the model would cut them otherwise.
     """
 
     def __init__(self, llm: Any, tokenizer: Any, vocab: Vocabulary | None = None, *,
-                 mask_worker: bool | None = None, check_first: bool = True) -> None:
+                 mask_worker: bool | None = None, check_first: bool = True, jump_forward: bool = False) -> None:
         import llama_cpp
 
         self.model = llm
@@ -81,6 +84,7 @@ class LlamaCppGenerator(TokenGenerator):
         self.rng = np.random.default_rng()
         self.mask_worker = core_beside(int(getattr(llm, "n_threads", 1) or 1)) if mask_worker is None else mask_worker
         self.check_first = check_first
+        self.jump_forward = jump_forward
         self.prompt_tokens_evaluated = 0
         """Prompt tokens actually evaluated, all calls (the rest came from the KV cache)."""
 
@@ -96,9 +100,15 @@ class LlamaCppGenerator(TokenGenerator):
         self.model.eval([token])
         return self._logits()
 
+    def push_many(self, tokens: Sequence[int]) -> np.ndarray:
+        """One ``eval`` of the batch: one forward pass (up to ``n_batch`` tokens)."""
+        self.model.eval(list(tokens))
+        return self._logits()
+
     def run(self, prompt_ids: Sequence[int], request: Request) -> Generation:
         """The budget cut to the context window left after the prompt (a call closes inside it)."""
-        room = min(request.max_new_tokens, int(self.model.n_ctx()) - len(prompt_ids))
+        held = min(int(self.model.n_ctx()), len(self.model.input_ids))  # n_ctx() is padded past what input_ids holds
+        room = min(request.max_new_tokens, held - len(prompt_ids))
         return super().run(prompt_ids, replace(request, max_new_tokens=room))
 
     def _logits(self) -> np.ndarray:

@@ -19,18 +19,20 @@ from .generation import TokenGenerator
 __all__ = ["Backend", "generator_for", "load", "pick_backend", "settle"]
 
 
-def generator_for(model: Any, tokenizer: Any, vocab: Vocabulary | None = None) -> TokenGenerator:
-    """The generator that runs ``model``: llama.cpp for a ``llama_cpp.Llama``, else transformers.
+def generator_for(model: Any, tokenizer: Any, vocab: Vocabulary | None = None, *,
+                  jump_forward: bool = False) -> TokenGenerator:
+    """The generator that runs ``model``: llama.cpp for a ``llama_cpp.Llama``, else transformers
+    (``jump_forward``: the generator's option, see :mod:`.jump`).
 
     Imports the backend only then, so torch is loaded only for a transformers model.
     """
     from .llamacpp import LlamaCppGenerator, is_llama
 
     if is_llama(model):
-        return LlamaCppGenerator(model, tokenizer, vocab)
+        return LlamaCppGenerator(model, tokenizer, vocab, jump_forward=jump_forward)
     from .hf import HFGenerator
 
-    return HFGenerator(model, tokenizer, vocab)
+    return HFGenerator(model, tokenizer, vocab, jump_forward=jump_forward)
 
 
 Backend = Literal["auto", "llamacpp", "transformers"]

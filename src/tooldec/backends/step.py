@@ -17,6 +17,7 @@ import numpy as np
 from ..decoding import Machine
 from ..decoding.machine import Lists
 from ..errors import ToolDecError
+from .jump import Encoder, forced_tokens
 
 __all__ = ["FEW", "Stepper", "core_beside", "fill_masks", "pick_token"]
 
@@ -90,11 +91,16 @@ class Stepper:
         mask_worker: Make a mask that is not cached on a worker thread while the model evaluates
             (releasing the GIL), not after: worth it where a core is free beside the model's
             threads (:func:`core_beside`; ``benchmarks/end_to_end.py --mask-worker on|off``).
+        encode: The tokenizer's encode, to jump forward: after each step the loop asks
+            :meth:`forced` for the tokens the grammar forces and evaluates them in one batch
+            (:mod:`.jump`); ``None``: every token is the model's pick.
 
     Attributes:
         masking_seconds: The loop's time masking: waiting for or looking up masks, checking
             picks, picking from masks, advancing the cursor (the worker's: ``overlapped_seconds``).
         steps: Steps under the cursor; ``checked``: those whose pick was the model's own.
+        forced_steps: Tokens the grammar forced and the loop took without a step of their own;
+            ``jumps``: the spans they came in (each one batch of the model's).
         refusals: How often the model's own pick would have written text the format refuses
             (:meth:`Machine.refusal`: a tool-result marker, an opener's near miss), by its name:
             a model that tries to write its own tool results shows here, not in the text.
@@ -115,7 +121,8 @@ class Stepper:
     """
 
     def __init__(self, machine: Machine | None, width: int, *, temperature: float = 0.0,
-                 rng: np.random.Generator | None = None, check_first: bool = True, mask_worker: bool = False) -> None:
+                 rng: np.random.Generator | None = None, check_first: bool = True, mask_worker: bool = False,
+                 encode: Encoder | None = None) -> None:
         self.machine = machine
         self.width = width
         self.temperature = temperature
@@ -126,6 +133,9 @@ class Stepper:
         self.overlapped_seconds = 0.0  # written by the worker, read after a result(): no race
         self.steps = 0
         self.checked = 0
+        self.encode = encode
+        self.forced_steps = 0
+        self.jumps = 0
         self.refusals: dict[str, int] = {}
         self._pending: Future[Lists] | Lists | None = None
         self._pool: ThreadPoolExecutor | None = None
@@ -204,6 +214,30 @@ class Stepper:
             raise ToolDecError(f"token {token} was picked from the mask but the machine refuses it")
         self.masking_seconds += time.perf_counter() - start
         return token
+
+    def forced(self, budget: int) -> list[int]:
+        """The tokens the grammar forces next, within ``budget`` (tokens left), not yet taken:
+        the loop takes each with :meth:`take` as it hands it on (a reader of the cursor between
+        tokens sees it where that token left it). Empty without a cursor or an encoder."""
+        machine = self.machine
+        if machine is None or self.encode is None:
+            return []
+        start = time.perf_counter()
+        found = forced_tokens(machine, self.encode, budget)
+        if found:
+            self.jumps += 1
+        self.masking_seconds += time.perf_counter() - start
+        return found
+
+    def take(self, token: int) -> None:
+        """Advance the cursor by a token :meth:`forced` gave."""
+        machine = self.machine
+        assert machine is not None  # forced gives tokens only under a cursor
+        start = time.perf_counter()
+        if not machine.advance(token):
+            raise ToolDecError(f"token {token} was forced by the grammar but the machine refuses it")
+        self.forced_steps += 1
+        self.masking_seconds += time.perf_counter() - start
 
     def _note_refusal(self, machine: Machine, token: int) -> None:
         label = machine.refusal(token)

@@ -18,6 +18,7 @@ import numpy as np
 from ..automata.dfa import SINK
 from ..errors import BudgetError, ToolNotFoundError
 from .budget import NOT_AT_HAND, known_within, need, shortest, within
+from .forced import forced_bytes
 from .grammar import CompiledTail, Grammar
 from .masking import FAR, goes_on_from
 from .masks import Mask
@@ -255,6 +256,28 @@ class Machine:
                 raise BudgetError(
                     f"the shortest call needs {needed} tokens but the budget is {budget}: raise the token limit "
                     f"(max_new_tokens, max_tokens) to at least {needed}, or let the model answer without a call (tool_choice='auto')")
+
+    def forced_bytes(self, limit: int = 256) -> bytes:
+        """The bytes the grammar forces next (at most ``limit``): where exactly one byte can come
+        at a time, up to a choice, a closed call or free text. A loop evaluates their tokens in one
+        batch instead of a forward pass each (:mod:`tooldec.decoding.forced`).
+
+        Examples:
+            >>> from tooldec.tokens import Vocabulary
+            >>> from tooldec.tools import ToolSet
+            >>> from tooldec.dialects import Hermes
+            >>> vocab = Vocabulary.from_tokens([bytes([b]) for b in range(256)])
+            >>> def add(a: int, b: int) -> int:
+            ...     '''Add two numbers.'''
+            ...     return a + b
+            >>> m = Machine(Grammar(ToolSet([add]), vocab, Hermes(openers=["tag"])), tool_choice="required")
+            >>> m.forced_bytes()
+            b'<tool_call>\\n{"name": "add", "arguments": {"a": '
+        """
+        if self._done:
+            return b""
+        start_ok, follow_ok = self._flags()
+        return forced_bytes(self.grammar, self._pos, start_ok, follow_ok, limit)[0]
 
     # -- masks --------------------------------------------------------------------------------
 

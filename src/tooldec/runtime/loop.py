@@ -64,6 +64,9 @@ class ToolDecoder:
             see ``limits.context_window``; ``None`` there means no limit is enforced).
         result_share: The share (0 to 1] of the context room left after a generation that the
             results of its calls may take together; a longer result is cut, and says so.
+        jump_forward: Evaluate the tokens the grammar forces in one batch, not a forward pass
+            each (``tooldec.backends.jump``; greedy text can differ where the model would cut them
+            into other tokens).
 
     Raises:
         ValueError: A budget, the timeout, the window or the share is out of range.
@@ -89,6 +92,7 @@ class ToolDecoder:
         vocab: Any = None,
         context_window: int | None = None,
         result_share: float = 0.5,
+        jump_forward: bool = False,
     ) -> None:
         if max_new_tokens < 1:
             raise ValueError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
@@ -111,7 +115,7 @@ class ToolDecoder:
         self.constrained = constrained
         self.executor = Executor(tool_timeout)
         self.tokenizer = tokenizer
-        self.generator: Generator = generator_for(model, tokenizer, vocab)
+        self.generator: Generator = generator_for(model, tokenizer, vocab, jump_forward=jump_forward)
         self.vocab = self.generator.vocab
         self.grammar = Grammar(self.tools, self.vocab, self.dialect)
         self.context_window = context_window if context_window is not None else window_of(model, tokenizer)
@@ -175,6 +179,7 @@ class ToolDecoder:
             trace.tokens_generated += len(generation.ids)
             trace.masking_seconds += generation.masking_seconds
             trace.masked_steps += generation.masked_steps
+            trace.forced_steps += generation.forced_steps
             for label, count in generation.refusals.items():
                 trace.refusals[label] = trace.refusals.get(label, 0) + count
             text = forced + self._text(generation.ids)

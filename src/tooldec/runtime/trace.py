@@ -97,6 +97,8 @@ class Trace:
         masking_seconds: Time spent computing and applying token masks (feeding the tokens to
             the grammar included).
         masked_steps: Decoding steps that were masked (all of them, when constrained).
+        forced_steps: Tokens the grammar forced, evaluated in batches without a step of their own
+            (jump-forward; ``masked_steps + forced_steps == tokens_generated`` when constrained).
         generations: How many times the model was run (once, plus once after each tool round).
         events: The turn's log, in order.
         invalid: Calls that were not run (always empty with constrained decoding).
@@ -110,6 +112,7 @@ class Trace:
     seconds: float = 0.0
     masking_seconds: float = 0.0
     masked_steps: int = 0
+    forced_steps: int = 0
     generations: int = 0
     events: list[Event] = field(default_factory=list)
     invalid: list[InvalidCall] = field(default_factory=list)

@@ -59,6 +59,8 @@ def parser() -> argparse.ArgumentParser:
                         "/health stays open (default: TOOLDEC_API_KEY, else none)")
     p.add_argument("--insecure", action="store_true",
                    help="serve on an address other machines reach (--host 0.0.0.0) without --api-key")
+    p.add_argument("--jump-forward", action=argparse.BooleanOptionalAction, default=False,
+                   help="evaluate the tokens the grammar forces in one batch (default: off)")
     p.add_argument("--log-level", default="warning", help="uvicorn log level (default: warning)")
     return p
 
@@ -114,7 +116,7 @@ def build_service(args: argparse.Namespace) -> Service:
     batched = args.parallel > 1  # then the model's own context is not used: made small
     llm, tokenizer = load_llama(path, n_ctx=PROMPT_CHUNK if batched else args.n_ctx, threads=args.threads,
                                 progress=lambda message: print(message, file=sys.stderr))
-    generator = LlamaCppGenerator(llm, tokenizer)
+    generator = LlamaCppGenerator(llm, tokenizer, jump_forward=args.jump_forward)
     constraints = Constraints(generator.vocab, dialect, cache_size=args.cache_size)
     worker = (BatchWorker(generator, SlotBatch(llm, args.parallel, args.n_ctx), constraints, max_queue=args.max_queue)
               if batched else Worker(generator, constraints, max_queue=args.max_queue))

@@ -254,6 +254,13 @@ class Vocabulary:
             size -= 1
         return size
 
+    def extends(self, data: bytes) -> bool:
+        """Whether a token longer than ``data`` starts with it: a tokenizer that reads on past the
+        end of ``data`` may then cut the end differently (the last token of a forced span)."""
+        tokens = self._sorted_tokens
+        j = bisect_right(tokens, data)
+        return j < len(tokens) and tokens[j].startswith(data)
+
     @property
     def longest_token(self) -> int:
         """Bytes of the longest token."""
