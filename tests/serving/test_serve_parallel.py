@@ -141,3 +141,12 @@ def test_a_context_too_small_to_split_is_refused_before_loading() -> None:
 
     with pytest.raises(ValueError, match="--parallel 8 slots leaves 32 positions each"):
         check_args(parser().parse_args(["--parallel", "8", "--n-ctx", "256"]))
+
+
+def test_jump_forward_with_parallel_slots_is_refused_before_loading() -> None:
+    from tooldec.serving.cli import check_args, parser
+
+    with pytest.raises(ValueError, match="--jump-forward .* --parallel 4"):
+        check_args(parser().parse_args(["--parallel", "4", "--jump-forward"]))
+    check_args(parser().parse_args(["--parallel", "4"]))
+    check_args(parser().parse_args(["--jump-forward"]))

@@ -89,6 +89,9 @@ def check_args(args: argparse.Namespace) -> None:
     if args.n_ctx // args.parallel < 64:  # a slot holds at least one prompt chunk
         raise ValueError(f"--n-ctx {args.n_ctx} split between --parallel {args.parallel} slots leaves "
                          f"{args.n_ctx // args.parallel} positions each; give at least {64 * args.parallel}")
+    if args.jump_forward and args.parallel > 1:
+        raise ValueError("--jump-forward evaluates forced spans one request at a time: it does not run with "
+                         f"--parallel {args.parallel} (the batch steps one token per slot)")
     if args.shutdown_timeout < 0:
         raise ValueError("--shutdown-timeout must be 0 or more seconds")
     if args.request_timeout is not None and args.request_timeout <= 0:
