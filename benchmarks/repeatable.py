@@ -34,22 +34,13 @@ import numpy as np
 _ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(_ROOT / "src"), str(_ROOT)]  # tooldec from this checkout, and benchmarks.paper
 
-from benchmarks.paper.datasets import bfcl_items, data_dir  # noqa: E402
-from benchmarks.paper.experiments.bfcl import bfcl_schema  # noqa: E402
-
-SUBSETS = ("simple_python", "multiple")
+from benchmarks.paper.datasets import data_dir  # noqa: E402
+from benchmarks.serve_vs_run import requests  # noqa: E402
 
 
 def questions(data: Path, count: int) -> list[tuple[list[dict[str, Any]], list[dict[str, Any]]]]:
-    """``count`` BFCL questions, alternating the subsets: (messages, OpenAI tools)."""
-    pools = [list(bfcl_items(subset, data)) for subset in SUBSETS]
-    out = []
-    for i in range(count):
-        item = pools[i % len(pools)][i // len(pools)]
-        tools = [{"type": "function", "function": {"name": f["name"], "description": f.get("description", ""),
-                                                   "parameters": bfcl_schema(f["parameters"])}} for f in item["function"]]
-        out.append((item["question"][0], tools))
-    return out
+    """``count`` BFCL questions as ``serve_vs_run`` asks them: (messages, OpenAI tools)."""
+    return [(body["messages"], body["tools"]) for _, body in requests(data, count, max_tokens=1)]
 
 
 def own_cache_answer(llm: Any, ids: list[int], max_tokens: int, eos: set[int]) -> list[int]:

@@ -54,21 +54,11 @@ class BatchWorker(Worker):
     def _admit(self, free: list[int], idle: bool) -> list[Job]:
         """A job from the queue for a free slot (one per step: the running jobs keep stepping
         between prompts); waits for one when ``idle``; ``[]`` once closing leaves nothing to run."""
-        with self._changed:
-            while idle and not self._waiting and not self._closing:
-                self._changed.wait()
-            jobs: list[Job] = []
-            while self._waiting and len(jobs) < min(1, len(free)):
-                job = self._waiting.popleft()
-                self._running.append(job)
-                self.jobs_started += 1
-                jobs.append(job)
-            return jobs
+        return self.admit(min(1, len(free)), wait=idle)
 
     def _end(self, running: Running | JobRun, done: Done | None = None) -> None:
         run = running.run if isinstance(running, Running) else running
-        with self._changed:
-            self._running.remove(run.job)
+        self.release(run.job)
         self.finished(run.job, done or run.end())
 
     def _run(self) -> None:

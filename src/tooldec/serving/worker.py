@@ -178,14 +178,28 @@ class Worker:
     def _next(self) -> Job | None:
         with self._changed:
             self._running.clear()
-            while not self._waiting and not self._closing:
+        jobs = self.admit(1, wait=True)
+        return jobs[0] if jobs else None
+
+    def admit(self, most: int, *, wait: bool) -> list[Job]:
+        """Up to ``most`` jobs from the queue, now running (the worker thread's); waits for one
+        when ``wait``; ``[]`` once closing leaves nothing to run."""
+        with self._changed:
+            while wait and not self._waiting and not self._closing:
                 self._changed.wait()
-            if not self._waiting:
-                return None
-            job = self._waiting.popleft()
-            self._running.append(job)
-            self.jobs_started += 1
-            return job
+            jobs: list[Job] = []
+            while self._waiting and len(jobs) < most:
+                job = self._waiting.popleft()
+                self._running.append(job)
+                self.jobs_started += 1
+                jobs.append(job)
+            return jobs
+
+    def release(self, job: Job) -> None:
+        """``job`` runs no longer (before :meth:`finished` answers it)."""
+        with self._changed:
+            if job in self._running:
+                self._running.remove(job)
 
     def _run(self) -> None:
         while (job := self._next()) is not None:
