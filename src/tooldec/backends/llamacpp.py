@@ -36,10 +36,11 @@ tool docs, about 4,400 tokens) plus the answer."""
 PROMPT_CHUNK = 64
 """Prompts are evaluated in batches of this many tokens from position 0, and a cached prefix is
 kept only to a multiple of it. llama.cpp's logits for a token depend on the batch it was evaluated
-in (a prompt's last token evaluated alone moves Qwen2.5-Coder-0.5B's logits by up to 0.28:
-``benchmarks/repeatable.py``), so this is what makes identical greedy requests give identical
-answers whatever the cache held; 64 evaluates a prompt as fast as llama.cpp's 512 on a CPU (same
-command), and re-evaluates at most 63 cached tokens."""
+in (a prompt's last token evaluated alone moves Qwen2.5-Coder-0.5B's by 0.33 at the median, and
+SmolLM2 answered 14 of 20 repeated BFCL questions otherwise through a cache that keeps every
+shared prefix: ``benchmarks/repeatable.py``), so this is what makes identical greedy requests give
+identical answers whatever the cache held. It costs up to 63 cached tokens evaluated again, and
+prompts evaluate 4-10% slower than in one call on a CPU (same command)."""
 
 _chunked: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
 """Per llama.cpp context, how many leading cached positions :func:`evaluate_prompt` evaluated in
