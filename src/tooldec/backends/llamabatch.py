@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from .llamacpp import PROMPT_CHUNK
+from .llamacpp import PROMPT_CHUNK, chunked_prefix
 
 __all__ = ["SlotBatch"]
 
@@ -73,12 +73,7 @@ class SlotBatch:
 
     def shared(self, slot: int, ids: Sequence[int]) -> int:
         """How many of ``ids`` (never the last) the cache of ``slot`` can keep: whole chunks only."""
-        held = self.held[slot][: self._chunked[slot]]
-        limit = min(len(held), len(ids) - 1)
-        same = 0
-        while same < limit and held[same] == ids[same]:
-            same += 1
-        return same - same % PROMPT_CHUNK
+        return chunked_prefix(self.held[slot][: self._chunked[slot]], ids)
 
     def start(self, slot: int, ids: Sequence[int]) -> np.ndarray:
         """Make ``ids`` the context of ``slot`` (the cache it shares kept, the rest evaluated in

@@ -25,7 +25,7 @@ from ..tokens.hf import from_hf_tokenizer
 from .generation import Generation, Request, TokenGenerator
 from .step import FEW, core_beside, pick_token
 
-__all__ = ["FEW", "PROMPT_CHUNK", "LlamaCppGenerator", "evaluate_prompt", "keep_prefix", "is_llama", "load_llama",
+__all__ = ["FEW", "PROMPT_CHUNK", "LlamaCppGenerator", "chunked_prefix", "evaluate_prompt", "keep_prefix", "is_llama", "load_llama",
            "pick_token"]
 
 DEFAULT_CONTEXT = 8192
@@ -125,15 +125,20 @@ def keep_prefix(llm: Any, ids: Sequence[int]) -> int:
     if len(ids) >= llm.n_ctx():
         raise ToolDecError(f"the prompt has {len(ids)} tokens but the model's context holds {llm.n_ctx()}; "
                            "load it with a larger n_ctx")
-    held = llm.input_ids[: min(llm.n_tokens, _chunked.get(llm, 0))]
+    same = chunked_prefix(llm.input_ids[: min(llm.n_tokens, _chunked.get(llm, 0))], ids)
+    llm.n_tokens = same  # eval drops the cache past n_tokens
+    return same
+
+
+def chunked_prefix(held: Sequence[int] | np.ndarray, ids: Sequence[int]) -> int:
+    """How many of ``ids`` (never the last) a cache holding ``held``, evaluated in whole chunks,
+    can keep: their common prefix, cut to a multiple of :data:`PROMPT_CHUNK`."""
     limit = min(len(held), len(ids) - 1)
     same = 0
     if limit > 0:
-        diff = np.flatnonzero(held[:limit] != np.asarray(ids[:limit], dtype=held.dtype))
+        diff = np.flatnonzero(np.asarray(held[:limit], dtype=np.int64) != np.asarray(ids[:limit], dtype=np.int64))
         same = int(diff[0]) if diff.size else limit
-    same -= same % PROMPT_CHUNK
-    llm.n_tokens = same  # eval drops the cache past n_tokens
-    return same
+    return same - same % PROMPT_CHUNK
 
 
 def evaluate_prompt(llm: Any, ids: Sequence[int], kept: int) -> None:
