@@ -54,7 +54,7 @@ def answer(session: Session, generator: Any, prompt: str, grammar: Grammar | Non
                              stop_after_call=Hermes())
     seconds = time.perf_counter() - start
     row = {"tokens": len(out.ids), "seconds": seconds, "forced": out.forced_steps, "jumps": out.jumps,
-           "passes": len(out.ids) - out.forced_steps + out.jumps, "ids": out.ids,
+           "passes": len(out.ids) - out.forced_steps, "ids": out.ids,
            "text": session.vocab.decode(out.ids).decode("utf-8", errors="replace")}
     if grammar is not None:
         row["call_tokens"], row["calls"] = call_tokens(grammar, choice, out.ids)

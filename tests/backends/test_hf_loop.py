@@ -67,3 +67,17 @@ def test_greedy_tokens_are_model_generate_s(smollm2_model: tuple[Any, Any, Vocab
     assert ours.ids == transformers_greedy(model, ids, generator.eos_ids, 40, processors)
     assert ours.masked_steps == (len(ours.ids) if grammar is not None else 0)
     assert (ours.checked_steps > 0) == (check_first and grammar is not None)
+
+
+@pytest.mark.parametrize("question", ["What is 1234 plus 5678?", "What is the weather like in Paris today?"])
+def test_jump_forward_keeps_model_generate_s_tokens(smollm2_model: tuple[Any, Any, Vocabulary], question: str) -> None:
+    """Drafts evaluated in one forward and confirmed by the logits after each: the same greedy
+    tokens as ``model.generate``, in fewer forward passes."""
+    model, tokenizer, vocab = smollm2_model
+    generator = HFGenerator(model, tokenizer, vocab, mask_worker=False, jump_forward=True)
+    ids = prompt(tokenizer, question)
+    grammar = Compiler(vocab, Hermes()).compile(TOOLS)
+    ours = generator.generate(ids, max_new_tokens=40, grammar=grammar, tool_choice="required")
+    processors = [ToolDecLogitsProcessor(grammar, tool_choice="required", max_new_tokens=40)]
+    assert ours.ids == transformers_greedy(model, ids, generator.eos_ids, 40, processors)
+    assert ours.forced_steps > ours.jumps > 0 and ours.masked_steps == len(ours.ids)

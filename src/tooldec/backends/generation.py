@@ -15,7 +15,11 @@ from ..tokens import Vocabulary
 from .jump import encoder_of
 from .step import Stepper
 
-__all__ = ["Generation", "Generator", "Request", "TokenGenerator"]
+__all__ = ["JUMP_LIMIT", "Generation", "Generator", "Request", "TokenGenerator"]
+
+JUMP_LIMIT = 64
+"""The most tokens one jump-forward batch evaluates (a picked token and its draft): a call's
+framing is far shorter; a longer forced span is taken in pieces."""
 
 
 @dataclass(frozen=True)
@@ -31,9 +35,10 @@ class Generation:
             as :class:`~tooldec.backends.step.Stepper` counts it (0 when unconstrained).
         refusals: What the model tried to write that the format refuses, by name, and how often
             (``Stepper.refusals``).
-        forced_steps, jumps: Tokens the grammar forced, taken in ``jumps`` batches without a
-            forward pass each (``Stepper.forced_steps``): forward passes = ``len(ids) - forced_steps``
-            (the last token is never evaluated) plus the prompt's.
+        forced_steps, jumps: Tokens the grammar forced and the model confirmed, evaluated in
+            ``jumps`` batches without a forward pass each (``Stepper.forced_steps``; each is also a
+            masked step): forward passes = ``len(ids) - forced_steps`` (the last token is never
+            evaluated) plus the prompt's.
     """
 
     ids: list[int]
@@ -144,13 +149,14 @@ class TokenGenerator(Generator):
         """Evaluate one more token; the logits after it (valid until the next call)."""
         raise NotImplementedError
 
-    def push_many(self, tokens: Sequence[int]) -> np.ndarray:
-        """Evaluate ``tokens`` (a forced span after the picked token); the logits after the last.
-        A backend that evaluates a batch in one forward pass overrides this."""
-        logits = np.empty(0, dtype=np.float32)
-        for token in tokens:
-            logits = self.push(token)
-        return logits
+    def push_all(self, tokens: Sequence[int]) -> list[np.ndarray]:
+        """Evaluate ``tokens`` (a picked token and the grammar's draft after it) in one batch; the
+        logits after each, valid until the next call. A backend with batches overrides this."""
+        return [self.push(token).copy() for token in tokens]
+
+    def drop(self, count: int) -> None:
+        """Forget the last ``count`` evaluated tokens (a draft the model did not confirm)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot forget evaluated tokens: turn jump_forward off")
 
     def next_logits(self, ids: Sequence[int]) -> np.ndarray:
         return self.start(ids).copy()
@@ -163,35 +169,40 @@ class TokenGenerator(Generator):
                        check_first=self.check_first, mask_worker=self.mask_worker, encode=encode)
 
     def tokens(self, prompt_ids: Sequence[int], stepper: Stepper, budget: int) -> Iterator[int]:
-        """Up to ``budget`` tokens after ``prompt_ids``, each evaluated when the next is asked for;
-        the tokens the grammar forces after one (:meth:`Stepper.forced`) are evaluated with it in
-        one batch, those forced from the start with the prompt."""
+        """Up to ``budget`` tokens after ``prompt_ids``, each evaluated when the next is asked for.
+
+        With jump-forward, the tokens the grammar forces after a pick (:meth:`Stepper.forced`, a
+        draft) are evaluated with it in one batch, and the logits after each confirm them: the
+        stepper picks at every place as it would have one pass at a time, and at the first pick
+        that is not the draft's the rest of the draft is dropped from the cache. The tokens are
+        the model's own, and a confirmed draft token costs no forward pass."""
         left = budget
-        head = stepper.forced(left)  # forced from the start (a required call's opener): evaluated with the prompt
-        for forced in head:
-            stepper.take(forced)
-            left -= 1
-            yield forced
-        if not left:
-            return
-        stepper.ahead(left)  # the first mask overlaps the prompt
-        logits = self.start([*prompt_ids, *head] if head else prompt_ids)
+        logits = self.start(prompt_ids)
         while left:
             token = stepper.step(logits, left)
             left -= 1
-            yield token
-            if not left:
-                return
-            batch = [token]
-            for forced in stepper.forced(left):
-                stepper.take(forced)
-                left -= 1
-                yield forced
-                batch.append(forced)
-            if not left:
-                return
-            stepper.ahead(left)  # the next mask is made while the model evaluates the tokens
-            logits = self.push(token) if len(batch) == 1 else self.push_many(batch)
+            while True:  # ``token`` is picked but not yet evaluated
+                yield token
+                if not left:
+                    return
+                draft = stepper.forced(left)[: JUMP_LIMIT - 1]
+                stepper.ahead(left)  # the next mask is made while the model evaluates
+                if not draft:
+                    logits = self.push(token)
+                    break
+                rows = self.push_all([token, *draft])
+                for place, expected in enumerate(draft):
+                    token = stepper.confirm(rows[place], left, expected)
+                    left -= 1
+                    if token != expected:
+                        self.drop(len(draft) - place)
+                        break
+                    yield token
+                    if not left:
+                        return
+                else:
+                    logits = rows[-1]
+                    break
 
     def run(self, prompt_ids: Sequence[int], request: Request) -> Generation:
         budget = request.max_new_tokens

@@ -307,18 +307,22 @@ class HFGenerator(TokenGenerator):
     def push(self, token: int) -> np.ndarray:
         return self._forward([token])
 
-    def push_many(self, tokens: Sequence[int]) -> np.ndarray:
-        return self._forward(list(tokens))
+    def push_all(self, tokens: Sequence[int]) -> list[np.ndarray]:
+        return list(self._forward(list(tokens), rows=len(tokens)))
 
-    def _forward(self, ids: list[int]) -> np.ndarray:
+    def drop(self, count: int) -> None:
+        self._cache.crop(-count)  # transformers 5: a negative count removes that many
+
+    def _forward(self, ids: list[int], rows: int = 1) -> np.ndarray:
         """Evaluate ``ids`` after the cached context (the cache's name changed in transformers 5);
-        the last position's logits, through the head alone as ``model.generate`` computes them."""
+        the last position's logits (the last ``rows``' with ``rows``), through the head alone as
+        ``model.generate`` computes them."""
         with torch.inference_mode():
             out = self.model(input_ids=torch.tensor([ids], dtype=torch.long, device=self.model.device),
-                             use_cache=True, logits_to_keep=1, **{self._cache_name: self._cache})
+                             use_cache=True, logits_to_keep=rows, **{self._cache_name: self._cache})
             self._cache = out[self._cache_name]
-            logits: np.ndarray = out.logits[0, -1].float().cpu().numpy()
-            return logits
+            logits: np.ndarray = out.logits[0].float().cpu().numpy()
+            return logits if rows > 1 else logits[-1]
 
 
 def set_torch_threads(threads: int) -> None:

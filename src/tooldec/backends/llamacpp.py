@@ -22,7 +22,7 @@ import numpy as np
 from ..errors import ToolDecError
 from ..tokens import Vocabulary
 from ..tokens.hf import from_hf_tokenizer
-from .generation import Generation, Request, TokenGenerator
+from .generation import JUMP_LIMIT, Generation, Request, TokenGenerator
 from .step import FEW, core_beside, pick_token
 
 __all__ = ["FEW", "PROMPT_CHUNK", "LlamaCppGenerator", "chunked_prefix", "evaluate_prompt", "keep_prefix", "is_llama", "load_llama",
@@ -62,9 +62,9 @@ class LlamaCppGenerator(TokenGenerator):
         mask_worker, check_first: The :class:`~tooldec.backends.step.Stepper`'s; the worker by
             default only where a core is free beside llama.cpp's threads (else its time comes out
             of theirs: ``benchmarks/end_to_end.py --mask-worker on|off``).
-        jump_forward: Evaluate the tokens the grammar forces in one batch (one ``eval``), not
-            one pass each (``benchmarks/jump_forward.py``). Off by default: the forced tokens are
-            the tokenizer's, and greedy text can differ where the model would cut them otherwise.
+        jump_forward: Evaluate the tokens the grammar forces in one batch with the token before
+            them, each confirmed by the model's pick from the logits before it (:mod:`.jump`):
+            the same tokens in fewer passes (``benchmarks/jump_forward.py``).
     """
 
     def __init__(self, llm: Any, tokenizer: Any, vocab: Vocabulary | None = None, *,
@@ -86,6 +86,9 @@ class LlamaCppGenerator(TokenGenerator):
         self.mask_worker = core_beside(int(getattr(llm, "n_threads", 1) or 1)) if mask_worker is None else mask_worker
         self.check_first = check_first
         self.jump_forward = jump_forward
+        self._api = llama_cpp
+        self._draft_batch = llama_cpp.llama_batch_init(JUMP_LIMIT, 0, 1)
+        weakref.finalize(self, llama_cpp.llama_batch_free, self._draft_batch)
         self.prompt_tokens_evaluated = 0
         """Prompt tokens actually evaluated, all calls (the rest came from the KV cache)."""
 
@@ -101,10 +104,31 @@ class LlamaCppGenerator(TokenGenerator):
         self.model.eval([token])
         return self._logits()
 
-    def push_many(self, tokens: Sequence[int]) -> np.ndarray:
-        """One ``eval`` of the batch: one forward pass (up to ``n_batch`` tokens)."""
-        self.model.eval(list(tokens))
-        return self._logits()
+    def push_all(self, tokens: Sequence[int]) -> list[np.ndarray]:
+        """One ``llama_decode`` of ``tokens`` with the logits of every row (``Llama.eval`` keeps
+        only the last's); llama-cpp-python's record of the context follows, as ``eval`` keeps it."""
+        llm, api, batch = self.model, self._api, self._draft_batch
+        if not 0 < len(tokens) <= JUMP_LIMIT:
+            raise ValueError(f"a batch takes 1 to {JUMP_LIMIT} tokens, got {len(tokens)}")
+        past = int(llm.n_tokens)
+        api.llama_memory_seq_rm(api.llama_get_memory(llm.ctx), -1, past, -1)  # what a dropped draft left
+        for row, token in enumerate(tokens):
+            batch.token[row] = token
+            batch.pos[row] = past + row
+            batch.n_seq_id[row] = 1
+            batch.seq_id[row][0] = 0
+            batch.logits[row] = True
+        batch.n_tokens = len(tokens)
+        status = api.llama_decode(llm.ctx, batch)
+        if status != 0:
+            raise RuntimeError(f"llama_decode failed with status {status} (a batch of {len(tokens)} tokens)")
+        llm.input_ids[past:past + len(tokens)] = tokens
+        llm.n_tokens = past + len(tokens)
+        return [np.ctypeslib.as_array(self._logits_of(llm.ctx, row), shape=(self.width,)) for row in range(len(tokens))]
+
+    def drop(self, count: int) -> None:
+        """Forget the last ``count`` tokens: the next evaluation writes over them."""
+        self.model.n_tokens -= count
 
     def run(self, prompt_ids: Sequence[int], request: Request) -> Generation:
         """The budget cut to the context window left after the prompt (a call closes inside it)."""

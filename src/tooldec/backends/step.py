@@ -92,15 +92,16 @@ class Stepper:
             (releasing the GIL), not after: worth it where a core is free beside the model's
             threads (:func:`core_beside`; ``benchmarks/end_to_end.py --mask-worker on|off``).
         encode: The tokenizer's encode, to jump forward: after each step the loop asks
-            :meth:`forced` for the tokens the grammar forces and evaluates them in one batch
-            (:mod:`.jump`); ``None``: every token is the model's pick.
+            :meth:`forced` for the tokens the grammar forces, evaluates them in one batch and
+            :meth:`confirm` s them (:mod:`.jump`); ``None``: no drafts.
 
     Attributes:
         masking_seconds: The loop's time masking: waiting for or looking up masks, checking
             picks, picking from masks, advancing the cursor (the worker's: ``overlapped_seconds``).
         steps: Steps under the cursor; ``checked``: those whose pick was the model's own.
-        forced_steps: Tokens the grammar forced and the loop took without a step of their own;
-            ``jumps``: the spans they came in (each one batch of the model's).
+        forced_steps: Tokens of a draft (the tokens the grammar forced) that the model's pick
+            confirmed, so they needed no forward pass of their own (each is a step too);
+            ``jumps``: the drafts (each evaluated in one batch of the model's).
         refusals: How often the model's own pick would have written text the format refuses
             (:meth:`Machine.refusal`: a tool-result marker, an opener's near miss), by its name:
             a model that tries to write its own tool results shows here, not in the text.
@@ -216,9 +217,9 @@ class Stepper:
         return token
 
     def forced(self, budget: int) -> list[int]:
-        """The tokens the grammar forces next, within ``budget`` (tokens left), not yet taken:
-        the loop takes each with :meth:`take` as it hands it on (a reader of the cursor between
-        tokens sees it where that token left it). Empty without a cursor or an encoder."""
+        """The tokens the grammar forces next within ``budget`` (tokens left): a draft for the
+        loop to evaluate in one batch and :meth:`confirm` token by token; the cursor does not
+        move. Empty without a cursor or an encoder."""
         machine = self.machine
         if machine is None or self.encode is None:
             return []
@@ -229,15 +230,14 @@ class Stepper:
         self.masking_seconds += time.perf_counter() - start
         return found
 
-    def take(self, token: int) -> None:
-        """Advance the cursor by a token :meth:`forced` gave."""
-        machine = self.machine
-        assert machine is not None  # forced gives tokens only under a cursor
-        start = time.perf_counter()
-        if not machine.advance(token):
-            raise ToolDecError(f"token {token} was forced by the grammar but the machine refuses it")
-        self.forced_steps += 1
-        self.masking_seconds += time.perf_counter() - start
+    def confirm(self, logits: np.ndarray, budget: int, expected: int) -> int:
+        """:meth:`step` at a place of a draft, from the logits the draft's batch gave there: the
+        model's pick, as one pass at a time would give it; ``expected`` (the draft's token) is
+        counted in ``forced_steps`` when the pick is it."""
+        token = self.step(logits, budget)
+        if token == expected:
+            self.forced_steps += 1
+        return token
 
     def _note_refusal(self, machine: Machine, token: int) -> None:
         label = machine.refusal(token)
