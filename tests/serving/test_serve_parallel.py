@@ -136,6 +136,21 @@ def test_the_context_of_a_request_is_its_slots(smollm2_llama: tuple[Any, Any]) -
         assert "maximum context length is 1024 tokens" in error["message"]
 
 
+def test_a_new_tool_list_is_compiled_before_the_batch_sees_it(smollm2_llama: tuple[Any, Any]) -> None:
+    """An auto-mode request's new tool list is compiled while the request is prepared, so the
+    batch, whose every slot waits on its worker thread, finds it in the cache."""
+    from tooldec.serving.protocol import parse_request
+
+    from .helpers import service_on
+
+    service = service_on(smollm2_llama)  # its worker never runs; the batch's prepares the same way
+    request = {**body(1), "tools": distinct_tools(7)}
+    assert request["tool_choice"] == "auto"
+    before = service.constraints.cached
+    job = service.prepare(parse_request(request, SERVED))
+    assert service.constraints.cached == before + 1 and job.key
+
+
 def test_a_context_too_small_to_split_is_refused_before_loading() -> None:
     from tooldec.serving.cli import check_args, parser
 

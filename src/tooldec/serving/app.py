@@ -33,7 +33,7 @@ from ..errors import BudgetError, ToolDecError, ToolNotFoundError
 from ..tools import ToolSet
 from .access import ApiKey
 from .assemble import CallEvent, ContentEvent, Event, ReasoningEvent
-from .engine import Constraints, tools_key
+from .engine import Constraints
 from .metrics import CONTENT_TYPE, metrics_text
 from .prompt import render_prompt
 from .protocol import (
@@ -93,18 +93,19 @@ class Service:
         self.refused: Counter[str] = Counter()  # refused requests by error code
 
     def prepare(self, request: ChatRequest) -> Job:
-        """Validate the tools and render the prompt (on a thread: both can take a while).
+        """Compile the tools and render the prompt (on a thread: both can take a while).
 
         Raises:
             RequestError: A tool cannot be registered, tool_choice names none of them, or a call
                 that must come first cannot close within max_tokens.
         """
-        toolset = None
+        toolset = compiled = None
         if request.tools and request.tool_choice != "none":
-            try:
-                toolset = self.constraints.tools(request.tools)
+            try:  # here, not on the worker thread, whose every running request would wait for it
+                compiled = self.constraints.compile(request.tools)
             except ToolDecError as error:
                 raise RequestError(f"invalid tools: {error}", param="tools") from error
+            toolset = compiled.tools
             if request.tool_choice not in ("auto", "required") and request.tool_choice not in toolset:
                 raise RequestError(f"tool_choice names {request.tool_choice!r}, which is not in tools: "
                                    f"{', '.join(toolset.names)}", param="tool_choice")
@@ -116,14 +117,14 @@ class Service:
             raise RequestError(f"the model's chat template refused the messages: {error}", param="messages") from error
         ids = list(self.tokenizer.encode(prompt, add_special_tokens=False))
         self._check_context(request, len(ids), toolset)
-        specs = request.tools if toolset is not None else []
-        job = Job(prompt_ids=ids, specs=specs, key=tools_key(specs) if specs else "",
+        specs = request.tools if compiled is not None else []
+        job = Job(prompt_ids=ids, specs=specs, key=compiled.key if compiled is not None else "",
                   tool_choice=request.tool_choice, parallel_tool_calls=request.parallel_tool_calls,
                   max_tokens=request.max_tokens or DEFAULT_MAX_TOKENS, temperature=request.temperature,
                   seed=request.seed, emit=lambda event: None)
         budget = self.worker.budget(job)
-        if specs and request.tool_choice != "auto" and budget >= 1:  # a call must come first: it must fit
-            machine = self.constraints.machine(self.constraints.compile(specs, job.key), tool_choice=request.tool_choice)
+        if compiled is not None and request.tool_choice != "auto" and budget >= 1:  # a call must come first: it must fit
+            machine = self.constraints.machine(compiled, tool_choice=request.tool_choice)
             try:
                 machine.check_budget(budget)
             except BudgetError as error:
