@@ -4,6 +4,7 @@ Run from the repository root (``make qwen`` first for Qwen)::
 
     python benchmarks/serve_load.py --model qwen --parallel 1 4 8 --clients 1 4 8 16 --requests 16
     python benchmarks/serve_load.py --model smollm2 --parallel 1 4 --clients 1 4 --requests 8
+    python benchmarks/serve_load.py --model qwen --parallel 1 --clients 1 --requests 16 --jump-forward both
 
 For each ``--parallel`` value a ``tooldec serve --parallel N`` subprocess on 127.0.0.1 (``--n-ctx``
 is ``--slot-context`` times N: every slot holds the same), then per ``--clients`` value C: the
@@ -15,6 +16,8 @@ p50 and p99 latency and time to first token (first delta with content or a call)
 (an error or no end), invalid calls (a call that does not parse or fails its schema, or none
 where one is required), and how many greedy answers differ from the same server's answer at one
 client (a batch's kernels change the last bits of the logits: ``tooldec.backends.llamabatch``).
+``--jump-forward both`` runs every one-slot cell without and then with ``tooldec serve
+--jump-forward`` and counts the answers that differ between the two.
 """
 
 from __future__ import annotations
@@ -50,7 +53,8 @@ def model_path(name: str) -> Path:
     return MODELS.get(name, Path(name))
 
 
-def start_server(model: Path, parallel: int, threads: int, slot_context: int, log: Path) -> tuple[subprocess.Popen[bytes], str]:
+def start_server(model: Path, parallel: int, threads: int, slot_context: int, log: Path,
+                 jump_forward: bool = False) -> tuple[subprocess.Popen[bytes], str]:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
@@ -58,7 +62,8 @@ def start_server(model: Path, parallel: int, threads: int, slot_context: int, lo
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(_ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
     process = subprocess.Popen([sys.executable, "-m", "tooldec.cli", "serve", "--model", str(model), "--port", str(port),
                                 "--threads", str(threads), "--n-ctx", str(slot_context * parallel),
-                                "--parallel", str(parallel)], stdout=log.open("wb"), stderr=subprocess.STDOUT, env=env)
+                                "--parallel", str(parallel), *(["--jump-forward"] if jump_forward else [])],
+                               stdout=log.open("wb"), stderr=subprocess.STDOUT, env=env)
     end = time.monotonic() + 600
     while time.monotonic() < end:
         if process.poll() is not None:
@@ -147,6 +152,8 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=None, help="benchmark data (default: TOOLDEC_DATA or ../shared/data)")
     parser.add_argument("--no-warm-up", dest="warm_up", action="store_false",
                         help="no warm-up pass: the first cell also compiles each tool list")
+    parser.add_argument("--jump-forward", choices=("off", "on", "both"), default="off",
+                        help="serve with --jump-forward (one slot only), or each one-slot cell both ways")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/serve_load.jsonl"))
     args = parser.parse_args()
     model = model_path(args.model)
@@ -154,12 +161,14 @@ def main() -> None:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     print(f"model {model.name}, {args.requests} BFCL questions, max_tokens {args.max_tokens}, "
           f"{args.threads} threads, {platform.processor() or platform.machine()}, {os.cpu_count()} cores")
-    print("| parallel | clients | tokens/s | p50 latency (s) | p99 latency (s) | p50 TTFT (s) | p99 TTFT (s) "
-          "| lost | invalid calls | answers unlike 1 client |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
-    for parallel in args.parallel:
-        log = args.out.with_suffix(f".p{parallel}.log")
-        process, url = start_server(model, parallel, args.threads, args.slot_context, log)
+    print("| parallel | jump-forward | clients | tokens/s | p50 latency (s) | p99 latency (s) | p50 TTFT (s) | p99 TTFT (s) "
+          "| lost | invalid calls | answers unlike 1 client | answers unlike without jump-forward |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    jumps = {"off": [False], "on": [True], "both": [False, True]}[args.jump_forward]
+    plain: dict[tuple[int, int], list[str]] = {}  # answers without jump-forward, by (parallel, clients)
+    for parallel, jump in [(p, j) for p in args.parallel for j in jumps if not (j and p > 1)]:
+        log = args.out.with_suffix(f".p{parallel}{'.jf' if jump else ''}.log")
+        process, url = start_server(model, parallel, args.threads, args.slot_context, log, jump)
         try:
             model_id = json.loads(urllib.request.urlopen(f"{url}/v1/models").read())["data"][0]["id"]
             if args.warm_up:  # tool lists compiled, prompts cached where slots hold them
@@ -170,19 +179,26 @@ def main() -> None:
                 kept = [r for r in results if not r["lost"]]
                 answers = [r.get("answer", "") for r in results]
                 alone = answers if alone is None else alone
-                row = {"model": model.name, "parallel": parallel, "clients": clients, "requests": len(bodies),
+                if not jump:
+                    plain[parallel, clients] = answers
+                before = plain.get((parallel, clients))
+                row = {"model": model.name, "parallel": parallel, "jump_forward": jump, "clients": clients,
+                       "requests": len(bodies),
                        "tokens_per_s": sum(r["tokens"] for r in kept) / wall,
                        "latency_p50": quantile([r["seconds"] for r in kept], 0.5),
                        "latency_p99": quantile([r["seconds"] for r in kept], 0.99),
                        "ttft_p50": quantile([r["ttft"] for r in kept], 0.5),
                        "ttft_p99": quantile([r["ttft"] for r in kept], 0.99),
                        "lost": len(results) - len(kept), "invalid": sum(r["invalid"] for r in kept),
-                       "unlike_alone": sum(a != b for a, b in zip(answers, alone))}
+                       "unlike_alone": sum(a != b for a, b in zip(answers, alone)),
+                       "unlike_no_jump": sum(a != b for a, b in zip(answers, before)) if jump and before else None}
                 with args.out.open("a") as out:
                     out.write(json.dumps(row) + "\n")
-                print(f"| {parallel} | {clients} | {row['tokens_per_s']:.1f} | {row['latency_p50']:.2f} | "
-                      f"{row['latency_p99']:.2f} | {row['ttft_p50']:.2f} | {row['ttft_p99']:.2f} | {row['lost']} | "
-                      f"{row['invalid']} | {row['unlike_alone']} |", flush=True)
+                unlike = "" if row["unlike_no_jump"] is None else row["unlike_no_jump"]
+                print(f"| {parallel} | {'on' if jump else 'off'} | {clients} | {row['tokens_per_s']:.1f} | "
+                      f"{row['latency_p50']:.2f} | {row['latency_p99']:.2f} | {row['ttft_p50']:.2f} | "
+                      f"{row['ttft_p99']:.2f} | {row['lost']} | {row['invalid']} | {row['unlike_alone']} | {unlike} |",
+                      flush=True)
         finally:
             process.terminate()
             process.wait(timeout=60)
