@@ -195,7 +195,8 @@ def main(argv: list[str] | None = None) -> int:
     session = Session(args.model, backend=args.backend)
     from tooldec.backends import generator_for
 
-    generator = generator_for(session.model, session.tokenizer, session.vocab)
+    generator = generator_for(session.model, session.tokenizer, session.vocab,
+                              jump_forward=False)  # what masking costs per step (jump-forward: jump_forward.py)
     if args.mask_worker != "auto" and hasattr(generator, "mask_worker"):
         generator.mask_worker = args.mask_worker == "on"
     if hasattr(generator, "check_first"):

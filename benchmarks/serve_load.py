@@ -62,7 +62,7 @@ def start_server(model: Path, parallel: int, threads: int, slot_context: int, lo
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(_ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
     process = subprocess.Popen([sys.executable, "-m", "tooldec.cli", "serve", "--model", str(model), "--port", str(port),
                                 "--threads", str(threads), "--n-ctx", str(slot_context * parallel),
-                                "--parallel", str(parallel), *(["--jump-forward"] if jump_forward else [])],
+                                "--parallel", str(parallel), "--jump-forward" if jump_forward else "--no-jump-forward"],
                                stdout=log.open("wb"), stderr=subprocess.STDOUT, env=env)
     end = time.monotonic() + 600
     while time.monotonic() < end:

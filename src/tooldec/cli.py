@@ -398,8 +398,8 @@ def _parser() -> argparse.ArgumentParser:
                      help="allow several calls in one message")
     run.add_argument("--tool-timeout", type=float, default=30.0, help="seconds a tool may run (default 30)")
     run.add_argument("--unconstrained", action="store_true", help="no grammar (the baseline)")
-    run.add_argument("--jump-forward", action=argparse.BooleanOptionalAction, default=False,
-                     help="evaluate the tokens the grammar forces in one batch (default: off)")
+    run.add_argument("--jump-forward", action=argparse.BooleanOptionalAction, default=True,
+                     help="evaluate the tokens the grammar forces in one batch, each confirmed by the model (default: on)")
     run.add_argument("question", help="the user's message")
     common(run, 512)
     commands.add_parser("serve", help="an OpenAI-compatible server: tooldec serve [--model GGUF] (see tooldec serve --help)")

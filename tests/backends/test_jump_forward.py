@@ -84,9 +84,11 @@ def test_a_tight_budget_is_kept() -> None:
         assert replay.calls_completed == 1
 
 
-def test_the_switch_is_off_by_default_and_serve_turns_it_on() -> None:
+def test_the_switch_is_on_by_default_and_turns_off() -> None:
     from tooldec.serving.cli import parser
 
     model, tokenizer, vocab = loaded()
-    assert not LlamaCppGenerator(model, tokenizer, vocab).jump_forward
-    assert parser().parse_args(["--jump-forward"]).jump_forward and not parser().parse_args([]).jump_forward
+    assert LlamaCppGenerator(model, tokenizer, vocab).jump_forward
+    assert not LlamaCppGenerator(model, tokenizer, vocab, jump_forward=False).jump_forward
+    assert parser().parse_args([]).jump_forward is None  # on with one slot, off with --parallel
+    assert parser().parse_args(["--no-jump-forward"]).jump_forward is False

@@ -284,7 +284,7 @@ class HFGenerator(TokenGenerator):
     """
 
     def __init__(self, model: Any, tokenizer: Any, vocab: Vocabulary | None = None, *,
-                 mask_worker: bool | None = None, check_first: bool = True, jump_forward: bool = False) -> None:
+                 mask_worker: bool | None = None, check_first: bool = True, jump_forward: bool = True) -> None:
         self.model = model
         self.tokenizer = tokenizer
         self.vocab = vocab if vocab is not None else vocabulary_for(model, tokenizer)

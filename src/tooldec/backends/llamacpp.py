@@ -64,11 +64,13 @@ class LlamaCppGenerator(TokenGenerator):
             of theirs: ``benchmarks/end_to_end.py --mask-worker on|off``).
         jump_forward: Evaluate the tokens the grammar forces in one batch with the token before
             them, each confirmed by the model's pick from the logits before it (:mod:`.jump`):
-            the same tokens in fewer passes (``benchmarks/jump_forward.py``).
+            the same picks in fewer passes (``benchmarks/jump_forward.py``). On by default; the
+            logits of a batch differ from one pass's in the last bits, so a near tie can go the
+            other way than without it.
     """
 
     def __init__(self, llm: Any, tokenizer: Any, vocab: Vocabulary | None = None, *,
-                 mask_worker: bool | None = None, check_first: bool = True, jump_forward: bool = False) -> None:
+                 mask_worker: bool | None = None, check_first: bool = True, jump_forward: bool = True) -> None:
         import llama_cpp
 
         self.model = llm

@@ -20,7 +20,7 @@ __all__ = ["Backend", "generator_for", "load", "pick_backend", "settle"]
 
 
 def generator_for(model: Any, tokenizer: Any, vocab: Vocabulary | None = None, *,
-                  jump_forward: bool = False) -> TokenGenerator:
+                  jump_forward: bool = True) -> TokenGenerator:
     """The generator that runs ``model``: llama.cpp for a ``llama_cpp.Llama``, else transformers
     (``jump_forward``: the generator's option, see :mod:`.jump`).
 

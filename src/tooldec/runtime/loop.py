@@ -64,9 +64,8 @@ class ToolDecoder:
             see ``limits.context_window``; ``None`` there means no limit is enforced).
         result_share: The share (0 to 1] of the context room left after a generation that the
             results of its calls may take together; a longer result is cut, and says so.
-        jump_forward: Evaluate the tokens the grammar forces in one batch, not a forward pass
-            each (``tooldec.backends.jump``; greedy text can differ where the model would cut them
-            into other tokens).
+        jump_forward: Evaluate the tokens the grammar forces in one batch, each confirmed by
+            the model's pick, not a forward pass each (``tooldec.backends.jump``; on by default).
 
     Raises:
         ValueError: A budget, the timeout, the window or the share is out of range.
@@ -92,7 +91,7 @@ class ToolDecoder:
         vocab: Any = None,
         context_window: int | None = None,
         result_share: float = 0.5,
-        jump_forward: bool = False,
+        jump_forward: bool = True,
     ) -> None:
         if max_new_tokens < 1:
             raise ValueError(f"max_new_tokens must be >= 1, got {max_new_tokens}")

@@ -97,8 +97,8 @@ class Trace:
         masking_seconds: Time spent computing and applying token masks (feeding the tokens to
             the grammar included).
         masked_steps: Decoding steps that were masked (all of them, when constrained).
-        forced_steps: Tokens the grammar forced, evaluated in batches without a step of their own
-            (jump-forward; ``masked_steps + forced_steps == tokens_generated`` when constrained).
+        forced_steps: Of those, tokens the grammar forced that the model confirmed, evaluated
+            in batches without a forward pass of their own (jump-forward).
         generations: How many times the model was run (once, plus once after each tool round).
         events: The turn's log, in order.
         invalid: Calls that were not run (always empty with constrained decoding).
