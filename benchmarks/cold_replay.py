@@ -112,9 +112,9 @@ def main(argv: list[str] | None = None) -> int:
             if profile is not None:
                 profile.enable()
             if args.no_budget:
-                machine.allowed(None).pick_lists(width)
+                machine.advanced.allowed(None).pick_lists(width)
             else:
-                machine.lists(args.max_new_tokens - i, width)
+                machine.advanced.lists(args.max_new_tokens - i, width)
             machine.advance(token)
             if profile is not None:
                 profile.disable()
@@ -154,7 +154,7 @@ def check_first(picked: list[Any], vocab: Any, answers: dict[str, list[int]], sw
                 start = time.thread_time_ns()
                 if profile is not None:
                     profile.enable()
-                taken = machine.advance_within(token, budget - i)
+                taken = machine.advanced.advance_within(token, budget - i)
                 if profile is not None:
                     profile.disable()
                 spent.setdefault(kind, []).append(time.thread_time_ns() - start)
@@ -182,9 +182,9 @@ def phases(picked: list[Any], grammars: dict[str, Any], answers: dict[str, list[
                 sweep[::64].sum()
             logits[:] = fresh  # as llama.cpp writes the row before the loop reads it
             t0 = time.thread_time_ns()
-            known = machine.known_lists(max_new_tokens - i, width)
+            known = machine.advanced.known_lists(max_new_tokens - i, width)
             t1 = time.thread_time_ns()
-            allowed, refused = known if known is not None else machine.lists(max_new_tokens - i, width)
+            allowed, refused = known if known is not None else machine.advanced.lists(max_new_tokens - i, width)
             t2 = time.thread_time_ns()
             pick_token(logits, allowed, 0.0, rng, refused)
             t3 = time.thread_time_ns()

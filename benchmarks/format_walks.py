@@ -106,10 +106,10 @@ def format_walk(grammar: Grammar, rng: random.Random, choice: str, salient: tupl
     budget = len(taken) + machine.min_tokens() + rng.randint(0, extra)
     most = 0
     markers, pieces = salient
-    while len(taken) < budget and not machine.is_done() and not machine.turn_over:
+    while len(taken) < budget and not machine.is_done() and not machine.advanced.turn_over:
         allowed = machine.allowed_token_ids(budget=budget - len(taken))
         if not allowed.size:
-            raise AssertionError(f"{dialect.name}: empty mask at {machine.position}")
+            raise AssertionError(f"{dialect.name}: empty mask at {machine.advanced.position}")
         draw = rng.random()
         among = markers if draw < MARKER_STEP else pieces if draw < MARKER_STEP + PIECE_STEP else None
         if among is not None:
@@ -117,11 +117,11 @@ def format_walk(grammar: Grammar, rng: random.Random, choice: str, salient: tupl
             allowed = narrowed if narrowed.size else allowed
         tid = int(allowed[rng.randrange(allowed.size)])
         if not machine.advance(tid):
-            raise AssertionError(f"{dialect.name}: the mask allowed {tid} but advance refused it at {machine.position}")
+            raise AssertionError(f"{dialect.name}: the mask allowed {tid} but advance refused it at {machine.advanced.position}")
         taken.append(tid)
-        if machine.mode is Mode.REASONING:
-            most = max(most, machine.reasoning_tokens)
+        if machine.advanced.mode is Mode.REASONING:
+            most = max(most, machine.advanced.reasoning_tokens)
     kept = [t for t in taken if t not in vocab.eos_ids]  # a server strips the end of sequence
     text = readable(vocab.decode(kept), dialect.markers_in_use).decode("utf-8", errors="replace")
-    finished = machine.is_done() or machine.turn_over
-    return FormatWalk(taken, text, choice, reasoned, max_reasoning, machine.calls_completed, most, finished)
+    finished = machine.is_done() or machine.advanced.turn_over
+    return FormatWalk(taken, text, choice, reasoned, max_reasoning, machine.advanced.calls_completed, most, finished)

@@ -66,11 +66,11 @@ def call_tokens(grammar: Grammar, choice: str, ids: list[int]) -> tuple[int, int
     machine = Machine(grammar, tool_choice=choice)
     inside = 0
     for token in ids:
-        before = machine.mode is Mode.TOOL
+        before = machine.advanced.mode is Mode.TOOL
         if not machine.advance(token):
             break
-        inside += before or machine.mode is Mode.TOOL or machine.call_just_closed
-    return inside, machine.calls_completed
+        inside += before or machine.advanced.mode is Mode.TOOL or machine.advanced.call_just_closed
+    return inside, machine.advanced.calls_completed
 
 
 def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

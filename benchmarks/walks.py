@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
                 examples: list[str] = []
                 for _ in tqdm(range(args.walks), desc=f"{vocab_name}/{inv}", leave=False):
                     machine = Machine(grammar, tool_choice="required", parallel_tool_calls=False)
-                    result = random_walk(machine, rng, machine.shortest_completion() + rng.randint(0, 100))
+                    result = random_walk(machine, rng, machine.advanced.shortest_completion() + rng.randint(0, 100))
                     tokens += len(result.tokens)
                     problem = check_walk(result, dialect, tools)
                     if problem is not None:

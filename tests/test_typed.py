@@ -38,7 +38,7 @@ accepted: bool = machine.advance(60)
 
 
 def first_call(generator: Generator, prompt: list[int]) -> Generation:
-    return generator.generate(prompt, max_new_tokens=32, grammar=machine.grammar, tool_choice="required")
+    return generator.generate(prompt, max_new_tokens=32, grammar=machine.advanced.grammar, tool_choice="required")
 '''
 
 

@@ -27,17 +27,17 @@ class WalkResult:
 def random_walk(machine: Machine, rng: random.Random, budget: int) -> WalkResult:
     """Uniformly random allowed tokens until a call closes or ``budget`` tokens are spent."""
     taken: list[int] = []
-    while machine.calls_completed == 0 and len(taken) < budget:
+    while machine.advanced.calls_completed == 0 and len(taken) < budget:
         allowed = machine.allowed_token_ids(budget=budget - len(taken))
         if not allowed.size:
-            raise AssertionError(f"empty mask at {machine.position}")
+            raise AssertionError(f"empty mask at {machine.advanced.position}")
         tid = int(allowed[rng.randrange(allowed.size)])
         if not machine.advance(tid):
-            raise AssertionError(f"the mask allowed {tid} but advance refused it at {machine.position}")
+            raise AssertionError(f"the mask allowed {tid} but advance refused it at {machine.advanced.position}")
         taken.append(tid)
-    grammar = machine.grammar
+    grammar = machine.advanced.grammar
     text = readable(grammar.vocab.decode(taken), grammar.dialect.markers_in_use).decode("utf-8", errors="replace")
-    return WalkResult(taken, text, machine.calls_completed > 0)
+    return WalkResult(taken, text, machine.advanced.calls_completed > 0)
 
 
 def check_walk(result: WalkResult, dialect: Dialect, tools: ToolSet) -> str | None:

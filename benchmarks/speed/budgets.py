@@ -49,7 +49,7 @@ def run_pass(grammar: Grammar, cases: list[Case], budget: int, bitmask: np.ndarr
     for case in cases:
         machine = Machine(grammar, tool_choice="required")
         for written, tok in enumerate(case.call_tokens):
-            kind = type(machine.position).__name__
+            kind = type(machine.advanced.position).__name__
             start = time.perf_counter_ns()
             machine.fill_bitmask(bitmask, 0, budget - written)
             times.setdefault(kind, []).append(time.perf_counter_ns() - start)
@@ -89,7 +89,7 @@ def counter_steps(vocab: Vocabulary, floor: int, steps: int, slack: int, seed: i
         machine.fill_bitmask(bitmask, 0, None)
         free.append(time.perf_counter_ns() - start)
         assert machine.advance(int(ids[rng.integers(ids.size)]))
-        if machine.calls_completed:  # past the call: text masks, not the counter's
+        if machine.advanced.calls_completed:  # past the call: text masks, not the counter's
             break
     return {"floor": floor, "steps": len(budgeted), "need_ms": first_need / 1e6,
             "budget": _stats(budgeted), "no_budget": _stats(free)}

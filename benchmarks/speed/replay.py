@@ -87,7 +87,7 @@ def replay(compiler: Compiler, picked: list[tuple[str, ToolSet]], answers: dict[
 
 def _pickable(machine: Machine, budget: int | None, size: int) -> tuple[np.ndarray | None, np.ndarray | None]:
     """The mask as llama.cpp's loop asks for it: the shorter of its allowed and refused ids."""
-    return machine.allowed(budget).pick_lists(size)
+    return machine.advanced.allowed(budget).pick_lists(size)
 
 
 def _argument_states(compiler: Compiler) -> str:

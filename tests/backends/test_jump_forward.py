@@ -33,10 +33,10 @@ def answer(jump: bool, question: str, budget: int, choice: str = "required") -> 
 def test_forced_tokens_are_the_tokenizer_s_own() -> None:
     _, tokenizer, vocab = loaded()
     machine = Machine(Grammar(TOOLS, vocab, Hermes()), tool_choice="required")
-    assert machine.forced_bytes() == b'<tool_call>\n{"name": "'
+    assert machine.advanced.forced_bytes() == b'<tool_call>\n{"name": "'
     ids = forced_tokens(machine, encoder_of(tokenizer), 64)
     assert ids == tokenizer.encode('<tool_call>\n{"name":', add_special_tokens=False)  # ' "' could run on: left to the model
-    assert machine.text == b""  # the cursor is where it was
+    assert machine.advanced.text == b""  # the cursor is where it was
     assert machine.accept_string(b'<tool_call>\n{"name": "w')
     assert vocab.decode(forced_tokens(machine, encoder_of(tokenizer), 64)).startswith(b'eather", "arguments"')
 
@@ -50,7 +50,7 @@ def test_greedy_tokens_equal_the_loop_without_jumps(question: str) -> None:
     assert on == off
     grammar = Grammar(TOOLS, vocab, Hermes())
     replay = Machine(grammar, tool_choice="required")
-    assert all(replay.advance(token) for token in on) and replay.calls_completed == 1
+    assert all(replay.advance(token) for token in on) and replay.advanced.calls_completed == 1
     calls = Hermes().parse_calls(vocab.decode(on).decode())
     assert calls and all(TOOLS[c.name].validate_arguments(c.arguments) == [] for c in calls)
 
@@ -81,7 +81,7 @@ def test_a_tight_budget_is_kept() -> None:
         replay = Machine(grammar, tool_choice="required")
         for i, token in enumerate(ids):
             assert token in replay.allowed_token_ids(budget - i).tolist() and replay.advance(token)
-        assert replay.calls_completed == 1
+        assert replay.advanced.calls_completed == 1
 
 
 def test_the_switch_is_on_by_default_and_turns_off() -> None:

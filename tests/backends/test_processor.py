@@ -101,7 +101,7 @@ def test_rows_of_a_batch_follow_their_own_tokens(grammar: Grammar) -> None:
         for machine, token in zip(machines, (call_ids[k], text_ids[k])):
             assert machine.advance(token)
         ids = torch.cat([ids, torch.tensor([[call_ids[k]], [text_ids[k]]])], dim=1)
-    assert [m.mode for m in processor.machines] == [m.mode for m in machines]
+    assert [m.advanced.mode for m in processor.machines] == [m.advanced.mode for m in machines]
 
 
 def test_a_new_prompt_starts_fresh_machines(grammar: Grammar) -> None:
@@ -166,7 +166,7 @@ def test_another_call_only_with_parallel_calls(grammar: Grammar, parallel: bool)
     _, out = step(processor, ids, vocab.size)
     closing = longest_match_ids(vocab, ">")[0]
     assert bool(torch.isfinite(out[0, closing])) is parallel
-    assert processor.machines[0].calls_completed == 1
+    assert processor.machines[0].advanced.calls_completed == 1
 
 
 def test_stop_on_call_close_fires_on_the_closing_token(grammar: Grammar) -> None:

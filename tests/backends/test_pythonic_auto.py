@@ -49,7 +49,7 @@ def answer(question: str, forced: str, budget: int = 60) -> tuple[str, list[Mode
     for tid in vocab.longest_match(forced.encode()):
         assert machine.advance(tid)
         ids.append(tid)
-    assert machine.mode is Mode.TEXT
+    assert machine.advanced.mode is Mode.TEXT
     generated: list[int] = []
     modes: list[Mode] = []
     while len(generated) < budget and not machine.is_done():
@@ -59,14 +59,14 @@ def answer(question: str, forced: str, budget: int = 60) -> tuple[str, list[Mode
         assert machine.advance(token)
         ids.append(token)
         generated.append(token)
-        modes.append(machine.mode)
+        modes.append(machine.advanced.mode)
     text = vocab.decode([t for t in generated if t not in vocab.eos_ids]).decode("utf-8", errors="replace")
     return forced + text, modes, machine
 
 
 def test_a_pythonic_call_after_text_is_constrained_parsed_and_valid() -> None:
     text, modes, machine = answer("What is the weather in Paris?", "Let me look that up.\n[")
-    assert Mode.TOOL in modes and machine.calls_completed == 1, text  # the model's own name and ( opened it
+    assert Mode.TOOL in modes and machine.advanced.calls_completed == 1, text  # the model's own name and ( opened it
     scan = DIALECT.scan(text)
     assert len(scan.calls) == 1 and scan.broken == [], text
     call = scan.calls[0]
@@ -75,7 +75,7 @@ def test_a_pythonic_call_after_text_is_constrained_parsed_and_valid() -> None:
 
 def test_a_bracket_that_becomes_prose_stays_free() -> None:
     text, modes, machine = answer("What is 1234 plus 5678?", "I will work it out.\n[")
-    if machine.calls_completed:  # the model may call ``add``; then the call must be valid
+    if machine.advanced.calls_completed:  # the model may call ``add``; then the call must be valid
         calls = DIALECT.parse_calls(text)
         assert calls and not any(TOOLS[c.name].validate_arguments(c.arguments) for c in calls), text
     else:

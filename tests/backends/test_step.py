@@ -47,7 +47,7 @@ def decode(logits: np.ndarray, budget: int, temperature: float = 0.0, **way: Any
         for left in range(budget, 0, -1):
             token = stepper.step(logits[budget - left], left)
             tokens.append(token)
-            if token == 260 or machine.turn_over:
+            if token == 260 or machine.advanced.turn_over:
                 break
             stepper.ahead(left - 1)
     return tokens, machine, stepper
@@ -69,7 +69,7 @@ def test_the_ways_of_masking_take_the_same_greedy_tokens_and_the_call_closes(see
         for way in WAYS:
             tokens, machine, stepper = decode(logits, budget, **way)
             assert allowed_each_step(tokens, budget), (way, budget)
-            assert machine.calls_completed == 1, (way, budget, VOCAB.decode(tokens))
+            assert machine.advanced.calls_completed == 1, (way, budget, VOCAB.decode(tokens))
             assert stepper.steps == len(tokens)
             assert (stepper.overlapped_seconds > 0) == ("mask_worker" in way)
             answers.append(tokens)
@@ -80,7 +80,7 @@ def test_the_ways_of_masking_take_the_same_greedy_tokens_and_the_call_closes(see
 def test_sampled_tokens_are_allowed(way: dict[str, Any]) -> None:
     logits = np.random.default_rng(7).standard_normal((40, VOCAB.size)).astype(np.float32)
     tokens, machine, _ = decode(logits, 40, temperature=1.0, **way)
-    assert allowed_each_step(tokens, 40) and machine.calls_completed == 1
+    assert allowed_each_step(tokens, 40) and machine.advanced.calls_completed == 1
 
 
 def test_an_unsatisfiable_step_is_a_clear_error() -> None:

@@ -29,7 +29,7 @@ def inventories(data_dir: Path) -> dict[str, ToolSet]:
 
 def brute_force(machine: Machine) -> np.ndarray:
     """Every token id that ``advance`` accepts, found by trying each one (the reference)."""
-    size = machine.grammar.vocab.size
+    size = machine.advanced.grammar.vocab.size
     allowed = []
     for tid in range(size):
         if machine.advance(tid):

@@ -96,8 +96,8 @@ def test_budgeted_masks_inside_a_large_counter_are_exact(vocab_name: str, tool: 
     checked = inside = 0
     for step in range(80):
         need = machine.min_tokens()
-        inside += isinstance(machine.position, Tail)
-        if isinstance(machine.position, Tail) and inside % 11 == 3:  # 3, 14, 25 tokens into the arguments
+        inside += isinstance(machine.advanced.position, Tail)
+        if isinstance(machine.advanced.position, Tail) and inside % 11 == 3:  # 3, 14, 25 tokens into the arguments
             # every token where the mask is small, else (inside a string) a sample of the vocabulary
             unbudgeted = machine.allowed_token_ids()
             tried = brute_force(machine) if unbudgeted.size <= 2000 else \
@@ -105,9 +105,9 @@ def test_budgeted_masks_inside_a_large_counter_are_exact(vocab_name: str, tool: 
             needs = {}
             for tid in tried.tolist():
                 if machine.advance(tid):
-                    needs[tid] = _walked_need(grammar, machine.position, memo)
+                    needs[tid] = _walked_need(grammar, machine.advanced.position, memo)
                     machine.rollback()
-            assert needs and need == _walked_need(grammar, machine.position, memo)
+            assert needs and need == _walked_need(grammar, machine.advanced.position, memo)
             for budget in sorted({need, need + 1, need + 2, *(n + 1 for n in needs.values())})[:5]:
                 expected = np.array(sorted(t for t, n in needs.items() if n <= budget - 1), dtype=np.int32)
                 got = np.intersect1d(machine.allowed_token_ids(budget=budget), tried)
@@ -134,7 +134,7 @@ def test_a_budget_inside_a_counter_makes_as_many_states_at_any_count(smollm2_voc
         for _ in range(30):
             ids = machine.allowed_token_ids(budget=machine.min_tokens() + 2)
             assert machine.advance(int(ids[rng.randrange(ids.size)]))
-        pos = machine.position
+        pos = machine.advanced.position
         assert isinstance(pos, Tail)
         made.append(grammar.tail(pos.tool, pos.form, pos.chained).dfa.n_states)
     assert made[1] <= made[0] + 8, made

@@ -74,16 +74,16 @@ def test_auto_mode_opens_no_call_it_cannot_close(grammars: Grammar) -> None:
     grammar = grammars
     required = Machine(grammar, tool_choice="required")
     need = required.min_tokens()
-    _, text = shortest(grammar, required.position, True)
+    _, text = shortest(grammar, required.advanced.position, True)
     tokens = grammar.vocab.longest_match(text)
     assert len(tokens) == need
     for budget, can_open in ((need, True), (need - 1, False)):
         machine = Machine(grammar)
         for step, tid in enumerate(tokens):
             allowed = tid in set(machine.allowed_token_ids(budget=budget - step).tolist())
-            before = machine.mode
+            before = machine.advanced.mode
             assert machine.advance(tid)
-            if machine.mode is Mode.TOOL and before is Mode.TEXT:  # this token opens the call
+            if machine.advanced.mode is Mode.TOOL and before is Mode.TEXT:  # this token opens the call
                 assert allowed is can_open, (budget, need, step)
                 break
             assert allowed, (budget, step)
@@ -115,11 +115,11 @@ def test_a_budget_is_never_left_without_a_token(grammars: Grammar) -> None:
         budget = machine.min_tokens() + rng.randint(0, 30)
         for step in range(budget):
             ids = machine.allowed_token_ids(budget=budget - step)
-            assert ids.size, machine.position
+            assert ids.size, machine.advanced.position
             assert machine.advance(int(ids[rng.randrange(ids.size)]))
-            if machine.calls_completed:
+            if machine.advanced.calls_completed:
                 break
-        assert machine.calls_completed == 1
+        assert machine.advanced.calls_completed == 1
         assert np.all(machine.allowed_token_ids().size > 0)
 
 
@@ -133,10 +133,11 @@ def test_a_budget_below_the_need_is_refused_with_the_need_not_given_an_empty_mas
     for step in range(16):
         need = machine.min_tokens()
         bitmask = np.full((1, (width + 31) // 32), 7, dtype=np.int32)
-        for ask in (lambda b: machine.known(b), lambda b: machine.known_lists(b, width),
-                    lambda b: machine.allowed_token_ids(budget=b), lambda b: machine.allowed(b),
-                    lambda b: machine.lists(b, width), lambda b, into=bitmask: machine.fill_bitmask(into, 0, b),
-                    lambda b: machine.known(b), lambda b: machine.known_lists(b, width)):
+        for ask in (lambda b: machine.advanced.known(b), lambda b: machine.advanced.known_lists(b, width),
+                    lambda b: machine.allowed_token_ids(budget=b), lambda b: machine.advanced.allowed(b),
+                    lambda b: machine.advanced.lists(b, width),
+                    lambda b, into=bitmask: machine.fill_bitmask(into, 0, b),
+                    lambda b: machine.advanced.known(b), lambda b: machine.advanced.known_lists(b, width)):
             for budget in (need - 1, 1):
                 try:
                     answer = ask(budget)
@@ -169,13 +170,13 @@ def test_a_list_separator_is_counted_with_the_next_call(dialect: Dialect, any_vo
         budget = machine.min_tokens() + walk % 4
         for step in range(budget):
             ids = machine.allowed_token_ids(budget=budget - step)
-            assert ids.size, (walk, step, machine.text, machine.position)
+            assert ids.size, (walk, step, machine.advanced.text, machine.advanced.position)
             # the walk leans on separators: a token with a comma whenever one is allowed
             commas = [int(t) for t in ids if b"," in (any_vocab.token_bytes[int(t)] or b"")]
             assert machine.advance(rng.choice(commas) if commas and walk % 2 else int(ids[rng.randrange(ids.size)]))
-            if machine.is_accepting():
+            if machine.advanced.is_accepting():
                 break
-        assert machine.calls_completed >= 1 and machine.is_accepting(), (walk, machine.text)
+        assert machine.advanced.calls_completed >= 1 and machine.advanced.is_accepting(), (walk, machine.advanced.text)
 
 
 WEATHER = {"name": "get_weather", "parameters": {"type": "object", "properties": {
@@ -262,7 +263,7 @@ def test_a_budgeted_text_mask_is_what_trying_every_token_allows(vocab_name: str,
     machine = Machine(grammar, tool_choice=choice)
     for tid in vocab.longest_match(prefix.encode()):
         assert machine.advance(tid)
-    assert machine.mode is Mode.TEXT
+    assert machine.advanced.mode is Mode.TEXT
     needs: dict[int, int] = {}
     for tid in machine.allowed_token_ids().tolist():
         assert machine.advance(tid)
@@ -276,7 +277,7 @@ def test_a_budgeted_text_mask_is_what_trying_every_token_allows(vocab_name: str,
         want = np.array(sorted(t for t, n in needs.items() if n <= budget - 1), dtype=np.int32)
         got = machine.allowed_token_ids(budget=budget)
         assert np.array_equal(got, want), (budget, np.setdiff1d(got, want)[:8], np.setdiff1d(want, got)[:8])
-        known = machine.known(budget)
+        known = machine.advanced.known(budget)
         assert known is not None and np.array_equal(known.ids, want), budget
         seen.add(got.size)
     assert len(seen) >= 2  # the budgets cut the mask
@@ -304,14 +305,15 @@ def test_a_token_taken_without_its_mask_lands_where_advance_takes_it(vocab_name:
         for other in {tid, *rng.sample(allowed, min(12, len(allowed)))}:
             twin = machine.fork()
             assert twin.advance(other)
-            assert machine.advance_within(other, 400), vocab.token_bytes[other]
-            assert (machine.position, machine.calls_completed, machine.call_just_closed, machine.text) == (
-                twin.position, twin.calls_completed, twin.call_just_closed, twin.text), vocab.token_bytes[other]
-            closed += machine.call_just_closed
+            assert machine.advanced.advance_within(other, 400), vocab.token_bytes[other]
+            moved, forked = machine.advanced, twin.advanced
+            assert (moved.position, moved.calls_completed, moved.call_just_closed, moved.text) == (
+                forked.position, forked.calls_completed, forked.call_just_closed, forked.text), vocab.token_bytes[other]
+            closed += machine.advanced.call_just_closed
             compared += 1
             machine.rollback()
         assert machine.advance(tid)
-    assert machine.calls_completed == 1 and closed and compared > 200
+    assert machine.advanced.calls_completed == 1 and closed and compared > 200
 
 
 @pytest.mark.parametrize("vocab_name", ["smollm2", "bytes"])
@@ -335,7 +337,7 @@ def test_a_token_taken_without_its_mask_is_one_the_budgeted_mask_allows(vocab_na
         machine.rollback()
     rng = random.Random(prefix)
     tried = sorted(needs) + rng.sample(range(vocab.size), min(200, vocab.size)) + list(vocab.eos_ids)
-    before = (machine.text, machine.calls_completed)
+    before = (machine.advanced.text, machine.advanced.calls_completed)
     cuts = 0
     for budget in sorted({n + 1 for n in needs.values()} | {1, 200}, reverse=True):
         below = budget < machine.min_tokens()  # then every mask is refused (BudgetError), and no token fits
@@ -345,11 +347,11 @@ def test_a_token_taken_without_its_mask_is_one_the_budgeted_mask_allows(vocab_na
         allowed = set() if below else set(machine.allowed_token_ids(budget=budget).tolist())
         for k, tid in enumerate(tried):
             if k % 2 and not below:  # half the time from the position's record (a loop that listed its mask first)
-                machine.lists(budget, vocab.size)
-            took = machine.advance_within(tid, budget)
+                machine.advanced.lists(budget, vocab.size)
+            took = machine.advanced.advance_within(tid, budget)
             assert took == (tid in allowed), (budget, tid, vocab.token_bytes[tid])
             if took:
                 machine.rollback()
-            assert (machine.text, machine.calls_completed) == before
+            assert (machine.advanced.text, machine.advanced.calls_completed) == before
         cuts += bool(allowed) and len(allowed) < len(unbudgeted)
     assert cuts or prefix.startswith("Let"), "some budget cuts the mask"

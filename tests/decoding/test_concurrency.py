@@ -40,7 +40,7 @@ def walk(grammar: Grammar, seed: int) -> Record:
     for step in range(60):
         ids = machine.allowed_token_ids(budget=60 - step)
         out.append((hashlib.sha1(ids.tobytes()).hexdigest(), len(ids)))
-        if not ids.size or machine.calls_completed:
+        if not ids.size or machine.advanced.calls_completed:
             break
         token = int(ids[rng.randrange(ids.size)])
         assert machine.advance(token)
@@ -93,13 +93,13 @@ def loop_walk(grammar: Grammar, seed: int) -> Record:
     width = grammar.vocab.size
     out: Record = []
     for step in range(60):
-        lists = machine.known_lists(60 - step, width) or machine.lists(60 - step, width)
+        lists = machine.advanced.known_lists(60 - step, width) or machine.advanced.lists(60 - step, width)
         ids = machine.allowed_token_ids(budget=60 - step)  # the mask the lists must give
         allowed = np.setdiff1d(np.arange(width), lists[1]) if lists[0] is None and lists[1] is not None else (
             np.arange(width) if lists[0] is None else lists[0])
         out.append((hashlib.sha1(ids.tobytes()).hexdigest(), len(ids)))
         out.append(("same lists", int(np.array_equal(allowed, ids))))
-        if not ids.size or machine.calls_completed:
+        if not ids.size or machine.advanced.calls_completed:
             break
         token = int(ids[rng.randrange(ids.size)])
         assert machine.advance(token)
@@ -187,9 +187,9 @@ def test_caches_stay_bounded(smollm2_vocab: Vocabulary) -> None:
         for step in range(budget):
             ids = machine.allowed_token_ids(budget=budget - step)
             assert machine.advance(int(ids[rng.randrange(ids.size)]))
-            if machine.calls_completed:
+            if machine.advanced.calls_completed:
                 break
-        assert machine.calls_completed == 1
+        assert machine.advanced.calls_completed == 1
         assert compiler.tails.nbytes <= 4 << 20 and compiler.masks.nbytes <= 2 << 20
         assert len(compiler.snapshots) <= 8
 
@@ -211,12 +211,12 @@ def test_cursors_survive_evicted_automata(smollm2_vocab: Vocabulary) -> None:
         budget = machine.min_tokens() + 20
         for step in range(budget):
             ids = machine.allowed_token_ids(budget=budget - step)
-            if machine.mode is Mode.TOOL and rng.random() < 0.08:
-                assert np.array_equal(machine.allowed_token_ids(), brute_force(machine)), machine.position
+            if machine.advanced.mode is Mode.TOOL and rng.random() < 0.08:
+                assert np.array_equal(machine.allowed_token_ids(), brute_force(machine)), machine.advanced.position
             assert machine.advance(int(ids[rng.randrange(ids.size)]))
-            if machine.calls_completed:
+            if machine.advanced.calls_completed:
                 break
-        assert machine.calls_completed == 1
+        assert machine.advanced.calls_completed == 1
 
 
 def test_vocabularies_are_freed_when_unused(tmp_path: Path) -> None:

@@ -50,9 +50,9 @@ def test_masks_are_exact_in_every_dialect(name: str, mistral_vocab: Vocabulary) 
     machine = Machine(grammar, tool_choice="required")
     for step in range(30):
         if step % 6 == 0:
-            assert np.array_equal(machine.allowed_token_ids(), brute_force(machine)), machine.position
+            assert np.array_equal(machine.allowed_token_ids(), brute_force(machine)), machine.advanced.position
         allowed = machine.allowed_token_ids(budget=60 - step)
-        if machine.calls_completed or not allowed.size:
+        if machine.advanced.calls_completed or not allowed.size:
             break
         assert machine.advance(int(allowed[rng.randrange(allowed.size)]))
 
@@ -66,6 +66,6 @@ def test_pythonic_calls_open_the_output(smollm2_vocab: Vocabulary) -> None:
     rng = random.Random(0)
     for _ in range(20):
         machine = Machine(grammar, tool_choice="required", parallel_tool_calls=False)
-        result = random_walk(machine, rng, machine.shortest_completion() + rng.randint(0, 40))
+        result = random_walk(machine, rng, machine.advanced.shortest_completion() + rng.randint(0, 40))
         assert result.text.startswith("[")
         assert check_walk(result, dialect, tools) is None, result.text

@@ -36,11 +36,11 @@ def test_mask_equals_brute_force(any_vocab: Vocabulary, inventories: dict[str, T
             expected = brute_force(machine)
             got = machine.allowed_token_ids()
             assert np.array_equal(got, expected), (
-                f"{machine.position}: extra {np.setdiff1d(got, expected)[:10]} missing {np.setdiff1d(expected, got)[:10]}"
+                f"{machine.advanced.position}: extra {np.setdiff1d(got, expected)[:10]} missing {np.setdiff1d(expected, got)[:10]}"
             )
             checked += 1
         allowed = machine.allowed_token_ids(budget=60 - step)
-        if machine.calls_completed or not allowed.size:
+        if machine.advanced.calls_completed or not allowed.size:
             break
         assert machine.advance(int(allowed[rng.randrange(allowed.size)]))
     assert checked >= 1
@@ -55,7 +55,7 @@ def test_text_mode_with_text_trigger_is_exact(qwen_vocab: Vocabulary, inventorie
         assert machine.advance(tid)
     expected = brute_force(machine)
     assert np.array_equal(machine.allowed_token_ids(), expected)
-    allowed, refused = machine.allowed().pick_lists(qwen_vocab.size)  # what a sampler reads: the shorter list
+    allowed, refused = machine.advanced.allowed().pick_lists(qwen_vocab.size)  # what a sampler reads: the shorter list
     assert allowed is None and refused is not None
     assert np.array_equal(refused, np.setdiff1d(np.arange(qwen_vocab.size), expected))
     rejected = [qwen_vocab.token_bytes[i] for i in np.setdiff1d(np.arange(qwen_vocab.size), expected)]
@@ -138,11 +138,11 @@ def test_the_turn_is_over_after_the_last_call_allowed(qwen_vocab: Vocabulary, pa
 
     machine = Machine(Grammar(ToolSet([WEATHER]), qwen_vocab, Hermes()), tool_choice="required",
                       parallel_tool_calls=parallel)
-    assert not machine.turn_over
+    assert not machine.advanced.turn_over
     for tid in greedy_ids(qwen_vocab, '<tool_call>\n{"name": "get_weather", "arguments": {"city": "X"}}\n</tool_call>'):
-        assert not machine.turn_over
+        assert not machine.advanced.turn_over
         assert machine.advance(tid)
-    assert machine.calls_completed == 1 and machine.turn_over is not parallel
+    assert machine.advanced.calls_completed == 1 and machine.advanced.turn_over is not parallel
 
 
 def test_exits_met_again_are_one_lookup_and_exact(llama3_vocab: Vocabulary) -> None:

@@ -1,4 +1,4 @@
-"""The bytes the grammar forces (``Machine.forced_bytes``), on real vocabularies, against a byte
+"""The bytes the grammar forces (``Machine.advanced.forced_bytes``), on real vocabularies, against a byte
 oracle: at every position of real calls, the span is exactly the run of positions where one byte
 alone keeps the output valid and the output may not end, up to a closed call."""
 
@@ -35,7 +35,7 @@ def oracle(machine: Machine, limit: int = 256) -> bytes:
     """The forced bytes by trying every byte at every position (``accept_string``, then undone)."""
     out = bytearray()
     steps = 0
-    while len(out) < limit and machine.mode.value == "tool" and not machine.is_accepting():
+    while len(out) < limit and machine.advanced.mode.value == "tool" and not machine.advanced.is_accepting():
         fits = []
         for byte in range(256):
             if machine.accept_string(bytes((byte,))):
@@ -48,7 +48,7 @@ def oracle(machine: Machine, limit: int = 256) -> bytes:
         machine.accept_string(bytes(fits))
         steps += 1
         out += bytes(fits)
-        if machine.call_just_closed:
+        if machine.advanced.call_just_closed:
             break
     if steps:
         machine.rollback(steps)
@@ -63,8 +63,8 @@ def test_forced_bytes_match_the_byte_oracle_along_real_calls(any_vocab: Vocabula
         machine = Machine(grammar, tool_choice=choice)
         data = call.encode()
         for i in range(len(data) + 1):
-            if not isinstance(machine.position, Text) or i == 0:
-                assert machine.forced_bytes() == oracle(machine), (call, data[:i])
+            if not isinstance(machine.advanced.position, Text) or i == 0:
+                assert machine.advanced.forced_bytes() == oracle(machine), (call, data[:i])
             if i < len(data):
                 assert machine.accept_string(data[i:i + 1])
 
@@ -72,22 +72,22 @@ def test_forced_bytes_match_the_byte_oracle_along_real_calls(any_vocab: Vocabula
 def test_what_a_call_forces(qwen_vocab: Vocabulary) -> None:
     """The framing after an opener, the rest of a unique name, required keys, an enum's rest."""
     machine = Machine(Grammar(TOOLS, qwen_vocab, Hermes()), tool_choice="required")
-    assert machine.forced_bytes() == b'<tool_call>\n{"name": "'
+    assert machine.advanced.forced_bytes() == b'<tool_call>\n{"name": "'
     machine.accept_string(b'<tool_call>\n{"name": "get_')
-    assert machine.forced_bytes() == b""  # get_time or get_weather
+    assert machine.advanced.forced_bytes() == b""  # get_time or get_weather
     machine.accept_string(b"w")
-    assert machine.forced_bytes() == b'eather", "arguments": {"city": "'
+    assert machine.advanced.forced_bytes() == b'eather", "arguments": {"city": "'
     machine.accept_string(b'eather", "arguments": {"city": "Oslo')
-    assert machine.forced_bytes() == b""  # the string may go on
+    assert machine.advanced.forced_bytes() == b""  # the string may go on
     machine.accept_string(b'"')
-    assert machine.forced_bytes() == b', "unit": "'  # required keys come in order
+    assert machine.advanced.forced_bytes() == b', "unit": "'  # required keys come in order
     machine.accept_string(b', "unit": "f')
-    assert machine.forced_bytes() == b'ahrenheit"}}\n</tool_call>'
-    assert machine.forced_bytes(5) == b"ahren"
+    assert machine.advanced.forced_bytes() == b'ahrenheit"}}\n</tool_call>'
+    assert machine.advanced.forced_bytes(5) == b"ahren"
     machine.accept_string(b'ahrenheit"}}\n</tool_call>')
-    assert machine.calls_completed == 1 and machine.forced_bytes() == b""
+    assert machine.advanced.calls_completed == 1 and machine.advanced.forced_bytes() == b""
 
 
 def test_a_named_tool_forces_its_name(smollm2_vocab: Vocabulary) -> None:
     machine = Machine(Grammar(TOOLS, smollm2_vocab, Hermes()), tool_choice="get_time")
-    assert machine.forced_bytes() == b'<tool_call>\n{"name": "get_time", "arguments": {"zone": "'
+    assert machine.advanced.forced_bytes() == b'<tool_call>\n{"name": "get_time", "arguments": {"zone": "'

@@ -46,9 +46,9 @@ def test_no_token_runs_past_the_end_of_an_inline_call(any_vocab: Vocabulary, cas
     closing = []
     for tid in allowed.tolist():
         assert machine.advance(tid)
-        if machine.call_just_closed:
+        if machine.advanced.call_just_closed:
             closing.append(tid)
-            assert machine.text.endswith(end), f"{any_vocab.token_bytes[tid]!r} runs past the call's end"
+            assert machine.advanced.text.endswith(end), f"{any_vocab.token_bytes[tid]!r} runs past the call's end"
         machine.rollback()
     assert closing, "the call can still close"
     last = machine.allowed_token_ids(budget=1)  # one token left: only those that close the call
@@ -70,7 +70,7 @@ def test_the_tokens_qwen_chose_are_refused(qwen_vocab: Vocabulary) -> None:
         assert ids[token] not in allowed, token
     text = Machine(grammar, max_calls=8)
     assert text.advance(ids[b"=<"])  # in text, ``=<`` still opens a call: a name must follow
-    assert text.mode.value == "tool" and not text.is_accepting()
+    assert text.advanced.mode.value == "tool" and not text.advanced.is_accepting()
 
 
 def test_the_same_token_stays_allowed_where_no_result_follows(qwen_vocab: Vocabulary) -> None:

@@ -50,7 +50,7 @@ def opens_at(vocab: Vocabulary, dialect: Dialect, text: str, split: int) -> Mach
     machine = Machine(grammar)
     for part in (text[:split], text[split:]):
         for tid in vocab.longest_match(part.encode()):
-            assert machine.advance(tid), (text[:split], part, vocab.token_bytes[tid], machine.position)
+            assert machine.advance(tid), (text[:split], part, vocab.token_bytes[tid], machine.advanced.position)
     return machine
 
 
@@ -59,7 +59,7 @@ def test_every_split_of_an_opener_enters_tool_mode(any_vocab: Vocabulary, dialec
     start = commit.rfind("\n", 0, max(len(commit) - 12, 0)) + 1
     for split in range(start, len(commit) + 1):
         machine = opens_at(any_vocab, dialect, answer, split)
-        assert machine.calls_completed == 1 and machine.mode is Mode.TEXT, (split, machine.position)
+        assert machine.advanced.calls_completed == 1 and machine.advanced.mode is Mode.TEXT, (split, machine.advanced.position)
         calls = dialect.parse_calls(answer)
         assert [(c.name, dict(c.arguments)) for c in calls] == [("get_weather", ARGS)]
 
@@ -74,7 +74,7 @@ def test_after_the_committing_byte_the_mask_is_exact(smollm2_vocab: Vocabulary, 
     machine = Machine(grammar)
     for tid in smollm2_vocab.longest_match(commit.encode()):
         assert machine.advance(tid)
-    assert machine.mode is Mode.TOOL, machine.position
+    assert machine.advanced.mode is Mode.TOOL, machine.advanced.position
     assert np.array_equal(machine.allowed_token_ids(), brute_force(machine))  # e.g. only "\n" after <tool_call>
     name_at = answer.index('"name": "') + len('"name": "')  # the rest of the head, up to the name
     for tid in smollm2_vocab.longest_match(answer[len(commit):name_at].encode()):
@@ -103,7 +103,7 @@ def test_prose_stays_free(smollm2_vocab: Vocabulary, text: str) -> None:
     machine = Machine(Grammar(ToolSet(ZOO), smollm2_vocab, Hermes()))
     for tid in smollm2_vocab.longest_match(text.encode()):
         assert machine.advance(tid), (text, smollm2_vocab.token_bytes[tid])
-    assert machine.mode is Mode.TEXT and machine.calls_completed == 0
+    assert machine.advanced.mode is Mode.TEXT and machine.advanced.calls_completed == 0
 
 
 def test_without_inline_a_name_object_in_a_sentence_is_prose(smollm2_vocab: Vocabulary) -> None:
@@ -112,7 +112,7 @@ def test_without_inline_a_name_object_in_a_sentence_is_prose(smollm2_vocab: Voca
     machine = Machine(Grammar(ToolSet(ZOO), smollm2_vocab, dialect))
     for tid in smollm2_vocab.longest_match(text.encode()):
         assert machine.advance(tid)
-    assert machine.mode is Mode.TEXT and machine.calls_completed == 0
+    assert machine.advanced.mode is Mode.TEXT and machine.advanced.calls_completed == 0
     assert (len(dialect.scan(text).calls), len(dialect.scan(text).broken)) == (0, 1)  # still counted
 
 
@@ -120,7 +120,7 @@ def test_openers_can_be_narrowed_to_the_tag(smollm2_vocab: Vocabulary) -> None:
     machine = Machine(Grammar(ToolSet(ZOO), smollm2_vocab, Hermes(openers=["tag"])))
     for tid in smollm2_vocab.longest_match(COMPACT.encode()):
         assert machine.advance(tid)
-    assert machine.mode is Mode.TEXT and machine.calls_completed == 0
+    assert machine.advanced.mode is Mode.TEXT and machine.advanced.calls_completed == 0
 
 
 @pytest.mark.parametrize("tool_choice", ["required", "get_weather"])
@@ -143,7 +143,7 @@ def test_a_forced_call_opens_with_the_tag_unless_told(smollm2_vocab: Vocabulary,
                  fenced)
     after = Machine(grammar, tool_choice="required")
     assert opens(after, tag + f"\n{COMPACT}\n</tool_call>\n".encode() + fenced)  # a second call, fenced
-    assert after.calls_completed == 1 and after.mode is Mode.TOOL
+    assert after.advanced.calls_completed == 1 and after.advanced.mode is Mode.TOOL
 
 
 def test_a_forced_call_takes_a_special_tag_by_id(mistral_vocab: Vocabulary) -> None:
@@ -196,7 +196,7 @@ def test_a_call_opened_anywhere_closes_within_its_minimum_budget(smollm2_vocab: 
     machine = Machine(Grammar(tools, smollm2_vocab, Hermes()))
     for tid in smollm2_vocab.longest_match(commit.encode()):
         assert machine.advance(tid)
-    assert machine.mode is Mode.TOOL
+    assert machine.advanced.mode is Mode.TOOL
     need = machine.min_tokens()
     rng = random.Random(commit)
     for _ in range(4):

@@ -10,7 +10,7 @@ import random
 import numpy as np
 import pytest
 
-from tooldec.decoding import Grammar, Machine, Mode
+from tooldec.decoding import Grammar, Machine, Mode, Tail
 from tooldec.dialects import Pythonic
 from tooldec.dialects.watch import OpenerWatch
 from tooldec.tokens import Vocabulary
@@ -39,17 +39,17 @@ def walk(machine: Machine, rng: random.Random, budget: int) -> tuple[bool, str]:
     """Random allowed tokens within ``budget`` until the list of calls is closed (text again):
     ``(closed, text)``."""
     taken: list[int] = []
-    while machine.mode is Mode.TOOL and len(taken) < budget:
+    while machine.advanced.mode is Mode.TOOL and len(taken) < budget:
         allowed = machine.allowed_token_ids(budget=budget - len(taken))
-        assert allowed.size, machine.position
+        assert allowed.size, machine.advanced.position
         taken.append(int(allowed[rng.randrange(allowed.size)]))
         assert machine.advance(taken[-1])
-    return machine.mode is Mode.TEXT, machine.grammar.vocab.decode(taken).decode()
+    return machine.advanced.mode is Mode.TEXT, machine.advanced.grammar.vocab.decode(taken).decode()
 
 
 def feed(machine: Machine, vocab: Vocabulary, text: str) -> None:
     for tid in vocab.longest_match(text.encode()):
-        assert machine.advance(tid), (text, vocab.token_bytes[tid], machine.position)
+        assert machine.advance(tid), (text, vocab.token_bytes[tid], machine.advanced.position)
 
 
 @pytest.mark.parametrize(("dialect", "answer", "commit", "names"), CASES, ids=IDS)
@@ -62,9 +62,9 @@ def test_every_split_of_the_opener_enters_tool_mode_at_the_parenthesis(
         feed(machine, any_vocab, answer[:split])
         # tool mode exactly from the ``(`` that ends ``[name(`` to the ``]`` that closes the list
         inside = len(commit) <= split < len(answer) - (answer[::-1].index("]"))
-        assert (machine.mode is Mode.TOOL) == inside, (split, answer[:split], machine.position)
+        assert (machine.advanced.mode is Mode.TOOL) == inside, (split, answer[:split], machine.advanced.position)
         feed(machine, any_vocab, answer[split:])
-        assert machine.calls_completed == len(names) and machine.mode is Mode.TEXT, (split, machine.position)
+        assert machine.advanced.calls_completed == len(names) and machine.advanced.mode is Mode.TEXT, (split, machine.advanced.position)
     calls = dialect.parse_calls(answer)
     assert [c.name for c in calls] == names
     assert not any(TOOLS[c.name].validate_arguments(c.arguments) for c in calls)
@@ -78,13 +78,13 @@ def test_around_the_committing_byte_the_mask_is_exact(smollm2_vocab: Vocabulary,
     masked), right after it, and after the first argument name: the mask is the brute force."""
     machine = Machine(Grammar(TOOLS, smollm2_vocab, dialect))
     feed(machine, smollm2_vocab, commit[:-1])
-    assert machine.mode is Mode.TEXT
+    assert machine.advanced.mode is Mode.TEXT
     expected = brute_force(machine)
     assert np.array_equal(machine.allowed_token_ids(), expected)
     allowed = {smollm2_vocab.token_bytes[i] for i in expected}
     assert b"(" in allowed and b'("' not in allowed and b"()" not in allowed  # get_weather needs a city
     feed(machine, smollm2_vocab, "(")
-    assert machine.mode is Mode.TOOL
+    assert machine.advanced.mode is Mode.TOOL
     expected = brute_force(machine)
     assert np.array_equal(machine.allowed_token_ids(), expected)
     firsts = {smollm2_vocab.token_bytes[i] for i in expected}
@@ -98,7 +98,8 @@ def test_a_committed_call_closes_valid_within_its_minimum_budget(smollm2_vocab: 
                                                                   answer: str, commit: str, names: list[str]) -> None:
     machine = Machine(Grammar(TOOLS, smollm2_vocab, dialect))
     feed(machine, smollm2_vocab, commit)
-    assert machine.mode is Mode.TOOL and machine.in_call == names[0]
+    position = machine.advanced.position
+    assert machine.advanced.mode is Mode.TOOL and isinstance(position, Tail) and position.tool == names[0]
     need = machine.min_tokens()
     rng = random.Random(commit)
     for _ in range(6):
@@ -126,7 +127,7 @@ PROSE = [
 def test_prose_with_brackets_stays_free(smollm2_vocab: Vocabulary, dialect: Pythonic, text: str) -> None:
     machine = Machine(Grammar(TOOLS, smollm2_vocab, dialect))
     feed(machine, smollm2_vocab, text)
-    assert machine.mode is Mode.TEXT and machine.calls_completed == 0
+    assert machine.advanced.mode is Mode.TEXT and machine.advanced.calls_completed == 0
 
 
 def test_mid_line_is_free_unless_inline_call_is_asked_for(smollm2_vocab: Vocabulary) -> None:
@@ -134,38 +135,38 @@ def test_mid_line_is_free_unless_inline_call_is_asked_for(smollm2_vocab: Vocabul
     feed(Machine(Grammar(TOOLS, smollm2_vocab, CALL)), smollm2_vocab, text)  # free: mid-line
     machine = Machine(Grammar(TOOLS, smollm2_vocab, ANYWHERE))
     feed(machine, smollm2_vocab, "Then foo([add(")
-    assert machine.mode is Mode.TOOL
+    assert machine.advanced.mode is Mode.TOOL
     assert not machine.accept_string("1")  # a real tool after ``[``: keywords only, as a required call
 
 
 def test_a_positional_call_to_a_real_tool_at_a_line_start_is_constrained(smollm2_vocab: Vocabulary) -> None:
     machine = Machine(Grammar(TOOLS, smollm2_vocab, CALL))
     feed(machine, smollm2_vocab, "Result:\n[add(")
-    assert machine.mode is Mode.TOOL and not machine.accept_string("1, 2)]")
-    assert machine.accept_string("numbers=[1, 2])]") and machine.calls_completed == 1
+    assert machine.advanced.mode is Mode.TOOL and not machine.accept_string("1, 2)]")
+    assert machine.accept_string("numbers=[1, 2])]") and machine.advanced.calls_completed == 1
 
 
 def test_the_opener_follows_the_inventory(smollm2_vocab: Vocabulary) -> None:
     grammar = Grammar(TOOLS, smollm2_vocab, CALL)
     machine = Machine(grammar)
     feed(machine, smollm2_vocab, "Ok.\n[lookup(")
-    assert machine.mode is Mode.TOOL
+    assert machine.advanced.mode is Mode.TOOL
     smaller = grammar.with_tools(remove=["lookup"])
     machine = Machine(smaller)
     feed(machine, smollm2_vocab, "Ok.\n[lookup(x)]")  # no longer a tool: prose
-    assert machine.mode is Mode.TEXT and machine.calls_completed == 0
+    assert machine.advanced.mode is Mode.TEXT and machine.advanced.calls_completed == 0
     dotted = grammar.with_tools(add=[{"name": "math.factorial", "parameters": {
         "type": "object", "properties": {"number": {"type": "integer"}}, "required": ["number"]}}])
     machine = Machine(dotted)
     feed(machine, smollm2_vocab, "Ok.\n[math.factorial(")
-    assert machine.mode is Mode.TOOL and machine.accept_string("number=5)]") and machine.calls_completed == 1
+    assert machine.advanced.mode is Mode.TOOL and machine.accept_string("number=5)]") and machine.advanced.calls_completed == 1
 
 
 def test_one_call_per_turn_closes_the_opener_after_the_first(smollm2_vocab: Vocabulary) -> None:
     machine = Machine(Grammar(TOOLS, smollm2_vocab, CALL), parallel_tool_calls=False)
     feed(machine, smollm2_vocab, "Ok.\n[lookup()]\n[lookup")
     assert not machine.accept_string("(")  # a second call may not open
-    assert machine.accept_string("] is done") and machine.calls_completed == 1
+    assert machine.accept_string("] is done") and machine.advanced.calls_completed == 1
 
 
 def test_auto_mode_needs_an_opener_that_may_follow_text(smollm2_vocab: Vocabulary) -> None:
@@ -173,7 +174,7 @@ def test_auto_mode_needs_an_opener_that_may_follow_text(smollm2_vocab: Vocabular
         Machine(Grammar(TOOLS, smollm2_vocab, Pythonic()))  # the default: ``start`` alone
     assert Pythonic().options() == {} and [o.name for o in Pythonic().openers()] == ["start"]
     machine = Machine(Grammar(TOOLS, smollm2_vocab, Pythonic(openers=["start", "call"])))
-    assert machine.accept_string("[") and machine.mode is Mode.TOOL  # ``start`` commits at once
+    assert machine.accept_string("[") and machine.advanced.mode is Mode.TOOL  # ``start`` commits at once
 
 
 def test_a_required_call_may_open_with_the_call_opener(smollm2_vocab: Vocabulary) -> None:

@@ -45,9 +45,9 @@ CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</
 def test_a_call_written_while_reasoning_is_not_a_call(grammar: Grammar, qwen_tokenizer: tokenizers.Tokenizer) -> None:
     machine = Machine(grammar)
     assert feed(machine, qwen_tokenizer, '<think>\nMaybe {"name": "wrong_tool"} or ' + CALL + "?")
-    assert machine.mode is Mode.REASONING and machine.calls_completed == 0
+    assert machine.advanced.mode is Mode.REASONING and machine.advanced.calls_completed == 0
     assert feed(machine, qwen_tokenizer, "\n</think>\n\n" + CALL)
-    assert machine.calls_completed == 1
+    assert machine.advanced.calls_completed == 1
     text = "<think>\nMaybe " + CALL + "\n</think>\n\n" + CALL
     scan = grammar.dialect.scan(text)
     assert len(scan.calls) == 1 and not scan.broken and len(scan.in_reasoning) == 1
@@ -68,7 +68,7 @@ def test_required_lets_the_model_reason_then_forces_the_call(grammar: Grammar,
                                                              qwen_tokenizer: tokenizers.Tokenizer) -> None:
     reasoned = Machine(grammar, tool_choice="required")
     assert feed(reasoned, qwen_tokenizer, "<think>\nThe user wants weather.\n</think>\n\n" + CALL)
-    assert reasoned.calls_completed == 1
+    assert reasoned.advanced.calls_completed == 1
     prose = Machine(grammar, tool_choice="required")
     assert feed(prose, qwen_tokenizer, "<think>\nok\n</think>\n\n")
     assert not feed(prose, qwen_tokenizer, "The weather")  # after reasoning, only the call
@@ -84,34 +84,34 @@ def test_a_required_call_closes_in_budget_whatever_the_reasoning(grammar: Gramma
     think = grammar.vocab.longest_match(b"<think>")
     assert machine.advance(think[0])  # the model chose to reason
     for left in range(budget - 1, 0, -1):
-        if machine.calls_completed:
+        if machine.advanced.calls_completed:
             break
         allowed = machine.allowed_token_ids(budget=left)
-        assert allowed.size, machine.position
+        assert allowed.size, machine.advanced.position
         assert machine.advance(int(allowed[rng.randrange(allowed.size)]))
-    assert machine.calls_completed == 1
+    assert machine.advanced.calls_completed == 1
 
 
 def test_max_reasoning_tokens_closes_the_section(grammar: Grammar, qwen_tokenizer: tokenizers.Tokenizer) -> None:
     machine = Machine(grammar, max_reasoning_tokens=6)
     assert feed(machine, qwen_tokenizer, "<think>\nOne two")
     close = grammar.vocab.longest_match(b"</think>")
-    while machine.mode is Mode.REASONING:
+    while machine.advanced.mode is Mode.REASONING:
         allowed = machine.allowed_token_ids()
         if allowed.size == 1:
             assert int(allowed[0]) == close[0]
-        assert machine.reasoning_tokens <= 6
+        assert machine.advanced.reasoning_tokens <= 6
         machine.advance(int(allowed[0]) if allowed.size == 1 else qwen_tokenizer.encode(" more").ids[0])
-    assert machine.reasoning_tokens <= 6 and machine.mode is Mode.TEXT
+    assert machine.advanced.reasoning_tokens <= 6 and machine.advanced.mode is Mode.TEXT
 
 
 def test_reasoning_inside_at_start(qwen_vocab: Vocabulary, qwen_tokenizer: tokenizers.Tokenizer) -> None:
     """DeepSeek-R1 style templates open the section in the prompt: the output starts inside it."""
     grammar = Compiler(qwen_vocab, Hermes(reasoning=DEEPSEEK_THINKING)).compile([get_weather])
     machine = Machine(grammar, tool_choice="required")
-    assert machine.mode is Mode.REASONING
+    assert machine.advanced.mode is Mode.REASONING
     assert feed(machine, qwen_tokenizer, 'I will call it: {"name": "x"}\n</think>\n\n' + CALL)
-    assert machine.calls_completed == 1
+    assert machine.advanced.calls_completed == 1
     with pytest.raises(BudgetError):
         Machine(grammar, tool_choice="required").check_budget(3)
 
@@ -135,7 +135,7 @@ def test_free_text_refuses_a_near_miss_of_a_call_object(grammar: Grammar, near: 
 def test_other_keys_stay_free(grammar: Grammar, other: str) -> None:
     machine = Machine(grammar)
     assert machine.accept_string(other.encode())
-    assert machine.mode is Mode.TEXT
+    assert machine.advanced.mode is Mode.TEXT
 
 
 def test_reasoning_option_is_part_of_the_grammar_key(qwen_vocab: Vocabulary) -> None:
@@ -144,7 +144,7 @@ def test_reasoning_option_is_part_of_the_grammar_key(qwen_vocab: Vocabulary) -> 
     assert plain.key != thinking.key and Qwen3().key != Qwen3(reasoning=None).key
     machine = Machine(Compiler(qwen_vocab, plain).compile([get_weather]))
     assert machine.accept_string(b'<think>{"name": "get_weather", "arguments": {"city": "x"}}')
-    assert machine.calls_completed == 1  # without a section, the object is a call
+    assert machine.advanced.calls_completed == 1  # without a section, the object is a call
 
 
 def test_a_loop_can_name_what_a_refused_pick_would_have_written(qwen_vocab: Vocabulary,
@@ -153,8 +153,8 @@ def test_a_loop_can_name_what_a_refused_pick_would_have_written(qwen_vocab: Voca
     machine = Machine(grammar)
     assert feed(machine, qwen_tokenizer, CALL + "\n")
     (whole,) = qwen_tokenizer.encode("<tool_response>", add_special_tokens=False).ids  # one token in Qwen3
-    assert not machine.advance(whole) and machine.refusal(whole) == "result"
+    assert not machine.advance(whole) and machine.advanced.refusal(whole) == "result"
     assert feed(machine, qwen_tokenizer, "<tool_response")  # the same text in pieces, up to its last byte
     last = qwen_tokenizer.token_to_id(">")
-    assert not machine.advance(last) and machine.refusal(last) == "result"
-    assert machine.refusal(qwen_tokenizer.encode(" done", add_special_tokens=False).ids[0]) is None
+    assert not machine.advance(last) and machine.advanced.refusal(last) == "result"
+    assert machine.advanced.refusal(qwen_tokenizer.encode(" done", add_special_tokens=False).ids[0]) is None

@@ -41,7 +41,7 @@ def request(compiler: Compiler, i: int, rng: random.Random) -> None:
                 break
             token = int(ids[rng.randrange(ids.size)])
         assert machine.advance(token)
-        if machine.calls_completed:
+        if machine.advanced.calls_completed:
             return
     raise AssertionError(f"request {i}: the call did not close in 400 tokens")
 

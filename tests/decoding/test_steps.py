@@ -1,4 +1,4 @@
-"""A loop's kept records of positions (``Machine.known_lists``, ``lists`` and the ``advance`` after
+"""A loop's kept records of positions (``Machine.advanced.known_lists``, ``lists`` and the ``advance`` after
 them): a position seen before answers from its record, and must answer exactly what a fresh
 compiler computes, for every machine setting that shares the snapshot."""
 
@@ -29,8 +29,8 @@ def same(a: tuple[np.ndarray | None, np.ndarray | None], b: tuple[np.ndarray | N
 
 def loop_lists(machine: Machine, budget: int, width: int) -> tuple[np.ndarray | None, np.ndarray | None]:
     """What llama.cpp's loop asks: the lists at hand, else made."""
-    known = machine.known_lists(budget, width)
-    return known if known is not None else machine.lists(budget, width)
+    known = machine.advanced.known_lists(budget, width)
+    return known if known is not None else machine.advanced.lists(budget, width)
 
 
 def random_answer(vocab: Vocabulary, tools: ToolSet, seed: int, steps: int) -> list[int]:
@@ -39,12 +39,12 @@ def random_answer(vocab: Vocabulary, tools: ToolSet, seed: int, steps: int) -> l
     rng = random.Random(seed)
     ids: list[int] = []
     for i in range(steps):
-        allowed = machine.allowed(steps - i).ids
+        allowed = machine.advanced.allowed(steps - i).ids
         if not allowed.size or machine.is_done():
             break
         ids.append(int(allowed[rng.randrange(allowed.size)]))
         assert machine.advance(ids[-1])
-        if machine.calls_completed:
+        if machine.advanced.calls_completed:
             break
     return ids
 
@@ -64,15 +64,15 @@ def test_records_answer_what_a_fresh_compiler_computes(qwen_vocab: Vocabulary, s
         plain = Machine(grammar, tool_choice="required")  # no records: state numbers are per compiler
         oracle = Machine(Compiler(qwen_vocab, Hermes()).compile(tools), tool_choice="required")
         for i, token in enumerate(answer):
-            expected = oracle.allowed(steps - i).pick_lists(width)
-            known = machine.known_lists(steps - i, width)
+            expected = oracle.advanced.allowed(steps - i).pick_lists(width)
+            known = machine.advanced.known_lists(steps - i, width)
             if round_:
-                assert known is not None or machine.known(steps - i) is None  # only a budget's cut is not at hand
-            got = known if known is not None else machine.lists(steps - i, width)
+                assert known is not None or machine.advanced.known(steps - i) is None  # only a budget's cut is not at hand
+            got = known if known is not None else machine.advanced.lists(steps - i, width)
             assert same(got, expected), (round_, i)
             assert machine.advance(token) and plain.advance(token) and oracle.advance(token)
-            assert machine.position == plain.position and machine.text == oracle.text
-            assert machine.calls_completed == oracle.calls_completed
+            assert machine.advanced.position == plain.advanced.position and machine.advanced.text == oracle.advanced.text
+            assert machine.advanced.calls_completed == oracle.advanced.calls_completed
     records = [value for value in compiler.masks.values() if isinstance(value, _Step)]
     assert len(records) >= len(answer) // 2 and any(record.token >= 0 and record.next is not None for record in records)
 
@@ -89,10 +89,10 @@ def test_machines_with_other_call_limits_share_a_snapshot(qwen_vocab: Vocabulary
         machine, plain = Machine(grammar, max_calls=limit), Machine(grammar, max_calls=limit)
         oracle = Machine(Compiler(qwen_vocab, Hermes()).compile(tools), max_calls=limit)
         for i, token in enumerate(answer):
-            assert same(loop_lists(machine, 200 - i, width), oracle.allowed(200 - i).pick_lists(width)), (limit, i)
+            assert same(loop_lists(machine, 200 - i, width), oracle.advanced.allowed(200 - i).pick_lists(width)), (limit, i)
             assert machine.advance(token) and plain.advance(token) and oracle.advance(token)
-            assert machine.position == plain.position, (limit, i)
-        assert machine.calls_completed == 2
+            assert machine.advanced.position == plain.advanced.position, (limit, i)
+        assert machine.advanced.calls_completed == 2
     assert same(loop_lists(Machine(grammar, max_calls=2), 200, width), loop_lists(Machine(grammar), 200, width))
 
 
@@ -112,14 +112,14 @@ def test_rollback_and_fork_leave_no_record_behind(qwen_vocab: Vocabulary) -> Non
     oracle, plain = Machine(Compiler(qwen_vocab, Hermes()).compile(tools)), Machine(grammar)
     for i, token in enumerate(answer):
         if i >= 15:
-            assert same(loop_lists(machine, 100, width), oracle.allowed(100).pick_lists(width)), i
+            assert same(loop_lists(machine, 100, width), oracle.advanced.allowed(100).pick_lists(width)), i
             assert machine.advance(token)
         if i >= 20:
-            assert same(loop_lists(twin, 100, width), oracle.allowed(100).pick_lists(width)), i
+            assert same(loop_lists(twin, 100, width), oracle.advanced.allowed(100).pick_lists(width)), i
             assert twin.advance(token)
         assert oracle.advance(token) and plain.advance(token)
-        assert i < 15 or machine.position == plain.position
-        assert i < 20 or twin.position == plain.position
+        assert i < 15 or machine.advanced.position == plain.advanced.position
+        assert i < 20 or twin.advanced.position == plain.advanced.position
 
 
 def test_records_stay_within_the_cache_bound(qwen_vocab: Vocabulary) -> None:
@@ -162,7 +162,7 @@ def test_a_kept_record_does_not_keep_the_records_after_it(qwen_vocab: Vocabulary
     first = seen[0]()
     assert first is not None and first.next is not None and len(seen) > 20
     again = Machine(grammar)
-    assert again.known_lists(200, qwen_vocab.size) is first.lists  # the first record, now the most recently used
+    assert again.advanced.known_lists(200, qwen_vocab.size) is first.lists  # the first record, now the most recently used
     compiler.masks.max_bytes = first.nbytes + 64
     compiler.masks.put(("a probe that evicts the rest",), 0)
     del again

@@ -39,7 +39,7 @@ def test_random_walks_produce_valid_calls(any_vocab: Vocabulary, inventories: di
     rng = random.Random(f"walk-{any_vocab.name}-{inventory}")
     for _ in range(WALKS):
         machine = Machine(grammar, tool_choice="required", parallel_tool_calls=False)
-        budget = machine.shortest_completion() + rng.randint(0, 100)
+        budget = machine.advanced.shortest_completion() + rng.randint(0, 100)
         result = random_walk(machine, rng, budget)
         assert check_walk(result, dialect, tools) is None, (check_walk(result, dialect, tools), budget)
 
@@ -71,8 +71,8 @@ def test_gold_calls_are_accepted_token_by_token(any_vocab: Vocabulary, data_dir:
             continue  # a gold value outside its own schema (BFCL has a few): not a grammar question
         machine = Machine(grammar)
         for tid in greedy_ids(any_vocab, "Let me call a tool. " + text):
-            assert machine.advance(tid), f"{fn['name']}: refused {any_vocab.token_bytes[tid]!r} after {machine.text!r}"
-        assert machine.calls_completed == 1 and machine.is_accepting()
+            assert machine.advance(tid), f"{fn['name']}: refused {any_vocab.token_bytes[tid]!r} after {machine.advanced.text!r}"
+        assert machine.advanced.calls_completed == 1 and machine.advanced.is_accepting()
         accepted += 1
     assert accepted >= (100 if full_data else len(calls) - 1)  # the fixtures hold one gold value outside its schema
 
@@ -95,7 +95,7 @@ def test_budget_counts_tokens_not_bytes(qwen_vocab: Vocabulary) -> None:
     probe = Machine(grammar)
     required = Machine(grammar, tool_choice="required")
     need = required.min_tokens()
-    assert need < required.shortest_completion() // 2  # far fewer tokens than bytes
+    assert need < required.advanced.shortest_completion() // 2  # far fewer tokens than bytes
     trigger = qwen_vocab.token_bytes.index(b"<tool_call>")
     assert trigger in set(probe.allowed_token_ids(budget=need + 1).tolist())
     assert trigger not in set(probe.allowed_token_ids(budget=need - 1).tolist())

@@ -98,7 +98,7 @@ def feed(machine: Machine, vocab: Vocabulary, text: str) -> None:
             assert machine.advance(vocab.special_id(special))  # type: ignore[arg-type]
             return
     for tid in vocab.longest_match(text.encode()):
-        assert machine.advance(tid), (text, vocab.token_bytes[tid], machine.position)
+        assert machine.advance(tid), (text, vocab.token_bytes[tid], machine.advanced.position)
 
 
 @pytest.mark.parametrize(("dialect", "before", "commit", "after", "rest"), COMMITS,
@@ -111,13 +111,13 @@ def test_what_the_mask_commits_to_is_what_scan_counts(any_vocab: Vocabulary, dia
     machine = Machine(Grammar(TOOLS, any_vocab, dialect))
     feed(machine, any_vocab, before)
     feed(machine, any_vocab, commit)
-    assert machine.mode is Mode.TOOL, (commit, machine.position)
+    assert machine.advanced.mode is Mode.TOOL, (commit, machine.advanced.position)
     first = any_vocab.longest_match(after.encode())[0]
     assert not machine.fork().advance(first), (commit, any_vocab.token_bytes[first])
     scan = dialect.scan(before + commit + after)
     assert (len(scan.calls), len(scan.broken)) == (0, 1), scan
     feed(machine, any_vocab, rest)
-    assert machine.calls_completed == 1 and machine.mode is Mode.TEXT, machine.position
+    assert machine.advanced.calls_completed == 1 and machine.advanced.mode is Mode.TEXT, machine.advanced.position
     scan = dialect.scan(before + commit + rest)
     assert (len(scan.calls), len(scan.broken)) == (1, 0), scan
     assert not TOOLS[scan.calls[0].name].validate_arguments(scan.calls[0].arguments)
@@ -131,5 +131,5 @@ def test_a_special_tag_spelled_in_pieces_stays_free_but_is_counted(mistral_vocab
     assert mistral_vocab.special_id("[TOOL_CALLS]") not in pieces
     for tid in pieces:
         assert machine.advance(tid)
-    assert machine.mode is Mode.TEXT and machine.calls_completed == 0
+    assert machine.advanced.mode is Mode.TEXT and machine.advanced.calls_completed == 0
     assert len(Mistral().scan("[TOOL_CALLS] I cannot.").broken) == 1

@@ -41,5 +41,5 @@ def test_random_walks_parse_back_as_valid_calls(
     rng = random.Random(f"dialect-walk-{dialect.name}")
     for _ in range(WALKS):
         machine = Machine(grammar, tool_choice="required", parallel_tool_calls=False)
-        result = random_walk(machine, rng, machine.shortest_completion() + rng.randint(0, 60))
+        result = random_walk(machine, rng, machine.advanced.shortest_completion() + rng.randint(0, 60))
         assert check_walk(result, dialect, tools) is None, (check_walk(result, dialect, tools), result.text)

@@ -91,7 +91,7 @@ def test_written_calls_round_trip_through_the_grammar(name: str, qwen_vocab: Voc
     text = dialect.format_call(call)
     machine = Machine(grammar, tool_choice="required")
     assert machine.accept_string(dialect.spelled(text)), text
-    assert machine.calls_completed == 1
+    assert machine.advanced.calls_completed == 1
     (back,) = dialect.parse_calls(text, grammar.tools)
     assert (back.name, dict(back.arguments)) == (call.name, dict(call.arguments))
 
@@ -133,14 +133,14 @@ def test_a_marker_written_in_pieces_opens_nothing_and_is_refused(qwen_vocab: Voc
     pieces = Machine(grammar)
     for piece in (b"<", b"tool", b"_call"):
         assert pieces.advance(vocab.longest_match(piece)[0])
-    assert pieces.mode.value == "text"
+    assert pieces.advanced.mode.value == "text"
     assert not pieces.advance(vocab.longest_match(b">")[0])
     assert pieces.advance(vocab.longest_match(b"s")[0]) and pieces.advance(vocab.longest_match(b">")[0])
-    assert pieces.mode.value == "text"  # <tool_calls> is other text
+    assert pieces.advanced.mode.value == "text"  # <tool_calls> is other text
     marker = Machine(grammar)
     (single,) = vocab.longest_match(b"<tool_call>")  # Qwen3's own added token
     assert marker.advance(single)
-    assert marker.mode.value == "tool"
+    assert marker.advanced.mode.value == "tool"
 
 
 def test_a_missing_marker_is_a_clear_error(qwen_vocab: Vocabulary) -> None:
@@ -154,7 +154,7 @@ def test_readable_spells_markers_back(qwen_vocab: Vocabulary) -> None:
     machine = Machine(grammar, tool_choice="required")
     text = dialect.format_call(ToolCall("get_weather", {"city": "Oslo"}))
     assert machine.accept_string(dialect.spelled(text))
-    assert readable(machine.text, dialect.markers_in_use).decode() == text
+    assert readable(machine.advanced.text, dialect.markers_in_use).decode() == text
     assert text.startswith("<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0")
 
 

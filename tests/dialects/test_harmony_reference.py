@@ -57,7 +57,7 @@ def test_the_analysis_channel_holds_no_harmony_marker_but_its_close(gptoss_vocab
     special = {text: tid for tid, text in gptoss_vocab.special.items()}
     machine = Machine(grammar, tool_choice="auto")
     assert machine.accept_string(dialect.spelled("<|channel|>analysis<|message|>Let me think"))
-    assert machine.mode.value == "reasoning"
+    assert machine.advanced.mode.value == "reasoning"
     allowed = set(machine.allowed_token_ids().tolist())
     for marker in ("<|call|>", "<|channel|>", "<|message|>", "<|start|>", "<|constrain|>"):
         assert special[marker] not in allowed, marker
@@ -68,4 +68,4 @@ def test_the_analysis_channel_holds_no_harmony_marker_but_its_close(gptoss_vocab
     assert allowed == [special["<|start|>"]]
     assert not machine.fork().advance(special["<|reserved_200017|>"])  # no bytes, still not the close
     assert machine.advance(special["<|start|>"]) and machine.accept_string(b"assistant")
-    assert machine.mode.value == "text"
+    assert machine.advanced.mode.value == "text"

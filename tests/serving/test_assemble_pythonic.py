@@ -23,7 +23,7 @@ def test_a_pythonic_call_after_text_streams_as_content_then_a_call(smollm2_vocab
     events = []
     for tid in smollm2_vocab.longest_match(text.encode()):
         assert machine.advance(tid)
-        events += assembler.feed(smollm2_vocab.token_bytes[tid] or b"", in_call=machine.mode is Mode.TOOL)
+        events += assembler.feed(smollm2_vocab.token_bytes[tid] or b"", in_call=machine.advanced.mode is Mode.TOOL)
     events += assembler.finish()
     content = "".join(e.text for e in events if isinstance(e, ContentEvent))
     calls = [e.call for e in events if isinstance(e, CallEvent)]

@@ -34,7 +34,7 @@ def test_reasoning_content_is_apart(text: str, reasoning: str, content: str, cal
     for token in tokenizer.encode(text, add_special_tokens=False).ids:
         assert machine.advance(token)
         events += assembler.feed(tokenizer.decode([token], skip_special_tokens=False).encode(),
-                                 in_call=machine.mode is Mode.TOOL, in_reasoning=machine.mode is Mode.REASONING)
+                                 in_call=machine.advanced.mode is Mode.TOOL, in_reasoning=machine.advanced.mode is Mode.REASONING)
     events += assembler.finish()
     assert "".join(e.text for e in events if isinstance(e, ReasoningEvent)) == reasoning == assembler.reasoning
     assert "".join(e.text for e in events if isinstance(e, ContentEvent)) == content == assembler.content

@@ -224,7 +224,7 @@ class TokenGenerator(Generator):
                 if token in eos:
                     ended = True
                 elif machine is not None:
-                    closed = stop is not None and machine.call_just_closed
+                    closed = stop is not None and machine.advanced.call_just_closed
                 elif stop is not None:
                     text += self.vocab.token_bytes[token] or b""
                     closed = bool(stop.parse_calls(request.prefix + text.decode("utf-8", errors="replace")))

@@ -209,7 +209,7 @@ class ToolDecLogitsProcessor(LogitsProcessor):
         if empty.size:
             raise ToolDecError(
                 f"row {masked[int(empty[0])]}: no token is allowed at step {self._fed} (text so far: "
-                f"{self._machines[masked[int(empty[0])]].text[-80:]!r}); the constraint is unsatisfiable")
+                f"{self._machines[masked[int(empty[0])]].advanced.text[-80:]!r}); the constraint is unsatisfiable")
         disallowed = torch.zeros(scores.shape, dtype=torch.bool)
         disallowed[masked] = torch.from_numpy(allowed == 0)
         out = scores.masked_fill(disallowed.to(scores.device), float("-inf"))
@@ -233,7 +233,7 @@ class StopOnCallClose(StoppingCriteria):
 
     def __call__(self, input_ids: torch.Tensor, scores: Any, **kwargs: Any) -> torch.BoolTensor:
         self.processor.sync(input_ids)
-        stop = [bool(m.call_just_closed) for m in self.processor.machines]
+        stop = [bool(m.advanced.call_just_closed) for m in self.processor.machines]
         for row, closed in enumerate(stop):
             if closed:
                 self.processor.finish(row)

@@ -1,6 +1,6 @@
 """Jump-forward: the tokens of the bytes the grammar forces, a draft for a loop to evaluate in one batch.
 
-The bytes come from the cursor (:meth:`Machine.forced_bytes`); their tokens are the tokenizer's
+The bytes come from the cursor (``machine.advanced.forced_bytes``); their tokens are the tokenizer's
 own encoding of them, what the model is trained to write. The loop evaluates the draft with the
 token before it and confirms each draft token by the model's own pick from the logits before it
 (``TokenGenerator.tokens``): where the model cuts the bytes otherwise (`` {`` then ``"`` against
@@ -52,13 +52,13 @@ def forced_tokens(machine: Machine, encode: Encoder, budget: int) -> list[int]:
     it was. Empty where nothing is forced or the span's tokens do not fit."""
     if budget < 1:
         return []
-    data = machine.forced_bytes(MOST_BYTES)
+    data = machine.advanced.forced_bytes(MOST_BYTES)
     if not data:
         return []
     text = _whole_characters(data)
     if not text:
         return []
-    vocab = machine.grammar.vocab
+    vocab = machine.advanced.grammar.vocab
     token_bytes = vocab.token_bytes
     ids = encode(text)
     taken: list[int] = []
@@ -73,7 +73,7 @@ def forced_tokens(machine: Machine, encode: Encoder, budget: int) -> list[int]:
         taken.pop()  # the model may write a longer token across the end
     accepted = 0
     for token in taken[:budget]:
-        if not machine.advance_within(token, budget - accepted):
+        if not machine.advanced.advance_within(token, budget - accepted):
             break
         accepted += 1
     if accepted:

@@ -85,7 +85,7 @@ class Stepper:
         temperature: 0 for greedy, else a sample from the allowed part of the distribution.
         rng: Source of the samples (default: fresh entropy).
         check_first: Without the worker, take the model's own pick when the grammar allows it
-            under the budget (:meth:`Machine.advance_within`) and make a mask only when it does
+            under the budget (``machine.advanced.advance_within``) and make a mask only when it does
             not. Exact: the best token is the best allowed one when allowed, and a sample kept
             when allowed, else drawn from the allowed part, is a sample of the allowed part.
         mask_worker: Make a mask that is not cached on a worker thread while the model evaluates
@@ -103,7 +103,7 @@ class Stepper:
             confirmed, so they needed no forward pass of their own (each is a step too);
             ``jumps``: the drafts (each evaluated in one batch of the model's).
         refusals: How often the model's own pick would have written text the format refuses
-            (:meth:`Machine.refusal`: a tool-result marker, an opener's near miss), by its name:
+            (``machine.advanced.refusal``: a tool-result marker, an opener's near miss), by its name:
             a model that tries to write its own tool results shows here, not in the text.
 
     Examples:
@@ -154,7 +154,7 @@ class Stepper:
         if machine is None or self.checking:
             return
         start = time.perf_counter()
-        known = machine.known_lists(budget, self.width)
+        known = machine.advanced.known_lists(budget, self.width)
         if known is not None:
             self._pending = known
         elif self.mask_worker:
@@ -166,7 +166,7 @@ class Stepper:
     def _timed(self, machine: Machine, budget: int) -> Lists:
         start = time.perf_counter()
         try:
-            return machine.lists(budget, self.width)
+            return machine.advanced.lists(budget, self.width)
         finally:
             self.overlapped_seconds += time.perf_counter() - start
 
@@ -187,17 +187,17 @@ class Stepper:
         if self.checking:  # the model's own pick (what any loop does: not counted), if allowed
             token = pick_token(logits, None, self.temperature, self.rng)
             start = time.perf_counter()
-            if machine.advance_within(token, budget):
+            if machine.advanced.advance_within(token, budget):
                 self.checked += 1
                 self.masking_seconds += time.perf_counter() - start
                 return token
             self._note_refusal(machine, token)
-            lists = machine.lists(budget, logits.size)
+            lists = machine.advanced.lists(budget, logits.size)
         else:
             start = time.perf_counter()
             pending, self._pending = self._pending, None
             if pending is None:
-                pending = machine.lists(budget, logits.size)
+                pending = machine.advanced.lists(budget, logits.size)
             lists = pending.result() if isinstance(pending, Future) else pending
         allowed, refused = lists
         if allowed is not None:
@@ -205,9 +205,9 @@ class Stepper:
                 allowed = allowed[: int(np.searchsorted(allowed, logits.size))]
             if not allowed.size:
                 raise ToolDecError(f"no token is allowed at step {self.steps - 1} (text so far: "
-                                   f"{machine.text[-80:]!r}); the constraint is unsatisfiable")
+                                   f"{machine.advanced.text[-80:]!r}); the constraint is unsatisfiable")
         token = pick_token(logits, allowed, self.temperature, self.rng, refused)
-        if not self.checking and refused is not None and machine.refuses:  # in text: was the model's own pick refused?
+        if not self.checking and refused is not None and machine.advanced.refuses:  # in text: the model's own pick refused?
             best = int(np.argmax(logits))
             if best != token:
                 self._note_refusal(machine, best)
@@ -240,7 +240,7 @@ class Stepper:
         return token
 
     def _note_refusal(self, machine: Machine, token: int) -> None:
-        label = machine.refusal(token)
+        label = machine.advanced.refusal(token)
         if label is not None:
             self.refusals[label] = self.refusals.get(label, 0) + 1
 

@@ -26,7 +26,7 @@ from .opener_bounds import upper
 from .openers import CommitKind
 from .positions import Open, Position, Tail, Text, Think
 
-__all__ = ["Machine", "Mode", "ToolChoice", "fill_bitmasks"]
+__all__ = ["Advanced", "Machine", "Mode", "ToolChoice", "fill_bitmasks"]
 
 ToolChoice = Literal["auto", "required", "none"] | str
 
@@ -113,7 +113,13 @@ class Mode(enum.Enum):
 
 
 class Machine:
-    """One sequence's position in a :class:`Grammar` (advance, masks, rollback, fork, reset).
+    """One sequence's position in a :class:`Grammar`: its masks, and the tokens that move it.
+
+    Ten methods are the whole of it for a loop that asks for a mask every step: the mask
+    (:meth:`fill_bitmask`, :meth:`allowed_token_ids`), the moves (:meth:`advance`,
+    :meth:`accept_string`, :meth:`rollback`, :meth:`fork`, :meth:`reset`), the end
+    (:meth:`is_done`) and the budget (:meth:`min_tokens`, :meth:`check_budget`). What a sampler loop
+    reads beyond them is ``machine.advanced`` (:class:`Advanced`).
 
     Args:
         grammar: The compiled inventory (shared by all machines).
@@ -143,7 +149,7 @@ class Machine:
         True
         >>> [vocab.token_bytes[i] for i in m.allowed_token_ids()]
         [b'a', b'add']
-        >>> m.advance(257), m.mode
+        >>> m.advance(257), m.advanced.mode
         (True, <Mode.TOOL: 'tool'>)
     """
 
@@ -167,59 +173,29 @@ class Machine:
             raise ValueError(f"max_calls must be >= 0, got {max_calls}")
         if max_reasoning_tokens is not None and max_reasoning_tokens < 0:
             raise ValueError(f"max_reasoning_tokens must be >= 0, got {max_reasoning_tokens}")
-        self.max_reasoning_tokens = max_reasoning_tokens
-        self.grammar = grammar
-        self.tool_choice = tool_choice
-        self.parallel_tool_calls = parallel_tool_calls
-        self.max_calls = max_calls
+        self._max_reasoning_tokens = max_reasoning_tokens
+        self._grammar = grammar
+        self._tool_choice = tool_choice
+        self._parallel_tool_calls = parallel_tool_calls
+        self._max_calls = max_calls
         self._eos = grammar.vocab.eos_ids
         self._call_ends_output = grammar.dialect.call_ends_output
         self._token_bytes = grammar.vocab.token_bytes
+        self.advanced = Advanced(self)
+        """Everything a sampler loop reads beyond these ten methods."""
         self.reset()
 
     def reset(self) -> None:
         """Back to the start, as if just made."""
-        self._pos: Position = self.grammar.start(self.tool_choice)
+        self._pos: Position = self._grammar.start(self._tool_choice)
         self._done = False
-        self.calls_completed = 0
-        self.call_just_closed = False
-        self.reasoning_tokens = 0
-        """Tokens taken inside the current (or last) reasoning section."""
+        self._calls_completed = 0
+        self._call_just_closed = False
+        self._reasoning_tokens = 0
         self._history: list[tuple[Position, bool, int, bool, int, int]] = []
         self._text = bytearray()
         self._step: _Step | None = None  # the record of this position, once a loop asked for its lists
         self._came: _Step | None = None  # the record whose kept move led here
-
-    # -- state --------------------------------------------------------------------------------
-
-    @property
-    def mode(self) -> Mode:
-        if self._done:
-            return Mode.DONE
-        if isinstance(self._pos, Think):
-            return Mode.REASONING
-        return Mode.TEXT if isinstance(self._pos, Text) else Mode.TOOL
-
-    @property
-    def position(self) -> Position:
-        return self._pos
-
-    @property
-    def turn_over(self) -> bool:
-        """In text after the last call this cursor allows: a server whose client runs the tools
-        ends the message here (what the model would write next is no call)."""
-        if self._done or self.calls_completed == 0:
-            return False
-        return isinstance(self._pos, Text) and not self._flags()[0]
-
-    @property
-    def text(self) -> bytes:
-        """The bytes consumed so far (special tokens without bytes leave nothing)."""
-        return bytes(self._text)
-
-    def is_accepting(self) -> bool:
-        """Whether the output may end here (no call is open), or has ended."""
-        return self._done or self.grammar.is_accepting(self._pos)
 
     def is_done(self) -> bool:
         """Whether an end-of-sequence token was accepted."""
@@ -227,22 +203,18 @@ class Machine:
 
     def _flags(self) -> tuple[bool, bool]:
         """(a call may start now, another may follow the current one)."""
-        if self.tool_choice == "none":
+        if self._tool_choice == "none":
             return False, False
-        limit = self.max_calls if self.max_calls is not None else 1 << 30
-        calls = self.calls_completed
-        start_ok = calls < limit and (self.parallel_tool_calls or calls == 0)
-        follow_ok = self.parallel_tool_calls and calls + 1 < limit
+        limit = self._max_calls if self._max_calls is not None else 1 << 30
+        calls = self._calls_completed
+        start_ok = calls < limit and (self._parallel_tool_calls or calls == 0)
+        follow_ok = self._parallel_tool_calls and calls + 1 < limit
         return start_ok, follow_ok
-
-    def shortest_completion(self) -> int:
-        """Fewest bytes that finish the current call; 0 outside one."""
-        return len(shortest(self.grammar, self._pos, self._flags()[1])[1])
 
     def min_tokens(self) -> int:
         """Tokens enough to finish the current call (its canonical completion cut into real
         tokens); 0 outside one. A budget of this many tokens is always enough."""
-        return need(self.grammar, self._pos, self._flags()[1])
+        return need(self._grammar, self._pos, self._flags()[1])
 
     def check_budget(self, budget: int) -> None:
         """Refuse, before decoding starts, a budget in which the required call cannot close.
@@ -257,43 +229,21 @@ class Machine:
                     f"the shortest call needs {needed} tokens but the budget is {budget}: raise the token limit "
                     f"(max_new_tokens, max_tokens) to at least {needed}, or let the model answer without a call (tool_choice='auto')")
 
-    def forced_bytes(self, limit: int = 256) -> bytes:
-        """The bytes the grammar forces next (at most ``limit``): where exactly one byte can come
-        at a time, up to a choice, a closed call or free text. A loop evaluates their tokens in one
-        batch instead of a forward pass each (:mod:`tooldec.decoding.forced`).
-
-        Examples:
-            >>> from tooldec.tokens import Vocabulary
-            >>> from tooldec.tools import ToolSet
-            >>> from tooldec.dialects import Hermes
-            >>> vocab = Vocabulary.from_tokens([bytes([b]) for b in range(256)])
-            >>> def add(a: int, b: int) -> int:
-            ...     '''Add two numbers.'''
-            ...     return a + b
-            >>> m = Machine(Grammar(ToolSet([add]), vocab, Hermes(openers=["tag"])), tool_choice="required")
-            >>> m.forced_bytes()
-            b'<tool_call>\\n{"name": "add", "arguments": {"a": '
-        """
-        if self._done:
-            return b""
-        start_ok, follow_ok = self._flags()
-        return forced_bytes(self.grammar, self._pos, start_ok, follow_ok, limit)[0]
-
     # -- masks --------------------------------------------------------------------------------
 
     def _capped(self, budget: int | None) -> int | None:
         """``budget``, or less inside a reasoning section that ``max_reasoning_tokens`` limits: the
         tokens it has left, but never fewer than its close needs, and room for what must follow."""
-        pos, most = self._pos, self.max_reasoning_tokens
+        pos, most = self._pos, self._max_reasoning_tokens
         if most is None or type(pos) is not Think:
             return budget
-        grammar, follow_ok = self.grammar, self._flags()[1]
+        grammar, follow_ok = self._grammar, self._flags()[1]
         after = need(grammar, grammar.after_think(pos), follow_ok)
-        cap = max(most - self.reasoning_tokens, need(grammar, pos, follow_ok) - after) + after
+        cap = max(most - self._reasoning_tokens, need(grammar, pos, follow_ok) - after) + after
         return cap if budget is None else min(budget, cap)
 
     def _mask(self, budget: int | None, flags: tuple[bool, bool] | None = None) -> tuple[Mask, Mask | None]:
-        grammar, pos = self.grammar, self._pos
+        grammar, pos = self._grammar, self._pos
         budget = self._capped(budget)
         start_ok, follow_ok = self._flags() if flags is None else flags
         mask = grammar.mask(pos, start_ok, follow_ok)
@@ -313,6 +263,12 @@ class Machine:
                 "tokens it has left (this one included) never goes below the need")
         return filtered
 
+    def _allowed(self, budget: int | None) -> Mask:
+        if self._done:
+            return Mask.from_ids(np.empty(0, dtype=np.int64), self._grammar.compiler.index.words)
+        mask, filtered = self._mask(budget)
+        return mask if filtered is None else filtered
+
     def allowed_token_ids(self, budget: int | None = None) -> np.ndarray:
         """Sorted ids of the tokens allowed next.
 
@@ -322,37 +278,14 @@ class Machine:
 
         Raises:
             BudgetError: ``budget`` is below :meth:`min_tokens`, so no token could be allowed
-                (as in :meth:`allowed`, :meth:`known`, :meth:`lists`, :meth:`known_lists` and
-                :meth:`fill_bitmask`).
+                (as in :meth:`fill_bitmask` and every mask of :class:`Advanced`).
         """
-        return self.allowed(budget).ids
-
-    def allowed(self, budget: int | None = None) -> Mask:
-        """The tokens allowed next (see :meth:`allowed_token_ids`, and its ``BudgetError``) as
-        packed bits, listed only on demand: a sampler reads ``Mask.pick_lists``, the refused ids
-        where they are the fewer."""
-        if self._done:
-            return Mask.from_ids(np.empty(0, dtype=np.int64), self.grammar.compiler.index.words)
-        mask, filtered = self._mask(budget)
-        return mask if filtered is None else filtered
-
-    def known(self, budget: int | None = None) -> Mask | None:
-        """:meth:`allowed` if it is at hand, else ``None``: the mask is cached and so is what
-        ``budget`` (if given) filters it by, or the budget leaves every allowed token room to finish.
-        Nothing is computed, so a decoding loop can ask this on its own thread and hand only what
-        is not at hand to a worker."""
-        if self._done:
-            return None
-        found = self._known(budget)
-        if found is None:
-            return None
-        mask, filtered = found
-        return mask if filtered is None else filtered
+        return self._allowed(budget).ids
 
     def _known(self, budget: int | None, flags: tuple[bool, bool] | None = None) -> tuple[Mask, Mask | None] | None:
         """:meth:`_mask`'s answer (the whole mask, and the budget's cut or ``None``) where it is at
         hand, else ``None``."""
-        grammar, pos = self.grammar, self._pos
+        grammar, pos = self._grammar, self._pos
         budget = self._capped(budget)
         start_ok, follow_ok = self._flags() if flags is None else flags
         mask = grammar.known_mask(pos, start_ok, follow_ok)
@@ -362,31 +295,6 @@ class Machine:
         if filtered is NOT_AT_HAND:
             return None
         return mask, self._fitting(filtered, budget) if isinstance(filtered, Mask) else None
-
-    def known_lists(self, budget: int, width: int) -> Lists | None:
-        """``allowed(budget).pick_lists(width)`` if it is at hand (see :meth:`known`), else
-        ``None``. A position seen before answers from its kept record, and so does the
-        :meth:`advance` that follows."""
-        if self._done:
-            return None
-        capped = self._capped(budget)
-        budget = budget if capped is None else capped
-        flags = self._flags()
-        step = self._find_step(flags)
-        if step is not None and budget >= step.fits_from and step.width == width:
-            return step.lists
-        known = self._known(budget, flags)
-        return None if known is None else self._keep_lists(flags, *known, budget, width)
-
-    def lists(self, budget: int, width: int) -> Lists:
-        """``allowed(budget).pick_lists(width)``, kept for the next loop at this position when the
-        budget leaves the mask whole."""
-        if self._done:
-            return self.allowed(budget).pick_lists(width)
-        capped = self._capped(budget)
-        budget = budget if capped is None else capped
-        flags = self._flags()
-        return self._keep_lists(flags, *self._mask(budget, flags), budget, width)
 
     def _find_step(self, flags: tuple[bool, bool]) -> _Step | None:
         """This position's record: through the kept move that led here, else from the cache (and
@@ -403,7 +311,7 @@ class Machine:
             if step is not None and step.flags == flags:
                 self._step = step
                 return step
-        step = cast("_Step | None", self.grammar.compiler.masks.get(("step", self.grammar.serial, self._pos, *flags)))
+        step = cast("_Step | None", self._grammar.compiler.masks.get(("step", self._grammar.serial, self._pos, *flags)))
         if step is not None:
             self._arrive(step)
         return step
@@ -421,8 +329,8 @@ class Machine:
         lists = mask.pick_lists(width)
         if self._step is None:  # one found here already stays: the cache keeps the first under its key
             step = _Step(lists, width, min(max(budget, 1), mask.max_after + 1), flags)
-            key = ("step", self.grammar.serial, self._pos, *flags)
-            self._arrive(cast("_Step", self.grammar.compiler.masks.put(key, step)))  # type: ignore[arg-type]
+            key = ("step", self._grammar.serial, self._pos, *flags)
+            self._arrive(cast("_Step", self._grammar.compiler.masks.put(key, step)))  # type: ignore[arg-type]
         return lists
 
     def fill_bitmask(self, bitmask: np.ndarray, row: int = 0, budget: int | None = None) -> bool:
@@ -444,7 +352,7 @@ class Machine:
         if filtered is not None:
             mask = filtered
         mask.write(target)
-        return mask.count < self.grammar.vocab.size
+        return mask.count < self._grammar.vocab.size
 
     # -- moving -------------------------------------------------------------------------------
 
@@ -457,14 +365,14 @@ class Machine:
         if step is not None:
             if step.token == tid:
                 assert step.to is not None  # written before the token
-                self._move(step.to, self.grammar.vocab.token_bytes[tid], step.closed, step)
+                self._move(step.to, self._token_bytes[tid], step.closed, step)
                 return True
             more = step.more
             moved = None if more is None else more.get(tid)
             if moved is not None:
-                self._move(moved[0], self.grammar.vocab.token_bytes[tid], moved[1])
+                self._move(moved[0], self._token_bytes[tid], moved[1])
                 return True
-        grammar, pos = self.grammar, self._pos
+        grammar, pos = self._grammar, self._pos
         start_ok, follow_ok = self._flags()
         vocab = grammar.vocab
         data = vocab.token_bytes[tid] if 0 <= tid < vocab.size else None
@@ -490,66 +398,22 @@ class Machine:
         self._move(new, data, closed, came)
         return True
 
-    def advance_within(self, token_id: int, budget: int | None = None) -> bool:
-        """:meth:`advance` if ``token_id`` is among :meth:`allowed` under ``budget``, decided
-        without making the mask: the token is walked, then the need it leaves is checked against
-        the budget (a bound in bytes first, the exact need only where the bound does not settle
-        it). Otherwise ``False``, and nothing changes. A loop that tries the model's own choice
-        first makes a mask only when this refuses it: the masks of a new tool list were most of
-        what a cold token cost (``python benchmarks/cold_replay.py --sweep-mb 64 --check-first``)."""
-        tid = int(token_id)
-        grammar, token_bytes = self.grammar, self._token_bytes
-        budget = self._capped(budget)
-        data = token_bytes[tid] if 0 <= tid < len(token_bytes) else None
-        if budget is None or data is None or self._done or self._step is not None:  # the general way
-            follow_ok = self._flags()[1]
-            if not self.advance(tid):
-                return False
-            if budget is None or self._done or _fits(grammar, self._pos, follow_ok, max(budget, 1) - 1):
-                return True
-            self.rollback()
-            return False
-        pos = self._pos  # the two common kinds first, each in one compiled walk (a cold Python call costs µs)
-        if type(pos) is Text:  # free text that opens no call: nothing to judge
-            state, _, exited = grammar.openers.search.walk_classes(pos.state, data)
-            if not exited:
-                self._move(Text(state), data, 0)
-                return True
-        elif type(pos) is Tail and not pos.counts:  # inside a call, no counter counted
-            tail = grammar.tail(pos.tool, pos.form, pos.chained)
-            state = tail.dfa.walk_inside(pos.state, data)
-            if state == SINK:
-                return False
-            if state > 0:
-                slack = max(budget, 1) - 1
-                inside = Tail(pos.form, pos.tool, pos.chained, state)
-                if _tail_bound(tail, state) > slack and need(grammar, inside, self._flags()[1]) > slack:
-                    return False
-                self._move(inside, data, 0)
-                return True
-        start_ok, follow_ok = self._flags()  # a token with bytes and no record: walked and judged before the move
-        new, closed = grammar.walk(self._pos, data, start_ok, follow_ok)
-        if new is None or not _fits(grammar, new, follow_ok, max(budget, 1) - 1):
-            return False
-        self._move(new, data, closed)
-        return True
-
     def _move(self, new: Position, data: bytes | None, closed: int, came: _Step | None = None) -> None:
         """Step to ``new`` after ``data``, keeping where it was for :meth:`rollback`."""
         old = self._pos
-        self._history.append((old, self._done, self.calls_completed, self.call_just_closed, len(self._text),
-                              self.reasoning_tokens))
+        self._history.append((old, self._done, self._calls_completed, self._call_just_closed, len(self._text),
+                              self._reasoning_tokens))
         if type(new) is Think:
-            self.reasoning_tokens = self.reasoning_tokens + 1 if type(old) is Think else 0
+            self._reasoning_tokens = self._reasoning_tokens + 1 if type(old) is Think else 0
         elif type(old) is Think:
-            self.reasoning_tokens += 1  # the token that closed it
+            self._reasoning_tokens += 1  # the token that closed it
         self._pos = new
         self._step = None
         self._came = came
         if data:
             self._text += data
-        self.calls_completed += closed
-        self.call_just_closed = closed > 0
+        self._calls_completed += closed
+        self._call_just_closed = closed > 0
         if closed and self._call_ends_output:  # the call's last token ended the output (gpt-oss's <|call|>)
             self._done = True
 
@@ -560,7 +424,7 @@ class Machine:
         if self._done:
             return False
         start_ok, follow_ok = self._flags()
-        found, closed = self.grammar.walk(self._pos, raw, start_ok, follow_ok)
+        found, closed = self._grammar.walk(self._pos, raw, start_ok, follow_ok)
         if found is None:
             return False
         self._move(found, raw, closed)
@@ -571,8 +435,8 @@ class Machine:
         if n > len(self._history):
             raise ValueError(f"cannot roll back {n} tokens, only {len(self._history)} were accepted")
         for _ in range(n):
-            (self._pos, self._done, self.calls_completed, self.call_just_closed, length,
-             self.reasoning_tokens) = self._history.pop()
+            (self._pos, self._done, self._calls_completed, self._call_just_closed, length,
+             self._reasoning_tokens) = self._history.pop()
             del self._text[length:]
         self._step = self._came = None
 
@@ -581,36 +445,219 @@ class Machine:
         twin = copy.copy(self)  # the grammar and caches shared; the history and text copied below
         twin._history = list(self._history)
         twin._text = bytearray(self._text)
+        twin.advanced = Advanced(twin)
         return twin
+
+
+class Advanced:
+    """What a sampler loop reads of a :class:`Machine` beyond its ten methods, as
+    ``machine.advanced``: where the cursor is, the masks as a sampler reads them (kept per
+    position, or only if at hand), the model's own pick checked without a mask, the bytes the
+    grammar forces, and the text it refuses. A view of its machine, with no state of its own."""
+
+    __slots__ = ("_machine",)
+
+    def __init__(self, machine: Machine) -> None:
+        self._machine = machine
+
+    # -- where the cursor is ------------------------------------------------------------------
+
+    @property
+    def grammar(self) -> Grammar:
+        """The snapshot the cursor walks."""
+        return self._machine._grammar
+
+    @property
+    def position(self) -> Position:
+        return self._machine._pos
+
+    @property
+    def mode(self) -> Mode:
+        m = self._machine
+        if m._done:
+            return Mode.DONE
+        if isinstance(m._pos, Think):
+            return Mode.REASONING
+        return Mode.TEXT if isinstance(m._pos, Text) else Mode.TOOL
+
+    @property
+    def text(self) -> bytes:
+        """The bytes consumed so far (special tokens without bytes leave nothing)."""
+        return bytes(self._machine._text)
+
+    @property
+    def calls_completed(self) -> int:
+        return self._machine._calls_completed
+
+    @property
+    def call_just_closed(self) -> bool:
+        """Whether the last token (or string) closed a call."""
+        return self._machine._call_just_closed
+
+    @property
+    def reasoning_tokens(self) -> int:
+        """Tokens taken inside the current (or last) reasoning section."""
+        return self._machine._reasoning_tokens
+
+    @property
+    def turn_over(self) -> bool:
+        """In text after the last call this cursor allows: a server whose client runs the tools
+        ends the message here (what the model would write next is no call)."""
+        m = self._machine
+        if m._done or m._calls_completed == 0:
+            return False
+        return isinstance(m._pos, Text) and not m._flags()[0]
+
+    def is_accepting(self) -> bool:
+        """Whether the output may end here (no call is open), or has ended."""
+        m = self._machine
+        return m._done or m._grammar.is_accepting(m._pos)
+
+    def shortest_completion(self) -> int:
+        """Fewest bytes that finish the current call; 0 outside one."""
+        m = self._machine
+        return len(shortest(m._grammar, m._pos, m._flags()[1])[1])
+
+    def forced_bytes(self, limit: int = 256) -> bytes:
+        """The bytes the grammar forces next (at most ``limit``): where exactly one byte can come
+        at a time, up to a choice, a closed call or free text. A loop evaluates their tokens in one
+        batch instead of a forward pass each (:mod:`tooldec.decoding.forced`).
+
+        Examples:
+            >>> from tooldec.tokens import Vocabulary
+            >>> from tooldec.tools import ToolSet
+            >>> from tooldec.dialects import Hermes
+            >>> vocab = Vocabulary.from_tokens([bytes([b]) for b in range(256)])
+            >>> def add(a: int, b: int) -> int:
+            ...     '''Add two numbers.'''
+            ...     return a + b
+            >>> m = Machine(Grammar(ToolSet([add]), vocab, Hermes(openers=["tag"])), tool_choice="required")
+            >>> m.advanced.forced_bytes()
+            b'<tool_call>\\n{"name": "add", "arguments": {"a": '
+        """
+        m = self._machine
+        if m._done:
+            return b""
+        start_ok, follow_ok = m._flags()
+        return forced_bytes(m._grammar, m._pos, start_ok, follow_ok, limit)[0]
+
+    # -- masks as a sampler reads them ---------------------------------------------------------
+
+    def allowed(self, budget: int | None = None) -> Mask:
+        """The tokens allowed next (see :meth:`Machine.allowed_token_ids`, and its ``BudgetError``,
+        which every mask here shares) as packed bits, listed only on demand: a sampler reads
+        ``Mask.pick_lists``, the refused ids where they are the fewer."""
+        return self._machine._allowed(budget)
+
+    def known(self, budget: int | None = None) -> Mask | None:
+        """:meth:`allowed` if it is at hand, else ``None``: the mask is cached and so is what
+        ``budget`` (if given) filters it by, or the budget leaves every allowed token room to finish.
+        Nothing is computed, so a decoding loop can ask this on its own thread and hand only what
+        is not at hand to a worker."""
+        m = self._machine
+        found = None if m._done else m._known(budget)
+        if found is None:
+            return None
+        mask, filtered = found
+        return mask if filtered is None else filtered
+
+    def known_lists(self, budget: int, width: int) -> Lists | None:
+        """``allowed(budget).pick_lists(width)`` if it is at hand (see :meth:`known`), else
+        ``None``. A position seen before answers from its kept record, and so does the
+        :meth:`Machine.advance` that follows."""
+        m = self._machine
+        if m._done:
+            return None
+        capped = m._capped(budget)
+        budget = budget if capped is None else capped
+        flags = m._flags()
+        step = m._find_step(flags)
+        if step is not None and budget >= step.fits_from and step.width == width:
+            return step.lists
+        known = m._known(budget, flags)
+        return None if known is None else m._keep_lists(flags, *known, budget, width)
+
+    def lists(self, budget: int, width: int) -> Lists:
+        """``allowed(budget).pick_lists(width)``, kept for the next loop at this position when the
+        budget leaves the mask whole."""
+        m = self._machine
+        if m._done:
+            return m._allowed(budget).pick_lists(width)
+        capped = m._capped(budget)
+        budget = budget if capped is None else capped
+        flags = m._flags()
+        return m._keep_lists(flags, *m._mask(budget, flags), budget, width)
+
+    # -- the model's own pick -----------------------------------------------------------------
+
+    def advance_within(self, token_id: int, budget: int | None = None) -> bool:
+        """:meth:`Machine.advance` if ``token_id`` is among :meth:`allowed` under ``budget``, decided
+        without making the mask: the token is walked, then the need it leaves is checked against
+        the budget (a bound in bytes first, the exact need only where the bound does not settle
+        it). Otherwise ``False``, and nothing changes. A loop that tries the model's own choice
+        first makes a mask only when this refuses it: the masks of a new tool list were most of
+        what a cold token cost (``python benchmarks/cold_replay.py --sweep-mb 64 --check-first``)."""
+        m = self._machine
+        tid = int(token_id)
+        grammar, token_bytes = m._grammar, m._token_bytes
+        budget = m._capped(budget)
+        data = token_bytes[tid] if 0 <= tid < len(token_bytes) else None
+        if budget is None or data is None or m._done or m._step is not None:  # the general way
+            follow_ok = m._flags()[1]
+            if not m.advance(tid):
+                return False
+            if budget is None or m._done or _fits(grammar, m._pos, follow_ok, max(budget, 1) - 1):
+                return True
+            m.rollback()
+            return False
+        pos = m._pos  # the two common kinds first, each in one compiled walk (a cold Python call costs µs)
+        if type(pos) is Text:  # free text that opens no call: nothing to judge
+            state, _, exited = grammar.openers.search.walk_classes(pos.state, data)
+            if not exited:
+                m._move(Text(state), data, 0)
+                return True
+        elif type(pos) is Tail and not pos.counts:  # inside a call, no counter counted
+            tail = grammar.tail(pos.tool, pos.form, pos.chained)
+            state = tail.dfa.walk_inside(pos.state, data)
+            if state == SINK:
+                return False
+            if state > 0:
+                slack = max(budget, 1) - 1
+                inside = Tail(pos.form, pos.tool, pos.chained, state)
+                if _tail_bound(tail, state) > slack and need(grammar, inside, m._flags()[1]) > slack:
+                    return False
+                m._move(inside, data, 0)
+                return True
+        start_ok, follow_ok = m._flags()  # a token with bytes and no record: walked and judged before the move
+        new, closed = grammar.walk(m._pos, data, start_ok, follow_ok)
+        if new is None or not _fits(grammar, new, follow_ok, max(budget, 1) - 1):
+            return False
+        m._move(new, data, closed)
+        return True
 
     @property
     def refuses(self) -> bool:
         """Whether free text refuses anything here (``Dialect.refusals``); else :meth:`refusal` is always ``None``."""
-        return bool(self.grammar.openers.refuses)
+        return bool(self._machine._grammar.openers.refuses)
 
     def refusal(self, token_id: int) -> str | None:
         """The name of the refused text (``Dialect.refusals``: a tool-result marker, an opener's
         near miss) that ``token_id`` would complete here, or ``None``: what a loop counts when the
         model's own pick is not allowed, so a trace shows a model that tried to write a result."""
-        pos = self._pos
-        if type(pos) is not Text or self._done:
+        m = self._machine
+        pos = m._pos
+        if type(pos) is not Text or m._done:
             return None
-        openers = self.grammar.openers
+        openers = m._grammar.openers
         tid = int(token_id)
         if tid in openers.refused_specials:
             return openers.refused_specials[tid]
-        token_bytes = self._token_bytes
-        data = token_bytes[tid] if 0 <= tid < len(token_bytes) else None
+        data = m._token_bytes[tid] if 0 <= tid < len(m._token_bytes) else None
         if not data:
             return None
         _, _, commit = openers.walk_text(pos.state, data)
         info = openers.commits[commit] if commit >= 0 else None
         return info.label if info is not None and info.kind is CommitKind.REFUSED else None
-
-    @property
-    def in_call(self) -> str | None:
-        """The tool whose arguments are being written, if any."""
-        return self._pos.tool if isinstance(self._pos, Tail) else None
 
 
 def _fits(grammar: Grammar, pos: Position, follow_ok: bool, slack: int) -> bool:

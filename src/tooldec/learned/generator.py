@@ -164,7 +164,7 @@ class LearnedGenerator(LlamaCppGenerator):
         calls_seen = len(stop_after_call.parse_calls(prefix)) if stop_after_call is not None and machine is None else 0
 
         def in_text() -> bool:
-            return (not in_call) if machine is None else machine.mode is Mode.TEXT
+            return (not in_call) if machine is None else machine.advanced.mode is Mode.TEXT
 
         def learned_now() -> bool:
             return bool(self.learned.size) and in_text()
@@ -193,7 +193,7 @@ class LearnedGenerator(LlamaCppGenerator):
                 ended = True
                 break
             if machine is not None:
-                if stop_after_call is not None and machine.call_just_closed:  # done only at an end token
+                if stop_after_call is not None and machine.advanced.call_just_closed:  # done only at an end token
                     closed = True
                     break
             elif written and stop_after_call is not None:

@@ -137,7 +137,7 @@ class NameSelector(Generator):
         ended = closed = False
         while len(ids) < max_new_tokens:
             budget = max_new_tokens - len(ids)
-            if machine.mode is Mode.TOOL and not chosen:
+            if machine.advanced.mode is Mode.TOOL and not chosen:
                 tokens, machine = self.choose(prompt + ids, machine, budget)
                 stepper.machine = machine
                 ids.extend(tokens)
@@ -149,14 +149,14 @@ class NameSelector(Generator):
             if token in eos:
                 ended = True
                 break
-            if machine.call_just_closed:
+            if machine.advanced.call_just_closed:
                 chosen = False
-            if machine.is_done() or (stop_after_call is not None and machine.call_just_closed):
-                closed = machine.call_just_closed
+            if machine.is_done() or (stop_after_call is not None and machine.advanced.call_just_closed):
+                closed = machine.advanced.call_just_closed
                 break
-            if machine.mode is Mode.TEXT:
+            if machine.advanced.mode is Mode.TEXT:
                 chosen = False
-                if stops and any(stop in machine.text for stop in stops):
+                if stops and any(stop in machine.advanced.text for stop in stops):
                     ended = True
                     break
         return Generation(self._model_ids(ids), ended, closed, stepper.masking_seconds, stepper.steps, 0.0,
@@ -175,7 +175,7 @@ class NameSelector(Generator):
             The tokens written (the last one may run past the name into the call's next bytes)
             and the machine after them. The choice is appended to :attr:`selections`.
         """
-        names, prefixes = self._trie(machine.grammar)
+        names, prefixes = self._trie(machine.advanced.grammar)
         machine = machine.fork()
         tokens: list[int] = []
         while len(tokens) < budget and not _at_name(machine):  # the opener, never running into the name
@@ -199,7 +199,7 @@ class NameSelector(Generator):
                 prefixes: frozenset[bytes]) -> tuple[list[int], Machine]:
         """The tokens of the most probable complete name (its last token may run past it)."""
         start_time = time.perf_counter()
-        base = len(machine.text)
+        base = len(machine.advanced.text)
         beam = [_Hyp(0.0, [], machine)]
         done: list[_Hyp] = []
         evaluations = 0
@@ -218,7 +218,7 @@ class NameSelector(Generator):
                     twin = hyp.machine.fork()
                     if not twin.advance(token):
                         continue
-                    written = twin.text[base:]
+                    written = twin.advanced.text[base:]
                     score = hyp.score + float(logp[token])
                     if written not in found or found[written].score < score:
                         found[written] = _Hyp(score, [*hyp.tokens, token], twin, written)
@@ -245,13 +245,13 @@ class NameSelector(Generator):
 
 def _at_name(machine: Machine) -> bool:
     """Whether ``machine`` is at the start of a tool name (the opener and head written)."""
-    position = machine.position
+    position = machine.advanced.position
     return isinstance(position, Name) and not position.prefix
 
 
 def _into_name(machine: Machine) -> bool:
     """Whether ``machine`` has written part of a name, or run past one."""
-    position = machine.position
+    position = machine.advanced.position
     return isinstance(position, Tail) or (isinstance(position, Name) and bool(position.prefix))
 
 

@@ -254,7 +254,7 @@ class JobRun:
         named = constraints.dialect.named_openers  # the names only matter to a named opener
         machine = self.machine
         self.assembler = Assembler(constraints.dialect, watch=machine is not None,
-                                   names=machine.grammar.names if machine is not None and named else None)
+                                   names=machine.advanced.grammar.names if machine is not None and named else None)
         self.budget = worker.budget(job)
         self.refused: Done | None = None
         if self.budget < 1:
@@ -290,9 +290,9 @@ class JobRun:
             return True
         for event in self.assembler.feed(_bytes(worker.constraints.vocab, token),
                                          in_call=machine is not None and _in_call(machine),
-                                         in_reasoning=machine is not None and machine.mode is Mode.REASONING):
+                                         in_reasoning=machine is not None and machine.advanced.mode is Mode.REASONING):
             job.emit(event)
-        if machine is not None and machine.turn_over:  # the client runs the calls
+        if machine is not None and machine.advanced.turn_over:  # the client runs the calls
             self.finish = "stop"
             return True
         if job.cancelled.is_set():  # the client went away
@@ -330,4 +330,4 @@ def _bytes(vocab: Any, token: int) -> bytes:
 
 
 def _in_call(machine: Machine) -> bool:
-    return machine.mode is Mode.TOOL
+    return machine.advanced.mode is Mode.TOOL

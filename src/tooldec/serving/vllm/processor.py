@@ -289,7 +289,7 @@ class ToolDecLogitsProcessor(LogitsProcessor):
                               "--logits-processors, or use --no-async-scheduling)")
                 log.error("tooldec: %s; the request is ended", row.failed)
             if row.failed is not None or row.machine is None or row.pending or row.machine.is_done() \
-                    or row.machine.turn_over:
+                    or row.machine.advanced.turn_over:
                 bitmask[i] = 0  # a failed or finished row ends (the client runs the calls); a pending one is redone in apply
                 _set_bits(bitmask[i], self.eos)
                 _clear_bits(bitmask[i], row.other_ends)
@@ -301,7 +301,7 @@ class ToolDecLogitsProcessor(LogitsProcessor):
                 other_ends = rows[i][1].other_ends
                 # text before any call is left alone (an untouched row costs nothing); after a
                 # call, an end that does not stop the request would be written to max_tokens
-                masked[i] = forbids or (machine.calls_completed > 0 and other_ends.size > 0)
+                masked[i] = forbids or (machine.advanced.calls_completed > 0 and other_ends.size > 0)
                 if masked[i]:
                     _clear_bits(bitmask[i], other_ends)
         keep = [i for i in range(len(rows)) if final or masked[i] or rows[i][1].pending]  # free text: nothing to apply
