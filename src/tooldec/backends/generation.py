@@ -188,7 +188,7 @@ class TokenGenerator(Generator):
                 yield token
                 if not left:
                     return
-                draft = stepper.forced(left)[:longest]
+                draft = stepper.forced(left, longest)
                 stepper.ahead(left)  # the next mask is made while the model evaluates
                 if not draft:
                     logits = self.push(token)

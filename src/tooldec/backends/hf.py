@@ -302,10 +302,12 @@ class HFGenerator(TokenGenerator):
 
     def start(self, prompt_ids: Sequence[int]) -> np.ndarray:
         self._cache = None
-        return self._forward(list(prompt_ids))
+        last: np.ndarray = self._forward(list(prompt_ids))[-1]
+        return last
 
     def push(self, token: int) -> np.ndarray:
-        return self._forward([token])
+        last: np.ndarray = self._forward([token])[-1]
+        return last
 
     def push_all(self, tokens: Sequence[int]) -> list[np.ndarray]:
         return list(self._forward(list(tokens), rows=len(tokens)))
@@ -315,14 +317,14 @@ class HFGenerator(TokenGenerator):
 
     def _forward(self, ids: list[int], rows: int = 1) -> np.ndarray:
         """Evaluate ``ids`` after the cached context (the cache's name changed in transformers 5);
-        the last position's logits (the last ``rows``' with ``rows``), through the head alone as
+        the logits of the last ``rows`` positions, one row each, through the head alone as
         ``model.generate`` computes them."""
         with torch.inference_mode():
             out = self.model(input_ids=torch.tensor([ids], dtype=torch.long, device=self.model.device),
                              use_cache=True, logits_to_keep=rows, **{self._cache_name: self._cache})
             self._cache = out[self._cache_name]
             logits: np.ndarray = out.logits[0].float().cpu().numpy()
-            return logits if rows > 1 else logits[-1]
+            return logits
 
 
 def set_torch_threads(threads: int) -> None:

@@ -46,10 +46,10 @@ def encoder_of(tokenizer: Any) -> Encoder | None:
     return encoder
 
 
-def forced_tokens(machine: Machine, encode: Encoder, budget: int) -> list[int]:
-    """The canonical tokens of the bytes forced at ``machine``'s position, each accepted in turn
-    within what is left of ``budget`` (tokens the loop may still take); the cursor is left where
-    it was. Empty where nothing is forced or the span's tokens do not fit."""
+def forced_tokens(machine: Machine, encode: Encoder, budget: int, most: int | None = None) -> list[int]:
+    """The canonical tokens of the bytes forced at ``machine``'s position, at most ``most``, each
+    accepted in turn within what is left of ``budget`` (tokens the loop may still take); the
+    cursor is left where it was. Empty where nothing is forced or the span's tokens do not fit."""
     if budget < 1:
         return []
     data = machine.advanced.forced_bytes(MOST_BYTES)
@@ -72,7 +72,7 @@ def forced_tokens(machine: Machine, encode: Encoder, budget: int) -> list[int]:
     if taken and vocab.extends(token_bytes[taken[-1]] or b""):
         taken.pop()  # the model may write a longer token across the end
     accepted = 0
-    for token in taken[:budget]:
+    for token in taken[:budget if most is None else min(budget, most)]:
         if not machine.advanced.advance_within(token, budget - accepted):
             break
         accepted += 1

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from .llamacpp import PROMPT_CHUNK, chunked_prefix
+from .llamacpp import PROMPT_CHUNK, chunked_prefix, decode_rows
 
 __all__ = ["SlotBatch"]
 
@@ -106,20 +106,15 @@ class SlotBatch:
     def _decode(self, tokens: Sequence[tuple[int, int]], *, outputs: bool) -> None:
         """One ``llama_decode`` of ``tokens`` at the next position of their slots; logits for
         every row (``outputs``) or only for the last."""
-        if not 0 < len(tokens) <= self._capacity:
-            raise ValueError(f"a batch takes 1 to {self._capacity} tokens, got {len(tokens)}")
-        batch = self._batch
-        for row, (slot, token) in enumerate(tokens):
-            batch.token[row] = token
-            batch.pos[row] = len(self.held[slot])
-            batch.n_seq_id[row] = 1
-            batch.seq_id[row][0] = slot
-            batch.logits[row] = outputs or row == len(tokens) - 1
+        ends: dict[int, int] = {}  # a slot's tokens in one batch take its next positions in turn
+        rows = []
+        for slot, token in tokens:
+            position = ends.get(slot, len(self.held[slot]))
+            ends[slot] = position + 1
+            rows.append((slot, position, token))
+        decode_rows(self.ctx, self._batch, self._capacity, rows, outputs=outputs)
+        for slot, token in tokens:
             self.held[slot].append(token)
-        batch.n_tokens = len(tokens)
-        status = self._api.llama_decode(self.ctx, batch)
-        if status != 0:
-            raise RuntimeError(f"llama_decode failed with status {status} (a batch of {len(tokens)} tokens)")
 
     def _logits(self, row: int) -> np.ndarray:
         pointer = self._api.llama_get_logits_ith(self.ctx, row)

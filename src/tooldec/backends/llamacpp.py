@@ -25,8 +25,8 @@ from ..tokens.hf import from_hf_tokenizer
 from .generation import JUMP_LIMIT, Generation, Request, TokenGenerator
 from .step import FEW, core_beside, pick_token
 
-__all__ = ["FEW", "PROMPT_CHUNK", "LlamaCppGenerator", "chunked_prefix", "evaluate_prompt", "keep_prefix", "is_llama", "load_llama",
-           "pick_token"]
+__all__ = ["FEW", "PROMPT_CHUNK", "LlamaCppGenerator", "chunked_prefix", "decode_rows", "evaluate_prompt", "keep_prefix",
+           "is_llama", "load_llama", "pick_token"]
 
 DEFAULT_CONTEXT = 8192
 """Context window of a loaded model: the longest prompt of the paper's tables (KAMEL with 234
@@ -109,21 +109,11 @@ class LlamaCppGenerator(TokenGenerator):
     def push_all(self, tokens: Sequence[int]) -> list[np.ndarray]:
         """One ``llama_decode`` of ``tokens`` with the logits of every row (``Llama.eval`` keeps
         only the last's); llama-cpp-python's record of the context follows, as ``eval`` keeps it."""
-        llm, api, batch = self.model, self._api, self._draft_batch
-        if not 0 < len(tokens) <= JUMP_LIMIT:
-            raise ValueError(f"a batch takes 1 to {JUMP_LIMIT} tokens, got {len(tokens)}")
+        llm, api = self.model, self._api
         past = int(llm.n_tokens)
         api.llama_memory_seq_rm(api.llama_get_memory(llm.ctx), -1, past, -1)  # what a dropped draft left
-        for row, token in enumerate(tokens):
-            batch.token[row] = token
-            batch.pos[row] = past + row
-            batch.n_seq_id[row] = 1
-            batch.seq_id[row][0] = 0
-            batch.logits[row] = True
-        batch.n_tokens = len(tokens)
-        status = api.llama_decode(llm.ctx, batch)
-        if status != 0:
-            raise RuntimeError(f"llama_decode failed with status {status} (a batch of {len(tokens)} tokens)")
+        decode_rows(llm.ctx, self._draft_batch, JUMP_LIMIT, [(0, past + row, token) for row, token in enumerate(tokens)],
+                    outputs=True)
         llm.input_ids[past:past + len(tokens)] = tokens
         llm.n_tokens = past + len(tokens)
         return [np.ctypeslib.as_array(self._logits_of(llm.ctx, row), shape=(self.width,)) for row in range(len(tokens))]
@@ -140,6 +130,30 @@ class LlamaCppGenerator(TokenGenerator):
 
     def _logits(self) -> np.ndarray:
         return np.ctypeslib.as_array(self._logits_of(self.model.ctx, -1), shape=(self.width,))
+
+
+def decode_rows(ctx: Any, batch: Any, capacity: int, rows: Sequence[tuple[int, int, int]], *, outputs: bool) -> None:
+    """One ``llama_decode`` on ``ctx`` of ``rows`` (sequence id, position, token) through ``batch``
+    (a ``llama_batch`` of ``capacity`` tokens); logits for every row (``outputs``) or the last only.
+
+    Raises:
+        ValueError: No rows, or more than ``capacity``.
+        RuntimeError: llama.cpp refused the batch.
+    """
+    import llama_cpp
+
+    if not 0 < len(rows) <= capacity:
+        raise ValueError(f"a batch takes 1 to {capacity} tokens, got {len(rows)}")
+    for row, (sequence, position, token) in enumerate(rows):
+        batch.token[row] = token
+        batch.pos[row] = position
+        batch.n_seq_id[row] = 1
+        batch.seq_id[row][0] = sequence
+        batch.logits[row] = outputs or row == len(rows) - 1
+    batch.n_tokens = len(rows)
+    status = llama_cpp.llama_decode(ctx, batch)
+    if status != 0:
+        raise RuntimeError(f"llama_decode failed with status {status} (a batch of {len(rows)} tokens)")
 
 
 def keep_prefix(llm: Any, ids: Sequence[int]) -> int:

@@ -216,15 +216,15 @@ class Stepper:
         self.masking_seconds += time.perf_counter() - start
         return token
 
-    def forced(self, budget: int) -> list[int]:
-        """The tokens the grammar forces next within ``budget`` (tokens left): a draft for the
-        loop to evaluate in one batch and :meth:`confirm` token by token; the cursor does not
-        move. Empty without a cursor or an encoder."""
+    def forced(self, budget: int, most: int | None = None) -> list[int]:
+        """The tokens the grammar forces next within ``budget`` (tokens left), at most ``most``: a
+        draft for the loop to evaluate in one batch and :meth:`confirm` token by token; the cursor
+        does not move. Empty without a cursor or an encoder."""
         machine = self.machine
         if machine is None or self.encode is None:
             return []
         start = time.perf_counter()
-        found = forced_tokens(machine, self.encode, budget)
+        found = forced_tokens(machine, self.encode, budget, most)
         if found:
             self.jumps += 1
         self.masking_seconds += time.perf_counter() - start
