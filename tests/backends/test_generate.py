@@ -131,7 +131,7 @@ def test_a_tight_budget_still_ends_with_a_complete_call(smollm2_model: tuple[Any
     with ``auto`` a call may only be started when it can still be finished.
     """
     model, tokenizer, vocab = smollm2_model
-    budget = Machine(grammar, tool_choice="echo").shortest_completion()
+    budget = Machine(grammar, tool_choice="echo").advanced.shortest_completion()
     processor = ToolDecLogitsProcessor(grammar, tool_choice=tool_choice, max_new_tokens=budget)
     texts = sample(model, vocab, batch(tokenizer, ["Repeat after me: the budget is tight but the call closes."]), budget,
                    [processor], [StopOnCallClose(processor)], seed=2)
