@@ -32,3 +32,20 @@ def test_import_does_not_load_torch_or_transformers() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+
+
+def test_a_machine_is_ten_methods_and_one_advanced_namespace() -> None:
+    """What a loop that asks for a mask every step calls; the rest a sampler loop reads is
+    ``machine.advanced``."""
+    from tooldec.decoding import Advanced
+    from tooldec.dialects import Hermes
+
+    vocab = tooldec.Vocabulary.from_tokens([bytes([b]) for b in range(256)])
+    tools = tooldec.ToolSet([tooldec.Tool.from_dict({"name": "ping", "parameters": {"type": "object", "properties": {}}})])
+    machine = tooldec.Machine(tooldec.Grammar(tools, vocab, Hermes()))
+    assert {name for name in dir(machine) if not name.startswith("_")} == {
+        "fill_bitmask", "allowed_token_ids", "advance", "accept_string", "rollback", "fork", "reset", "is_done",
+        "min_tokens", "check_budget", "advanced"}
+    twin = machine.fork()
+    assert isinstance(twin.advanced, Advanced) and twin.accept_string("hi")
+    assert (twin.advanced.text, machine.advanced.text) == (b"hi", b"")  # a fork's namespace reads the fork

@@ -1,27 +1,9 @@
 """Typed errors of tooldec.
 
-Everything a user can get wrong is reported when a tool is registered or a tokenizer is loaded,
-never in the middle of generation. The hierarchy::
-
-    ToolDecError
-    ├── ToolRegistrationError (also ValueError)
-    │   ├── DuplicateToolError
-    │   ├── InvalidToolNameError
-    │   ├── InvalidSchemaError
-    │   └── UnsupportedSchemaError
-    │       └── SchemaTooComplexError
-    ├── ToolNotFoundError (also KeyError)
-    ├── ToolNotCallableError (also TypeError)
-    ├── UnknownDialectError (also LookupError)
-    ├── BudgetError (also ValueError)
-    ├── TokenizerError
-    ├── ContextLengthError (also ValueError)
-    ├── ToolSourceError
-    └── ToolCallError
-
-Model output that leaves the grammar is not an error: ``Machine.advance`` returns ``False``.
-A tool that raises becomes an observation in the runtime, not an exception here; a tool may raise
-``ToolCallError`` to say it failed without the runtime calling that a crash.
+Everything a user can get wrong is reported when a tool is registered, a list compiled or a
+tokenizer loaded, never in the middle of generation; model output that leaves the grammar is not an
+error (``Machine.advance`` returns ``False``). The hierarchy and the whole contract:
+docs/DESIGN.md, "Error contract".
 """
 
 from __future__ import annotations

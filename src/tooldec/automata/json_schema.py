@@ -155,9 +155,9 @@ class SchemaCompiler:
 
     # -- entry points -------------------------------------------------------------------------
 
-    def value(self, schema: Any, refs: tuple[str, ...] = ()) -> Frag:
-        """The values of a core schema (``refs`` is ignored: references are already unrolled).
-        Built with the garbage collector paused (:mod:`.gcpause`)."""
+    def value(self, schema: Any) -> Frag:
+        """The values of a core schema (references already unrolled), built with the garbage
+        collector paused (:mod:`.gcpause`)."""
         with collector_paused():
             return self._value(schema)
 
@@ -174,7 +174,7 @@ class SchemaCompiler:
         excluded = schema.get("not", {}).get("enum", [])
         return nfa.alt(*(self.typed(kind, schema, excluded) for kind in _kinds(schema)))
 
-    def object_members(self, schema: Mapping[str, Any], refs: tuple[str, ...] = (), *, kwargs: bool = False) -> Frag:
+    def object_members(self, schema: Mapping[str, Any], *, kwargs: bool = False) -> Frag:
         """The members of an object without its braces; ``kwargs`` writes ``name=value`` pairs."""
         return Members(self, schema, kwargs).build()
 
@@ -433,9 +433,6 @@ class SchemaCompiler:
         if self.forbidden:
             fsm = subtract(fsm, holding(self.forbidden))
         return self.nfa.seq(self.nfa.literal(b'"'), fsm_fragment(self.nfa, fsm, self.char_class), self.nfa.literal(b'"'))
-
-    def _hex(self, n: int) -> Frag:
-        return self.nfa.repeat(lambda: self.nfa.byte_ranges(_HEX), n, n)
 
     def _ws(self) -> Frag:
         if self.style.whitespace is not Whitespace.FLEXIBLE:

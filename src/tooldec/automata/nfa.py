@@ -156,17 +156,6 @@ class NFA:
             self.edge(start, lo, hi, end)
         return start, end
 
-    def sequences(self, seqs: Iterable[Sequence[tuple[int, int]]]) -> Frag:
-        """One of several byte-range sequences (e.g. the UTF-8 encodings of a character class)."""
-        start, end = self.state(), self.state()
-        for seq in seqs:
-            cur = start
-            for i, (lo, hi) in enumerate(seq):
-                nxt = end if i == len(seq) - 1 else self.state()
-                self.edge(cur, lo, hi, nxt)
-                cur = nxt
-        return start, end
-
     def empty(self) -> Frag:
         s = self.state()
         return s, s
@@ -396,15 +385,6 @@ class NFA:
                         stack.append(nxt)
             one = self._closures[state] = frozenset(seen)
         return one
-
-    def region_chain(self, state: int) -> list[int]:
-        """The regions ``state`` is inside of, innermost first."""
-        chain = []
-        region = self.scope[state]
-        while region != TOP:
-            chain.append(region)
-            region = self.regions[region].parent
-        return chain
 
     @property
     def unit_of(self) -> dict[int, int]:

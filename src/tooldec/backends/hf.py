@@ -17,13 +17,13 @@ import numpy as np
 import torch
 from transformers import LogitsProcessor, StoppingCriteria
 
-from ..decoding import Grammar, Machine, ToolChoice
+from ..decoding import Grammar, Machine, ToolChoice, fill_bitmasks
 from ..dialects.base import Dialect
 from ..errors import ToolDecError
 from ..tokens import Vocabulary
 from ..tokens.hf import from_hf_tokenizer
 from .generation import Generation, TokenGenerator
-from .step import core_beside, fill_masks
+from .step import core_beside
 
 __all__ = [
     "Generation",
@@ -197,8 +197,9 @@ class ToolDecLogitsProcessor(LogitsProcessor):
         words = (width + 31) // 32
         bitmask = np.zeros((batch, words), dtype=np.int32)
         live = [row for row in range(batch) if not self._finished[row]]
-        forbids = fill_masks([(row, self._machines[row]) for row in live], bitmask, [self.budget()] * len(live))
-        masked = [row for row, forbidden in zip(live, forbids) if forbidden]
+        machines = [None if self._finished[row] else self._machines[row] for row in range(batch)]
+        forbids = fill_bitmasks(machines, bitmask, [self.budget()] * batch)
+        masked = [row for row in live if forbids[row]]
         if width > vocab_size:  # padding ids past the tokenizer: bitmask bits are already 0 there
             masked = live
         if not masked:

@@ -2,14 +2,13 @@
 
 Every loop that samples its own tokens (the backends', the server's, the learned generators', the
 name selector's) takes each from a :class:`Stepper`; a sampler not ours (vLLM's, transformers'
-``model.generate``) takes the mask half alone: :func:`fill_masks`.
+``model.generate``) takes the mask half alone: :func:`tooldec.decoding.fill_bitmasks`.
 """
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
@@ -19,7 +18,7 @@ from ..decoding.machine import Lists
 from ..errors import ToolDecError
 from .jump import Encoder, forced_tokens
 
-__all__ = ["FEW", "Stepper", "core_beside", "fill_masks", "pick_token"]
+__all__ = ["FEW", "Stepper", "core_beside", "pick_token"]
 
 FEW = 16
 """Allowed lists this short (most masks inside a call) are picked from in Python: with the caches
@@ -250,14 +249,6 @@ class Stepper:
         if self._pool is not None:
             self._pool.shutdown()  # after the mask it may be making
             self._pool = None
-
-
-def fill_masks(cursors: Sequence[tuple[int, Machine]], bitmask: np.ndarray,
-               budgets: Sequence[int | None]) -> list[bool]:
-    """The mask half of a step, for a sampler of its own: each ``(row, cursor)``'s allowed tokens
-    under its budget (tokens left, that one included; ``None``: no limit) into ``bitmask[row]``
-    (int32 words). Returns per cursor whether its row forbids any token (else it need not be applied)."""
-    return [machine.fill_bitmask(bitmask, row, budget) for (row, machine), budget in zip(cursors, budgets)]
 
 
 def core_beside(threads: int) -> bool:

@@ -2,20 +2,19 @@
 
 ``Compiler(vocab, dialect)`` prepares a vocabulary and owns the bounded caches;
 ``compiler.compile(tools)`` returns a ``Grammar``, an immutable snapshot of an inventory;
-``Machine(grammar, ...)`` is the per-sequence cursor (ten methods; what a sampler loop reads beyond
-them is ``machine.advanced``). Compilers and grammars may be shared by
-any number of threads; a machine belongs to one sequence.
+``Machine(grammar, ...)`` is the per-sequence cursor: ten methods, and ``machine.advanced``
+(:class:`Advanced`) for what a sampler loop reads beyond them, its ``position`` one of the
+position types below. Compilers and grammars may be shared by any number of threads; a machine
+belongs to one sequence.
 """
 
-from .grammar import CompiledTail, Compiler, Grammar, prepare_vocabulary
+from .grammar import Compiler, Grammar, prepare_vocabulary
 from .machine import Advanced, Machine, Mode, ToolChoice, fill_bitmasks
 from .masks import Mask, allocate_token_bitmask, apply_token_bitmask_inplace, bitmask_words, unpack_bitmask
-from .positions import Head, Name, Open, Position, Tail, Text
-from .token_index import TokenIndex
+from .positions import Head, Name, Open, Position, Tail, Text, Think
 
 __all__ = [
     "Advanced",
-    "CompiledTail",
     "Compiler",
     "Grammar",
     "Head",
@@ -27,7 +26,7 @@ __all__ = [
     "Position",
     "Tail",
     "Text",
-    "TokenIndex",
+    "Think",
     "ToolChoice",
     "allocate_token_bitmask",
     "apply_token_bitmask_inplace",

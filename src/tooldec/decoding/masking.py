@@ -36,7 +36,6 @@ from ..dialects.base import NEXT_CALL
 from .masks import Mask
 from .openers import CommitKind, Committer
 from .positions import Head, Name, Open, Position, Tail, Text, Think
-from .token_index import TokenIndex
 from .trie_walk import NATIVE, native_mask, native_names, walk_trie
 from .vector_walk import walk_rows, walk_state
 
@@ -285,10 +284,6 @@ def _crossing_ids(grammar: Grammar, form: int, name: str, prefix: bytes, lo: int
 
 
 # -- tails --------------------------------------------------------------------------------------------
-
-
-def _rest(index: TokenIndex, row: int, offset: int) -> bytes:
-    return bytes(index.flat[index.offsets[row] + offset : index.offsets[row] + index.lengths[row]])
 
 
 @dataclass

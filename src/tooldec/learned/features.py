@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -252,6 +252,3 @@ def extract(model: Any, tokenizer: Any, demos: Sequence[Demonstration], labels: 
     bar.close()
     return Features.concat(parts)
 
-
-def groups_of(demos: Iterable[Demonstration]) -> list[str]:
-    return sorted({d.group for d in demos})

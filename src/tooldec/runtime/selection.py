@@ -11,8 +11,8 @@ With ``width`` at least the number of tools the search is exhaustive over names 
 by its most probable tokenization).
 
 It uses the cursor and generator surface: ``Machine.fork``, ``advance``, ``allowed_token_ids``,
-``mode``, ``text``, ``position`` (to know where the name starts, whatever opener led there) and the
-generator's ``next_logits(ids)``; with llama.cpp the KV cache makes each step cost the
+``machine.advanced``'s ``mode``, ``text``, ``position`` (to know where the name starts, whatever
+opener led there) and the generator's ``next_logits(ids)``; with llama.cpp the KV cache makes each step cost the
 hypothesis' new tokens only.
 
 Examples:

@@ -39,7 +39,6 @@ from vllm.exceptions import VLLMValidationError
 from vllm.v1.sample.logits_processor import BatchUpdate, LogitsProcessor
 from vllm.v1.sample.logits_processor.builtin import process_dict_updates
 
-from ...backends.step import fill_masks
 from ...caches import BoundedCache
 from ...decoding import Machine
 from ...errors import BudgetError, ToolDecError
@@ -313,18 +312,15 @@ class ToolDecLogitsProcessor(LogitsProcessor):
 
 def _fill(cursors: list[tuple[int, Machine]], bitmask: np.ndarray, budgets: list[int | None],
           rows: list[tuple[int, _Row]]) -> list[bool]:
-    """``fill_masks``; a row whose budget has fallen below its call's need (``check_budget``
-    before the first token keeps it from happening) goes on unbudgeted, as a row that failed
-    that check does, instead of failing the batch."""
-    try:
-        return fill_masks(cursors, bitmask, budgets)
-    except BudgetError as error:
-        log.warning("tooldec: %s; the call may be cut", error)
+    """Each cursor's mask into its row of ``bitmask``; whether it forbids anything. A row whose budget
+    has fallen below its call's need (``check_budget`` before the first token keeps it from
+    happening) goes on unbudgeted, as a row that failed that check does, instead of failing the batch."""
     out = []
     for (i, machine), budget in zip(cursors, budgets):
         try:
             out.append(machine.fill_bitmask(bitmask, i, budget))
-        except BudgetError:
+        except BudgetError as error:
+            log.warning("tooldec: %s; the call may be cut", error)
             rows[i][1].max_tokens = None
             out.append(machine.fill_bitmask(bitmask, i, None))
     return out
