@@ -6,11 +6,13 @@ little more than one, so N requests stepped together give nearly N times the tok
 ``n_ctx`` is split evenly, each slot holding ``n_ctx / slots`` positions (:attr:`SlotBatch.context`).
 
 A slot keeps the KV cache of its last prompt; a new prompt keeps what it shares of it in whole
-:data:`~tooldec.backends.llamacpp.PROMPT_CHUNK` s and evaluates the rest chunk by chunk from
-position 0 on that slot alone, as :func:`~tooldec.backends.llamacpp.evaluate_prompt` does, so a
-prompt's logits do not depend on what the cache held. A sequence's next-token logits may still
-differ in the last bits with the batch it is stepped in (other rows change llama.cpp's matrix
-kernels): ``benchmarks/serve_load.py --compare`` counts how often a greedy answer changes.
+:data:`~tooldec.backends.llamacpp.PROMPT_CHUNK` s and evaluates the rest chunk by chunk, aligned
+to position 0 on that slot alone as :func:`~tooldec.backends.llamacpp.evaluate_prompt` does, so
+what the cache held does not decide a prompt's logits. :meth:`SlotBatch.step` evaluates one chunk
+of a prompt and then one token of every running slot, so running answers keep coming while a
+prompt is evaluated. A sequence's next-token logits may still differ in the last bits with the
+batch it is stepped in (other rows change llama.cpp's matrix kernels):
+``benchmarks/serve_load.py --compare`` counts how often a greedy answer changes.
 
 One thread drives a :class:`SlotBatch` (the server's worker): nothing in it is locked.
 """
@@ -68,6 +70,8 @@ class SlotBatch:
         self.held: list[list[int]] = [[] for _ in range(slots)]
         """Per slot, the tokens its cache holds, in order (prompt, then the generated tokens evaluated)."""
         self._chunked = [0] * slots  # leading positions evaluated in whole prompt chunks
+        self._prompts: dict[int, list[int]] = {}  # per slot, its prompt's tokens not yet evaluated
+        self._lengths: dict[int, int] = {}  # per slot being prompted, its prompt's length
         self.prompt_tokens_evaluated = 0
         """Prompt tokens evaluated, all slots (the rest came from their caches)."""
 
@@ -75,9 +79,9 @@ class SlotBatch:
         """How many of ``ids`` (never the last) the cache of ``slot`` can keep: whole chunks only."""
         return chunked_prefix(self.held[slot][: self._chunked[slot]], ids)
 
-    def start(self, slot: int, ids: Sequence[int]) -> np.ndarray:
-        """Make ``ids`` the context of ``slot`` (the cache it shares kept, the rest evaluated in
-        chunks from position 0); the logits after it, a view valid until the next evaluation.
+    def begin(self, slot: int, ids: Sequence[int]) -> None:
+        """Make ``ids`` the prompt of ``slot``: the cache it shares kept, the rest evaluated by the
+        next :meth:`step` s, a chunk each.
 
         Raises:
             ValueError: ``ids`` empty, or as long as a slot's context.
@@ -90,30 +94,49 @@ class SlotBatch:
         self._api.llama_memory_seq_rm(self.memory, slot, kept, -1)
         del self.held[slot][kept:]
         self._chunked[slot] = kept  # until the rest is evaluated
-        for start in range(kept, len(ids), PROMPT_CHUNK):
-            chunk = ids[start:start + PROMPT_CHUNK]
-            self._decode([(slot, token) for token in chunk], outputs=False)
+        self._prompts[slot] = list(ids[kept:])
+        self._lengths[slot] = len(ids)
         self.prompt_tokens_evaluated += len(ids) - kept
-        self._chunked[slot] = len(ids) - len(ids) % PROMPT_CHUNK
-        return self._logits(-1)
 
-    def step(self, tokens: Sequence[tuple[int, int]]) -> list[np.ndarray]:
-        """Evaluate one more token for each ``(slot, token)``, all in one batch; each one's
-        next-token logits, in order (views valid until the next evaluation)."""
-        self._decode(tokens, outputs=True)
-        return [self._logits(row) for row in range(len(tokens))]
+    def step(self, tokens: Sequence[tuple[int, int]], prompt: int | None = None) -> tuple[list[np.ndarray], np.ndarray | None]:
+        """The next chunk of ``prompt``'s slot (:meth:`begin`), if given, then one more token for
+        each ``(slot, token)`` in one batch.
 
-    def _decode(self, tokens: Sequence[tuple[int, int]], *, outputs: bool) -> None:
-        """One ``llama_decode`` of ``tokens`` at the next position of their slots; logits for
-        every row (``outputs``) or only for the last."""
-        ends: dict[int, int] = {}  # a slot's tokens in one batch take its next positions in turn
-        rows = []
-        for slot, token in tokens:
-            position = ends.get(slot, len(self.held[slot]))
-            ends[slot] = position + 1
-            rows.append((slot, position, token))
+        Returns:
+            Each token's next-token logits, in order (views valid until the next evaluation); and
+            the logits after the prompt once this chunk ended it (a copy), else ``None``.
+        """
+        first = None if prompt is None else self._prompt_chunk(prompt)
+        if not tokens:
+            return [], first
+        self._decode([(slot, len(self.held[slot]), token) for slot, token in tokens], outputs=True)
+        return [self._logits(row) for row in range(len(tokens))], first
+
+    def _prompt_chunk(self, slot: int) -> np.ndarray | None:
+        """Evaluate the next chunk of ``slot``'s prompt in a batch of its own, as a fresh context
+        would; the logits after the prompt once it ends. (llama.cpp splits a batch of several
+        sequences in a cache that is not unified into equal runs per sequence, so a chunk in the
+        running tokens' batch would share no pass with them, and greedy answers moved with it.)"""
+        rest, position = self._prompts[slot], len(self.held[slot])
+        chunk = rest[: PROMPT_CHUNK - position % PROMPT_CHUNK]
+        self._decode([(slot, position + k, token) for k, token in enumerate(chunk)], outputs=False)
+        del rest[: len(chunk)]
+        if rest:
+            return None
+        length = self._lengths.pop(slot)
+        del self._prompts[slot]
+        self._chunked[slot] = length - length % PROMPT_CHUNK
+        return self._logits(len(chunk) - 1).copy()
+
+    def drop(self, slot: int) -> None:
+        """Forget the rest of ``slot``'s prompt (its request ended before it was evaluated)."""
+        self._prompts.pop(slot, None)
+        self._lengths.pop(slot, None)
+
+    def _decode(self, rows: Sequence[tuple[int, int, int]], *, outputs: bool) -> None:
+        """One ``llama_decode`` of ``rows`` (slot, position, token); each slot then holds its tokens."""
         decode_rows(self.ctx, self._batch, self._capacity, rows, outputs=outputs)
-        for slot, token in tokens:
+        for slot, _, token in rows:
             self.held[slot].append(token)
 
     def _logits(self, row: int) -> np.ndarray:

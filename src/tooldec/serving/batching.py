@@ -1,14 +1,15 @@
 """``tooldec serve --parallel N``: up to N requests generating at once in one llama.cpp context.
 
 One worker thread owns a :class:`~tooldec.backends.llamabatch.SlotBatch` and loops: jobs from the
-queue join free slots (their prompts evaluated, their first tokens picked), then every running
-job's last token is evaluated in one batch, and each job's next token is picked from its row by
-its own stepper and cursor (:class:`~tooldec.serving.worker.JobRun`, the loop of
-``--parallel 1`` cut per token). A job leaves between steps when it ends, and one whose client
-went away is stopped before the next batch. A new job takes the free slot whose cache shares
-the most of its prompt (else the one used longest ago), and one joins per step, so running jobs
-keep generating while prompts are evaluated. Each slot holds ``n_ctx / N`` positions: the server's context, as
-requests are checked against it, is a slot's.
+queue take free slots; then each round evaluates the next chunk of the oldest prompt still being
+evaluated and one batch of every running job's last token, and each running job's next token is
+picked from its row by its own stepper and cursor (:class:`~tooldec.serving.worker.JobRun`, the
+loop of ``--parallel 1`` cut per token); a job whose prompt that chunk ended takes its first
+token. Running answers so wait for one chunk of a new prompt, not all of it. A job leaves between
+rounds when it ends, and one whose client went away is stopped before the next. A new job takes
+the free slot whose cache shares the most of its prompt (else the one used longest ago). Each
+slot holds ``n_ctx / N`` positions: the server's context, as requests are checked against it, is
+a slot's.
 """
 
 from __future__ import annotations
@@ -26,11 +27,12 @@ __all__ = ["BatchWorker"]
 
 @dataclass
 class Running:
-    """A job in a slot, and the token it took that the next batch evaluates."""
+    """A job in a slot, and the token it took that the next batch evaluates (``None`` while its
+    prompt is evaluated)."""
 
     slot: int
     run: JobRun
-    token: int
+    token: int | None = None
 
 
 class BatchWorker(Worker):
@@ -51,22 +53,19 @@ class BatchWorker(Worker):
         self.widest = 0
         """The most jobs stepped in one batch so far."""
 
-    def _admit(self, free: list[int], idle: bool) -> list[Job]:
-        """A job from the queue for a free slot (one per step: the running jobs keep stepping
-        between prompts); waits for one when ``idle``; ``[]`` once closing leaves nothing to run."""
-        return self.admit(min(1, len(free)), wait=idle)
-
     def _end(self, running: Running | JobRun, done: Done | None = None) -> None:
         run = running.run if isinstance(running, Running) else running
+        if isinstance(running, Running):
+            self.slots.drop(running.slot)
         self.release(run.job)
         self.finished(run.job, done or run.end())
 
     def _run(self) -> None:
-        active: dict[int, Running] = {}
+        active: dict[int, Running] = {}  # in the order the jobs came: the oldest prompt goes first
         try:
             while True:
                 free = [slot for slot in range(self.slots.slots) if slot not in active]
-                jobs = self._admit(free, idle=not active)
+                jobs = self.admit(len(free), wait=not active)
                 if not jobs and not active:
                     return
                 start = time.perf_counter()
@@ -81,7 +80,7 @@ class BatchWorker(Worker):
             self.slots.close()
 
     def _join(self, job: Job, free: list[int], active: dict[int, Running]) -> None:
-        """Evaluate ``job``'s prompt in the free slot sharing most of it and take its first token."""
+        """Give ``job`` the free slot sharing most of its prompt; the batches evaluate the rest."""
         run = JobRun(self, job)
         if run.refused is not None or job.cancelled.is_set():
             self._end(run, run.refused or Done("cancelled", len(job.prompt_ids), 0, "the request was cancelled"))
@@ -89,48 +88,52 @@ class BatchWorker(Worker):
         slot = max(free, key=lambda s: (self.slots.shared(s, job.prompt_ids), -self._used[s]))
         self._used[slot] = self.jobs_started  # a new prompt goes to the slot used longest ago
         try:
+            self.slots.begin(slot, job.prompt_ids)
             run.stepper.ahead(run.budget)
-            token = run.stepper.step(self.slots.start(slot, job.prompt_ids), run.budget)
         except Exception as error:
             run.stepper.close()
             self._end(run, Done("error", len(job.prompt_ids), 0, f"{type(error).__name__}: {error}"))
             return
         free.remove(slot)
-        if run.take(token):
-            self._end(run)
-        else:
-            active[slot] = Running(slot, run, token)
+        active[slot] = Running(slot, run)
+
+    def _fail(self, active: dict[int, Running], running: Running, error: Exception) -> None:
+        del active[running.slot]
+        running.run.stepper.close()
+        self._end(running, Done("error", len(running.run.job.prompt_ids), running.run.made,
+                                f"{type(error).__name__}: {error}"))
 
     def _step(self, active: dict[int, Running]) -> None:
-        """One batch: every running job's last token evaluated, its next one taken."""
+        """One round: a chunk of the oldest prompt (its job takes its first token if the chunk
+        ended it), then every running job's last token evaluated and its next one taken."""
         for slot, running in list(active.items()):  # a client gone is stopped before the batch
             if running.run.job.cancelled.is_set():
                 del active[slot]
                 self._end(running)
         if not active:
             return
-        order = list(active.values())
-        self.widest = max(self.widest, len(order))
+        order = [running for running in active.values() if running.token is not None]
+        prompted = next((running for running in active.values() if running.token is None), None)
+        self.widest = max(self.widest, len(order) + (prompted is not None))
         for running in order:
             running.run.stepper.ahead(running.run.budget)
         try:
-            rows = self.slots.step([(running.slot, running.token) for running in order])
+            rows, first = self.slots.step([(running.slot, running.token) for running in order if running.token is not None],
+                                          None if prompted is None else prompted.slot)
         except Exception as error:
-            for running in order:
-                del active[running.slot]
-                running.run.stepper.close()
-                self._end(running, Done("error", len(running.run.job.prompt_ids), running.run.made,
-                                        f"{type(error).__name__}: {error}"))
+            for running in [*order, *([prompted] if prompted is not None else [])]:
+                self._fail(active, running, error)
             return
-        for running, logits in zip(order, rows):
+        picks = list(zip(order, rows))
+        if prompted is not None and first is not None:
+            picks.append((prompted, first))
+        for running, logits in picks:
             run = running.run
             try:
                 running.token = run.stepper.step(logits, run.budget)
                 over = run.take(running.token)
             except Exception as error:
-                del active[running.slot]
-                run.stepper.close()
-                self._end(running, Done("error", len(run.job.prompt_ids), run.made, f"{type(error).__name__}: {error}"))
+                self._fail(active, running, error)
                 continue
             if over:
                 del active[running.slot]

@@ -1,0 +1,97 @@
+"""Several sequences in one llama.cpp context (``SlotBatch``) on the embedded SmolLM2: a prompt
+is evaluated a chunk per step while another slot keeps generating, and neither's tokens move."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+import pytest
+
+from tooldec.models import smollm2_gguf_path
+
+pytest.importorskip("llama_cpp", reason="the llama extra is not installed")
+
+from tooldec.backends.llamabatch import SlotBatch
+from tooldec.backends.llamacpp import PROMPT_CHUNK, load_llama
+
+
+@functools.cache
+def loaded() -> tuple[Any, Any]:
+    return load_llama(smollm2_gguf_path(), n_ctx=1024, threads=1)
+
+
+def prompt(text: str) -> list[int]:
+    _, tokenizer = loaded()
+    rendered = tokenizer.apply_chat_template([{"role": "user", "content": text}], add_generation_prompt=True,
+                                             tokenize=False)
+    return list(tokenizer.encode(rendered, add_special_tokens=False))
+
+
+def alone(ids: list[int], new: int) -> tuple[np.ndarray, list[int]]:
+    """The logits after ``ids`` and ``new`` greedy tokens, the prompt alone in a fresh context."""
+    slots = SlotBatch(loaded()[0], 2, 2048)
+    try:
+        slots.begin(0, ids)
+        first = None
+        while first is None:
+            _, first = slots.step([], 0)
+        tokens = [int(np.argmax(first))]
+        while len(tokens) < new:
+            rows, _ = slots.step([(0, tokens[-1])])
+            tokens.append(int(np.argmax(rows[0])))
+        return first, tokens
+    finally:
+        slots.close()
+
+
+def test_a_prompt_is_evaluated_a_chunk_per_step_while_another_slot_generates() -> None:
+    story = prompt("Write a long story about a dragon.")
+    question = prompt("What is the capital of France? Answer in one word, then explain why. " * 10)
+    chunks = -(-len(question) // PROMPT_CHUNK)
+    assert chunks >= 3
+    _, story_alone = alone(story, chunks + 3)
+    question_first, _ = alone(question, 1)
+
+    slots = SlotBatch(loaded()[0], 2, 2048)
+    try:
+        slots.begin(0, story)
+        first = None
+        while first is None:
+            _, first = slots.step([], 0)
+        tokens = [int(np.argmax(first))]
+        slots.begin(1, question)
+        ended = []
+        for _ in range(chunks):  # each step: a chunk of the question, and the story's next token
+            rows, first = slots.step([(0, tokens[-1])], 1)
+            assert len(rows) == 1
+            tokens.append(int(np.argmax(rows[0])))
+            ended.append(first is not None)
+        assert ended == [False] * (chunks - 1) + [True]
+        assert first is not None and np.array_equal(first, question_first)
+        while len(tokens) < chunks + 3:
+            rows, _ = slots.step([(0, tokens[-1])])
+            tokens.append(int(np.argmax(rows[0])))
+        assert tokens == story_alone
+        assert slots.prompt_tokens_evaluated == len(story) + len(question)
+    finally:
+        slots.close()
+
+
+def test_a_slot_left_mid_prompt_takes_a_new_one() -> None:
+    question = prompt("What is the capital of France? Answer in one word, then explain why. " * 10)
+    other = prompt("Name three rivers of Europe.")
+    other_first, _ = alone(other, 1)
+    slots = SlotBatch(loaded()[0], 2, 2048)
+    try:
+        slots.begin(0, question)
+        slots.step([], 0)  # one chunk of it, then its request goes
+        slots.drop(0)
+        slots.begin(0, other)
+        first = None
+        while first is None:
+            _, first = slots.step([], 0)
+        assert np.array_equal(first, other_first)
+    finally:
+        slots.close()
