@@ -187,8 +187,6 @@ def llama_vocab_paths() -> dict[str, Path]:
 
 
 QWEN_CODER_GGUF = "qwen2.5-coder-0.5b-instruct-q4.gguf"
-QWEN_CODER_SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
-"""The joined file's checksum; ``scripts/fetch_qwen.sh`` refuses anything else."""
 
 
 def qwen_coder_gguf_path() -> Path:
@@ -206,8 +204,6 @@ def qwen_coder_gguf_path() -> Path:
 
 
 GEMMA3_GGUF = "gemma-3-270m-q4_k_m.gguf"
-GEMMA3_SHA256 = "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818"
-"""The joined file's checksum; ``scripts/fetch_gemma.sh`` refuses anything else."""
 
 
 def gemma3_gguf_path() -> Path:

@@ -70,8 +70,8 @@ def _fence(nfa: NFA) -> list[Frag]:
             json_space(nfa)]
 
 
-def json_object_opener(nfa: NFA, *, fenced: bool, first_key: bytes = b'"name"', indent: bool = True) -> Frag:
-    """The bytes that commit to a JSON call object: ``{`` and its first key (any whitespace);
+def json_object_opener(nfa: NFA, *, fenced: bool, indent: bool = True) -> Frag:
+    """The bytes that commit to a JSON call object: ``{`` and its first key, ``"name"`` (any whitespace);
     ``fenced``: after a fence line; else after indentation (``indent``). The form's head (``: "``)
     follows."""
     parts = []
@@ -79,7 +79,7 @@ def json_object_opener(nfa: NFA, *, fenced: bool, first_key: bytes = b'"name"', 
         parts += _fence(nfa)
     elif indent:  # indentation only: a line of whitespace is a line, and the next one starts afresh
         parts.append(nfa.star(nfa.byte_ranges([(0x20, 0x20), (0x09, 0x09)])))
-    parts += [nfa.literal(b"{"), json_space(nfa), nfa.literal(first_key)]
+    parts += [nfa.literal(b"{"), json_space(nfa), nfa.literal(b'"name"')]
     return nfa.seq(*parts)
 
 

@@ -334,45 +334,40 @@ async def _answer(service: Service, job: Job, request_id: str, events: AsyncGene
 async def _sse(service: Service, chat: ChatRequest, request_id: str, first: Event | Done,
                rest: AsyncGenerator[Event | Done, None]) -> AsyncIterator[str]:
     """Server-sent events as OpenAI streams them: role, content or call deltas, the finish, usage."""
-    try:
-        async for text in _sse_lines(service.model_id, chat, request_id, first, rest):
-            yield text
-    finally:
-        await rest.aclose()  # a client that left stops its job at the next token
-
-
-async def _sse_lines(model: str, chat: ChatRequest, request_id: str, first: Event | Done,
-                     rest: AsyncIterator[Event | Done]) -> AsyncIterator[str]:
+    model = service.model_id
 
     def line(body: dict[str, Any]) -> str:
         return f"data: {json.dumps(body, ensure_ascii=False)}\n\n"
 
-    yield line(chunk(request_id, model, {"role": "assistant", "content": ""}))
-    event: Event | Done = first
-    while True:
-        if isinstance(event, ContentEvent):
-            yield line(chunk(request_id, model, {"content": event.text}))
-        elif isinstance(event, ReasoningEvent):
-            yield line(chunk(request_id, model, {"reasoning_content": event.text}))
-        elif isinstance(event, CallEvent):
-            for delta in call_deltas(event.index, event.call):
-                yield line(chunk(request_id, model, delta))
-        else:
-            if event.error is not None:
-                yield line(error_body(event.error, kind="server_error"))
+    try:
+        yield line(chunk(request_id, model, {"role": "assistant", "content": ""}))
+        event: Event | Done = first
+        while True:
+            if isinstance(event, ContentEvent):
+                yield line(chunk(request_id, model, {"content": event.text}))
+            elif isinstance(event, ReasoningEvent):
+                yield line(chunk(request_id, model, {"reasoning_content": event.text}))
+            elif isinstance(event, CallEvent):
+                for delta in call_deltas(event.index, event.call):
+                    yield line(chunk(request_id, model, delta))
             else:
-                yield line(chunk(request_id, model, {}, event.finish_reason))
-                if chat.include_usage:
-                    yield line(chunk(request_id, model, None, usage_=usage(event.prompt_tokens,
-                                                                            event.completion_tokens)))
-            yield "data: [DONE]\n\n"
-            return
-        try:
-            event = await rest.__anext__()
-        except RequestError as error:  # the request's time is up: said in the stream, as errors mid-stream are
-            yield line(error_body(error.message, code=error.code, kind="server_error"))
-            yield "data: [DONE]\n\n"
-            return
+                if event.error is not None:
+                    yield line(error_body(event.error, kind="server_error"))
+                else:
+                    yield line(chunk(request_id, model, {}, event.finish_reason))
+                    if chat.include_usage:
+                        yield line(chunk(request_id, model, None, usage_=usage(event.prompt_tokens,
+                                                                                event.completion_tokens)))
+                yield "data: [DONE]\n\n"
+                return
+            try:
+                event = await rest.__anext__()
+            except RequestError as error:  # the request's time is up: said in the stream, as errors mid-stream are
+                yield line(error_body(error.message, code=error.code, kind="server_error"))
+                yield "data: [DONE]\n\n"
+                return
+    finally:
+        await rest.aclose()  # a client that left stops its job at the next token
 
 
 async def models(request: Request) -> Response:

@@ -169,10 +169,7 @@ def from_tokenizer_json(path: PathLike) -> Vocabulary:
 @_shared
 def _from_tokenizer_json_cached(path: str, mtime_ns: int, size: int) -> Vocabulary:
     file = Path(path)
-    try:
-        data = json.loads(file.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise TokenizerError(f"{file}: cannot read tokenizer.json ({error})") from None
+    data = _read_json(file, "tokenizer.json")
     if _is_tekken_data(data):
         raise TokenizerError(f"{file}: a Mistral Tekken file, not a tokenizer.json: load it with from_tekken")
     eos_texts, eos_ids = _neighbour_eos(file.parent)
@@ -376,11 +373,15 @@ def from_tekken(path: PathLike) -> Vocabulary:
 @_shared
 def _from_tekken_cached(path: str, mtime_ns: int, size: int) -> Vocabulary:
     file = Path(path)
+    return vocabulary_from_tekken_data(_read_json(file, "the Tekken file"), name=_display_name(file), source=str(file))
+
+
+def _read_json(file: Path, what: str) -> Any:
+    """``file``'s JSON, or a ``TokenizerError`` naming it and why it cannot be read."""
     try:
-        data = json.loads(file.read_text(encoding="utf-8"))
+        return json.loads(file.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise TokenizerError(f"{file}: cannot read the Tekken file ({error})") from None
-    return vocabulary_from_tekken_data(data, name=_display_name(file), source=str(file))
+        raise TokenizerError(f"{file}: cannot read {what} ({error})") from None
 
 
 def _is_tekken_data(data: Any) -> bool:
