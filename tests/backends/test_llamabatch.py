@@ -29,14 +29,20 @@ def prompt(text: str) -> list[int]:
     return list(tokenizer.encode(rendered, add_special_tokens=False))
 
 
+def read(slots: SlotBatch, slot: int, ids: list[int]) -> np.ndarray:
+    """Give ``slot`` the prompt ``ids``, step until it is evaluated; the logits after it."""
+    slots.begin(slot, ids)
+    first = None
+    while first is None:
+        _, first = slots.step([], slot)
+    return first
+
+
 def alone(ids: list[int], new: int) -> tuple[np.ndarray, list[int]]:
     """The logits after ``ids`` and ``new`` greedy tokens, the prompt alone in a fresh context."""
     slots = SlotBatch(loaded()[0], 2, 2048)
     try:
-        slots.begin(0, ids)
-        first = None
-        while first is None:
-            _, first = slots.step([], 0)
+        first = read(slots, 0, ids)
         tokens = [int(np.argmax(first))]
         while len(tokens) < new:
             rows, _ = slots.step([(0, tokens[-1])])
@@ -56,11 +62,7 @@ def test_a_prompt_is_evaluated_a_chunk_per_step_while_another_slot_generates() -
 
     slots = SlotBatch(loaded()[0], 2, 2048)
     try:
-        slots.begin(0, story)
-        first = None
-        while first is None:
-            _, first = slots.step([], 0)
-        tokens = [int(np.argmax(first))]
+        tokens = [int(np.argmax(read(slots, 0, story)))]
         slots.begin(1, question)
         ended = []
         for _ in range(chunks):  # each step: a chunk of the question, and the story's next token
@@ -88,10 +90,6 @@ def test_a_slot_left_mid_prompt_takes_a_new_one() -> None:
         slots.begin(0, question)
         slots.step([], 0)  # one chunk of it, then its request goes
         slots.drop(0)
-        slots.begin(0, other)
-        first = None
-        while first is None:
-            _, first = slots.step([], 0)
-        assert np.array_equal(first, other_first)
+        assert np.array_equal(read(slots, 0, other), other_first)
     finally:
         slots.close()
