@@ -71,7 +71,6 @@ class SlotBatch:
         """Per slot, the tokens its cache holds, in order (prompt, then the generated tokens evaluated)."""
         self._chunked = [0] * slots  # leading positions evaluated in whole prompt chunks
         self._prompts: dict[int, list[int]] = {}  # per slot, its prompt's tokens not yet evaluated
-        self._lengths: dict[int, int] = {}  # per slot being prompted, its prompt's length
         self.prompt_tokens_evaluated = 0
         """Prompt tokens evaluated, all slots (the rest came from their caches)."""
 
@@ -95,7 +94,6 @@ class SlotBatch:
         del self.held[slot][kept:]
         self._chunked[slot] = kept  # until the rest is evaluated
         self._prompts[slot] = list(ids[kept:])
-        self._lengths[slot] = len(ids)
         self.prompt_tokens_evaluated += len(ids) - kept
 
     def step(self, tokens: Sequence[tuple[int, int]], prompt: int | None = None) -> tuple[list[np.ndarray], np.ndarray | None]:
@@ -123,15 +121,14 @@ class SlotBatch:
         del rest[: len(chunk)]
         if rest:
             return None
-        length = self._lengths.pop(slot)
         del self._prompts[slot]
+        length = len(self.held[slot])  # the slot holds its prompt alone
         self._chunked[slot] = length - length % PROMPT_CHUNK
         return self._logits(len(chunk) - 1).copy()
 
     def drop(self, slot: int) -> None:
         """Forget the rest of ``slot``'s prompt (its request ended before it was evaluated)."""
         self._prompts.pop(slot, None)
-        self._lengths.pop(slot, None)
 
     def _decode(self, rows: Sequence[tuple[int, int, int]], *, outputs: bool) -> None:
         """One ``llama_decode`` of ``rows`` (slot, position, token); each slot then holds its tokens."""
