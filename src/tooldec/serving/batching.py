@@ -112,14 +112,14 @@ class BatchWorker(Worker):
                 self._end(running)
         if not active:
             return
-        order = [running for running in active.values() if running.token is not None]
+        tokens = [(running.slot, running.token) for running in active.values() if running.token is not None]
+        order = [active[slot] for slot, _ in tokens]
         prompted = next((running for running in active.values() if running.token is None), None)
         self.widest = max(self.widest, len(order) + (prompted is not None))
         for running in order:
             running.run.stepper.ahead(running.run.budget)
         try:
-            rows, first = self.slots.step([(running.slot, running.token) for running in order if running.token is not None],
-                                          None if prompted is None else prompted.slot)
+            rows, first = self.slots.step(tokens, None if prompted is None else prompted.slot)
         except Exception as error:
             for running in [*order, *([prompted] if prompted is not None else [])]:
                 self._fail(active, running, error)
