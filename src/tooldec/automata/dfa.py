@@ -18,6 +18,7 @@ vectorised walks hold ``lock`` for their duration.
 
 from __future__ import annotations
 
+import functools
 import random
 import threading
 from collections.abc import Iterable, Iterator
@@ -29,14 +30,14 @@ import numpy as np
 from ..native import compiled
 from .costs import MID, Costs, region_chains
 from .gcpause import collector_paused
-from .nfa import BLANK_RANGES, NFA, Frag, Guard
+from .nfa import BLANK_RANGES, NFA, Frag, Guard, Stamp
 from .sampling import sample
 from .shortest import Runs, repeat_after, shortest_runs, spell
 
 if TYPE_CHECKING:
     from ._dfa_expand import Tables
 
-__all__ = ["MID", "NATIVE", "SINK", "Arrays", "BlankSpot", "LazyDFA"]
+__all__ = ["MID", "NATIVE", "SINK", "Arrays", "BlankSpot", "LazyDFA", "StringSpot", "piece_automaton"]
 
 SINK = 0
 
@@ -91,13 +92,18 @@ class _Step:
 
 @dataclass
 class StringSpot:
-    """A state that is exactly a plain JSON string's content at a character boundary."""
+    """A state that is exactly a string's content: a plain JSON string's at a character
+    boundary, or a state inside a copy of a quoted-string template (``NFA.quoted_string``)."""
 
-    region: int
+    region: int  # the plain string's counted region (-1 in a template's copy)
     low: int
     high: int | None
     count_class: int  # the counter's class here (``MID`` or the exact count)
     after_quote: int  # the state after the closing quote (for a token whose characters reach ``low``)
+    piece: LazyDFA | None = None
+    """In a template's copy: the template's own automaton (:func:`piece_automaton`), shared by
+    every copy, whose per-vocabulary table masks the content."""
+    content: int = -1  # in a template's copy: the state of ``piece`` this state is
 
 
 @dataclass(frozen=True)
@@ -194,6 +200,7 @@ class LazyDFA:
         self._strings: dict[int, StringSpot | None] = {}
         self._blanks: dict[int, BlankSpot | None] = {}
         self._spots: dict[int, tuple[StringSpot | None, BlankSpot | None]] = {}
+        self._pieces: list[Stamp] | None = None  # the copies of quoted-string templates, found once
         self._short_steps: dict[int, tuple[int, int]] = {}
         self._short_ends: dict[int, int] = {}
         with self.lock:
@@ -488,7 +495,9 @@ class LazyDFA:
             if self._tables is not None:  # one compiled call
                 with self.lock:
                     string, blank = self._tables.spots(self, sid)
-                found = (None if string is None else StringSpot(*string), None if blank is None else BlankSpot(*blank))
+                    spot = StringSpot(*string) if string is not None else None if blank is not None \
+                        else self._piece_spot(sid)
+                found = (spot, None if blank is None else BlankSpot(*blank))
             else:
                 spot = self.string_spot(sid)
                 found = (spot, None if spot is not None else self.blank_spot(sid))
@@ -508,7 +517,10 @@ class LazyDFA:
     def _string_spot(self, sid: int) -> StringSpot | None:
         if self._tables is not None:
             found = self._tables.string_spot(self, sid)
-            return None if found is None else StringSpot(*found)
+            return self._piece_spot(sid) if found is None else StringSpot(*found)
+        return self._plain_string_spot(sid) or self._piece_spot(sid)
+
+    def _plain_string_spot(self, sid: int) -> StringSpot | None:
         nfa = self.nfa
         classes = self.classes(sid)  # (most states are in no string: their NFA states are not read)
         live: set[int] | None = None
@@ -527,6 +539,34 @@ class LazyDFA:
             after = self._intern(after_states, after_classes)
             return StringSpot(rid, region.low, region.high, cls, after)
         return None
+
+    def _piece_spot(self, sid: int) -> StringSpot | None:
+        """The spot of a state inside one copy of a quoted-string template, or ``None``.
+
+        Inside the copy every byte steps within it until the closing quote, which leads to the
+        copy's exit and nowhere else: tokens from here do what they do from the same state of the
+        template's own automaton, up to the quote, and go on from one state after it."""
+        pieces = self._pieces
+        if pieces is None:
+            pieces = self._pieces = [p for p in self.nfa.stamps if p.template.quoted_string and not p.template.regions]
+        if not pieces:
+            return None
+        states = self.nfa_states(sid)
+        low = min(states)
+        stamp = next((p for p in pieces if p.base <= low < p.base + p.template.size), None)
+        if stamp is None or max(states) >= stamp.base + stamp.template.size:
+            return None
+        piece = piece_automaton(stamp.template, stamp.frag)
+        content = piece.find_state(frozenset(s - stamp.base for s in states))
+        if content < 0:
+            return None
+        after_states, after_classes, _ = self._closure([stamp.frag[1] + stamp.base], dict(self.classes(sid)))
+        return StringSpot(-1, 0, None, MID, self._intern(after_states, after_classes), piece, content)
+
+    def find_state(self, states: frozenset[int]) -> int:
+        """The state of exactly these NFA states outside every counted region, or -1 if no walk
+        has made it yet."""
+        return self._states.find((states, ()))
 
     def blank_spot(self, sid: int) -> BlankSpot | None:
         """If ``sid`` is inside a whitespace run where only the run takes whitespace, and neither
@@ -735,3 +775,10 @@ class LazyDFA:
             if r not in new and cls != MID:
                 new[r] = cls
         return self.reclass(nxt, new), new
+
+
+@functools.lru_cache(maxsize=64)
+def piece_automaton(template: NFA, frag: Frag) -> LazyDFA:
+    """The whole automaton of a quoted-string template (``NFA.quoted_string``), built once per
+    template and shared by its copies in every tool (a few hundred states)."""
+    return LazyDFA(template, frag).expand_all()

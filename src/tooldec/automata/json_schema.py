@@ -542,6 +542,7 @@ def _forbidding_string_template(style: Style, forbidden: tuple[str, ...]) -> tup
     """A quoted string of ``style`` that holds none of ``forbidden``, built once (a call format's
     stop texts make every free string one, and building it costs tens of milliseconds)."""
     nfa = NFA()
+    nfa.quoted_string = True
     compiler = SchemaCompiler(nfa, {}, style, forbidden=forbidden)
     if any("\\" in text for text in forbidden):  # an escape could write part of one: canonical escapes only
         body = fsm_fragment(nfa, _forbidding_string(forbidden), compiler.char_class)

@@ -102,6 +102,10 @@ class NFA:
         self._scope_stack: list[int] = [TOP]
         self._closures: dict[int, frozenset[int]] = {}
         self.stamps: list[Stamp] = []
+        self.quoted_string = False
+        """Whether this NFA is a template holding one quoted string, without counted regions,
+        whose piece ends at its closing quote and nowhere else: the content of each copy is then
+        masked from a per-vocabulary table (``LazyDFA.string_spot``), as a plain string's is."""
 
     def state(self) -> int:
         self.edges.append(())  # a list once the state gets its first edge (most never get all three)

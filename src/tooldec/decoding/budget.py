@@ -516,8 +516,8 @@ def _string_parts(grammar: Grammar, pos: Tail, mask: Mask, follow_ok: bool) -> _
     dfa = compiled.dfa
     spot = dfa.string_spot(pos.state)
     assert spot is not None
-    table = compiler.string_table(grammar.dialect.form_style(pos.form))
-    string = table.walk(table.start_state)
+    table, content = compiler.string_place(grammar.dialect.form_style(pos.form), spot)
+    string = table.walk(content)
     count = spot.count_class
     after_quote = tail_runs(grammar, pos.form, compiled, spot.after_quote, follow_ok) if spot.after_quote != SINK else ()
     # an inside token's need depends on (its final state, the characters still owed): one

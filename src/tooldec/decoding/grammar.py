@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..automata.dfa import SINK, LazyDFA
+from ..automata.dfa import SINK, LazyDFA, StringSpot
 from ..automata.json_schema import Style, Syntax, prepare_values
 from ..automata.nfa import NFA
 from ..caches import BoundedCache
@@ -91,8 +91,22 @@ def prepare_vocabulary(vocab: Vocabulary) -> TokenIndex:
 
 
 def string_table(index: TokenIndex, syntax: Syntax) -> StringTable:
-    """The shared table of what tokens do inside a JSON string of ``syntax``."""
-    return index.extra(("strings", syntax), lambda: StringTable(index, syntax))
+    """The shared table of what tokens do inside a plain JSON string of ``syntax``."""
+    return index.extra(("strings", syntax), lambda: StringTable.plain(index, syntax))
+
+
+PIECE_TABLES_KEPT = 16
+"""Quoted-string templates whose tables a vocabulary keeps (a call format's stop texts make one
+per style: a handful in a process)."""
+PIECE_WALK_BYTES = 64 << 20
+"""What one template's table keeps of its walks (about 6 MB each on a 150,000-token vocabulary;
+a call's strings mostly sit in one or two of its states)."""
+
+
+def piece_table(index: TokenIndex, piece: LazyDFA) -> StringTable:
+    """The shared table of what tokens do inside the copies of one quoted-string template."""
+    tables = index.extra(("piece strings",), lambda: BoundedCache[LazyDFA, StringTable](PIECE_TABLES_KEPT, lambda _: 1))
+    return tables.get_or_make(piece, lambda: StringTable(index, piece, max_bytes=PIECE_WALK_BYTES))
 
 
 _SERIALS = itertools.count(1)
@@ -278,8 +292,12 @@ class Compiler:
     def blank_table(self) -> BlankTable:
         return blank_table(self.index)
 
-    def string_table(self, style: Style) -> StringTable:
-        return string_table(self.index, style.syntax)
+    def string_place(self, style: Style, spot: StringSpot) -> tuple[StringTable, int]:
+        """The table that masks ``spot``'s string, and the state of its automaton ``spot`` is."""
+        if spot.piece is None:
+            table = string_table(self.index, style.syntax)
+            return table, table.start_state
+        return piece_table(self.index, spot.piece), spot.content
 
 
 _SNAPSHOT_KEYS_KEPT = 256

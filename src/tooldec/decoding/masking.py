@@ -474,8 +474,8 @@ def _tail_mask(grammar: Grammar, pos: Tail, tail: CompiledTail, follow_ok: bool)
         ids = np.concatenate([index.ids[walk.rows].astype(np.int64), index.ids[walk.exit_rows[crossing.ok]].astype(np.int64)])
         after = np.concatenate([_bytes_after(dfa, walk.finals.astype(np.int64)), crossing.after[crossing.ok]])
         return Mask.from_ids(ids, index.words, int(after.max()) if after.size else 0), crossing.depends
-    table = compiler.string_table(grammar.dialect.form_style(pos.form))
-    string = table.walk(table.start_state)
+    table, content = compiler.string_place(grammar.dialect.form_style(pos.form), spot)
+    string = table.walk(content)
     count = spot.count_class
     high = spot.high
     limit = None if high is None or count == MID else high - count

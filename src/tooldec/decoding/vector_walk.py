@@ -6,10 +6,10 @@ rows that died or ended. Rows are bucketed by first byte, so a narrow state (a l
 only ever touches the tokens that start right.
 
 Most of the vocabulary is valid inside a JSON string, which makes string states the expensive
-ones. Their behaviour does not depend on the tool: a state that is exactly a plain string's
-content (``LazyDFA.string_spot``) reuses one per-vocabulary table of which tokens stay inside
-the string and how many characters they write, and only the few tokens that close the string
-are walked further. Runs of whitespace between JSON tokens are the same kind of spot
+ones. Their behaviour does not depend on the tool: a state that is exactly a string's content
+(``LazyDFA.string_spot``: a plain string, or a copy of a template that keeps a call format's stop
+texts out) reuses a per-vocabulary table of which tokens stay inside the string and how many
+characters they write, and only the few tokens that close the string are walked further. Runs of whitespace between JSON tokens are the same kind of spot
 (``LazyDFA.blank_spot``, :class:`BlankTable`): a token's leading whitespace is read from a table,
 not walked through a state per count.
 
@@ -25,6 +25,7 @@ import numpy as np
 from ..automata.dfa import BlankSpot, LazyDFA
 from ..automata.json_schema import SchemaCompiler, Style, Syntax
 from ..automata.nfa import BLANK_RANGES, NFA
+from ..caches import BoundedCache
 from .token_index import TokenIndex
 from .trie_walk import NATIVE, Trie, native_walk, strings_trie
 
@@ -325,6 +326,12 @@ class StringWalk:
     (where the compiled walk is built: a closing mask walks them in one call)."""
     empty_rest: int = -1  # which remainder is empty, if one is
 
+    @property
+    def nbytes(self) -> int:
+        return sum(int(a.nbytes) for a in (
+            self.packed, self.inside_rows, self.inside_finals, self.inside_chars, self.final_set, self.final_index,
+            self.closing_rows, self.closing_offsets, self.closing_chars, self.rest_first, self.rest_of, self.index_ids))
+
     def inside_packed(self, limit: int | None, words: int) -> np.ndarray:
         """The inside tokens starting at most ``limit`` characters (``None``: all), packed."""
         if limit is None or limit >= self.max_inside_chars:
@@ -345,42 +352,48 @@ def _rests_trie(some: list[bytes], rests: dict[bytes, int]) -> tuple[Trie, np.nd
 
 
 class StringTable:
-    """Per vocabulary and string syntax: what each token does inside a JSON string.
+    """Per vocabulary and string automaton: what each token does inside a JSON string.
 
-    The canonical automaton is ``char* "`` (string content, then the closing quote). For each of
-    its content states the table keeps the tokens that stay inside (as packed bits, with the
-    state they end in and the characters they start) and the tokens that reach the closing quote
-    (with the offset after it and the characters before it). Thread-safe: walks are computed
-    outside any lock and stored once.
+    The automaton reads string content, then the closing quote: ``char* "`` for a plain string of
+    one syntax (:meth:`plain`), or a quoted-string template's own (``piece_automaton``: content
+    that holds none of a call format's stop texts). For each of its content states the table
+    keeps the tokens that stay inside (as packed bits, with the state they end in and the
+    characters they start) and the tokens that reach the closing quote (with the offset after it
+    and the characters before it). Thread-safe: walks are computed outside any lock and kept in
+    a cache bounded by ``max_bytes`` (a walk holds a few arrays the size of the vocabulary).
     """
 
-    def __init__(self, index: TokenIndex, syntax: Syntax) -> None:
-        nfa = NFA()
-        chars = SchemaCompiler(nfa, {}, Style(syntax=syntax))
-        frag = nfa.seq(nfa.counted(chars.any_char, 0, None), nfa.literal(b'"'))
-        self.dfa = LazyDFA(nfa, frag, window=index.longest).expand_all()
+    def __init__(self, index: TokenIndex, dfa: LazyDFA, *, max_bytes: int | None = None) -> None:
+        self.dfa = dfa.expand_all()
         self.start_state = self.dfa.start
         self.index = index
         counter = np.zeros((self.dfa.n_states + 1, 256), dtype=np.int8)
-        for sid in range(1, self.dfa.n_states):
+        for sid in range(1, self.dfa.n_states if dfa.nfa.regions else 0):
             for byte in range(256):
                 step = self.dfa.actions(sid, byte)
                 if step is not None and step.incs:
                     counter[sid, byte] = 1
         self.counter = counter
-        self._walks: dict[int, StringWalk] = {}
+        self._walks = BoundedCache[int, StringWalk](max_bytes if max_bytes is not None else 1 << 62)
         self._shortest: dict[int, bytes] = {}
+
+    @classmethod
+    def plain(cls, index: TokenIndex, syntax: Syntax) -> StringTable:
+        """The table of a plain string of ``syntax`` (one walk, from its content state)."""
+        nfa = NFA()
+        chars = SchemaCompiler(nfa, {}, Style(syntax=syntax))
+        frag = nfa.seq(nfa.counted(chars.any_char, 0, None), nfa.literal(b'"'))
+        return cls(index, LazyDFA(nfa, frag, window=index.longest))
 
     @property
     def nbytes(self) -> int:
-        return sum(int(w.packed.nbytes + w.inside_rows.nbytes * 3 + w.final_index.nbytes) for w in self._walks.values()) \
-            + int(self.counter.nbytes)
+        return self._walks.nbytes + int(self.counter.nbytes)
 
     def walk(self, q: int) -> StringWalk:
         """What the vocabulary does from canonical content state ``q`` (computed once)."""
-        got = self._walks.get(q)
-        if got is not None:
-            return got
+        return self._walks.get_or_make(q, lambda: self._walk(q))
+
+    def _walk(self, q: int) -> StringWalk:
         index = self.index
         rows, states = start_rows(index, self.dfa, q)
         first = self.counter[q][index.flat[index.offsets[rows]]].astype(np.int64)
@@ -406,7 +419,7 @@ class StringTable:
             int(walk.counts.max()) if walk.counts.size else 0, index.ids[walk.rows],
             None if not NATIVE or not some else _rests_trie(some, rests), rests.get(b"", -1),
         )
-        return self._walks.setdefault(q, got)
+        return got
 
     def shortest(self, q: int) -> bytes:
         """The shortest bytes that close the string from canonical state ``q`` (quote included)."""
