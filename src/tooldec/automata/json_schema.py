@@ -54,7 +54,7 @@ from .regex_fsm import intersect, subtract
 from .utf8 import normalize_ranges, utf8_sequences
 
 __all__ = ["ANY_DEPTH", "FLEXIBLE_MAX", "SchemaCompiler", "Style", "Syntax", "Whitespace", "dumps", "holding",
-           "prepare_values"]
+           "prepare_values", "string_template"]
 
 ANY_DEPTH = 3
 
@@ -243,7 +243,7 @@ class SchemaCompiler:
         if not regexes and not excluded and not self.forbidden:  # counted characters, the quotes included
             return nfa.counted_string(self.any_char, low, high)
         if not regexes and not excluded and not low and high is None and type(self) is SchemaCompiler:
-            return nfa.stamp(_forbidding_string_template(self.style, self.forbidden))  # one piece per set of texts
+            return nfa.stamp(string_template(self.style, self.forbidden))  # one piece per set of texts
         fsm = fsm_of(regexes or (r"[\s\S]*",))
         if excluded:
             fsm = subtract(fsm, _literals_fsm(tuple(sorted(set(excluded)))))
@@ -538,7 +538,7 @@ def _forbidding_string(texts: tuple[str, ...]) -> interegular.FSM:
 
 
 @functools.lru_cache(maxsize=64)
-def _forbidding_string_template(style: Style, forbidden: tuple[str, ...]) -> tuple[NFA, Frag]:
+def string_template(style: Style, forbidden: tuple[str, ...]) -> tuple[NFA, Frag]:
     """A quoted string of ``style`` that holds none of ``forbidden``, built once (a call format's
     stop texts make every free string one, and building it costs tens of milliseconds)."""
     nfa = NFA()
