@@ -16,10 +16,15 @@ CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 def _metric(name: str, kind: str, about: str, values: Mapping[str, float] | float, label: str = "") -> list[str]:
     lines = [f"# HELP {name} {about}", f"# TYPE {name} {kind}"]
     if isinstance(values, Mapping):
-        lines += [f'{name}{{{label}="{_escape(key)}"}} {value:g}' for key, value in sorted(values.items())]
+        lines += [f'{name}{{{label}="{_escape(key)}"}} {_number(value)}' for key, value in sorted(values.items())]
     else:
-        lines.append(f"{name} {values:g}")
+        lines.append(f"{name} {_number(values)}")
     return lines
+
+
+def _number(value: float) -> str:
+    """A sample's value: an integer in full (``:g`` keeps 6 digits: 1234567 tokens would read 1.23457e+06)."""
+    return str(value) if isinstance(value, int) else f"{value:g}"
 
 
 def _escape(value: str) -> str:
