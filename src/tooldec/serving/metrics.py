@@ -67,4 +67,15 @@ def metrics_text(worker: Worker, answered: Counter[int], refused: Counter[str]) 
                  "Tokens the model picked that the call format refuses (masked away), by what they would have written.",
                  dict(w.refusals), "kind"),
     ]
+    cache = w.prompt_cache
+    if cache is not None:
+        lines += [
+            *_metric("tooldec_prompt_cache_hits_total", "counter",
+                     "Prompts that started from the host-memory prompt cache rather than their slot's own cache.",
+                     cache.hits),
+            *_metric("tooldec_prompt_cache_tokens_restored_total", "counter",
+                     "Prompt tokens taken from the prompt cache instead of evaluated.", cache.tokens_restored),
+            *_metric("tooldec_prompt_cache_bytes", "gauge", "Bytes of KV state the prompt cache holds.", cache.bytes),
+            *_metric("tooldec_prompt_cache_entries", "gauge", "Prompts the prompt cache holds.", len(cache)),
+        ]
     return "\n".join(lines) + "\n"
