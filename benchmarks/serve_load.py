@@ -17,7 +17,9 @@ p50 and p99 latency and time to first token (first delta with content or a call)
 where one is required), and how many greedy answers differ from the same server's answer at one
 client (a batch's kernels change the last bits of the logits: ``tooldec.backends.llamabatch``).
 ``--jump-forward both`` runs every one-slot cell without and then with ``tooldec serve
---jump-forward`` and counts the answers that differ between the two.
+--jump-forward`` and counts the answers that differ between the two. ``--prompt-cache-mib``
+is passed to every server (default: the server's own); the JSON lines count each cell's prompt
+cache hits and the prompt tokens they gave (from ``/metrics``).
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ def model_path(name: str) -> Path:
 
 
 def start_server(model: Path, parallel: int, threads: int, slot_context: int, log: Path,
-                 jump_forward: bool = False) -> tuple[subprocess.Popen[bytes], str]:
+                 jump_forward: bool = False, prompt_cache_mib: int | None = None) -> tuple[subprocess.Popen[bytes], str]:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
@@ -62,7 +64,8 @@ def start_server(model: Path, parallel: int, threads: int, slot_context: int, lo
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(_ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
     process = subprocess.Popen([sys.executable, "-m", "tooldec.cli", "serve", "--model", str(model), "--port", str(port),
                                 "--threads", str(threads), "--n-ctx", str(slot_context * parallel),
-                                "--parallel", str(parallel), "--jump-forward" if jump_forward else "--no-jump-forward"],
+                                "--parallel", str(parallel), "--jump-forward" if jump_forward else "--no-jump-forward",
+                                *([] if prompt_cache_mib is None else ["--prompt-cache-mib", str(prompt_cache_mib)])],
                                stdout=log.open("wb"), stderr=subprocess.STDOUT, env=env)
     end = time.monotonic() + 600
     while time.monotonic() < end:
@@ -76,6 +79,14 @@ def start_server(model: Path, parallel: int, threads: int, slot_context: int, lo
             time.sleep(0.5)
     process.terminate()
     raise SystemExit(f"tooldec serve did not start:\n{log.read_text()[-3000:]}")
+
+
+def prompt_cache_counts(url: str) -> tuple[int, int]:
+    """The server's prompt cache hits and tokens restored so far (0, 0 with the cache off)."""
+    with urllib.request.urlopen(f"{url}/metrics") as answer:
+        samples = dict(line.rsplit(" ", 1) for line in answer.read().decode().splitlines() if not line.startswith("#"))
+    return (int(float(samples.get("tooldec_prompt_cache_hits_total", 0))),
+            int(float(samples.get("tooldec_prompt_cache_tokens_restored_total", 0))))
 
 
 def invalid(body: dict[str, Any], calls: list[tuple[str, str]]) -> int:
@@ -154,6 +165,8 @@ def main() -> None:
                         help="no warm-up pass: the first cell also compiles each tool list")
     parser.add_argument("--jump-forward", choices=("off", "on", "both"), default="off",
                         help="serve with --jump-forward (one slot only), or each one-slot cell both ways")
+    parser.add_argument("--prompt-cache-mib", type=int, default=None,
+                        help="tooldec serve --prompt-cache-mib for every server, 0: off (default: the server's)")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/serve_load.jsonl"))
     args = parser.parse_args()
     model = model_path(args.model)
@@ -168,14 +181,16 @@ def main() -> None:
     plain: dict[tuple[int, int], list[str]] = {}  # answers without jump-forward, by (parallel, clients)
     for parallel, jump in [(p, j) for p in args.parallel for j in jumps if not (j and p > 1)]:
         log = args.out.with_suffix(f".p{parallel}{'.jf' if jump else ''}.log")
-        process, url = start_server(model, parallel, args.threads, args.slot_context, log, jump)
+        process, url = start_server(model, parallel, args.threads, args.slot_context, log, jump, args.prompt_cache_mib)
         try:
             model_id = json.loads(urllib.request.urlopen(f"{url}/v1/models").read())["data"][0]["id"]
             if args.warm_up:  # tool lists compiled, prompts cached where slots hold them
                 asyncio.run(cell(url, model_id, bodies, max(args.clients)))
             alone: list[str] | None = None
             for clients in args.clients:
+                hits, restored = prompt_cache_counts(url)
                 wall, results = asyncio.run(cell(url, model_id, bodies, clients))
+                hits_after, restored_after = prompt_cache_counts(url)
                 kept = [r for r in results if not r["lost"]]
                 answers = [r.get("answer", "") for r in results]
                 alone = answers if alone is None else alone
@@ -191,7 +206,8 @@ def main() -> None:
                        "ttft_p99": quantile([r["ttft"] for r in kept], 0.99),
                        "lost": len(results) - len(kept), "invalid": sum(r["invalid"] for r in kept),
                        "unlike_alone": sum(a != b for a, b in zip(answers, alone)),
-                       "unlike_no_jump": sum(a != b for a, b in zip(answers, before)) if jump and before else None}
+                       "unlike_no_jump": sum(a != b for a, b in zip(answers, before)) if jump and before else None,
+                       "prompt_cache_hits": hits_after - hits, "prompt_tokens_restored": restored_after - restored}
                 with args.out.open("a") as out:
                     out.write(json.dumps(row) + "\n")
                 unlike = "" if row["unlike_no_jump"] is None else row["unlike_no_jump"]

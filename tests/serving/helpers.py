@@ -35,10 +35,12 @@ SERVED = "SmolLM2-135M-Instruct.Q4_1"
 """The model id of the in-process servers (``served``)."""
 
 
-def service_on(llama: tuple[Any, Any], *, max_queue: int = 8, parallel: int = 1, **settings: Any) -> Any:
+def service_on(llama: tuple[Any, Any], *, max_queue: int = 8, parallel: int = 1, prompt_cache: Any = None,
+               **settings: Any) -> Any:
     """``tooldec serve``'s :class:`Service` over the session's SmolLM2 (the ``smollm2_llama``
     fixture), ``parallel`` > 1: in a context of its own of 1024 positions per slot, as
-    ``--parallel``; ``settings``: :class:`Settings` fields."""
+    ``--parallel``, its slots' prompts kept in ``prompt_cache`` if given; ``settings``:
+    :class:`Settings` fields."""
     from tooldec.backends.llamabatch import SlotBatch
     from tooldec.dialects import Hermes
     from tooldec.serving.app import Service, Settings
@@ -48,7 +50,7 @@ def service_on(llama: tuple[Any, Any], *, max_queue: int = 8, parallel: int = 1,
 
     generator, tokenizer = llama
     constraints = Constraints(generator.vocab, Hermes())
-    worker = (BatchWorker(generator, SlotBatch(generator.model, parallel, 1024 * parallel), constraints,
+    worker = (BatchWorker(generator, SlotBatch(generator.model, parallel, 1024 * parallel, prompt_cache), constraints,
                           max_queue=max_queue) if parallel > 1 else Worker(generator, constraints, max_queue=max_queue))
     return Service(SERVED, tokenizer, worker, constraints, Settings(**settings))
 

@@ -124,3 +124,16 @@ def test_metrics_count_requests_tokens_calls_and_refusals(smollm2_llama: tuple[A
         refusals = {name.split('"')[1]: value for name, value in after.items() if name.startswith("tooldec_refusals_total{")}
         assert refusals == client.service.worker.refusals  # what the model's picks would have broken, by kind
         assert "# TYPE tooldec_refusals_total counter" in client.get("/metrics").text
+
+
+def test_metrics_write_large_counts_in_full(smollm2_llama: tuple[Any, Any]) -> None:
+    """A count past a million is written to the unit, not rounded to 6 digits (1.23457e+06)."""
+    from collections import Counter
+
+    from tooldec.serving.metrics import metrics_text
+
+    worker = service_on(smollm2_llama).worker  # never started
+    worker.tokens_generated = 1234567
+    text = metrics_text(worker, Counter({200: 10**7 + 1}), Counter())
+    assert "tooldec_tokens_generated_total 1234567\n" in text
+    assert 'tooldec_requests_total{status="200"} 10000001\n' in text

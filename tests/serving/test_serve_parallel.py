@@ -1,12 +1,14 @@
 """``tooldec serve --parallel 4`` on the embedded SmolLM2: concurrent streams stepped in one batch
-give valid calls, a request cancelled mid-batch leaves the others' answers as they were, and a
-greedy answer in a batch is the answer it gets alone."""
+give valid calls, a request cancelled mid-batch leaves the others' answers as they were, a
+greedy answer in a batch is the answer it gets alone, and a prompt whose slot was overwritten
+comes back from the prompt cache with the same answer."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import socket
+import urllib.request
 from collections.abc import Iterator
 from typing import Any
 
@@ -119,6 +121,24 @@ def test_a_request_cancelled_mid_batch_leaves_the_others_answers(parallel_server
     assert worker.jobs_cancelled == cancelled_before + 1
 
 
+def test_a_prompt_overwritten_in_its_slot_comes_back_from_the_prompt_cache_with_the_same_answer(
+        smollm2_llama: tuple[Any, Any]) -> None:
+    from tooldec.backends.promptcache import PromptCache
+
+    cache = PromptCache(256 * 2**20)
+    with served_on_a_port(smollm2_llama, parallel=2, prompt_cache=cache) as (address, _, _):
+        first = asyncio.run(stream(address, 0))
+        asyncio.run(together(address, [1, 3]))  # both slots take the other tool list's prompts
+        assert cache.saved >= 1 and cache.hits == 0
+        assert asyncio.run(stream(address, 0)) == first
+        assert cache.hits == 1 and cache.tokens_restored >= 64
+        with urllib.request.urlopen(f"http://{address}/metrics", timeout=30) as answer:
+            metrics = answer.read().decode()
+    assert "tooldec_prompt_cache_hits_total 1\n" in metrics
+    assert f"tooldec_prompt_cache_tokens_restored_total {cache.tokens_restored}\n" in metrics
+    assert f"tooldec_prompt_cache_bytes {cache.bytes}\n" in metrics
+
+
 def test_the_context_of_a_request_is_its_slots(smollm2_llama: tuple[Any, Any]) -> None:
     """Two slots in 2048 positions: a request has 1024, and more is the 400 context_length_exceeded."""
     from .helpers import served
@@ -156,6 +176,15 @@ def test_a_context_too_small_to_split_is_refused_before_loading() -> None:
 
     with pytest.raises(ValueError, match="--parallel 8 slots leaves 32 positions each"):
         check_args(parser().parse_args(["--parallel", "8", "--n-ctx", "256"]))
+
+
+def test_a_negative_prompt_cache_is_refused_before_loading() -> None:
+    from tooldec.serving.cli import check_args, parser
+
+    with pytest.raises(ValueError, match="--prompt-cache-mib must be 0"):
+        check_args(parser().parse_args(["--prompt-cache-mib", "-1"]))
+    assert parser().parse_args([]).prompt_cache_mib == 1024
+    check_args(parser().parse_args(["--prompt-cache-mib", "0"]))
 
 
 def test_jump_forward_with_parallel_slots_is_refused_before_loading() -> None:

@@ -8,9 +8,12 @@ little more than one, so N requests stepped together give nearly N times the tok
 A slot keeps the KV cache of its last prompt; a new prompt keeps what it shares of it in whole
 :data:`~tooldec.backends.llamacpp.PROMPT_CHUNK` s and evaluates the rest chunk by chunk, aligned
 to position 0 on that slot alone as :func:`~tooldec.backends.llamacpp.evaluate_prompt` does, so
-what the cache held does not decide a prompt's logits. :meth:`SlotBatch.step` evaluates one chunk
-of a prompt and then one token of every running slot, so running answers keep coming while a
-prompt is evaluated. A sequence's next-token logits may still differ in the last bits with the
+what the cache held does not decide a prompt's logits. With a
+:class:`~tooldec.backends.promptcache.PromptCache`, a slot's whole chunks are copied to host
+memory before a prompt that does not keep them overwrites them, and a prompt starts from the
+cache's entry when it shares more with it than with its slot (copied in, the rest evaluated the
+same way). :meth:`SlotBatch.step` evaluates one chunk of a prompt and then one token of every
+running slot, so running answers keep coming while a prompt is evaluated. A sequence's next-token logits may still differ in the last bits with the
 batch it is stepped in (other rows change llama.cpp's matrix kernels):
 ``benchmarks/serve_load.py --compare`` counts how often a greedy answer changes.
 
@@ -26,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from .llamacpp import PROMPT_CHUNK, chunked_prefix, decode_rows
+from .promptcache import PromptCache
 
 __all__ = ["SlotBatch"]
 
@@ -37,13 +41,14 @@ class SlotBatch:
         llm: The loaded model (its weights and context settings; its own context is not used).
         slots: Sequences stepped together (slot ``i`` is llama.cpp's sequence id ``i``).
         n_ctx: Positions of the whole context, split evenly between the slots.
+        cache: Where slots' prompts are kept once overwritten, for any slot to start from (default: none).
 
     Raises:
         ValueError: Fewer than one slot, or fewer than :data:`PROMPT_CHUNK` positions per slot.
         RuntimeError: llama.cpp could not make the context.
     """
 
-    def __init__(self, llm: Any, slots: int, n_ctx: int) -> None:
+    def __init__(self, llm: Any, slots: int, n_ctx: int, cache: PromptCache | None = None) -> None:
         import llama_cpp
 
         if slots < 1:
@@ -62,6 +67,7 @@ class SlotBatch:
             raise RuntimeError(f"llama.cpp could not make a context of {n_ctx} positions for {slots} slots")
         self.memory = llama_cpp.llama_get_memory(self.ctx)
         self.slots = slots
+        self.cache = cache
         self.context = int(llama_cpp.llama_n_ctx_seq(self.ctx))
         """Positions each slot holds: its prompt and every generated token but the last."""
         self.width = int(llm.n_vocab())
@@ -79,8 +85,8 @@ class SlotBatch:
         return chunked_prefix(self.held[slot][: self._chunked[slot]], ids)
 
     def begin(self, slot: int, ids: Sequence[int]) -> None:
-        """Make ``ids`` the prompt of ``slot``: the cache it shares kept, the rest evaluated by the
-        next :meth:`step` s, a chunk each.
+        """Make ``ids`` the prompt of ``slot``: the cache it shares kept (or the prompt cache's
+        entry that shares more, copied in), the rest evaluated by the next :meth:`step` s, a chunk each.
 
         Raises:
             ValueError: ``ids`` empty, or as long as a slot's context.
@@ -89,6 +95,11 @@ class SlotBatch:
             raise ValueError("the prompt is empty: give at least one token")
         if len(ids) >= self.context:
             raise ValueError(f"the prompt has {len(ids)} tokens but a slot's context holds {self.context}")
+        if self.cache is not None:
+            restored = self.cache.resume(self.ctx, slot, self.held[slot][: self._chunked[slot]], ids)
+            if restored is not None:
+                self.held[slot] = restored
+                self._chunked[slot] = len(restored)
         kept = self.shared(slot, ids)
         self._api.llama_memory_seq_rm(self.memory, slot, kept, -1)
         del self.held[slot][kept:]

@@ -15,7 +15,7 @@ import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -24,6 +24,9 @@ from ..tokens import Vocabulary
 from ..tokens.hf import from_hf_tokenizer
 from .generation import JUMP_LIMIT, Generation, Request, TokenGenerator
 from .step import FEW, core_beside, pick_token
+
+if TYPE_CHECKING:
+    from .promptcache import PromptCache
 
 __all__ = ["FEW", "PROMPT_CHUNK", "LlamaCppGenerator", "chunked_prefix", "decode_rows", "evaluate_prompt", "keep_prefix",
            "is_llama", "load_llama", "pick_token"]
@@ -67,10 +70,14 @@ class LlamaCppGenerator(TokenGenerator):
             the same picks in fewer passes (``benchmarks/jump_forward.py``). On by default; the
             logits of a batch differ from one pass's in the last bits, so a near tie can go the
             other way than without it.
+        prompt_cache: Where the context's prompt is kept once a prompt that does not keep it
+            overwrites it, and the prompts start from when they share more with an entry than
+            with the context (default: none; ``tooldec serve`` gives one).
     """
 
     def __init__(self, llm: Any, tokenizer: Any, vocab: Vocabulary | None = None, *,
-                 mask_worker: bool | None = None, check_first: bool = True, jump_forward: bool = True) -> None:
+                 mask_worker: bool | None = None, check_first: bool = True, jump_forward: bool = True,
+                 prompt_cache: PromptCache | None = None) -> None:
         import llama_cpp
 
         self.model = llm
@@ -88,6 +95,7 @@ class LlamaCppGenerator(TokenGenerator):
         self.mask_worker = core_beside(int(getattr(llm, "n_threads", 1) or 1)) if mask_worker is None else mask_worker
         self.check_first = check_first
         self.jump_forward = jump_forward
+        self.prompt_cache = prompt_cache
         self._api = llama_cpp
         self._draft_batch = llama_cpp.llama_batch_init(JUMP_LIMIT, 0, 1)
         weakref.finalize(self, llama_cpp.llama_batch_free, self._draft_batch)
@@ -97,7 +105,7 @@ class LlamaCppGenerator(TokenGenerator):
     def start(self, prompt_ids: Sequence[int]) -> np.ndarray:
         """Evaluate what the KV cache does not hold of ``prompt_ids``; the logits after it: a view
         into llama.cpp's buffer, valid until the next eval."""
-        same = keep_prefix(self.model, prompt_ids)
+        same = keep_prefix(self.model, prompt_ids, self.prompt_cache)
         self.prompt_tokens_evaluated += len(prompt_ids) - same
         evaluate_prompt(self.model, prompt_ids, same)
         return self._logits()
@@ -156,21 +164,30 @@ def decode_rows(ctx: Any, batch: Any, capacity: int, rows: Sequence[tuple[int, i
         raise RuntimeError(f"llama_decode failed with status {status} (a batch of {len(rows)} tokens)")
 
 
-def keep_prefix(llm: Any, ids: Sequence[int]) -> int:
+def keep_prefix(llm: Any, ids: Sequence[int], cache: PromptCache | None = None) -> int:
     """Keep what the KV cache of ``llm`` holds of ``ids`` in whole :data:`PROMPT_CHUNK` s evaluated
     by :func:`evaluate_prompt` (never the last id, evaluated again for fresh logits), drop the
-    rest; how many are kept. Refuses ``ids`` empty or too long."""
+    rest; how many are kept. With a ``cache``, what it held is stored there first if ``ids`` does
+    not keep it all, and the cache's entry is copied in if it shares more. Refuses ``ids`` empty
+    or too long."""
     if not ids:
         raise ValueError("the prompt is empty: give at least one token")
     if len(ids) >= llm.n_ctx():
         raise ToolDecError(f"the prompt has {len(ids)} tokens but the model's context holds {llm.n_ctx()}; "
                            "load it with a larger n_ctx")
-    same = chunked_prefix(llm.input_ids[: min(llm.n_tokens, _chunked.get(llm, 0))], ids)
+    held = llm.input_ids[: min(llm.n_tokens, _chunked.get(llm, 0))]
+    if cache is not None:
+        restored = cache.resume(llm.ctx, 0, held, ids)
+        if restored is not None:
+            llm.input_ids[: len(restored)] = restored
+            llm.n_tokens = _chunked[llm] = len(restored)
+            held = llm.input_ids[: len(restored)]
+    same = chunked_prefix(held, ids)
     llm.n_tokens = same  # eval drops the cache past n_tokens
     return same
 
 
-def chunked_prefix(held: Sequence[int] | np.ndarray, ids: Sequence[int]) -> int:
+def chunked_prefix(held: Sequence[int] | np.ndarray, ids: Sequence[int] | np.ndarray) -> int:
     """How many of ``ids`` (never the last) a cache holding ``held``, evaluated in whole chunks,
     can keep: their common prefix, cut to a multiple of :data:`PROMPT_CHUNK`."""
     limit = min(len(held), len(ids) - 1)

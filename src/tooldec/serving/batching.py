@@ -7,7 +7,8 @@ picked from its row by its own stepper and cursor (:class:`~tooldec.serving.work
 loop of ``--parallel 1`` cut per token); a job whose prompt that chunk ended takes its first
 token. Running answers so wait for one chunk of a new prompt, not all of it. A job leaves between
 rounds when it ends, and one whose client went away is stopped before the next. A new job takes
-the free slot whose cache shares the most of its prompt (else the one used longest ago). Each
+the free slot whose cache shares the most of its prompt (else the one used longest ago); with a
+prompt cache, the slot starts from the cache's entry instead when it shares more. Each
 slot holds ``n_ctx / N`` positions: the server's context, as requests are checked against it, is
 a slot's.
 """
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 
 from ..backends.llamabatch import SlotBatch
 from ..backends.llamacpp import LlamaCppGenerator
+from ..backends.promptcache import PromptCache
 from .engine import Constraints
 from .worker import Done, Job, JobRun, Worker
 
@@ -52,6 +54,10 @@ class BatchWorker(Worker):
         self._used = [0] * slots.slots  # per slot, when it last took a job (the worker thread's)
         self.widest = 0
         """The most jobs stepped in one batch so far."""
+
+    @property
+    def prompt_cache(self) -> PromptCache | None:
+        return self.slots.cache
 
     def _end(self, running: Running | JobRun, done: Done | None = None) -> None:
         run = running.run if isinstance(running, Running) else running

@@ -43,6 +43,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--parallel", type=int, default=1,
                    help="requests generating at once, stepped as one batch in one llama.cpp context whose "
                         "--n-ctx is split evenly between them (default: 1, one after another)")
+    p.add_argument("--prompt-cache-mib", type=int, default=1024,
+                   help="host memory (MiB) for evaluated prompts' KV states: a slot's prompt is copied there "
+                        "before another prompt overwrites it, and a new prompt starts from the one it shares the "
+                        "most 64-token chunks with, whichever slot evaluated it; least recently used dropped "
+                        "first (default: 1024; 0: off)")
     p.add_argument("--max-queue", type=int, default=256,
                    help="requests waiting; more are answered 429 with Retry-After (default: 256)")
     p.add_argument("--request-timeout", type=float, default=None,
@@ -87,6 +92,8 @@ def check_args(args: argparse.Namespace) -> None:
     for name in ("max_queue", "max_body_bytes", "n_ctx", "cache_size", "parallel"):
         if getattr(args, name) < 1:
             raise ValueError(f"--{name.replace('_', '-')} must be at least 1")
+    if args.prompt_cache_mib < 0:
+        raise ValueError("--prompt-cache-mib must be 0 (off) or more")
     if args.n_ctx // args.parallel < 64:  # a slot holds at least one prompt chunk
         raise ValueError(f"--n-ctx {args.n_ctx} split between --parallel {args.parallel} slots leaves "
                          f"{args.n_ctx // args.parallel} positions each; give at least {64 * args.parallel}")
@@ -106,6 +113,7 @@ def build_service(args: argparse.Namespace) -> Service:
     from ..backends.llamabatch import SlotBatch
     from ..backends.llamacpp import PROMPT_CHUNK, LlamaCppGenerator, load_llama
     from ..backends.loading import settle
+    from ..backends.promptcache import PromptCache
     from ..dialects.detect import dialect_named
     from ..models import smollm2_gguf_path
     from .app import Service, Settings
@@ -120,9 +128,12 @@ def build_service(args: argparse.Namespace) -> Service:
     batched = args.parallel > 1  # then the model's own context is not used: made small
     llm, tokenizer = load_llama(path, n_ctx=PROMPT_CHUNK if batched else args.n_ctx, threads=args.threads,
                                 progress=lambda message: print(message, file=sys.stderr))
-    generator = LlamaCppGenerator(llm, tokenizer, jump_forward=args.jump_forward is not False and args.parallel == 1)
+    cache = PromptCache(args.prompt_cache_mib * 2**20) if args.prompt_cache_mib else None  # one slot or N: the same
+    generator = LlamaCppGenerator(llm, tokenizer, jump_forward=args.jump_forward is not False and args.parallel == 1,
+                                  prompt_cache=None if batched else cache)
     constraints = Constraints(generator.vocab, dialect, cache_size=args.cache_size)
-    worker = (BatchWorker(generator, SlotBatch(llm, args.parallel, args.n_ctx), constraints, max_queue=args.max_queue)
+    worker = (BatchWorker(generator, SlotBatch(llm, args.parallel, args.n_ctx, cache), constraints,
+                          max_queue=args.max_queue)
               if batched else Worker(generator, constraints, max_queue=args.max_queue))
     settle()  # what start-up made lives as long as the server
     return Service(args.served_model_name or Path(path).stem, tokenizer, worker, constraints,

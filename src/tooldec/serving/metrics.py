@@ -16,10 +16,15 @@ CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 def _metric(name: str, kind: str, about: str, values: Mapping[str, float] | float, label: str = "") -> list[str]:
     lines = [f"# HELP {name} {about}", f"# TYPE {name} {kind}"]
     if isinstance(values, Mapping):
-        lines += [f'{name}{{{label}="{_escape(key)}"}} {value:g}' for key, value in sorted(values.items())]
+        lines += [f'{name}{{{label}="{_escape(key)}"}} {_number(value)}' for key, value in sorted(values.items())]
     else:
-        lines.append(f"{name} {values:g}")
+        lines.append(f"{name} {_number(values)}")
     return lines
+
+
+def _number(value: float) -> str:
+    """A sample's value: an integer in full (``:g`` keeps 6 digits: 1234567 tokens would read 1.23457e+06)."""
+    return str(value) if isinstance(value, int) else f"{value:g}"
 
 
 def _escape(value: str) -> str:
@@ -62,4 +67,15 @@ def metrics_text(worker: Worker, answered: Counter[int], refused: Counter[str]) 
                  "Tokens the model picked that the call format refuses (masked away), by what they would have written.",
                  dict(w.refusals), "kind"),
     ]
+    cache = w.prompt_cache
+    if cache is not None:
+        lines += [
+            *_metric("tooldec_prompt_cache_hits_total", "counter",
+                     "Prompts that started from the host-memory prompt cache rather than their slot's own cache.",
+                     cache.hits),
+            *_metric("tooldec_prompt_cache_tokens_restored_total", "counter",
+                     "Prompt tokens taken from the prompt cache instead of evaluated.", cache.tokens_restored),
+            *_metric("tooldec_prompt_cache_bytes", "gauge", "Bytes of KV state the prompt cache holds.", cache.bytes),
+            *_metric("tooldec_prompt_cache_entries", "gauge", "Prompts the prompt cache holds.", len(cache)),
+        ]
     return "\n".join(lines) + "\n"

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..backends.llamacpp import LlamaCppGenerator
+from ..backends.promptcache import PromptCache
 from ..decoding import Machine, Mode
 from ..errors import BudgetError
 from .assemble import Assembler, Event
@@ -143,6 +144,11 @@ class Worker:
     @property
     def waiting(self) -> int:
         return len(self._waiting)
+
+    @property
+    def prompt_cache(self) -> PromptCache | None:
+        """Where evaluated prompts are kept between requests, if anywhere (its counters go to ``/metrics``)."""
+        return self.generator.prompt_cache
 
     @property
     def running(self) -> int:
