@@ -18,15 +18,21 @@ where one is required), and how many greedy answers differ from the same server'
 client (a batch's kernels change the last bits of the logits: ``tooldec.backends.llamabatch``).
 ``--jump-forward both`` runs every one-slot cell without and then with ``tooldec serve
 --jump-forward`` and counts the answers that differ between the two.
+
+The server runs in a process group of its own, ended on the way out (an exception, SIGINT,
+SIGTERM or SIGHUP) and, on Linux, by the kernel should this process die unhandled (SIGKILL), so a
+killed benchmark leaves no server holding the cores.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import ctypes
 import json
 import os
 import platform
+import signal
 import socket
 import statistics
 import subprocess
@@ -34,6 +40,7 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 _ROOT = Path(__file__).resolve().parents[1]
@@ -53,8 +60,15 @@ def model_path(name: str) -> Path:
     return MODELS.get(name, Path(name))
 
 
+def _die_with_parent() -> None:
+    """In the child before exec: SIGTERM from the kernel when the benchmark dies, even by SIGKILL."""
+    if sys.platform == "linux":
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
 def start_server(model: Path, parallel: int, threads: int, slot_context: int, log: Path,
                  jump_forward: bool = False) -> tuple[subprocess.Popen[bytes], str]:
+    """``tooldec serve`` in a process group of its own, once its ``/health`` answers 200."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
@@ -63,19 +77,42 @@ def start_server(model: Path, parallel: int, threads: int, slot_context: int, lo
     process = subprocess.Popen([sys.executable, "-m", "tooldec.cli", "serve", "--model", str(model), "--port", str(port),
                                 "--threads", str(threads), "--n-ctx", str(slot_context * parallel),
                                 "--parallel", str(parallel), "--jump-forward" if jump_forward else "--no-jump-forward"],
-                               stdout=log.open("wb"), stderr=subprocess.STDOUT, env=env)
-    end = time.monotonic() + 600
-    while time.monotonic() < end:
-        if process.poll() is not None:
-            raise SystemExit(f"tooldec serve exited:\n{log.read_text()[-3000:]}")
+                               stdout=log.open("wb"), stderr=subprocess.STDOUT, env=env,
+                               start_new_session=True, preexec_fn=_die_with_parent)
+    try:
+        end = time.monotonic() + 600
+        while time.monotonic() < end:
+            if process.poll() is not None:
+                raise SystemExit(f"tooldec serve exited:\n{log.read_text()[-3000:]}")
+            try:
+                with urllib.request.urlopen(f"{url}/health", timeout=2) as answer:
+                    if answer.status == 200:
+                        return process, url
+            except OSError:
+                time.sleep(0.5)
+        raise SystemExit(f"tooldec serve did not start:\n{log.read_text()[-3000:]}")
+    except BaseException:
+        stop(process)
+        raise
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """End the server's whole process group: SIGTERM, then SIGKILL after 30 s."""
+    for sig, wait in ((signal.SIGTERM, 30.0), (signal.SIGKILL, 10.0)):
         try:
-            with urllib.request.urlopen(f"{url}/health", timeout=2) as answer:
-                if answer.status == 200:
-                    return process, url
-        except OSError:
-            time.sleep(0.5)
-    process.terminate()
-    raise SystemExit(f"tooldec serve did not start:\n{log.read_text()[-3000:]}")
+            os.killpg(process.pid, sig)
+        except ProcessLookupError:
+            pass
+        try:
+            process.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def _exit_on_signal(signum: int, frame: FrameType | None) -> None:
+    """SIGTERM and SIGHUP leave through ``finally`` blocks (which end the server) as SIGINT does."""
+    raise SystemExit(128 + signum)
 
 
 def invalid(body: dict[str, Any], calls: list[tuple[str, str]]) -> int:
@@ -156,6 +193,8 @@ def main() -> None:
                         help="serve with --jump-forward (one slot only), or each one-slot cell both ways")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/serve_load.jsonl"))
     args = parser.parse_args()
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, _exit_on_signal)
     model = model_path(args.model)
     bodies = [body for _, body in requests(data_dir(args.data), args.requests, args.max_tokens)]
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -200,8 +239,7 @@ def main() -> None:
                       f"{row['ttft_p99']:.2f} | {row['lost']} | {row['invalid']} | {row['unlike_alone']} | {unlike} |",
                       flush=True)
         finally:
-            process.terminate()
-            process.wait(timeout=60)
+            stop(process)
 
 
 if __name__ == "__main__":
