@@ -1,13 +1,14 @@
-"""``tooldec serve`` under concurrent clients: total tokens/s, latency, time to first token.
+"""``tooldec serve`` or ``llama-server`` under concurrent clients: tokens/s, latency, time to first token.
 
-Run from the repository root (``make qwen`` first for Qwen)::
+Run from the repository root (``make qwen`` first for Qwen, ``make llama-server`` for llama-server)::
 
     python benchmarks/serve_load.py --model qwen --parallel 1 4 8 --clients 1 4 8 16 --requests 16
     python benchmarks/serve_load.py --model smollm2 --parallel 1 4 --clients 1 4 --requests 8
     python benchmarks/serve_load.py --model qwen --parallel 1 --clients 1 --requests 16 --jump-forward both
+    python benchmarks/serve_load.py --model qwen --engine tooldec llama-server --parallel 4 --clients 4 8
 
-For each ``--parallel`` value a ``tooldec serve --parallel N`` subprocess on 127.0.0.1 (``--n-ctx``
-is ``--slot-context`` times N: every slot holds the same), then per ``--clients`` value C: the
+For each ``--engine`` and ``--parallel`` value a server subprocess on 127.0.0.1 with N slots
+(context ``--slot-context`` times N: every slot holds the same), then per ``--clients`` value C: the
 same ``--requests`` BFCL questions (``simple_python`` and ``multiple`` alternating, their functions
 as tools, a call required, greedy, streamed with the official ``openai`` client), C clients each
 taking the next question until none is left. A warm-up pass first sends every question once
@@ -17,18 +18,44 @@ p50 and p99 latency and time to first token (first delta with content or a call)
 where one is required), and how many greedy answers differ from the same server's answer at one
 client (a batch's kernels change the last bits of the logits: ``tooldec.backends.llamabatch``).
 ``--jump-forward both`` runs every one-slot cell without and then with ``tooldec serve
---jump-forward`` and counts the answers that differ between the two. ``--prompt-cache-mib``
-is passed to every server (default: the server's own); the JSON lines count each cell's prompt
-cache hits and the prompt tokens they gave (from ``/metrics``).
+--jump-forward`` and counts the answers that differ between the two (tooldec only).
+
+``--engine llama-server`` runs the same cells against ``llama-server`` built from the llama.cpp
+that our backend links (``scripts/build_llama_server.sh``), on the same GGUF, to see what
+tooldec's masking and scheduling cost or gain against llama.cpp's own batching: ``llama-server
+-m MODEL --jinja -np N -c slot_context*N --threads T --threads-batch T``, plus what tooldec's
+context does, so both run the same kernels: flash attention off (``-fa off``; llama-cpp-python's
+default) and a KV cache split per slot (``--no-kv-unified``). The requests are the same (greedy,
+``tool_choice: "required"``). With ``--jinja`` llama-server honours ``required`` with a grammar
+that lets any text without ``<tool_call>`` come first and then asks for at least one call: the
+answer cannot end without a call, but it can run out of ``max_tokens`` before one (Qwen 2.5 Coder
+0.5B writes its call as a markdown JSON block, then newlines up to the budget); such answers
+count as invalid calls, and their tokens count in tokens/s as every engine's do. Its prompt cache
+settings are its defaults (``--cache-ram``, ``--cache-reuse``, ``--cache-idle-slots``,
+``--slot-prompt-similarity``), which the header prints from its ``--help`` and each jsonl row keeps.
+
+``--prompt-cache-mib 0 1024`` runs every cell once per bound: ``tooldec serve --prompt-cache-mib``
+and llama-server's ``--cache-ram`` (0: off). The serve rows count the prompts that started from
+the cache and the tokens it gave (from ``/metrics``). The questions repeat between the warm-up
+and the cells, as a client's tool list and system prompt repeat on every turn, so with the cache
+on the cells show a server whose prompts are mostly cached; with it off, one whose slots hold only
+their last prompt.
+
+The server runs in a process group of its own, ended on the way out (an exception, SIGINT,
+SIGTERM or SIGHUP) and, on Linux, by the kernel should this process die unhandled (SIGKILL), so a
+killed benchmark leaves no server holding the cores.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import ctypes
 import json
 import os
 import platform
+import re
+import signal
 import socket
 import statistics
 import subprocess
@@ -36,6 +63,7 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 _ROOT = Path(__file__).resolve().parents[1]
@@ -45,6 +73,8 @@ from benchmarks.paper.datasets import data_dir  # noqa: E402
 from benchmarks.serve_vs_run import requests  # noqa: E402
 
 MODELS = {"qwen": _ROOT / ".cache/models/qwen2.5-coder-0.5b-instruct/qwen2.5-coder-0.5b-instruct-q4.gguf"}
+LLAMA_SERVER = _ROOT / ".cache/llama-server/llama-server"
+PROMPT_CACHE_OPTIONS = ("--cache-ram", "--cache-reuse", "--cache-idle-slots", "--slot-prompt-similarity")
 
 
 def model_path(name: str) -> Path:
@@ -55,38 +85,92 @@ def model_path(name: str) -> Path:
     return MODELS.get(name, Path(name))
 
 
-def start_server(model: Path, parallel: int, threads: int, slot_context: int, log: Path,
-                 jump_forward: bool = False, prompt_cache_mib: int | None = None) -> tuple[subprocess.Popen[bytes], str]:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    url = f"http://127.0.0.1:{port}"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(_ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
-    process = subprocess.Popen([sys.executable, "-m", "tooldec.cli", "serve", "--model", str(model), "--port", str(port),
-                                "--threads", str(threads), "--n-ctx", str(slot_context * parallel),
-                                "--parallel", str(parallel), "--jump-forward" if jump_forward else "--no-jump-forward",
-                                *([] if prompt_cache_mib is None else ["--prompt-cache-mib", str(prompt_cache_mib)])],
-                               stdout=log.open("wb"), stderr=subprocess.STDOUT, env=env)
-    end = time.monotonic() + 600
-    while time.monotonic() < end:
-        if process.poll() is not None:
-            raise SystemExit(f"tooldec serve exited:\n{log.read_text()[-3000:]}")
-        try:
-            with urllib.request.urlopen(f"{url}/health", timeout=2) as answer:
-                if answer.status == 200:
-                    return process, url
-        except OSError:
-            time.sleep(0.5)
-    process.terminate()
-    raise SystemExit(f"tooldec serve did not start:\n{log.read_text()[-3000:]}")
+def command(engine: str, model: Path, port: int, parallel: int, threads: int, slot_context: int,
+            jump_forward: bool, binary: Path, cache_mib: int | None = None) -> list[str]:
+    """The server's command line: the same model, slots, context per slot and threads for both
+    engines, and the same prompt cache bound where ``cache_mib`` is given (``None``: each its own)."""
+    if engine == "llama-server":
+        return [str(binary), "-m", str(model), "--jinja", "-np", str(parallel), "-c", str(slot_context * parallel),
+                "--threads", str(threads), "--threads-batch", str(threads), "-fa", "off", "--no-kv-unified",
+                "--host", "127.0.0.1", "--port", str(port), *([] if cache_mib is None else ["--cache-ram", str(cache_mib)])]
+    return [sys.executable, "-m", "tooldec.cli", "serve", "--model", str(model), "--port", str(port),
+            "--threads", str(threads), "--n-ctx", str(slot_context * parallel), "--parallel", str(parallel),
+            "--jump-forward" if jump_forward else "--no-jump-forward",
+            *([] if cache_mib is None else ["--prompt-cache-mib", str(cache_mib)])]
 
 
 def prompt_cache_counts(url: str) -> tuple[int, int]:
-    """The server's prompt cache hits and tokens restored so far (0, 0 with the cache off)."""
+    """tooldec serve's prompt cache hits and tokens restored so far (from ``/metrics``)."""
     with urllib.request.urlopen(f"{url}/metrics") as answer:
         samples = dict(line.rsplit(" ", 1) for line in answer.read().decode().splitlines() if not line.startswith("#"))
     return (int(float(samples.get("tooldec_prompt_cache_hits_total", 0))),
             int(float(samples.get("tooldec_prompt_cache_tokens_restored_total", 0))))
+
+
+def prompt_cache_defaults(binary: Path) -> str:
+    """llama-server's prompt cache defaults as its ``--help`` states them, e.g. ``--cache-ram 8192``."""
+    text = subprocess.run([str(binary), "--help"], capture_output=True, text=True, timeout=60).stdout
+    found = []
+    for option in PROMPT_CACHE_OPTIONS:
+        match = re.search(rf"{re.escape(option)}\b[^\n]*(?:\n {{10,}}[^\n]*)*?default: ([^,)]+)", text)
+        found.append(f"{option} {match.group(1).strip() if match else '?'}")
+    return " ".join(found)
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: SIGTERM from the kernel when the benchmark dies, even by SIGKILL."""
+    if sys.platform == "linux":
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+def start_server(argv: list[str], log: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """``argv`` (its ``--port`` set by :func:`free_port`) in a process group of its own, once its
+    ``/health`` answers 200 (llama-server answers 503 while it loads)."""
+    url = f"http://127.0.0.1:{argv[argv.index('--port') + 1]}"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(_ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
+    process = subprocess.Popen(argv, stdout=log.open("wb"), stderr=subprocess.STDOUT, env=env,
+                               start_new_session=True, preexec_fn=_die_with_parent)
+    try:
+        end = time.monotonic() + 600
+        while time.monotonic() < end:
+            if process.poll() is not None:
+                raise SystemExit(f"{argv[0]} exited:\n{log.read_text()[-3000:]}")
+            try:
+                with urllib.request.urlopen(f"{url}/health", timeout=2) as answer:
+                    if answer.status == 200:
+                        return process, url
+            except OSError:
+                time.sleep(0.5)
+        raise SystemExit(f"{argv[0]} did not start:\n{log.read_text()[-3000:]}")
+    except BaseException:
+        stop(process)
+        raise
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """End the server's whole process group: SIGTERM, then SIGKILL after 30 s."""
+    for sig, wait in ((signal.SIGTERM, 30.0), (signal.SIGKILL, 10.0)):
+        try:
+            os.killpg(process.pid, sig)
+        except ProcessLookupError:
+            pass
+        try:
+            process.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def free_port() -> int:
+    """A port free on 127.0.0.1 now, for the server to bind a moment later."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _exit_on_signal(signum: int, frame: FrameType | None) -> None:
+    """SIGTERM and SIGHUP leave through ``finally`` blocks (which end the server) as SIGINT does."""
+    raise SystemExit(128 + signum)
 
 
 def invalid(body: dict[str, Any], calls: list[tuple[str, str]]) -> int:
@@ -154,6 +238,9 @@ def quantile(values: list[float], q: float) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="qwen", help="qwen, smollm2 or a .gguf path")
+    parser.add_argument("--engine", nargs="+", choices=("tooldec", "llama-server"), default=["tooldec"],
+                        help="the servers to load, each in turn")
+    parser.add_argument("--llama-server", type=Path, default=LLAMA_SERVER, help="llama-server binary")
     parser.add_argument("--parallel", nargs="+", type=int, default=[1, 4, 8])
     parser.add_argument("--clients", nargs="+", type=int, default=[1, 4, 8, 16])
     parser.add_argument("--requests", type=int, default=16, help="BFCL questions per cell")
@@ -164,41 +251,58 @@ def main() -> None:
     parser.add_argument("--no-warm-up", dest="warm_up", action="store_false",
                         help="no warm-up pass: the first cell also compiles each tool list")
     parser.add_argument("--jump-forward", choices=("off", "on", "both"), default="off",
-                        help="serve with --jump-forward (one slot only), or each one-slot cell both ways")
-    parser.add_argument("--prompt-cache-mib", type=int, default=None,
-                        help="tooldec serve --prompt-cache-mib for every server, 0: off (default: the server's)")
+                        help="tooldec serve with --jump-forward (one slot only), or each one-slot cell both ways")
+    parser.add_argument("--prompt-cache-mib", nargs="+", type=int, default=[None],
+                        help="prompt cache bounds to run each server with (tooldec serve --prompt-cache-mib, "
+                             "llama-server --cache-ram; 0: off; default: each server's own)")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/serve_load.jsonl"))
     args = parser.parse_args()
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, _exit_on_signal)
     model = model_path(args.model)
     bodies = [body for _, body in requests(data_dir(args.data), args.requests, args.max_tokens)]
     args.out.parent.mkdir(parents=True, exist_ok=True)
+    cache = ""
+    if "llama-server" in args.engine:
+        if not os.access(args.llama_server, os.X_OK):
+            raise SystemExit(f"no llama-server at {args.llama_server}: make llama-server")
+        cache = prompt_cache_defaults(args.llama_server)
     print(f"model {model.name}, {args.requests} BFCL questions, max_tokens {args.max_tokens}, "
-          f"{args.threads} threads, {platform.processor() or platform.machine()}, {os.cpu_count()} cores")
-    print("| parallel | jump-forward | clients | tokens/s | p50 latency (s) | p99 latency (s) | p50 TTFT (s) | p99 TTFT (s) "
-          "| lost | invalid calls | answers unlike 1 client | answers unlike without jump-forward |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+          f"{args.threads} threads, {platform.processor() or platform.machine()}, {os.cpu_count()} cores"
+          + (f"; llama-server prompt cache defaults: {cache}" if cache else ""))
+    print("| engine | parallel | prompt cache (MiB) | jump-forward | clients | tokens/s | p50 latency (s) | p99 latency (s) "
+          "| p50 TTFT (s) | p99 TTFT (s) | lost | invalid calls | answers unlike 1 client | answers unlike without jump-forward "
+          "| prompts from the cache |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     jumps = {"off": [False], "on": [True], "both": [False, True]}[args.jump_forward]
-    plain: dict[tuple[int, int], list[str]] = {}  # answers without jump-forward, by (parallel, clients)
-    for parallel, jump in [(p, j) for p in args.parallel for j in jumps if not (j and p > 1)]:
-        log = args.out.with_suffix(f".p{parallel}{'.jf' if jump else ''}.log")
-        process, url = start_server(model, parallel, args.threads, args.slot_context, log, jump, args.prompt_cache_mib)
+    # tooldec's answers without jump-forward, by (parallel, prompt cache, clients)
+    plain: dict[tuple[int, int | None, int], list[str]] = {}
+    cells = [(engine, p, c, j) for engine in args.engine for p in args.parallel for c in args.prompt_cache_mib
+             for j in (jumps if engine == "tooldec" else [False]) if not (j and p > 1)]
+    for engine, parallel, cache_mib, jump in cells:
+        tooldec = engine == "tooldec"
+        log = args.out.with_suffix(f".{engine}.p{parallel}{'' if cache_mib is None else f'.c{cache_mib}'}"
+                                   f"{'.jf' if jump else ''}.log")
+        argv = command(engine, model, free_port(), parallel, args.threads, args.slot_context, jump, args.llama_server,
+                       cache_mib)
+        process, url = start_server(argv, log)
         try:
             model_id = json.loads(urllib.request.urlopen(f"{url}/v1/models").read())["data"][0]["id"]
             if args.warm_up:  # tool lists compiled, prompts cached where slots hold them
                 asyncio.run(cell(url, model_id, bodies, max(args.clients)))
             alone: list[str] | None = None
             for clients in args.clients:
-                hits, restored = prompt_cache_counts(url)
+                hits, restored = prompt_cache_counts(url) if tooldec else (0, 0)
                 wall, results = asyncio.run(cell(url, model_id, bodies, clients))
-                hits_after, restored_after = prompt_cache_counts(url)
+                hits_after, restored_after = prompt_cache_counts(url) if tooldec else (0, 0)
                 kept = [r for r in results if not r["lost"]]
                 answers = [r.get("answer", "") for r in results]
                 alone = answers if alone is None else alone
-                if not jump:
-                    plain[parallel, clients] = answers
-                before = plain.get((parallel, clients))
-                row = {"model": model.name, "parallel": parallel, "jump_forward": jump, "clients": clients,
-                       "requests": len(bodies),
+                if tooldec and not jump:
+                    plain[parallel, cache_mib, clients] = answers
+                before = plain.get((parallel, cache_mib, clients))
+                row = {"engine": engine, "model": model.name, "parallel": parallel, "prompt_cache_mib": cache_mib,
+                       "jump_forward": jump if tooldec else None, "clients": clients, "requests": len(bodies),
                        "tokens_per_s": sum(r["tokens"] for r in kept) / wall,
                        "latency_p50": quantile([r["seconds"] for r in kept], 0.5),
                        "latency_p99": quantile([r["seconds"] for r in kept], 0.99),
@@ -206,18 +310,22 @@ def main() -> None:
                        "ttft_p99": quantile([r["ttft"] for r in kept], 0.99),
                        "lost": len(results) - len(kept), "invalid": sum(r["invalid"] for r in kept),
                        "unlike_alone": sum(a != b for a, b in zip(answers, alone)),
-                       "unlike_no_jump": sum(a != b for a, b in zip(answers, before)) if jump and before else None,
-                       "prompt_cache_hits": hits_after - hits, "prompt_tokens_restored": restored_after - restored}
+                       "unlike_no_jump": sum(a != b for a, b in zip(answers, before)) if jump and before else None}
+                if tooldec:
+                    row["prompt_cache_hits"] = hits_after - hits
+                    row["prompt_tokens_restored"] = restored_after - restored
+                else:
+                    row["prompt_cache"] = cache
                 with args.out.open("a") as out:
                     out.write(json.dumps(row) + "\n")
                 unlike = "" if row["unlike_no_jump"] is None else row["unlike_no_jump"]
-                print(f"| {parallel} | {'on' if jump else 'off'} | {clients} | {row['tokens_per_s']:.1f} | "
-                      f"{row['latency_p50']:.2f} | {row['latency_p99']:.2f} | {row['ttft_p50']:.2f} | "
-                      f"{row['ttft_p99']:.2f} | {row['lost']} | {row['invalid']} | {row['unlike_alone']} | {unlike} |",
-                      flush=True)
+                print(f"| {engine} | {parallel} | {'default' if cache_mib is None else cache_mib} | "
+                      f"{('on' if jump else 'off') if tooldec else '-'} | {clients} | "
+                      f"{row['tokens_per_s']:.1f} | {row['latency_p50']:.2f} | {row['latency_p99']:.2f} | "
+                      f"{row['ttft_p50']:.2f} | {row['ttft_p99']:.2f} | {row['lost']} | {row['invalid']} | "
+                      f"{row['unlike_alone']} | {unlike} | {row.get('prompt_cache_hits', '-')} |", flush=True)
         finally:
-            process.terminate()
-            process.wait(timeout=60)
+            stop(process)
 
 
 if __name__ == "__main__":
