@@ -13,6 +13,7 @@ same ``--requests`` BFCL questions (``simple_python`` and ``multiple`` alternati
 as tools, a call required, greedy, streamed with the official ``openai`` client), C clients each
 taking the next question until none is left. A warm-up pass first sends every question once
 (tool lists compiled, not counted; ``--no-warm-up``: none). Printed per cell: total completion tokens / wall time,
+answers / wall time (the fair measure where an engine's answers run on past their call),
 p50 and p99 latency and time to first token (first delta with content or a call), requests lost
 (an error or no end), invalid calls (a call that does not parse or fails its schema, or none
 where one is required), and how many greedy answers differ from the same server's answer at one
@@ -270,10 +271,10 @@ def main() -> None:
     print(f"model {model.name}, {args.requests} BFCL questions, max_tokens {args.max_tokens}, "
           f"{args.threads} threads, {platform.processor() or platform.machine()}, {os.cpu_count()} cores"
           + (f"; llama-server prompt cache defaults: {cache}" if cache else ""))
-    print("| engine | parallel | prompt cache (MiB) | jump-forward | clients | tokens/s | p50 latency (s) | p99 latency (s) "
+    print("| engine | parallel | prompt cache (MiB) | jump-forward | clients | tokens/s | answers/s | p50 latency (s) | p99 latency (s) "
           "| p50 TTFT (s) | p99 TTFT (s) | lost | invalid calls | answers unlike 1 client | answers unlike without jump-forward "
           "| prompts from the cache |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     jumps = {"off": [False], "on": [True], "both": [False, True]}[args.jump_forward]
     # tooldec's answers without jump-forward, by (parallel, prompt cache, clients)
     plain: dict[tuple[int, int | None, int], list[str]] = {}
@@ -303,7 +304,7 @@ def main() -> None:
                 before = plain.get((parallel, cache_mib, clients))
                 row = {"engine": engine, "model": model.name, "parallel": parallel, "prompt_cache_mib": cache_mib,
                        "jump_forward": jump if tooldec else None, "clients": clients, "requests": len(bodies),
-                       "tokens_per_s": sum(r["tokens"] for r in kept) / wall,
+                       "tokens_per_s": sum(r["tokens"] for r in kept) / wall, "answers_per_s": len(kept) / wall,
                        "latency_p50": quantile([r["seconds"] for r in kept], 0.5),
                        "latency_p99": quantile([r["seconds"] for r in kept], 0.99),
                        "ttft_p50": quantile([r["ttft"] for r in kept], 0.5),
@@ -321,7 +322,7 @@ def main() -> None:
                 unlike = "" if row["unlike_no_jump"] is None else row["unlike_no_jump"]
                 print(f"| {engine} | {parallel} | {'default' if cache_mib is None else cache_mib} | "
                       f"{('on' if jump else 'off') if tooldec else '-'} | {clients} | "
-                      f"{row['tokens_per_s']:.1f} | {row['latency_p50']:.2f} | {row['latency_p99']:.2f} | "
+                      f"{row['tokens_per_s']:.1f} | {row['answers_per_s']:.2f} | {row['latency_p50']:.2f} | {row['latency_p99']:.2f} | "
                       f"{row['ttft_p50']:.2f} | {row['ttft_p99']:.2f} | {row['lost']} | {row['invalid']} | "
                       f"{row['unlike_alone']} | {unlike} | {row.get('prompt_cache_hits', '-')} |", flush=True)
         finally:
