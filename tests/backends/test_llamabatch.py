@@ -3,39 +3,19 @@ is evaluated a chunk per step while another slot keeps generating, and neither's
 
 from __future__ import annotations
 
-import functools
-from typing import Any
-
 import numpy as np
 import pytest
-
-from tooldec.models import smollm2_gguf_path
 
 pytest.importorskip("llama_cpp", reason="the llama extra is not installed")
 
 from tooldec.backends.llamabatch import SlotBatch
-from tooldec.backends.llamacpp import PROMPT_CHUNK, load_llama
+from tooldec.backends.llamacpp import PROMPT_CHUNK
 
-
-@functools.cache
-def loaded() -> tuple[Any, Any]:
-    return load_llama(smollm2_gguf_path(), n_ctx=1024, threads=1)
+from .slots import chat, loaded, read
 
 
 def prompt(text: str) -> list[int]:
-    _, tokenizer = loaded()
-    rendered = tokenizer.apply_chat_template([{"role": "user", "content": text}], add_generation_prompt=True,
-                                             tokenize=False)
-    return list(tokenizer.encode(rendered, add_special_tokens=False))
-
-
-def read(slots: SlotBatch, slot: int, ids: list[int]) -> np.ndarray:
-    """Give ``slot`` the prompt ``ids``, step until it is evaluated; the logits after it."""
-    slots.begin(slot, ids)
-    first = None
-    while first is None:
-        _, first = slots.step([], slot)
-    return first
+    return chat([{"role": "user", "content": text}])
 
 
 def alone(ids: list[int], new: int) -> tuple[np.ndarray, list[int]]:

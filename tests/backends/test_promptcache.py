@@ -4,53 +4,31 @@ evaluation to the bit, and the cache holds no more bytes than its budget."""
 
 from __future__ import annotations
 
-import functools
-from typing import Any
-
 import numpy as np
 import pytest
-
-from tooldec.models import smollm2_gguf_path
 
 pytest.importorskip("llama_cpp", reason="the llama extra is not installed")
 
 from tooldec.backends.llamabatch import SlotBatch
-from tooldec.backends.llamacpp import PROMPT_CHUNK, LlamaCppGenerator, chunked_prefix, load_llama
+from tooldec.backends.llamacpp import PROMPT_CHUNK, LlamaCppGenerator, chunked_prefix
 from tooldec.backends.promptcache import PromptCache
+
+from .slots import chat, loaded, read
 
 SYSTEM = ("You are a careful assistant. You answer questions about geography, rivers, capitals and weather. "
           "Think about each question, then answer it in one sentence. " * 4)
 
 
-@functools.cache
-def loaded() -> tuple[Any, Any]:
-    return load_llama(smollm2_gguf_path(), n_ctx=1024, threads=1)
-
-
 def prompt(*turns: str) -> list[int]:
     """A conversation: the system prompt, then user and assistant turns alternating."""
-    _, tokenizer = loaded()
     messages = [{"role": "system", "content": SYSTEM}]
     messages += [{"role": "user" if k % 2 == 0 else "assistant", "content": text} for k, text in enumerate(turns)]
-    rendered = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
-    return list(tokenizer.encode(rendered, add_special_tokens=False))
+    return chat(messages)
 
 
 def other(text: str) -> list[int]:
     """A prompt without the system prompt: it shares no chunk with :func:`prompt`'s."""
-    _, tokenizer = loaded()
-    rendered = tokenizer.apply_chat_template([{"role": "user", "content": text}], add_generation_prompt=True,
-                                             tokenize=False)
-    return list(tokenizer.encode(rendered, add_special_tokens=False))
-
-
-def read(slots: SlotBatch, slot: int, ids: list[int]) -> np.ndarray:
-    """Give ``slot`` the prompt ``ids``, step until it is evaluated; the logits after it."""
-    slots.begin(slot, ids)
-    first = None
-    while first is None:
-        _, first = slots.step([], slot)
-    return first
+    return chat([{"role": "user", "content": text}])
 
 
 def fresh(ids: list[int]) -> np.ndarray:
