@@ -6,16 +6,16 @@ little more than one, so N requests stepped together give nearly N times the tok
 ``n_ctx`` is split evenly, each slot holding ``n_ctx / slots`` positions (:attr:`SlotBatch.context`).
 
 A slot keeps the KV cache of its last prompt; a new prompt keeps what it shares of it in whole
-:data:`~tooldec.backends.llamacpp.PROMPT_CHUNK` s and evaluates the rest chunk by chunk, aligned
-to position 0 on that slot alone as :func:`~tooldec.backends.llamacpp.evaluate_prompt` does, so
-what the cache held does not decide a prompt's logits. With a
-:class:`~tooldec.backends.promptcache.PromptCache`, a slot's whole chunks are copied to host
-memory before a prompt that does not keep them overwrites them, and a prompt starts from the
-cache's entry when it shares more with it than with its slot (copied in, the rest evaluated the
-same way). :meth:`SlotBatch.step` evaluates one chunk of a prompt and then one token of every
-running slot, so running answers keep coming while a prompt is evaluated. A sequence's next-token logits may still differ in the last bits with the
-batch it is stepped in (other rows change llama.cpp's matrix kernels):
-``benchmarks/serve_load.py --compare`` counts how often a greedy answer changes.
+:data:`~tooldec.backends.llamacpp.PROMPT_CHUNK` s and evaluates the rest chunk by chunk, aligned to
+position 0 on that slot alone as :func:`~tooldec.backends.llamacpp.evaluate_prompt` does, so what
+the cache held does not decide a prompt's logits. With a
+:class:`~tooldec.backends.promptcache.PromptCache`, a slot's whole chunks are copied to host memory
+before a prompt that does not keep them overwrites them, and a prompt starts from the cache's entry
+when it shares more with it than with its slot (copied in, the rest evaluated the same way).
+:meth:`SlotBatch.step` evaluates one chunk of a prompt and then one token of every running slot, so
+running answers keep coming while a prompt is evaluated. A sequence's next-token logits may still
+differ in the last bits with the batch it is stepped in (other rows change llama.cpp's matrix
+kernels): ``benchmarks/serve_load.py --compare`` counts how often a greedy answer changes.
 
 One thread drives a :class:`SlotBatch` (the server's worker): nothing in it is locked.
 """

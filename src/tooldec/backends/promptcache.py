@@ -13,8 +13,9 @@ prompt were evaluated in decode batches, not in chunks, so they are never stored
 own cache never reuses them): a prompt restored from an entry, trimmed to the whole chunks it
 shares and its rest evaluated chunk by chunk, gets the logits of a fresh evaluation, to the bit.
 
-Only the thread that drives the context changes its cache (the server's worker): nothing in it
-is locked. Other threads may read its counters (``/metrics`` does): integers, each read whole. An entry belongs to the context it was copied from (its layout of sequences).
+Only the thread that drives the context changes its cache (the server's worker): nothing in it is
+locked. Other threads may read its counters (``/metrics`` does): integers, each read whole. An
+entry belongs to the context it was copied from (its layout of sequences).
 """
 
 from __future__ import annotations

@@ -192,10 +192,11 @@ class Compiler:
         self.dialect = dialect
         self.index = prepare_vocabulary(vocab)
         self.openers = OpenerTables(self.index, dialect)
+        stops = dialect.value_stops()
         for style in {dialect.form_style(form) for form in range(dialect.forms)}:
             prepare_values(style, self.index.longest)
-            if dialect.value_stops():
-                prepare_string_template(self.index, style, dialect.value_stops())
+            if stops:
+                prepare_string_template(self.index, style, stops)
         self._checks_tools = type(dialect).check_tool is not Dialect.check_tool
         self.key = hashlib.sha256(f"{vocab.fingerprint}\0{dialect.key}".encode()).hexdigest()[:24]
         self.tails: BoundedCache[tuple[str, int, bool], CompiledTail] = BoundedCache(tail_cache_bytes)

@@ -5,13 +5,14 @@ three arrays (row, DFA state, byte offset) and advances all rows one byte per pa
 rows that died or ended. Rows are bucketed by first byte, so a narrow state (a literal, a digit)
 only ever touches the tokens that start right.
 
-Most of the vocabulary is valid inside a JSON string, which makes string states the expensive
-ones. Their behaviour does not depend on the tool: a state that is exactly a string's content
+Most of the vocabulary is valid inside a JSON string, which makes string states the expensive ones.
+Their behaviour does not depend on the tool: a state that is exactly a string's content
 (``LazyDFA.string_spot``: a plain string, or a copy of a template that keeps a call format's stop
 texts out) reuses a per-vocabulary table of which tokens stay inside the string and how many
-characters they write, and only the few tokens that close the string are walked further. Runs of whitespace between JSON tokens are the same kind of spot
-(``LazyDFA.blank_spot``, :class:`BlankTable`): a token's leading whitespace is read from a table,
-not walked through a state per count.
+characters they write, and only the few tokens that close the string are walked further. Runs of
+whitespace between JSON tokens are the same kind of spot (``LazyDFA.blank_spot``,
+:class:`BlankTable`): a token's leading whitespace is read from a table, not walked through a state
+per count.
 
 Walks hold the DFA's lock (it may grow while they run).
 """
