@@ -111,6 +111,21 @@ def test_what_is_not_plain_goes_to_the_reader(schema: dict[str, Any]) -> None:
     assert plain_form(schema) is None
 
 
+@pytest.mark.parametrize("kind", ["string", "float", "boolean"])
+def test_plain_nesting_stops_at_sixteen_levels_whatever_the_leaf(kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A scalar property is written without a call of its own; it still counts as a level."""
+    def nested(levels: int) -> dict[str, Any]:
+        node: dict[str, Any] = {"type": kind, "description": "leaf"}
+        for _ in range(levels):
+            node = {"type": "object", "properties": {"p": node}}
+        return node
+
+    assert check(nested(16), monkeypatch)
+    assert plain_form(nested(17)) is None
+    assert check({"type": "object", "properties": {"a": {"type": "array", "items": nested(14)}}}, monkeypatch)
+    assert plain_form({"type": "object", "properties": {"a": {"type": "array", "items": nested(15)}}}) is None
+
+
 def test_a_plain_schema_too_large_is_refused_by_the_reader() -> None:
     huge = {"type": "object", "properties": {f"p{i}": {"type": "object", "properties": {}} for i in range(20)}}
     assert plain_form(huge) is not None and plain_cost(plain_form(huge)) > schema_module.MAX_STATES  # type: ignore[arg-type]

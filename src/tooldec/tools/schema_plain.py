@@ -62,6 +62,13 @@ def _writable(text: Any) -> bool:
     return type(text) is str and (text.isascii() or is_writable(text))
 
 
+_SCALAR_FORMS: dict[str, tuple[str, int]] = {
+    name: (kind, PLAIN_OWN[kind]) for name, kind in {**{k: k for k in _SCALARS}, **BFCL_TYPES}.items()
+    if kind in _SCALARS}
+"""Each ``type`` string (BFCL's included) that names a scalar kind: the kind and its own cost.
+Most subschemas are one of these with annotations only, written without a call of :func:`_node`."""
+
+
 def _node(node: Any, depth: int, cost: list[int]) -> dict[str, Any] | None:
     """The normal form of one plain subschema (``None``: not plain); adds its size to ``cost[0]``."""
     if type(node) is not dict or depth > _DEPTH:
@@ -85,12 +92,22 @@ def _node(node: Any, depth: int, cost: list[int]) -> dict[str, Any] | None:
             out[key] = kind
         elif key == "properties" and kind == "object" and type(value) is dict:
             props = {}
+            leaves = 0
             for name, sub in value.items():
-                read = _node(sub, depth + 1, cost)
-                if read is None or not (type(name) is str and (name.isascii() or is_writable(name))):
+                if not (type(name) is str and (name.isascii() or is_writable(name))):
                     return None
-                props[name] = read
+                written = sub.get("type") if type(sub) is dict else None
+                scalar = _SCALAR_FORMS.get(written) if type(written) is str else None
+                if scalar is not None and depth < _DEPTH and _READ_BUT_TYPE.isdisjoint(sub):
+                    props[name] = {"type": scalar[0]}  # what _node writes for it, without the call
+                    leaves += scalar[1]
+                else:
+                    read = _node(sub, depth + 1, cost)
+                    if read is None:
+                        return None
+                    props[name] = read
                 own += len(name) + PLAIN_MEMBER
+            cost[0] += leaves
             out[key] = props
         elif key == "required" and kind == "object" and type(value) is list:
             if value:
@@ -113,9 +130,16 @@ def _node(node: Any, depth: int, cost: list[int]) -> dict[str, Any] | None:
         return {"enum": values}
     if kind == "object":
         listed = out.get("properties")
-        required = out.get("required", ())
-        if listed is None or any(type(r) is not str or r not in listed for r in required) or len(set(required)) < len(required):
+        if listed is None:
             return None
+        required = out.get("required")
+        if required is not None:  # unique listed names (the names are strings: no other value is one)
+            try:
+                names = set(required)
+            except TypeError:  # an unhashable value
+                return None
+            if len(names) < len(required) or not names <= listed.keys():
+                return None
         if not listed:
             own += PLAIN_NO_PROPERTIES
     elif kind == "array" and "items" not in out:
