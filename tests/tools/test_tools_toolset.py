@@ -69,6 +69,48 @@ def test_constructor_stops_at_the_first_bad_tool() -> None:
         ToolSet([{"name": "add", "parameters": {"type": "object"}}, add, bad_schema])
 
 
+@pytest.mark.parametrize(("bad", "error", "words"), [
+    ({"name": "made_0", "parameters": {"type": "object"}}, DuplicateToolError, "tool 'made_0'"),
+    ({"name": "bad name", "parameters": {"type": "object"}}, ToolRegistrationError, "'bad name' is not a valid tool name"),
+    ({"name": "no_object", "parameters": {"type": "string"}}, InvalidSchemaError, "tool 'no_object'"),
+    ({"name": 3, "parameters": {}}, ToolRegistrationError, "not a tool definition"),
+])
+def test_a_new_list_of_dicts_fails_at_its_first_bad_tool(bad: dict[str, Any], error: type[Exception], words: str) -> None:
+    """A new list's dicts are made together, yet its error is the first bad tool's in the list's
+    order, whatever comes after it (a bad schema, a bad name, a duplicate), and the tools
+    before it are kept: the same ``Tool`` objects come back for them."""
+    made = [{"name": f"made_{i}", "description": "d", "parameters": {
+        "type": "object", "properties": {"n": {"type": "integer", "description": "n"}}}} for i in range(3)]
+    after = [{"name": "after_bad", "parameters": {"type": "object", "properties": {"n": {"type": "strin"}}}},
+             {"name": "bad name after"}, {"name": "made_1"}]
+    with pytest.raises(error, match=words):
+        ToolSet([*made, bad, *after])
+    again = [Tool.from_dict(json.loads(json.dumps(spec))) for spec in made]
+    assert again[0] is Tool.from_dict(made[0]) and [t.name for t in again] == ["made_0", "made_1", "made_2"]
+    assert again[1].parameters == {"type": "object", "properties": {"n": {"type": "integer"}}}
+    assert again[1].parameters is again[2].parameters  # equal schemas in one list share their record
+    assert again[2].source_parameters == made[2]["parameters"]
+
+
+def test_a_new_list_of_dicts_makes_the_tools_the_per_tool_path_makes() -> None:
+    """Every field of a tool made in a new list is what ``Tool.from_dict`` alone makes of it."""
+    specs = [{"type": "function", "function": {"name": f"batch_{i}", "description": f"tool {i}", "parameters": {
+        "type": "object", "properties": {"v": {"type": ["string", "integer"][i % 2], "description": "v"}},
+        "required": ["v"]}}} for i in range(4)]
+    specs.append({"name": "batch_read", "parameters": {"type": "object", "properties": {"d": {"type": "string", "format": "date"}}}})
+    specs.append({"name": "batch_empty"})
+    made = ToolSet(json.loads(json.dumps(specs)))
+    from tooldec.tools.tool import Tool as Made
+
+    for spec in specs:
+        one = Made._from_dict(spec, None)  # made by itself, not looked up
+        got = made[one.name]
+        assert (got.name, got.description, got.parameters, got.source_parameters, got.fn, got.openapi) == (
+            one.name, one.description, one.parameters, one.source_parameters, one.fn, one.openapi)
+        assert got.schema_hash == one.schema_hash and got.inventory_entry == one.inventory_entry
+        assert got.__dict__.keys() == one.__dict__.keys()
+
+
 def test_a_repeated_tool_list_gets_the_same_tools_in_its_own_order() -> None:
     """A request's tool list seen before (fresh dicts, another order) is looked up, not normalized
     again: the same ``Tool`` objects, in the order this list gives them."""

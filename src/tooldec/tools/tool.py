@@ -69,23 +69,34 @@ def _format_checker() -> Any:
     return checker
 
 
-@dataclass(frozen=True)
 class _Schemas:
     """A schema as written, read once: its normalized form and hash, and its marshal bytes (a
     snapshot of the caller's dict, the source for prompts), shared by every tool registered with
-    an equal schema; ``nbytes`` is the marshal bytes of the two, what the cache counts."""
+    an equal schema; ``nbytes`` is the marshal bytes of the two, what the cache counts.
 
-    normalized: dict[str, Any]
-    digest: str
-    written: bytes
-    nbytes: int
+    Read-only once made. A class with slots rather than a frozen dataclass: a new tool list
+    makes one per schema, and a frozen dataclass's ``__init__`` (one ``object.__setattr__`` a
+    field) and its ``__dict__`` were a tenth of the Python time of registering it.
+    """
 
-    @functools.cached_property
+    __slots__ = ("digest", "nbytes", "normalized", "source_read", "written")
+
+    def __init__(self, normalized: dict[str, Any], digest: str, written: bytes, nbytes: int) -> None:
+        self.normalized = normalized
+        self.digest = digest
+        self.written = written
+        self.nbytes = nbytes
+        self.source_read: dict[str, Any] | None = None
+
+    @property
     def source(self) -> dict[str, Any]:
         """The schema as written, decoded from its bytes on first read: most registered tools
         never show their schema (a deep copy per schema was a tenth of registering one).
         Reads from several threads at once may decode it twice; both copies are equal."""
-        return cast(dict[str, Any], marshal.loads(self.written))
+        found = self.source_read
+        if found is None:
+            found = self.source_read = cast(dict[str, Any], marshal.loads(self.written))
+        return found
 
 
 # Schemas read before by the schema as written, and tools by their dict, both keyed by marshal
@@ -109,12 +120,16 @@ def _normalized(parameters: Any, tool: str, openapi: bool) -> tuple[dict[str, An
         return normalize_schema(parameters, tool=tool, openapi=openapi), None
     found = _schemas.get((written, openapi))
     if found is None:
-        normalized = normalize_schema(parameters, tool=tool, openapi=openapi)
-        blob = value_key(normalized)
-        assert blob is not None  # the normal form holds JSON values only
-        found = _schemas.put((written, openapi), _Schemas(
-            normalized, hashlib.sha256(blob).hexdigest(), written, len(blob) + len(written)))
+        found = _schemas.put((written, openapi), _schemas_record(
+            normalize_schema(parameters, tool=tool, openapi=openapi), written))
     return found.normalized, found
+
+
+def _schemas_record(normalized: dict[str, Any], written: bytes) -> _Schemas:
+    """The shared record of a schema as ``written`` (marshal bytes) whose normal form is ``normalized``."""
+    blob = value_key(normalized)
+    assert blob is not None  # the normal form holds JSON values only
+    return _Schemas(normalized, hashlib.sha256(blob).hexdigest(), written, len(blob) + len(written))
 
 
 def _attributes(name: str, description: str, parameters: Any, fn: Callable[..., Any] | None,
@@ -166,6 +181,52 @@ def _dict_tool(key: bytes, make: Callable[[], Tool]) -> Tool:
     if found is None:
         found = _dict_tools.put(key, (make(), len(key)))  # the first one stored wins a race
     return found[0]
+
+
+def _tools_of_dicts(specs: Sequence[Mapping[str, Any]]) -> tuple[list[Tool], Exception | None]:
+    """The ``Tool`` of each tool dict, made as ``Tool.from_dict`` makes one, in order up to the
+    first that fails, and that failure.
+
+    A new list of a thousand tools is made in a few passes instead of a thousand calls through
+    the caches: the fields of every dict read first, the schemas seen before looked up under
+    one lock, each new schema read once (equal schemas in the list share it) and stored
+    under one lock. A failure stops the passes, so each later pass runs over the dicts
+    before it and the first error in the list's order is the one returned.
+    """
+    fields: list[tuple[str, str, Any, bytes | None]] = []
+    failure: Exception | None = None
+    try:
+        for spec in specs:
+            name, description, parameters = dict_schema(spec)
+            check_tool_name(name)
+            fields.append((name, description, parameters, value_key(parameters)))
+    except Exception as exc:  # raised in its turn by the caller
+        failure = exc
+    written = list({w: None for *_, w in fields if w is not None})
+    known = dict(zip(written, _schemas.get_many([(w, False) for w in written])))
+    new: dict[bytes, _Schemas] = {}
+    tools: list[Tool] = []
+    try:
+        for name, description, parameters, key in fields:
+            record = known.get(key) if key is not None else None
+            if record is None and key is not None:
+                record = new.get(key)
+                if record is None:
+                    record = new[key] = _schemas_record(normalize_schema(parameters, tool=name), key)
+            tool = object.__new__(Tool)
+            if record is None:  # a schema marshal cannot write: no record, copied as it is
+                tool.__dict__.update(_attributes(name, description, parameters, None, None, False))
+            else:
+                tool.__dict__.update({
+                    "name": name, "description": description, "parameters": record.normalized, "fn": None,
+                    "_source": record, "openapi": False, "schema_hash": record.digest,
+                    "inventory_entry": f"{name}\0{record.digest}"})
+            tools.append(tool)
+    except Exception as exc:
+        failure = exc
+    if new:
+        _schemas.put_many([((key, False), record) for key, record in new.items()])
+    return tools, failure
 
 
 @dataclass(frozen=True, eq=False)
@@ -335,24 +396,42 @@ class Tool:
 
     @classmethod
     def coerce_all(cls, objs: Iterable[object], keys: Sequence[bytes | None] | None = None) -> Iterator[Tool]:
-        """``coerce`` of each of ``objs`` in turn; the tool dicts seen before are looked up together.
+        """``coerce`` of each of ``objs`` in turn; the tool dicts are looked up and made together.
 
         A server gets the same tool list with every request: its dicts' keys are made in one
-        pass (or given: ``dict_keys`` of ``objs``) and looked up under one lock up front, and only
-        the others go through ``coerce`` (lazily, so the first bad one raises where ``coerce``
-        would have).
+        pass (or given: ``dict_keys`` of ``objs``) and looked up under one lock up front. The
+        dicts not found are made as a batch (:func:`_tools_of_dicts`: one lock for their
+        schemas, one for storing them) up to the first that fails, whose error is raised in
+        its turn, where ``coerce`` would have raised it; anything else goes through ``coerce``
+        in its turn.
         """
         objs = list(objs)
-        keys = cls.dict_keys(objs) if keys is None else keys
-        hits = iter(_dict_tools.get_many([key for key in keys if key is not None]))
+        keys = cls.dict_keys(objs) if keys is None or cls is not Tool else keys  # a subclass's keys are None
+        found = _dict_tools.get_many([key for key in keys if key is not None])
+        hits: list[Tool | None] = []
+        missed: list[tuple[bytes, Mapping[str, Any]]] = []
         for obj, key in zip(objs, keys):
-            hit = next(hits) if key is not None else None
-            if hit is not None:
-                yield hit[0]
-            elif key is not None:  # a miss: made, then stored (or the one stored meanwhile: one object per dict)
-                yield _dict_tools.put(key, (cls._from_dict(obj, None), len(key)))[0]  # type: ignore[arg-type]
-            else:
+            if key is not None:
+                hit = found[len(hits)]
+                hits.append(hit[0] if hit is not None else None)
+                if hit is None:
+                    missed.append((key, obj))  # type: ignore[arg-type]  # a key is made of dicts only
+        made, failure = _tools_of_dicts([spec for _, spec in missed]) if missed else ([], None)
+        stored = iter(_dict_tools.put_many([(key, (tool, len(key))) for (key, _), tool in zip(missed, made)]))
+        hits_in_turn = iter(hits)
+        for obj, key in zip(objs, keys):
+            if key is None:
                 yield cls.coerce(obj)
+                continue
+            known = next(hits_in_turn)
+            if known is not None:
+                yield known
+                continue
+            one = next(stored, None)  # one object per dict: the one stored first wins
+            if one is None:
+                assert failure is not None  # made up to the first failure, which is this dict's
+                raise failure
+            yield one[0]
 
     @classmethod
     def coerce(cls, obj: object) -> Tool:
