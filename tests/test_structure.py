@@ -3,8 +3,8 @@
 Read from the source with ``ast`` (nothing is imported), so the checks take well under a second.
 
 - A *private name* is one that starts with ``_`` and is not a dunder. A module whose own name
-  starts with ``_`` (the compiled ``_trie_walk``, ``_dfa_expand``, ``_value_key``; ``_gguf``,
-  ``_background``) is a module, not a private name: importing it, or a public name from it, is
+  starts with ``_`` (the compiled ``_trie_walk``, ``_dfa_expand``, ``_value_key``,
+  ``_plain_form``; ``_gguf``, ``_background``) is a module, not a private name: importing it, or a public name from it, is
   allowed; taking a ``_name`` out of it is not.
 - A crossing is ``from .x import _y`` (or ``import`` of a module then ``x._y``) where ``_y`` is
   not a module; and ``anything._y`` where no class or module body of the reading module assigns or

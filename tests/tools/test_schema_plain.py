@@ -17,7 +17,7 @@ from benchmarks.paper.datasets import bfcl_tools, funcqa_tools, kamel_tools, too
 from tooldec.errors import ToolDecError
 from tooldec.tools.dicts import dict_schema
 from tooldec.tools.schema import normalize_schema
-from tooldec.tools.schema_plain import plain_form, plain_form_cost
+from tooldec.tools.schema_plain import plain_form, plain_form_cost, plain_form_cost_in_python
 from tooldec.tools.schema_size import enum_cost, estimate, plain_cost
 
 
@@ -66,8 +66,20 @@ def random_plain(rng: random.Random, depth: int = 0) -> dict[str, Any]:
     return node
 
 
+def same_walks(schema: Any) -> tuple[dict[str, Any], int] | None:
+    """The shortcut's answer, after checking that the compiled walk (where built) and the Python
+    walk give it alike: the same form, key order and value types included, and the same cost."""
+    found, python = plain_form_cost(schema), plain_form_cost_in_python(schema)
+    assert (found is None) == (python is None), schema
+    if found is not None and python is not None:
+        assert json.dumps(found[0]) == json.dumps(python[0]) and found == python, schema
+        assert [type(v) for v in found[0].values()] == [type(v) for v in python[0].values()]
+    return found
+
+
 def check(schema: Any, monkeypatch: pytest.MonkeyPatch) -> bool:
     """Whether the shortcut took ``schema``; if it did, its form and cost are the reader's."""
+    same_walks(schema)
     form = plain_form(schema)
     if form is None:
         return False
@@ -109,6 +121,38 @@ def test_the_shortcut_agrees_with_the_reader_on_random_plain_schemas(monkeypatch
 ])
 def test_what_is_not_plain_goes_to_the_reader(schema: dict[str, Any]) -> None:
     assert plain_form(schema) is None
+    assert same_walks(schema) is None
+
+
+@pytest.mark.parametrize("schema", [
+    {"type": "dict", "properties": {"a": {"type": "float"}, "b": {"type": "tuple", "items": {"type": "string"}}}},
+    {"type": "object", "properties": {"é": {"type": "boolean", "enum": [True, False, True]}}, "required": ["é"]},
+    {"type": "object", "properties": {"a": {"type": "integer", "enum": [3, 1, 3], "description": "x"}}},
+    {"type": "object", "properties": {"a": {"description": "x", "type": "string", "enum": ["日本", "a"]}}},
+    {"type": "object", "properties": {}, "required": []},
+    {"type": "object", "properties": {"a": {"type": "object", "properties": {}}}, "x-note": [1]},
+    {"required": ["a"], "properties": {"a": {"items": {"type": "null"}, "type": "array"}}, "type": "object"},
+    {"type": "object", "properties": {"a": {"type": "string", "enum": []}}},  # an empty enum: the reader's
+    {"type": "object", "properties": {"a": {"type": "number", "enum": [1.5]}}},
+    {"type": "object", "properties": {"a": {"type": "string", "enum": "ab"}}},
+    {"type": "object", "required": "a", "properties": {"a": {"type": "string"}}},
+    {"type": "object", "properties": {"a": {"type": "string"}}, "required": [1]},
+    {"type": "object", "properties": [{"type": "string"}]},
+    {"type": "array", "items": {"type": "string"}},
+    {"type": "object", "properties": {"a": {"type": "array", "items": [{"type": "string"}]}}},
+    {"type": "object", "properties": {"a": {"type": "string", "items": {"type": "string"}}}},
+    "object", None, [], {"type": 1},
+])
+def test_the_compiled_walk_answers_as_the_python_walk(schema: Any) -> None:
+    same_walks(schema)
+
+
+def test_the_walks_agree_at_the_nesting_limit() -> None:
+    for depth in (15, 16, 17, 18):
+        node: dict[str, Any] = {"type": "string"}
+        for _ in range(depth):
+            node = {"type": "object", "properties": {"a": node}}
+        same_walks(node)
 
 
 @pytest.mark.parametrize("kind", ["string", "float", "boolean"])
