@@ -10,7 +10,7 @@ import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from typing import Generic, TypeVar
+from typing import Generic, TypeVar, cast
 
 import numpy as np
 
@@ -18,6 +18,9 @@ __all__ = ["BoundedCache", "size_of"]
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
+
+_ABSENT = object()
+"""What a store finds under a key it does not hold (a value may be ``None``)."""
 
 
 def size_of(value: object) -> int:
@@ -58,7 +61,10 @@ class BoundedCache(Generic[K, V]):
             raise ValueError(f"max_bytes must be >= 0, got {max_bytes}")
         self.max_bytes = max_bytes
         self._sizer = sizer
-        self._items: OrderedDict[K, tuple[V, int]] = OrderedDict()
+        # Values and their sizes apart: no (value, size) pair per item for the collector to walk
+        # (a new tool list stores thousands of items).
+        self._items: OrderedDict[K, V] = OrderedDict()
+        self._sizes: dict[K, int] = {}
         self._bytes = 0
         self._lock = threading.Lock()
         self.hits = 0
@@ -79,12 +85,12 @@ class BoundedCache(Generic[K, V]):
                 return None
             self._items.move_to_end(key)
             self.hits += 1
-            return found[0]
+            return found
 
     def values(self) -> list[V]:
         """The values held now, least recently used first (a copy: for reports and checks)."""
         with self._lock:
-            return [value for value, _ in self._items.values()]
+            return list(self._items.values())
 
     def get_many(self, keys: list[K]) -> list[V | None]:
         """``get`` for each key under one lock (a request's tool list: a thousand lookups).
@@ -95,61 +101,65 @@ class BoundedCache(Generic[K, V]):
             (1, [1, None])
         """
         items = self._items
-        out: list[V | None] = []
         with self._lock:
-            for key in keys:
-                found = items.get(key)
-                if found is None:
-                    self.misses += 1
-                    out.append(None)
-                else:
+            out = [items.get(key) for key in keys]
+            found = 0
+            for key, value in zip(keys, out):
+                if value is not None:
                     items.move_to_end(key)
-                    self.hits += 1
-                    out.append(found[0])
+                    found += 1
+            self.hits += found
+            self.misses += len(keys) - found
         return out
 
-    def put(self, key: K, value: V) -> V:
-        """Store ``value`` (or return the one stored meanwhile under ``key``)."""
-        size = self._sizer(value)
+    def put(self, key: K, value: V, size: int | None = None) -> V:
+        """Store ``value`` (or return the one stored meanwhile under ``key``); ``size``: its
+        bytes where the caller knows them (the sizer is then not asked)."""
+        size = self._sizer(value) if size is None else size
         with self._lock:
-            found = self._items.get(key)
-            if found is not None:
+            found = self._items.get(key, _ABSENT)
+            if found is not _ABSENT:
                 self._items.move_to_end(key)
-                return found[0]
-            if self.max_bytes == 0 or size > self.max_bytes:
-                return value
-            self._items[key] = (value, size)
-            self._bytes += size
+                return cast(V, found)
+            self._store(key, value, size)
             if self._bytes > self.max_bytes:
                 self._evict(keep=0)
             return value
 
-    def put_many(self, items: list[tuple[K, V]]) -> list[V]:
+    def put_many(self, items: list[tuple[K, V]], sizes: list[int] | None = None) -> list[V]:
         """``put`` of each pair under one lock (a new tool list: a thousand stores); returns what
-        each key holds afterwards, the value given or the one stored meanwhile.
+        each key holds afterwards, the value given or the one stored meanwhile. ``sizes``: the
+        values' bytes where the caller knows them.
 
         Examples:
             >>> cache: BoundedCache[str, int] = BoundedCache(1024)
             >>> cache.put("a", 1), cache.put_many([("a", 2), ("b", 3)]), len(cache)
             (1, [1, 3], 2)
         """
-        sizer, stored, out = self._sizer, self._items, []
-        sized = [(key, value, sizer(value)) for key, value in items]
+        if sizes is None:
+            sizer = self._sizer
+            sizes = [sizer(value) for _, value in items]
+        stored, out = self._items, []
         with self._lock:
-            for key, value, size in sized:
-                found = stored.get(key)
-                if found is not None:
+            for (key, value), size in zip(items, sizes):
+                found = stored.get(key, _ABSENT)
+                if found is not _ABSENT:
                     stored.move_to_end(key)
-                    out.append(found[0])
-                    continue
-                out.append(value)
-                if self.max_bytes == 0 or size > self.max_bytes:
-                    continue
-                stored[key] = (value, size)
-                self._bytes += size
-            if self._bytes > self.max_bytes:
-                self._evict(keep=0)
+                    out.append(cast(V, found))
+                else:
+                    out.append(value)
+                    self._store(key, value, size)
+                    if self._bytes > self.max_bytes:  # as put does: a key given again later is stored again
+                        self._evict(keep=0)
         return out
+
+    def _store(self, key: K, value: V, size: int) -> None:
+        """Keep a new item, unless it alone is over the bound (the lock is held)."""
+        if self.max_bytes == 0 or size > self.max_bytes:
+            return
+        self._items[key] = value
+        self._sizes[key] = size
+        self._bytes += size
 
     def get_or_make(self, key: K, make: Callable[[], V], keep: Callable[[V], bool] | None = None) -> V:
         """The cached value, or ``make()`` stored (computed outside the lock); with ``keep``, a
@@ -172,23 +182,23 @@ class BoundedCache(Generic[K, V]):
         """Account again for a value that grew in place (a lazily expanded automaton): it becomes
         the most recently used, and the least recently used others go while over the bound."""
         with self._lock:
-            found = self._items.get(key)
-            if found is None:
+            value = self._items.get(key)
+            if value is None:
                 return
-            value, old = found
             new = self._sizer(value)
-            self._items[key] = (value, new)
+            self._bytes += new - self._sizes[key]
+            self._sizes[key] = new
             self._items.move_to_end(key)
-            self._bytes += new - old
             self._evict(keep=1)
 
     def _evict(self, keep: int) -> None:
         """Drop least recently used items while over the bound, keeping the ``keep`` newest."""
         while self._bytes > self.max_bytes and len(self._items) > keep:
-            _, (_, size) = self._items.popitem(last=False)
-            self._bytes -= size
+            key, _ = self._items.popitem(last=False)
+            self._bytes -= self._sizes.pop(key)
 
     def clear(self) -> None:
         with self._lock:
             self._items.clear()
+            self._sizes.clear()
             self._bytes = 0

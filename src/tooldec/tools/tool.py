@@ -102,7 +102,7 @@ class _Schemas:
 # Schemas read before by the schema as written, and tools by their dict, both keyed by marshal
 # bytes (see :mod:`.keys`) and bounded by the bytes they hold.
 _schemas: BoundedCache[tuple[bytes, bool], _Schemas] = BoundedCache(8 * 2**20, sizer=lambda found: found.nbytes)
-_dict_tools: BoundedCache[bytes, tuple[Tool, int]] = BoundedCache(8 * 2**20, sizer=lambda found: found[1])
+_dict_tools: BoundedCache[bytes, Tool] = BoundedCache(8 * 2**20)  # each stored with its key's length as its size
 
 
 def _normalized(parameters: Any, tool: str, openapi: bool) -> tuple[dict[str, Any], _Schemas | None]:
@@ -179,8 +179,8 @@ def _dict_tool(key: bytes, make: Callable[[], Tool]) -> Tool:
     """
     found = _dict_tools.get(key)
     if found is None:
-        found = _dict_tools.put(key, (make(), len(key)))  # the first one stored wins a race
-    return found[0]
+        found = _dict_tools.put(key, make(), len(key))  # the first one stored wins a race
+    return found
 
 
 def _tools_of_dicts(specs: Sequence[Mapping[str, Any]]) -> tuple[list[Tool], Exception | None]:
@@ -408,17 +408,15 @@ class Tool:
         objs = list(objs)
         keys = cls.dict_keys(objs) if keys is None or cls is not Tool else keys  # a subclass's keys are None
         found = _dict_tools.get_many([key for key in keys if key is not None])
-        hits: list[Tool | None] = []
         missed: list[tuple[bytes, Mapping[str, Any]]] = []
+        hits = iter(found)
         for obj, key in zip(objs, keys):
-            if key is not None:
-                hit = found[len(hits)]
-                hits.append(hit[0] if hit is not None else None)
-                if hit is None:
-                    missed.append((key, obj))  # type: ignore[arg-type]  # a key is made of dicts only
+            if key is not None and next(hits) is None:
+                missed.append((key, obj))  # type: ignore[arg-type]  # a key is made of dicts only
         made, failure = _tools_of_dicts([spec for _, spec in missed]) if missed else ([], None)
-        stored = iter(_dict_tools.put_many([(key, (tool, len(key))) for (key, _), tool in zip(missed, made)]))
-        hits_in_turn = iter(hits)
+        stored = iter(_dict_tools.put_many([(key, tool) for (key, _), tool in zip(missed, made)],
+                                           [len(key) for key, _ in missed[: len(made)]]))
+        hits_in_turn = iter(found)
         for obj, key in zip(objs, keys):
             if key is None:
                 yield cls.coerce(obj)
@@ -431,7 +429,7 @@ class Tool:
             if one is None:
                 assert failure is not None  # made up to the first failure, which is this dict's
                 raise failure
-            yield one[0]
+            yield one
 
     @classmethod
     def coerce(cls, obj: object) -> Tool:
