@@ -139,18 +139,22 @@ class BoundedCache(Generic[K, V]):
         if sizes is None:
             sizer = self._sizer
             sizes = [sizer(value) for _, value in items]
-        stored, out = self._items, []
+        stored, held, bound, out = self._items, self._sizes, self.max_bytes, []
         with self._lock:
             for (key, value), size in zip(items, sizes):
                 found = stored.get(key, _ABSENT)
                 if found is not _ABSENT:
                     stored.move_to_end(key)
                     out.append(cast(V, found))
-                else:
-                    out.append(value)
-                    self._store(key, value, size)
-                    if self._bytes > self.max_bytes:  # as put does: a key given again later is stored again
-                        self._evict(keep=0)
+                    continue
+                out.append(value)
+                if bound == 0 or size > bound:  # as _store, without a call per item
+                    continue
+                stored[key] = value
+                held[key] = size
+                self._bytes += size
+                if self._bytes > bound:  # as put does: a key given again later is stored again
+                    self._evict(keep=0)
         return out
 
     def _store(self, key: K, value: V, size: int) -> None:

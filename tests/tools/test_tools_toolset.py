@@ -336,3 +336,21 @@ def test_inventory_is_a_frozen_view_whose_digest_follows_names_and_schemas() -> 
         before.tools["c"] = after.tools["a"]  # type: ignore[index]
     renamed = ToolSet([{"name": "b"}, {"name": "c", "parameters": {"type": "object", "properties": {"x": {"type": "string"}}}}])
     assert renamed.inventory().digest != after.digest  # same schemas, other names
+
+
+def test_a_dict_whose_schema_has_no_key_is_made_with_the_others() -> None:
+    """A schema ``value_key`` cannot write (a dict subclass here; with the dict's key given) is
+    normalized by itself, as ``Tool`` does, between the others of the list."""
+    from collections import OrderedDict
+
+    schema = OrderedDict(type="object", properties={"q": {"type": "string", "description": "d"}})
+    specs: list[dict[str, Any]] = [{"name": "keyed_before", "parameters": {"type": "object"}},
+                                   {"name": "unkeyed", "parameters": schema},
+                                   {"name": "keyed_after", "parameters": {"type": "object"}}]
+    made = list(Tool.coerce_all(specs, [b"keyed-before", b"unkeyed-schema", b"keyed-after"]))
+    assert [t.name for t in made] == ["keyed_before", "unkeyed", "keyed_after"]
+    assert made[1].parameters == {"type": "object", "properties": {"q": {"type": "string"}}}
+    assert made[1].source_parameters == dict(schema) and made[1].schema_hash == Tool("x", "", schema).schema_hash
+    bad = {"name": "unkeyed_bad", "parameters": OrderedDict(type="string")}
+    with pytest.raises(InvalidSchemaError, match="unkeyed_bad"):
+        list(Tool.coerce_all([specs[0], bad, {"name": "bad name"}], [b"k0", b"k1", b"k2"]))

@@ -22,8 +22,6 @@ ACCEPTED_SHAPES = (
     'plain (BFCL, ToolEval) {"name", "description", "parameters"}',
 )
 
-_SCHEMA_KEYS = ("parameters", "inputSchema", "input_schema")
-
 
 def dict_schema(spec: Mapping[str, Any]) -> tuple[str, str, Mapping[str, Any]]:
     """``(name, description, parameters)`` of a tool dict in any accepted shape.
@@ -38,8 +36,8 @@ def dict_schema(spec: Mapping[str, Any]) -> tuple[str, str, Mapping[str, Any]]:
     if inner is not None and isinstance(inner, Mapping) and spec.get("type", "function") == "function":
         spec = inner  # Chat Completions (also the legacy form without "type")
     name = spec.get("name")
-    present = [k for k in _SCHEMA_KEYS if k in spec]
-    if not isinstance(name, str) or len(present) > 1 or spec.get("type", "function") != "function":
+    present = ("parameters" in spec) + ("inputSchema" in spec) + ("input_schema" in spec)  # the keys a schema may be under
+    if not isinstance(name, str) or present > 1 or spec.get("type", "function") != "function":
         shapes = "\n  ".join(ACCEPTED_SHAPES)
         found = f"keys {sorted(spec)}" + (f" with type {spec['type']!r}" if "type" in spec else "")
         raise ToolRegistrationError(
@@ -48,7 +46,8 @@ def dict_schema(spec: Mapping[str, Any]) -> tuple[str, str, Mapping[str, Any]]:
     description = spec.get("description") or ""
     if not isinstance(description, str):
         raise ToolRegistrationError(f"description must be a string, got {type(description).__name__}", tool=name)
-    parameters = spec[present[0]] if present else None
+    parameters = (spec["parameters"] if "parameters" in spec else spec["inputSchema"] if "inputSchema" in spec
+                  else spec.get("input_schema"))
     if parameters is None or (not parameters and isinstance(parameters, Mapping)):
         parameters = {"type": "object", "properties": {}}
     return name, description, parameters

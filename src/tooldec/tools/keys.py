@@ -22,7 +22,7 @@ from typing import Any, cast
 
 from ..native import compiled
 
-__all__ = ["NATIVE", "SAMPLE_STEP", "SAMPLE_WHOLE", "Filed", "ListKey", "dict_keys", "list_key", "value_key"]
+__all__ = ["NATIVE", "SAMPLE_STEP", "SAMPLE_WHOLE", "Filed", "ListKey", "dict_keys", "list_key", "value_key", "value_keys"]
 
 
 Filed = Callable[[int, bytes], Sequence[bytes]]
@@ -52,6 +52,18 @@ def value_key(value: Any) -> bytes | None:
         return marshal.dumps(value, 2)
     except ValueError:
         return None
+
+
+def value_keys(values: Sequence[object]) -> list[bytes | None]:
+    """``value_key`` of each of ``values`` (a new tool list's schemas: one extension call each,
+    no Python call between; marshal only for what the extension leaves)."""
+    native = _native
+    if native is None:
+        return [value_key(v) for v in values]
+    found = [native(v) for v in values]
+    if None in found:
+        found = [key if key is not None else value_key(v) for key, v in zip(found, values)]
+    return found
 
 
 def dict_keys(values: Sequence[object]) -> list[bytes | None]:

@@ -24,7 +24,7 @@ from tooldec.caches import BoundedCache
 from tooldec.errors import InvalidToolNameError, ToolNotCallableError, ToolRegistrationError
 from tooldec.tools.callables import Converter, argument_converters, function_schema
 from tooldec.tools.dicts import dict_schema
-from tooldec.tools.keys import dict_keys, value_key
+from tooldec.tools.keys import dict_keys, value_key, value_keys
 from tooldec.tools.schema import normalize_schema
 
 if TYPE_CHECKING:
@@ -187,45 +187,56 @@ def _tools_of_dicts(specs: Sequence[Mapping[str, Any]]) -> tuple[list[Tool], Exc
     """The ``Tool`` of each tool dict, made as ``Tool.from_dict`` makes one, in order up to the
     first that fails, and that failure.
 
-    A new list of a thousand tools is made in a few passes instead of a thousand calls through
-    the caches: the fields of every dict read first, the schemas seen before looked up under
-    one lock, each new schema read once (equal schemas in the list share it) and stored
-    under one lock. A failure stops the passes, so each later pass runs over the dicts
-    before it and the first error in the list's order is the one returned.
+    A new list of a thousand tools is made in passes over the list instead of a thousand calls
+    through the caches: the fields of every dict, the schemas' keys (one extension call each),
+    the schemas seen before looked up under one lock, each new schema read once (equal schemas
+    in the list share it), their records made and stored under one lock, then the tools. A
+    failure cuts the list where it happened, so each later pass runs over the dicts before it
+    and the first error in the list's order is the one returned.
     """
-    fields: list[tuple[str, str, Any, bytes | None]] = []
+    fields: list[tuple[str, str, Any]] = []
     failure: Exception | None = None
     try:
         for spec in specs:
             name, description, parameters = dict_schema(spec)
-            check_tool_name(name)
-            fields.append((name, description, parameters, value_key(parameters)))
+            if NAME_PATTERN.fullmatch(name) is None:
+                check_tool_name(name)  # raises
+            fields.append((name, description, parameters))
     except Exception as exc:  # raised in its turn by the caller
         failure = exc
-    written = list({w: None for *_, w in fields if w is not None})
-    known = dict(zip(written, _schemas.get_many([(w, False) for w in written])))
-    new: dict[bytes, _Schemas] = {}
-    tools: list[Tool] = []
+    keys = value_keys([parameters for _, _, parameters in fields])
+    unique = list(dict.fromkeys(key for key in keys if key is not None))
+    records = dict(zip(unique, _schemas.get_many([(key, False) for key in unique])))
+    read: dict[bytes, dict[str, Any]] = {}  # the new schemas' normal forms, by their keys
+    odd: dict[int, dict[str, Any]] = {}  # the attributes of tools whose schema marshal cannot write
+    i = 0
     try:
-        for name, description, parameters, key in fields:
-            record = known.get(key) if key is not None else None
-            if record is None and key is not None:
-                record = new.get(key)
-                if record is None:
-                    record = new[key] = _schemas_record(normalize_schema(parameters, tool=name), key)
-            tool = object.__new__(Tool)
-            if record is None:  # a schema marshal cannot write: no record, copied as it is
-                tool.__dict__.update(_attributes(name, description, parameters, None, None, False))
-            else:
-                tool.__dict__.update({
-                    "name": name, "description": description, "parameters": record.normalized, "fn": None,
-                    "_source": record, "openapi": False, "schema_hash": record.digest,
-                    "inventory_entry": f"{name}\0{record.digest}"})
-            tools.append(tool)
+        for i, ((name, description, parameters), key) in enumerate(zip(fields, keys)):
+            if key is None:
+                odd[i] = _attributes(name, description, parameters, None, None, False)
+            elif records[key] is None and key not in read:
+                read[key] = normalize_schema(parameters, tool=name)
     except Exception as exc:
-        failure = exc
-    if new:
-        _schemas.put_many([((key, False), record) for key, record in new.items()])
+        failure, fields = exc, fields[:i]
+    if read:
+        made: list[_Schemas] = []
+        for (key, normalized), blob in zip(read.items(), value_keys(list(read.values()))):
+            assert blob is not None  # the normal form holds JSON values only
+            made.append(_Schemas(normalized, hashlib.sha256(blob).hexdigest(), key, len(blob) + len(key)))
+        records.update(zip(read, _schemas.put_many([((record.written, False), record) for record in made])))
+    tools: list[Tool] = []
+    for i, ((name, description, _), key) in enumerate(zip(fields, keys)):
+        tool = object.__new__(Tool)
+        if key is None:
+            tool.__dict__.update(odd[i])
+        else:
+            record = records[key]
+            assert record is not None  # read above
+            digest = record.digest
+            tool.__dict__.update({
+                "name": name, "description": description, "parameters": record.normalized, "fn": None,
+                "_source": record, "openapi": False, "schema_hash": digest, "inventory_entry": f"{name}\0{digest}"})
+        tools.append(tool)
     return tools, failure
 
 
