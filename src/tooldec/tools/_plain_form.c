@@ -2,7 +2,7 @@
  *
  * Registering a list of a thousand new tools spends a third of its time recognising and writing
  * plain schemas in Python (a dict, a few lookups and a recursive call per subschema). This is the
- * same walk, step for step, over exact dicts, lists and strings: the same answer, key order
+ * same walk over exact dicts, lists and strings: the same answer, key order
  * included, or None where the Python walk says "not plain" (tests compare the two on every schema
  * of the inventories and on random ones). The keyword sets, type maps and costs are the Python
  * module's own, given once by configure(); an enum's cost and a non-ASCII string's check call

@@ -178,9 +178,13 @@ class ToolSet:
             self._digest = (self._version, found.digest)  # a millisecond of cache misses
             return
         keys = listed.keys() if listed is not None else Tool.dict_keys(objs)
+        by_name = self._tools
         with collector_paused():  # thousands of small dicts, no cycles: the collector's passes
             for tool in Tool.coerce_all(objs, keys):  # would walk the growing heap again and again
-                self._put(tool)
+                if tool.name in by_name:
+                    self._put(tool)  # raises
+                by_name[tool.name] = tool  # as _put does, the version counted once below
+        self._version = len(by_name)
         entries = sorted(tool.inventory_entry for tool in self._tools.values())  # one sort for all
         self._entries = entries
         self._names = [entry[: entry.index("\0")].encode() for entry in entries]
