@@ -11,7 +11,11 @@ once a call closes, with ``tool_choice`` required and auto. Each question is ans
 in the same run, paired: tooldec with jump-forward (the tokens the grammar forces evaluated in one
 batch), tooldec without it, and unconstrained (for required, the call's start written into the
 prompt, as ``end_to_end.py`` does). The prompt is evaluated from an empty cache before the clock
-starts for each answer, so every answer decodes from the same state and decoding alone is timed.
+starts for each answer, so every answer decodes from the same state; the loop evaluates the
+prompt's last chunk again (``PROMPT_CHUNK``), with the unconstrained answer's written call start
+in it and with jump-forward's forced opener, so each answer pays its first pass as a real loop
+does. The two tooldec answers take turns going first, so each pays a new tool list's first masks
+for half the questions.
 
 Reported per mode: forward passes per call (tokens the model evaluated one pass each, plus one
 pass per forced span), the share of call tokens fast-forwarded, wall time per answer each way,
@@ -39,6 +43,8 @@ from tooldec.dialects import Hermes  # noqa: E402
 from tooldec.runtime import forced_start  # noqa: E402
 
 SYSTEMS = ("jump-forward", "tooldec", "unconstrained")
+TURNS = ("tooldec", "jump-forward", "unconstrained")
+"""The order for every other question."""
 
 
 def answer(session: Session, generator: Any, prompt: str, grammar: Grammar | None, choice: str,
@@ -143,11 +149,11 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     rows = []
     with (args.out / "jump_forward.jsonl").open("a") as sink:
-        for qid, tools, messages in tqdm(picked, unit="question"):
+        for number, (qid, tools, messages) in enumerate(tqdm(picked, unit="question")):
             grammar = Grammar(tools, session.vocab, Hermes())
             prompt = session.chat(messages, tools=tools, dialect=Hermes())
             for choice in ("required", "auto"):
-                for system in SYSTEMS:
+                for system in SYSTEMS if number % 2 == 0 else TURNS:
                     row = {"model": session.label, "id": qid, "choice": choice, "system": system,
                            **answer(session, generator, prompt, None if system == "unconstrained" else grammar,
                                     choice, system == "jump-forward", args.max_new_tokens)}
