@@ -10,11 +10,11 @@ Hermes format through the chat template), greedy, up to ``--max-new-tokens``, ge
 once a call closes, with ``tool_choice`` required and auto. Each question is answered three ways
 in the same run, paired: tooldec with jump-forward (the tokens the grammar forces evaluated in one
 batch), tooldec without it, and unconstrained (for required, the call's start written into the
-prompt, as ``end_to_end.py`` does). The prompt is evaluated from an empty cache before the clock
-starts for each answer, so every answer decodes from the same state; the loop evaluates the
-prompt's last chunk again (``PROMPT_CHUNK``), with the unconstrained answer's written call start
-in it and with jump-forward's forced opener, so each answer pays its first pass as a real loop
-does. The two tooldec answers take turns going first, so each pays a new tool list's first masks
+prompt, as ``end_to_end.py`` does). The prompt is evaluated before the clock starts, and the
+answers after a question's first keep its whole chunks, which hold what a fresh evaluation would
+(``PROMPT_CHUNK``), so every answer decodes from the same state; the loop evaluates the prompt's
+last chunk again, with the unconstrained answer's written call start in it and with
+jump-forward's forced opener, so each answer pays its first pass as a real loop does. The two tooldec answers take turns going first, so each pays a new tool list's first masks
 for half the questions.
 
 Reported per mode: forward passes per call (tokens the model evaluated one pass each, plus one
@@ -49,11 +49,11 @@ TURNS = ("tooldec", "jump-forward", "unconstrained")
 
 def answer(session: Session, generator: Any, prompt: str, grammar: Grammar | None, choice: str,
            jump: bool, max_new_tokens: int) -> dict[str, Any]:
-    """One greedy answer, stopped at the first closed call; the prompt evaluated before the clock."""
+    """One greedy answer, stopped at the first closed call; the prompt evaluated before the clock
+    (what the cache holds of it in whole chunks kept)."""
     forced = forced_start(Hermes(), choice) if grammar is None else ""
     ids = list(session.tokenizer.encode(prompt + forced, add_special_tokens=False))
     generator.jump_forward = jump
-    session.model.reset()
     generator.next_logits(ids)
     start = time.perf_counter()
     out = generator.generate(ids, max_new_tokens=max_new_tokens, grammar=grammar, tool_choice=choice,
