@@ -23,7 +23,7 @@ from tooldec.errors import (
     ToolRegistrationError,
     UnsupportedSchemaError,
 )
-from tooldec.tools import MAX_REF_DEPTH, Tool, normalize_schema
+from tooldec.tools import MAX_REF_DEPTH, Tool, ToolSet, normalize_schema
 from tooldec.tools.schema import (
     ANNOTATION_KEYWORDS,
     SUPPORTED_KEYWORDS,
@@ -555,6 +555,20 @@ def test_nullable_only_for_openapi() -> None:
         "x": {"type": ["string", "null"]}, "n": {"type": "integer", "minimum": 1}}
     with pytest.raises(UnsupportedSchemaError, match="draft-4"):
         Tool("t", "", schema)
+
+
+def test_a_schema_read_as_openapi_and_as_json_schema_is_kept_as_two() -> None:
+    """The same schema dict is two schemas (``nullable`` read only for OpenAPI), whichever is
+    registered first, alone or in a tool list."""
+    schema = {"type": "object", "properties": {"both_ways": {"type": "string", "nullable": True}}}
+    plain, openapi = {"both_ways": {"type": "string"}}, {"both_ways": {"type": ["string", "null"]}}
+    assert Tool("t", "", schema, openapi=True).parameters["properties"] == openapi
+    assert Tool("t", "", schema).parameters["properties"] == plain
+    assert ToolSet([{"name": "t", "parameters": schema}])["t"].parameters["properties"] == plain
+    assert Tool("t", "", schema, openapi=True).parameters["properties"] == openapi
+    other = {"type": "object", "properties": {"other_way": {"type": "integer", "nullable": True}}}
+    assert ToolSet([{"name": "t", "parameters": other}])["t"].parameters["properties"] == {"other_way": {"type": "integer"}}
+    assert Tool("t", "", other, openapi=True).parameters["properties"] == {"other_way": {"type": ["integer", "null"]}}
 
 
 ANY_JSON = st.recursive(st.none() | st.booleans() | st.integers(-5, 5) | st.floats(-1e3, 1e3) | st.text(max_size=4),

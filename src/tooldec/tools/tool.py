@@ -101,7 +101,15 @@ class _Schemas:
 
 # Schemas read before by the schema as written, and tools by their dict, both keyed by marshal
 # bytes (see :mod:`.keys`) and bounded by the bytes they hold.
-_schemas: BoundedCache[tuple[bytes, bool], _Schemas] = BoundedCache(8 * 2**20, sizer=lambda found: found.nbytes)
+_schemas: BoundedCache[bytes, _Schemas] = BoundedCache(8 * 2**20, sizer=lambda found: found.nbytes)
+
+
+def _schema_key(written: bytes, openapi: bool) -> bytes:
+    """The key of :data:`_schemas` for a schema's marshal bytes: the bytes themselves, or for an
+    OpenAPI schema (read otherwise) the bytes behind a NUL, which no marshal output starts with
+    (its first byte is a type code). Bytes rather than a ``(bytes, bool)`` pair: a new tool
+    list stores hundreds of keys, and pairs are objects the collector walks."""
+    return b"\0" + written if openapi else written
 _dict_tools: BoundedCache[bytes, Tool] = BoundedCache(8 * 2**20)  # each stored with its key's length as its size
 
 
@@ -118,9 +126,9 @@ def _normalized(parameters: Any, tool: str, openapi: bool) -> tuple[dict[str, An
     written = value_key(parameters)
     if written is None:
         return normalize_schema(parameters, tool=tool, openapi=openapi), None
-    found = _schemas.get((written, openapi))
+    found = _schemas.get(_schema_key(written, openapi))
     if found is None:
-        found = _schemas.put((written, openapi), _schemas_record(
+        found = _schemas.put(_schema_key(written, openapi), _schemas_record(
             normalize_schema(parameters, tool=tool, openapi=openapi), written))
     return found.normalized, found
 
@@ -206,7 +214,7 @@ def _tools_of_dicts(specs: Sequence[Mapping[str, Any]]) -> tuple[list[Tool], Exc
         failure = exc
     keys = value_keys([parameters for _, _, parameters in fields])
     unique = list(dict.fromkeys(key for key in keys if key is not None))
-    records = dict(zip(unique, _schemas.get_many([(key, False) for key in unique])))
+    records = dict(zip(unique, _schemas.get_many(unique)))  # JSON Schema's keys are the bytes (see _schema_key)
     read: dict[bytes, dict[str, Any]] = {}  # the new schemas' normal forms, by their keys
     odd: dict[int, dict[str, Any]] = {}  # the attributes of tools whose schema marshal cannot write
     i = 0
@@ -223,7 +231,7 @@ def _tools_of_dicts(specs: Sequence[Mapping[str, Any]]) -> tuple[list[Tool], Exc
         for (key, normalized), blob in zip(read.items(), value_keys(list(read.values()))):
             assert blob is not None  # the normal form holds JSON values only
             made.append(_Schemas(normalized, hashlib.sha256(blob).hexdigest(), key, len(blob) + len(key)))
-        records.update(zip(read, _schemas.put_many([((record.written, False), record) for record in made])))
+        records.update(zip(read, _schemas.put_many([(record.written, record) for record in made])))
     tools: list[Tool] = []
     for i, ((name, description, _), key) in enumerate(zip(fields, keys)):
         tool = object.__new__(Tool)
