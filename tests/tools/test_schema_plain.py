@@ -58,6 +58,10 @@ def random_plain(rng: random.Random, depth: int = 0) -> dict[str, Any]:
         node["enum"] = [rng.randint(-3, 3) for _ in range(rng.randint(1, 4))]
     if kind == "array":
         node["items"] = random_plain(rng, depth + 1)
+    if depth and rng.random() < 0.05:  # annotations only: any value
+        return {key: value for key, value in node.items() if key in ("description", "x-extra", "default")}
+    if kind == "object" and rng.random() < 0.1:  # any members
+        return node
     if kind == "object":
         names = rng.sample(["a", "b", "c", "long_name", "ü"], rng.randint(0, 4))
         node["properties"] = {n: random_plain(rng, depth + 1) for n in names}
@@ -115,7 +119,11 @@ def test_the_shortcut_agrees_with_the_reader_on_random_plain_schemas(monkeypatch
     {"type": "object", "properties": {"a": {"type": "array"}}},  # any items
     {"type": "object", "properties": {"a": {"type": "string", "nullable": True}}},
     {"type": "object", "properties": {"a": {"type": "string", "maxLength": 3}}},
-    {"type": "object"},
+    {"type": "object", "required": ["a"]},  # the reader lists a required name as a property
+    {"type": "object", "properties": {"a": {"nullable": True}}},  # a keyword the reader acts on
+    {"type": "object", "properties": {"a": {"const": 1, "description": "d"}}},
+    {"description": "annotations only"},  # any value, but the top must be an object
+    {},
     {"type": "string", "enum": ["a"]},
     {"type": "object", "properties": {1: {"type": "string"}}},
 ])
@@ -145,6 +153,21 @@ def test_what_is_not_plain_goes_to_the_reader(schema: dict[str, Any]) -> None:
 ])
 def test_the_compiled_walk_answers_as_the_python_walk(schema: Any) -> None:
     same_walks(schema)
+
+
+@pytest.mark.parametrize("schema", [
+    {"type": "object"},
+    {"type": "dict", "description": "d", "required": []},
+    {"type": "object", "properties": {"a": {}}},
+    {"type": "object", "properties": {"a": {"description": "d", "default": 3, "x-foo": 1, "title": "t"}}, "required": ["a"]},
+    {"type": "object", "properties": {"a": {"type": "object", "description": "x"}, "b": {"type": "integer"}}},
+    {"type": "object", "properties": {"a": {"type": "array", "items": {"title": "anything"}}}},
+    {"type": "object", "properties": {"a": {"type": "array", "items": {"type": "dict"}}}},
+])
+def test_objects_of_any_members_and_subschemas_of_any_value_are_plain(schema: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    """An object without ``properties`` (BFCL's bare ``dict``) and a subschema of annotations only
+    (BFCL's ``any``, its type dropped) are written as the reader writes them, at its cost."""
+    assert check(schema, monkeypatch)
 
 
 def test_the_walks_agree_at_the_nesting_limit() -> None:

@@ -12,7 +12,7 @@
 #include <Python.h>
 
 static PyObject *READ, *READ_BUT_TYPE, *SCALARS, *BFCL_TYPES, *PLAIN_OWN, *ENUM_COST, *IS_WRITABLE;
-static long long PLAIN_MEMBER, PLAIN_NO_PROPERTIES;
+static long long PLAIN_MEMBER, PLAIN_NO_PROPERTIES, PLAIN_ANY;
 static int DEPTH = -1; /* -1: not configured */
 static PyObject *S_TYPE, *S_PROPERTIES, *S_REQUIRED, *S_ITEMS, *S_ENUM, *S_OBJECT, *S_ARRAY;
 
@@ -41,9 +41,14 @@ static int node(PyObject *n, int depth, long long *cost, PyObject **out);
 
 static int object_checks(PyObject *out, long long *own) {
     PyObject *listed = PyDict_GetItemWithError(out, S_PROPERTIES);
-    if (!listed) return PyErr_Occurred() ? -1 : 0;
+    if (!listed && PyErr_Occurred()) return -1;
     PyObject *required = PyDict_GetItemWithError(out, S_REQUIRED);
     if (!required && PyErr_Occurred()) return -1;
+    if (!listed) {  /* any members, unless some are required (the reader lists them) */
+        if (required) return 0;
+        *own += PLAIN_NO_PROPERTIES;
+        return 1;
+    }
     if (required) {
         Py_ssize_t n = PyList_GET_SIZE(required);
         for (Py_ssize_t i = 0; i < n; i++) {
@@ -90,7 +95,19 @@ static int enum_values(PyObject *kind, PyObject *value, int *taken) {
 static int node(PyObject *n, int depth, long long *cost, PyObject **out) {
     if (!PyDict_CheckExact(n) || depth > DEPTH) return 0;
     PyObject *kind = PyDict_GetItemWithError(n, S_TYPE);
-    if (!kind) return PyErr_Occurred() ? -1 : 0;
+    if (!kind && PyErr_Occurred()) return -1;
+    if (!kind) {  /* annotations only: any value (True); a keyword the reader acts on: not plain */
+        Py_ssize_t at = 0;
+        PyObject *k;
+        while (PyDict_Next(n, &at, &k, NULL)) {
+            int in = PySet_Contains(READ, k);
+            if (in != 0) return in < 0 ? -1 : 0;
+        }
+        *cost += PLAIN_ANY;
+        Py_INCREF(Py_True);
+        *out = Py_True;
+        return 1;
+    }
     if (!PyUnicode_CheckExact(kind)) return 0;
     PyObject *mapped = PyDict_GetItemWithError(BFCL_TYPES, kind);
     if (mapped) kind = mapped;
@@ -234,7 +251,7 @@ static PyObject *plain_form_cost(PyObject *Py_UNUSED(self), PyObject *schema) {
     int status = node(schema, 0, &cost, &out);
     if (status < 0) return NULL;
     if (status == 0) Py_RETURN_NONE;
-    PyObject *kind = PyDict_GetItemWithError(out, S_TYPE);
+    PyObject *kind = PyDict_CheckExact(out) ? PyDict_GetItemWithError(out, S_TYPE) : NULL;  /* True: not an object */
     int object = kind && PyUnicode_CheckExact(kind) && PyUnicode_CompareWithASCIIString(kind, "object") == 0;
     if (!object) {
         Py_DECREF(out);
@@ -252,9 +269,9 @@ static PyObject *plain_form_cost(PyObject *Py_UNUSED(self), PyObject *schema) {
 static PyObject *configure(PyObject *Py_UNUSED(self), PyObject *args) {
     PyObject *read, *read_but_type, *scalars, *bfcl, *own, *enum_cost, *is_writable;
     int depth;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!O!LLOOi", &PyFrozenSet_Type, &read, &PyFrozenSet_Type, &read_but_type,
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!LLLOOi", &PyFrozenSet_Type, &read, &PyFrozenSet_Type, &read_but_type,
                           &PyFrozenSet_Type, &scalars, &PyDict_Type, &bfcl, &PyDict_Type, &own,
-                          &PLAIN_MEMBER, &PLAIN_NO_PROPERTIES, &enum_cost, &is_writable, &depth))
+                          &PLAIN_MEMBER, &PLAIN_NO_PROPERTIES, &PLAIN_ANY, &enum_cost, &is_writable, &depth))
         return NULL;
     PyObject **slots[] = {&READ, &READ_BUT_TYPE, &SCALARS, &BFCL_TYPES, &PLAIN_OWN, &ENUM_COST, &IS_WRITABLE};
     PyObject *given[] = {read, read_but_type, scalars, bfcl, own, enum_cost, is_writable};
@@ -268,7 +285,7 @@ static PyObject *configure(PyObject *Py_UNUSED(self), PyObject *args) {
 
 static PyMethodDef methods[] = {
     {"configure", configure, METH_VARARGS,
-     "configure(read, read_but_type, scalars, bfcl_types, plain_own, plain_member, plain_no_properties,"
+     "configure(read, read_but_type, scalars, bfcl_types, plain_own, plain_member, plain_no_properties, plain_any,"
      " enum_cost, is_writable, depth): schema_plain's tables and rules, given once."},
     {"plain_form_cost", plain_form_cost, METH_O,
      "plain_form_cost(schema) -> (dict, int) | None: schema_plain.plain_form_cost, compiled."},

@@ -19,7 +19,7 @@ from typing import Any
 from tooldec.native import compiled
 from tooldec.tools.schema_core import is_writable
 from tooldec.tools.schema_keywords import BFCL_TYPES, SUPPORTED_KEYWORDS, UNSUPPORTED_KEYWORDS
-from tooldec.tools.schema_size import PLAIN_MEMBER, PLAIN_NO_PROPERTIES, PLAIN_OWN, enum_cost
+from tooldec.tools.schema_size import PLAIN_ANY, PLAIN_MEMBER, PLAIN_NO_PROPERTIES, PLAIN_OWN, enum_cost
 
 __all__ = ["NATIVE", "plain_form", "plain_form_cost", "plain_form_cost_in_python"]
 
@@ -38,14 +38,14 @@ def plain_form_cost_in_python(schema: Any) -> tuple[dict[str, Any], int] | None:
     """:func:`plain_form_cost` without the extension (what it is compared with)."""
     cost = [0]
     out = _node(schema, 0, cost)
-    return (out, cost[0]) if out is not None and out.get("type") == "object" else None
+    return (out, cost[0]) if type(out) is dict and out.get("type") == "object" else None
 
 
 _module = compiled("tooldec.tools._plain_form")
 _native: Callable[[Any], tuple[dict[str, Any], int] | None] | None = None
 if _module is not None:
     _module.configure(_READ, _READ_BUT_TYPE, _SCALARS, BFCL_TYPES, PLAIN_OWN, PLAIN_MEMBER,
-                      PLAIN_NO_PROPERTIES, enum_cost, is_writable, _DEPTH)
+                      PLAIN_NO_PROPERTIES, PLAIN_ANY, enum_cost, is_writable, _DEPTH)
     _native = _module.plain_form_cost
 NATIVE = _native is not None
 """Whether plain forms are written by the compiled walk (decided once, at import)."""
@@ -56,8 +56,9 @@ def plain_form(schema: Any) -> dict[str, Any] | None:
 
     Plain: every subschema is a dict with a ``type`` string (BFCL's names mapped) and,
     besides annotations, only ``properties`` and ``required`` (objects, ``required`` naming
-    unique listed properties), ``items`` (arrays) or an ``enum`` of strings, integers or booleans
-    of that type; nesting at most 16 deep.
+    unique listed properties, both absent for an object of any members), ``items`` (arrays) or
+    an ``enum`` of strings, integers or booleans of that type; or, below the top, annotations
+    only (any value: ``True``, as BFCL's ``any`` type is often written); nesting at most 16 deep.
 
     Examples:
         >>> plain_form({"type": "object", "properties": {"x": {"type": "integer", "description": "d"}},
@@ -90,13 +91,16 @@ _SCALAR_FORMS: dict[str, tuple[str, int]] = {
 Most subschemas are one of these with annotations only, written without a call of :func:`_node`."""
 
 
-def _node(node: Any, depth: int, cost: list[int]) -> dict[str, Any] | None:
+def _node(node: Any, depth: int, cost: list[int]) -> dict[str, Any] | bool | None:
     """The normal form of one plain subschema (``None``: not plain); adds its size to ``cost[0]``."""
     if type(node) is not dict or depth > _DEPTH:
         return None
     kind = node.get("type")
     if type(kind) is not str:
-        return None
+        if not _READ.isdisjoint(node):
+            return None
+        cost[0] += PLAIN_ANY  # annotations only: any value
+        return True
     kind = BFCL_TYPES.get(kind, kind)  # BFCL's "dict", "float", "tuple", as the reader maps them
     own = PLAIN_OWN.get(kind)
     if own is None:
@@ -112,7 +116,7 @@ def _node(node: Any, depth: int, cost: list[int]) -> dict[str, Any] | None:
         if key == "type":
             out[key] = kind
         elif key == "properties" and kind == "object" and type(value) is dict:
-            props = {}
+            props: dict[str, Any] = {}
             leaves = 0
             for name, sub in value.items():
                 if not (type(name) is str and (name.isascii() or is_writable(name))):
@@ -151,8 +155,10 @@ def _node(node: Any, depth: int, cost: list[int]) -> dict[str, Any] | None:
         return {"enum": values}
     if kind == "object":
         listed = out.get("properties")
-        if listed is None:
-            return None
+        if listed is None:  # any members (counted below), unless some are required: the reader lists them
+            if "required" in out:
+                return None
+            listed = {}
         required = out.get("required")
         if required is not None:  # unique listed names (the names are strings: no other value is one)
             try:

@@ -18,7 +18,7 @@ from typing import Any
 
 from tooldec.automata.regex import fsm_char_classes, fsm_of, string_regexes
 
-__all__ = ["MAX_STATES", "PLAIN_MEMBER", "PLAIN_NO_PROPERTIES", "PLAIN_OWN", "check_size", "enum_cost", "estimate", "plain_cost"]
+__all__ = ["MAX_STATES", "PLAIN_ANY", "PLAIN_MEMBER", "PLAIN_NO_PROPERTIES", "PLAIN_OWN", "check_size", "enum_cost", "estimate", "plain_cost"]
 
 MAX_STATES = 60_000
 """The most NFA states a tool's arguments may take (about 12 MB and 0.3 s to prepare)."""
@@ -48,15 +48,18 @@ def check_size(schema: Any, algebra: Any) -> None:
         " contributes most: lower it or enforce it in the tool", pointer, keyword)
 
 
-def plain_cost(schema: dict[str, Any]) -> int:
+def plain_cost(schema: dict[str, Any] | bool) -> int:
     """``estimate(schema)[0]`` for a schema :func:`~tooldec.tools.schema_plain.plain_form` wrote,
     without the pointers and shares an error would need: a few times quicker (a test keeps the
     two equal). ``plain_form_cost`` sums the same terms while it writes the form."""
+    if schema is True:
+        return PLAIN_ANY
+    assert isinstance(schema, dict)  # a plain form holds no False
     if "enum" in schema:
         return enum_cost(schema["enum"])
     kind = schema["type"]
     if kind == "object":
-        props = schema["properties"]
+        props = schema.get("properties", {})
         own = PLAIN_OWN[kind] + sum(len(name) + PLAIN_MEMBER for name in props)
         return own + sum(plain_cost(sub) for sub in props.values()) if props else own + PLAIN_NO_PROPERTIES
     if kind == "array":
@@ -86,6 +89,8 @@ PLAIN_OWN = {"null": 2 + _SCALAR, "boolean": 2 + _SCALAR, "number": 2 + _DIGIT *
 also adds ``PLAIN_MEMBER`` and the name's length per property)."""
 PLAIN_MEMBER = 6
 PLAIN_NO_PROPERTIES = _repeat(_ANY + 100, 0, None) * 2
+PLAIN_ANY = _ANY
+"""A subschema of annotations only: any value."""
 """An object without properties takes any members."""
 
 
