@@ -17,10 +17,11 @@
  *
  * The arrays are Python's: where a new state finds them full, the call raises NeedsRoom and
  * leaves everything as it was but the states already interned, which a second call finds again
- * in the same order; the DFA grows its arrays, hands them over and calls again.
+ * in the same order; the DFA grows its arrays, hands them over and calls again. Nothing here
+ * calls back into Python or reads an attribute after tables().
  *
- * A state's distance (Costs.of) is computed here too; only a text region's bounded search
- * (Costs.text_dist past its shortcuts) is left to Python. The tables keep an index of the states
+ * A state's distance (Costs.of, and Costs.text_dist's bounded search) is computed here too, from
+ * the cost tables read at the start. The tables keep an index of the states
  * interned here and scratch space: callers hold the DFA's lock (LazyDFA.expand does), and the GIL
  * is held throughout.
  */
@@ -70,7 +71,14 @@ typedef struct {
     int prune;
     PyObject *labels;    /* tuple: the marks' labels by rank (shortest, then smallest first) */
     PyObject *marks;     /* the DFA's labels by state (a dict): where new states' labels go */
-    PyObject *costs;     /* for Costs.text_dist's search */
+    /* Costs.text_dist's search: per NFA state the most characters left it was reached with
+     * (best_at == best_generation), the (state, characters left) pairs of this distance and the
+     * next, and a small cache of answers by (state, budget) (bounded: a slot is overwritten) */
+    int64_t *best;
+    uint32_t *best_at, best_generation;
+    int64_t *levels[2];
+    Py_ssize_t level_caps[2];
+    int64_t found_key[2 * 256], found_dist[256];
     /* the states interned here, by (NFA states, classes): open addressing over a pool of keys */
     /* the DFA's states: key_at[sid] is where a state's key starts in ``pool``; key_objs[sid] its
      * Python key once asked for (made on demand: most states are never looked at from Python) */
@@ -219,7 +227,7 @@ static void tables_dealloc(PyObject *self) {
                       t->eps_dst, t->guard_dst, t->guard_region, t->scope, t->unit_region, t->mark_rank, t->reach,
                       t->is_unit, t->is_sep, t->chars, t->local, t->low, t->high, t->band, t->unit_min, t->sep_min,
                       t->parent, t->decide, t->loop, t->exit, t->quote, t->unit, t->text, t->has_sep, t->blank, t->slots, t->slot_hash, t->slot_at,
-                      t->pool, t->key_at, t->step_at, t->step_data_at, t->step_of, t->step_data, t->seen, t->memo_at, t->memo, t->stack, t->out, t->active_list, t->active,
+                      t->pool, t->key_at, t->step_at, t->step_data_at, t->step_of, t->step_data, t->seen, t->memo_at, t->memo, t->best, t->best_at, t->levels[0], t->levels[1], t->stack, t->out, t->active_list, t->active,
                       t->moves, t->targets, t->incs, t->resets, t->cls.items, t->after.items, t->kept.items};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) PyMem_Free(arrays[i]);
     if (t->key_objs) {
@@ -229,7 +237,6 @@ static void tables_dealloc(PyObject *self) {
     view_release(&t->view);
     Py_XDECREF(t->labels);
     Py_XDECREF(t->marks);
-    Py_XDECREF(t->costs);
     Py_TYPE(self)->tp_free(self);
 }
 
@@ -481,6 +488,7 @@ static PyObject *tables(PyObject *self, PyObject *args) {
     t->reach = alloc(n, 1, &failed); t->is_unit = alloc(n, 1, &failed); t->is_sep = alloc(n, 1, &failed);
     t->chars = alloc(n, 8, &failed); t->local = alloc(n, 8, &failed);
     t->seen = alloc(n, 4, &failed); t->memo_at = alloc(n, 4, &failed); t->memo = alloc(n, 8, &failed);
+    t->best = alloc(n, 8, &failed); t->best_at = alloc(n, 4, &failed);
     t->out = alloc(n, 4, &failed); t->active = alloc(m, 1, &failed); t->active_list = alloc(m, 4, &failed);
     scratch = alloc(n, 8, &failed);
     if (failed) { PyErr_NoMemory(); goto fail; }
@@ -521,8 +529,7 @@ static PyObject *tables(PyObject *self, PyObject *args) {
     t->n_keys = 1;
     Py_INCREF(labels_out);
     t->marks = labels_out;
-    Py_INCREF(costs);
-    t->costs = costs;
+    for (int k = 0; k < 256; k++) t->found_key[2 * k] = -1;
     capsule = (PyObject *)t;
     t = NULL;
 fail:
@@ -535,17 +542,69 @@ fail:
 
 /* -- distances (costs.py) ----------------------------------------------------------------------- */
 
-/* Costs.text_dist: its shortcuts here, the bounded search in Python. -2 on error. */
+static int pool_room(void **data, Py_ssize_t len, Py_ssize_t *cap, Py_ssize_t more, Py_ssize_t size);
+
+/* Append (node, left) to level ``k`` (0 or 1) of the search, which has ``*len`` items. -1 on error. */
+static int level_push(Tables *t, int k, Py_ssize_t *len, int32_t node, int64_t left) {
+    if (pool_room((void **)&t->levels[k], *len, &t->level_caps[k], 2, 8) < 0) return -1;
+    t->levels[k][(*len)++] = node;
+    t->levels[k][(*len)++] = left;
+    return 0;
+}
+
+/* Costs.text_dist: fewest bytes from NFA state ``s`` to its text region's loop spending at most
+ * ``budget`` characters (a unit state's byte costs one). Past the shortcuts, a search by
+ * distance: a state reached again with no more characters left than before is dropped (more left
+ * never hurts), so each level holds the pairs that improve. -2 on error. */
 static int64_t text_dist(Tables *t, int32_t s, int64_t budget) {
     int64_t chars = t->chars[s], local = t->local[s];
     if (budget >= INF || chars >= INF || chars > budget) return chars <= budget ? local : INF;
     if (local <= budget) return local;
-    PyObject *got = PyObject_CallMethod(t->costs, "text_dist", "iL", (int)s, (long long)budget);
-    if (!got) return -2;
-    long long d = PyLong_AsLongLong(got);
-    Py_DECREF(got);
-    if (d == -1 && PyErr_Occurred()) return -2;
-    return d < INF ? d : INF;
+    Py_ssize_t slot = (Py_ssize_t)(((uint64_t)s * 1000003u + (uint64_t)budget) & 255);
+    if (t->found_key[2 * slot] == s && t->found_key[2 * slot + 1] == budget) return t->found_dist[slot];
+    if (++t->best_generation == 0) {
+        memset(t->best_at, 0, t->n_states * 4);
+        t->best_generation = 1;
+    }
+    uint32_t gen = t->best_generation;
+    int32_t rid = t->scope[s], loop = t->loop[rid];
+    Py_ssize_t n_here = 0, n_next = 0;
+    int here = 0;
+    int64_t result = INF;
+    t->best_at[s] = gen;
+    t->best[s] = budget;
+    if (level_push(t, here, &n_here, s, budget) < 0) return -2;
+    for (int64_t d = 0; n_here && result == INF; d++) {
+        for (Py_ssize_t i = 0; i < n_here; i += 2) { /* grows while it is read (epsilon moves) */
+            int32_t node = (int32_t)t->levels[here][i];
+            int64_t left = t->levels[here][i + 1];
+            if (left < t->best[node]) continue; /* reached with more left since */
+            if (node == loop) { result = d; break; }
+            for (Py_ssize_t p = t->eps_at[node]; p < t->eps_at[node + 1]; p++) {
+                int32_t dst = t->eps_dst[p];
+                if (t->scope[dst] != rid || (t->best_at[dst] == gen && t->best[dst] >= left)) continue;
+                t->best_at[dst] = gen;
+                t->best[dst] = left;
+                if (level_push(t, here, &n_here, dst, left) < 0) return -2;
+            }
+            int64_t after = left - t->is_unit[node];
+            if (after < 0) continue;
+            for (Py_ssize_t e = t->edge_at[node]; e < t->edge_at[node + 1]; e++) {
+                int32_t dst = t->edge_dst[e];
+                if (t->scope[dst] != rid || (t->best_at[dst] == gen && t->best[dst] >= after)) continue;
+                t->best_at[dst] = gen;
+                t->best[dst] = after;
+                if (level_push(t, 1 - here, &n_next, dst, after) < 0) return -2;
+            }
+        }
+        here = 1 - here;
+        n_here = n_next;
+        n_next = 0;
+    }
+    t->found_key[2 * slot] = s;
+    t->found_key[2 * slot + 1] = budget;
+    t->found_dist[slot] = result;
+    return result;
 }
 
 /* Costs.cost: fewest bytes to acceptance from NFA state ``s`` with counters at ``classes``,
@@ -841,7 +900,7 @@ static long intern(Tables *t, const int32_t *states, Py_ssize_t n, const Classes
         Py_XDECREF(number);
         if (bad) return -1;
     }
-    /* (Costs.text_dist may have run Python: the slot is looked up again) */
+    /* (adding the label may have run the collector: the slot is looked up again) */
     if (find(t, h, states, n, kept, &slot) >= 0) {
         PyErr_SetString(PyExc_RuntimeError, "expand: a state was interned twice");
         return -1;
