@@ -188,8 +188,8 @@ def test_bad_input_is_a_clear_error() -> None:
     with pytest.raises(ValueError, match="no such state"):
         dfa._tables.expand(99)
     with pytest.raises(ValueError, match="accept out of range"):
-        native.tables(nfa, dfa._costs, 99, True, {})
-    fresh = native.tables(nfa, dfa._costs, frag[1], True, {})
+        dfa_module._compiled_tables(nfa, dfa._costs, 99, True, {})
+    fresh = dfa_module._compiled_tables(nfa, dfa._costs, frag[1], True, {})
     with pytest.raises(RuntimeError, match="arrays were not handed over"):
         fresh.blank_spot(0)
     arrays = dfa_module.Arrays.empty(4)
@@ -197,4 +197,4 @@ def test_bad_input_is_a_clear_error() -> None:
         fresh.use(arrays.table, arrays.expanded, arrays.accepting, arrays.exits, arrays.dist[:2])
     nfa.edges[0] = [(0x61, 0x61, 999)]  # an edge to a state that does not exist
     with pytest.raises(ValueError, match="out of range"):
-        native.tables(nfa, dfa._costs, frag[1], True, {})
+        dfa_module._compiled_tables(nfa, dfa._costs, frag[1], True, {})

@@ -5,9 +5,9 @@
  * guards included) and interned. In Python that is 8-60 us a state, and a cold mask meets several
  * (a key literal is a chain of one-byte states); here it is a microsecond or two.
  *
- * tables(nfa, costs, accept, prune, marks) reads the NFA and its cost tables once into C arrays
- * (an NFA never changes once its DFA is made); marks is the DFA's dict of state labels, which
- * expansion adds to. tables.use(table, expanded, accepting, exits, dist) hands over the DFA's
+ * tables(...) reads the NFA and its cost tables once into C arrays (an NFA never changes once
+ * its DFA is made), from the lists and tuples dfa.py's _compiled_tables() hands over; its last
+ * argument is the DFA's dict of state labels, which expansion adds to. tables.use(table, expanded, accepting, exits, dist) hands over the DFA's
  * arrays, each time the DFA replaces them. tables.expand(sid) then does what the Python expand
  * does: new states are kept here (the same keys: (frozenset of NFA states, sorted (region, class)
  * pairs)), their flags and distances go to the arrays, their labels to marks, the row to the
@@ -18,7 +18,7 @@
  * The arrays are Python's: where a new state finds them full, the call raises NeedsRoom and
  * leaves everything as it was but the states already interned, which a second call finds again
  * in the same order; the DFA grows its arrays, hands them over and calls again. Nothing here
- * calls back into Python or reads an attribute after tables().
+ * calls back into Python or reads an attribute by name.
  *
  * A state's distance (Costs.of, and Costs.text_dist's bounded search) is computed here too, from
  * the cost tables read at the start. The tables keep an index of the states
@@ -248,24 +248,11 @@ static int64_t as_i64(PyObject *obj, int *bad) {
     return (int64_t)v;
 }
 
-static int64_t attr_i64(PyObject *obj, const char *name, int64_t none, int *bad) {
-    PyObject *value = PyObject_GetAttrString(obj, name);
-    if (!value) { *bad = 1; return 0; }
-    int64_t out = value == Py_None ? none : as_i64(value, bad);
-    Py_DECREF(value);
-    return out;
-}
-
-/* A list attribute of ``obj`` with ``n`` items (any length for n < 0), a new reference, or NULL. */
-static PyObject *list_attr(PyObject *obj, const char *name, Py_ssize_t n) {
-    PyObject *list = PyObject_GetAttrString(obj, name);
-    if (!list) return NULL;
-    if (!PyList_Check(list) || (n >= 0 && PyList_GET_SIZE(list) != n)) {
-        PyErr_Format(PyExc_ValueError, "tables: %s must be a list of %zd items", name, n);
-        Py_DECREF(list);
-        return NULL;
-    }
-    return list;
+/* ``list`` if it is a list of ``n`` items (any length for n < 0), else NULL with an exception set. */
+static PyObject *checked_list(PyObject *list, const char *name, Py_ssize_t n) {
+    if (PyList_Check(list) && (n < 0 || PyList_GET_SIZE(list) == n)) return list;
+    PyErr_Format(PyExc_ValueError, "tables: %s must be a list of %zd items", name, n);
+    return NULL;
 }
 
 /* Read a list of ``n`` ints (bools included) into ``out``. */
@@ -281,12 +268,12 @@ static void *alloc(Py_ssize_t count, Py_ssize_t size, int *failed) {
     return p;
 }
 
-/* Fill the per-state edge tables from nfa.edges / eps / guarded (lists of sequences of tuples). */
-static int read_cells(Tables *t, PyObject *nfa) {
+/* Fill the per-state edge tables from the NFA's edges / eps / guarded (lists of sequences of tuples). */
+static int read_cells(Tables *t, PyObject *edges, PyObject *eps, PyObject *guarded) {
     Py_ssize_t n = t->n_states;
-    PyObject *edges = list_attr(nfa, "edges", n), *eps = NULL, *guarded = NULL;
     int ok = -1, bad = 0, failed = 0;
-    if (!edges || !(eps = list_attr(nfa, "eps", n)) || !(guarded = list_attr(nfa, "guarded", n))) goto done;
+    if (!checked_list(edges, "edges", n) || !checked_list(eps, "eps", n) || !checked_list(guarded, "guarded", n))
+        goto done;
     Py_ssize_t n_edges = 0, n_eps = 0, n_guards = 0;
     for (Py_ssize_t s = 0; s < n; s++) {
         Py_ssize_t a = PySequence_Size(PyList_GET_ITEM(edges, s)), b = PySequence_Size(PyList_GET_ITEM(eps, s)),
@@ -338,18 +325,13 @@ static int read_cells(Tables *t, PyObject *nfa) {
     ok = 0;
 done:
     if (bad && !PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "tables: an edge or guard out of range");
-    Py_XDECREF(edges); Py_XDECREF(eps); Py_XDECREF(guarded);
     return ok;
 }
 
-/* Flag every state of ``states`` (an iterable attribute of ``region``) in ``flags`` (with the
- * region's number in ``owner`` if given), those of region ``own`` only if ``own`` >= 0. */
-static int flag_states(Tables *t, PyObject *region, const char *name, int32_t own, uint8_t *flags, int32_t *owner,
-                       int32_t r) {
-    PyObject *states = PyObject_GetAttrString(region, name);
-    if (!states) return -1;
+/* Flag every state of ``states`` (an iterable) in ``flags`` (with the region's number in
+ * ``owner`` if given), those of region ``own`` only if ``own`` >= 0. */
+static int flag_states(Tables *t, PyObject *states, int32_t own, uint8_t *flags, int32_t *owner, int32_t r) {
     PyObject *iter = PyObject_GetIter(states), *item;
-    Py_DECREF(states);
     if (!iter) return -1;
     int bad = 0;
     while (!bad && (item = PyIter_Next(iter))) {
@@ -364,7 +346,10 @@ static int flag_states(Tables *t, PyObject *region, const char *name, int32_t ow
     return bad || PyErr_Occurred() ? -1 : 0;
 }
 
-static int read_regions(Tables *t, PyObject *regions, PyObject *info) {
+/* Read the regions: per region the tuple dfa.py's _compiled_tables() makes (low, high or -1,
+ * parent, decide, loop, exit, text, blank, string_quote, has_separator, units, separator_states,
+ * band, unit_min, sep_min). */
+static int read_regions(Tables *t, PyObject *regions) {
     Py_ssize_t m = t->n_regions;
     int failed = 0;
     t->low = alloc(m, 8, &failed); t->high = alloc(m, 8, &failed); t->band = alloc(m, 8, &failed);
@@ -374,46 +359,32 @@ static int read_regions(Tables *t, PyObject *regions, PyObject *info) {
     t->quote = alloc(m, 4, &failed); t->unit = alloc(m, 4, &failed); t->blank = alloc(m, 1, &failed);
     if (failed) { PyErr_NoMemory(); return -1; }
     for (Py_ssize_t r = 0; r < m; r++) {
-        PyObject *region = PyList_GET_ITEM(regions, r), *costs = PyList_GET_ITEM(info, r);
-        int bad = 0;
-        t->low[r] = attr_i64(region, "low", 0, &bad);
-        t->high[r] = attr_i64(region, "high", NONE, &bad);
-        t->parent[r] = (int32_t)attr_i64(region, "parent", 0, &bad);
-        t->decide[r] = (int32_t)attr_i64(region, "decide", 0, &bad);
-        t->loop[r] = (int32_t)attr_i64(region, "loop", 0, &bad);
-        t->exit[r] = (int32_t)attr_i64(region, "exit", 0, &bad);
-        t->text[r] = attr_i64(region, "text", 0, &bad) != 0;
-        t->blank[r] = attr_i64(region, "blank", 0, &bad) != 0;
-        t->quote[r] = (int32_t)attr_i64(region, "string_quote", -1, &bad);
-        t->band[r] = attr_i64(costs, "band", 0, &bad);
-        t->unit_min[r] = attr_i64(costs, "unit_min", 0, &bad);
-        t->sep_min[r] = attr_i64(costs, "sep_min", 0, &bad);
-        PyObject *separator = PyObject_GetAttrString(region, "separator");
-        if (!separator) return -1;
-        t->has_sep[r] = separator != Py_None;
-        Py_DECREF(separator);
-        if (bad) return -1;
-        if ((t->parent[r] != TOP && (t->parent[r] < 0 || t->parent[r] >= r)) || t->low[r] < 0
-            || t->quote[r] < -1 || t->quote[r] >= t->n_states
-            || t->decide[r] < 0 || t->decide[r] >= t->n_states || t->loop[r] < 0 || t->loop[r] >= t->n_states
-            || t->exit[r] < 0 || t->exit[r] >= t->n_states) {
+        PyObject *row = PyList_GET_ITEM(regions, r), *units, *separators;
+        long long low, high, band, unit_min, sep_min;
+        int parent, decide, loop, exit, quote, text, blank, has_sep;
+        if (!PyTuple_Check(row)) { PyErr_SetString(PyExc_TypeError, "tables: a region is a tuple"); return -1; }
+        if (!PyArg_ParseTuple(row, "LLiiiippipOOLLL", &low, &high, &parent, &decide, &loop, &exit, &text, &blank,
+                              &quote, &has_sep, &units, &separators, &band, &unit_min, &sep_min)) return -1;
+        t->low[r] = low; t->high[r] = high; t->parent[r] = parent; t->decide[r] = decide; t->loop[r] = loop;
+        t->exit[r] = exit; t->text[r] = (uint8_t)text; t->blank[r] = (uint8_t)blank; t->quote[r] = quote;
+        t->has_sep[r] = (uint8_t)has_sep; t->band[r] = band; t->unit_min[r] = unit_min; t->sep_min[r] = sep_min;
+        if ((parent != TOP && (parent < 0 || parent >= r)) || low < 0 || high < NONE || quote < -1 || quote >= t->n_states
+            || decide < 0 || decide >= t->n_states || loop < 0 || loop >= t->n_states || exit < 0 || exit >= t->n_states) {
             PyErr_SetString(PyExc_ValueError, "tables: a region out of range (parents come first, nfa.py)");
             return -1;
         }
         /* nfa.unit_of keeps the last region listing a unit state */
-        if (flag_states(t, region, "units", (int32_t)r, t->is_unit, t->unit_region, (int32_t)r) < 0) return -1;
-        PyObject *units = PyObject_GetAttrString(region, "units");
-        if (!units) return -1;
+        if (flag_states(t, units, (int32_t)r, t->is_unit, t->unit_region, (int32_t)r) < 0) return -1;
         t->unit[r] = -1; /* a string's or a whitespace run's only unit */
         if (PyObject_Length(units) == 1) {
+            int bad = 0;
             PyObject *iter = PyObject_GetIter(units), *one = iter ? PyIter_Next(iter) : NULL;
             if (one) t->unit[r] = (int32_t)as_i64(one, &bad);
             Py_XDECREF(one);
             Py_XDECREF(iter);
         }
-        Py_DECREF(units);
-        if (bad || PyErr_Occurred()) return -1;
-        if (flag_states(t, region, "separator_states", (int32_t)r, t->is_sep, NULL, (int32_t)r) < 0) return -1;
+        if (PyErr_Occurred()) return -1;
+        if (flag_states(t, separators, (int32_t)r, t->is_sep, NULL, (int32_t)r) < 0) return -1;
     }
     return 0;
 }
@@ -459,28 +430,22 @@ done:
     return ok;
 }
 
-/* tables(nfa, costs, accept, prune, marks) -> Tables */
+/* tables((scope, edges, eps, guarded, marks), regions, (reach, chars, local), accept, prune, labels)
+ *   -> Tables: see dfa.py's _compiled_tables(), which makes the arguments. */
 static PyObject *tables(PyObject *self, PyObject *args) {
-    PyObject *nfa, *costs, *labels_out;
+    PyObject *scope, *edges, *eps, *guarded, *marks, *regions, *reach, *chars, *local, *labels_out;
     int accept, prune;
-    if (!PyArg_ParseTuple(args, "OOipO!", &nfa, &costs, &accept, &prune, &PyDict_Type, &labels_out)) return NULL;
+    if (!PyArg_ParseTuple(args, "(OOOOO!)O(OOO)ipO!", &scope, &edges, &eps, &guarded, &PyDict_Type, &marks, &regions,
+                          &reach, &chars, &local, &accept, &prune, &PyDict_Type, &labels_out)) return NULL;
     Tables *t = PyObject_New(Tables, &TablesType);
     if (!t) return NULL;
     memset((char *)t + sizeof(PyObject), 0, sizeof(Tables) - sizeof(PyObject));
-    PyObject *scope = NULL, *regions = NULL, *info = NULL, *reach = NULL, *chars = NULL, *local = NULL, *marks = NULL;
     PyObject *capsule = NULL; /* the result */
     int64_t *scratch = NULL;
     int failed = 0;
-    if (!(scope = list_attr(nfa, "scope", -1))) goto fail;
-    Py_ssize_t n = t->n_states = PyList_GET_SIZE(scope);
-    if (!(regions = list_attr(nfa, "regions", -1))) goto fail;
-    Py_ssize_t m = t->n_regions = PyList_GET_SIZE(regions);
-    if (!(info = list_attr(costs, "info", m)) || !(reach = list_attr(costs, "reach", n))
-        || !(chars = list_attr(costs, "chars", n)) || !(local = list_attr(costs, "local", n))) goto fail;
-    if (!(marks = PyObject_GetAttrString(nfa, "marks")) || !PyDict_Check(marks)) {
-        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "tables: nfa.marks must be a dict");
-        goto fail;
-    }
+    if (!checked_list(scope, "scope", -1) || !checked_list(regions, "regions", -1)) goto fail;
+    Py_ssize_t n = t->n_states = PyList_GET_SIZE(scope), m = t->n_regions = PyList_GET_SIZE(regions);
+    if (!checked_list(reach, "reach", n) || !checked_list(chars, "chars", n) || !checked_list(local, "local", n)) goto fail;
     if (accept < 0 || accept >= n) { PyErr_SetString(PyExc_ValueError, "tables: accept out of range"); goto fail; }
     t->accept = accept;
     t->prune = prune;
@@ -502,7 +467,7 @@ static PyObject *tables(PyObject *self, PyObject *args) {
     if (read_ints(reach, n, scratch) < 0) goto fail;
     for (Py_ssize_t s = 0; s < n; s++) t->reach[s] = scratch[s] != 0;
     if (read_ints(chars, n, t->chars) < 0 || read_ints(local, n, t->local) < 0) goto fail;
-    if (read_regions(t, regions, info) < 0 || read_cells(t, nfa) < 0 || read_marks(t, marks) < 0) goto fail;
+    if (read_regions(t, regions) < 0 || read_cells(t, edges, eps, guarded) < 0 || read_marks(t, marks) < 0) goto fail;
     /* a closure pushes its targets and each visited state's epsilon edges once; a state's moves
      * are at most all the edges */
     t->stack_cap = n + t->eps_at[n] + t->guard_at[n] + 1;
@@ -535,8 +500,6 @@ static PyObject *tables(PyObject *self, PyObject *args) {
 fail:
     Py_XDECREF(t);
     PyMem_Free(scratch);
-    Py_XDECREF(scope); Py_XDECREF(regions); Py_XDECREF(info); Py_XDECREF(reach); Py_XDECREF(chars);
-    Py_XDECREF(local); Py_XDECREF(marks);
     return capsule;
 }
 

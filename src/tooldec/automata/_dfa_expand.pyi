@@ -1,10 +1,10 @@
 """Types of the compiled subset construction (``_dfa_expand.c``; see :mod:`tooldec.automata.dfa`)."""
 
+from collections.abc import Collection, Sequence
+
 import numpy as np
 
-from .costs import Costs
 from .dfa import Classes, Key
-from .nfa import NFA
 
 class NeedsRoom(Exception):
     """The DFA's arrays are full: grow them, hand them over (``Tables.use``) and call again."""
@@ -28,4 +28,10 @@ class Tables:
     def spots(self, sid: int) -> tuple[tuple[int, int, int | None, int, int] | None,
                                        tuple[int, int | None, int] | None]: ...
 
-def tables(nfa: NFA, costs: Costs, accept: int, prune: bool, marks: dict[int, str]) -> Tables: ...
+Region = tuple[int, int, int, int, int, int, bool, bool, int, bool, Collection[int], Collection[int], int, int, int]
+"""(low, high or -1, parent, decide, loop, exit, text, blank, string_quote, has a separator, units,
+separator states, band, unit_min, sep_min)"""
+
+def tables(nfa: tuple[list[int], Sequence[object], Sequence[object], Sequence[object], dict[int, str]],
+           regions: list[Region], costs: tuple[list[bool], list[int], list[int]], accept: int, prune: bool,
+           marks: dict[int, str]) -> Tables: ...

@@ -193,8 +193,9 @@ class LazyDFA:
         # the NFA and its costs as C arrays for the compiled expansion (its scratch space is
         # used under ``lock``, as every expansion is), which also keeps the states and adds
         # their labels to ``marks``
-        self._tables: Tables | None = None if _native is None else _native.tables(nfa, self._costs, frag[1], prune,
-                                                                                     self.marks)
+        self._tables: Tables | None = None
+        if _native is not None:
+            self._tables = _compiled_tables(nfa, self._costs, frag[1], prune, self.marks)
         self._states: _States = _StateIndex() if self._tables is None else self._tables
         arrays = Arrays.empty(64)
         arrays.expanded[SINK] = True
@@ -806,6 +807,18 @@ class LazyDFA:
             if r not in new and cls != MID:
                 new[r] = cls
         return self.reclass(nxt, new), new
+
+
+def _compiled_tables(nfa: NFA, costs: Costs, accept: int, prune: bool, labels: dict[int, str]) -> Tables:
+    """The compiled expansion's tables of ``nfa``, handed its lists and one tuple per region
+    (``_dfa_expand.c`` reads no attribute); ``labels`` is the DFA's dict its new states' labels go to."""
+    assert _native is not None
+    regions = [(r.low, -1 if r.high is None else r.high, r.parent, r.decide, r.loop, r.exit, r.text, r.blank,
+                r.string_quote, r.separator is not None, r.units, r.separator_states, info.band, info.unit_min,
+                info.sep_min) for r, info in zip(nfa.regions, costs.info, strict=True)]
+    tables: Tables = _native.tables((nfa.scope, nfa.edges, nfa.eps, nfa.guarded, nfa.marks), regions,
+                                    (costs.reach, costs.chars, costs.local), accept, prune, labels)
+    return tables
 
 
 @functools.lru_cache(maxsize=64)
