@@ -1085,8 +1085,8 @@ static int add_step(Tables *t, const int32_t *incs, Py_ssize_t n_incs, Py_ssize_
     return 0;
 }
 
-/* tables.steps(sid) -> (step number per byte, [(incs, resets, tracked), ...] for steps 1, 2, ...),
- * or None for a state whose bytes step no counter (LazyDFA.actions makes its _Step objects). */
+/* tables.steps(sid) -> (step number per byte (256 native int16), [(incs, resets, tracked), ...] for
+ * steps 1, 2, ...), or None for a state whose bytes step no counter (LazyDFA.actions makes its _Step objects). */
 static PyObject *tables_steps(PyObject *self, PyObject *arg) {
     Tables *t = (Tables *)self;
     long sid = PyLong_AsLong(arg);
@@ -1105,7 +1105,7 @@ static PyObject *tables_steps(PyObject *self, PyObject *arg) {
     int32_t *data = PyMem_Malloc((len + 1) * 4);
     if (!data) return PyErr_NoMemory();
     memcpy(data, t->step_data + at, len * 4);
-    PyObject *steps = PyList_New(0), *raw = NULL, *view = NULL, *cast = NULL, *result = NULL;
+    PyObject *steps = PyList_New(0), *raw = NULL, *result = NULL;
     int bad = !steps;
     for (Py_ssize_t k = 0, q = 0; !bad && k < count; k++) {
         Py_ssize_t n_incs = data[q], n_resets = data[q + 1 + n_incs];
@@ -1116,11 +1116,10 @@ static PyObject *tables_steps(PyObject *self, PyObject *arg) {
         Py_XDECREF(inc_t); Py_XDECREF(reset_t); Py_XDECREF(step);
         q += 3 + n_incs + n_resets;
     }
-    if (!bad && (raw = PyBytes_FromStringAndSize((const char *)numbers, sizeof numbers))
-        && (view = PyMemoryView_FromObject(raw)) && (cast = PyObject_CallMethod(view, "cast", "s", "h")))
-        result = PyTuple_Pack(2, cast, steps);
+    if (!bad && (raw = PyBytes_FromStringAndSize((const char *)numbers, sizeof numbers)))
+        result = PyTuple_Pack(2, raw, steps);
     PyMem_Free(data);
-    Py_XDECREF(steps); Py_XDECREF(raw); Py_XDECREF(view); Py_XDECREF(cast);
+    Py_XDECREF(steps); Py_XDECREF(raw);
     return result;
 }
 

@@ -500,7 +500,8 @@ class LazyDFA:
             if self._tables is None:
                 return None
             raw = self._tables.steps(sid)  # kept in C until asked
-            found = _NO_STEPS if raw is None else (raw[0], [_Step(), *(_Step(*step) for step in raw[1])])
+            found = _NO_STEPS if raw is None else (memoryview(raw[0]).cast("h"),
+                                                   [_Step(), *(_Step(*step) for step in raw[1])])
             self._steps[sid] = found
         if found is _NO_STEPS:
             return None
