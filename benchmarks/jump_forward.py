@@ -10,8 +10,12 @@ Hermes format through the chat template), greedy, up to ``--max-new-tokens``, ge
 once a call closes, with ``tool_choice`` required and auto. Each question is answered three ways
 in the same run, paired: tooldec with jump-forward (the tokens the grammar forces evaluated in one
 batch), tooldec without it, and unconstrained (for required, the call's start written into the
-prompt, as ``end_to_end.py`` does). The prompt is evaluated from an empty cache before the clock
-starts for each answer, so every answer decodes from the same state and decoding alone is timed.
+prompt, as ``end_to_end.py`` does). The prompt is evaluated before the clock starts, and the
+answers after a question's first keep its whole chunks, which hold what a fresh evaluation would
+(``PROMPT_CHUNK``), so every answer decodes from the same state; the loop evaluates the prompt's
+last chunk again, with the unconstrained answer's written call start in it and with
+jump-forward's forced opener, so each answer pays its first pass as a real loop does. The two tooldec answers take turns going first, so each pays a new tool list's first masks
+for half the questions.
 
 Reported per mode: forward passes per call (tokens the model evaluated one pass each, plus one
 pass per forced span), the share of call tokens fast-forwarded, wall time per answer each way,
@@ -39,15 +43,17 @@ from tooldec.dialects import Hermes  # noqa: E402
 from tooldec.runtime import forced_start  # noqa: E402
 
 SYSTEMS = ("jump-forward", "tooldec", "unconstrained")
+TURNS = ("tooldec", "jump-forward", "unconstrained")
+"""The order for every other question."""
 
 
 def answer(session: Session, generator: Any, prompt: str, grammar: Grammar | None, choice: str,
            jump: bool, max_new_tokens: int) -> dict[str, Any]:
-    """One greedy answer, stopped at the first closed call; the prompt evaluated before the clock."""
+    """One greedy answer, stopped at the first closed call; the prompt evaluated before the clock
+    (what the cache holds of it in whole chunks kept)."""
     forced = forced_start(Hermes(), choice) if grammar is None else ""
     ids = list(session.tokenizer.encode(prompt + forced, add_special_tokens=False))
     generator.jump_forward = jump
-    session.model.reset()
     generator.next_logits(ids)
     start = time.perf_counter()
     out = generator.generate(ids, max_new_tokens=max_new_tokens, grammar=grammar, tool_choice=choice,
@@ -143,11 +149,11 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     rows = []
     with (args.out / "jump_forward.jsonl").open("a") as sink:
-        for qid, tools, messages in tqdm(picked, unit="question"):
+        for number, (qid, tools, messages) in enumerate(tqdm(picked, unit="question")):
             grammar = Grammar(tools, session.vocab, Hermes())
             prompt = session.chat(messages, tools=tools, dialect=Hermes())
             for choice in ("required", "auto"):
-                for system in SYSTEMS:
+                for system in SYSTEMS if number % 2 == 0 else TURNS:
                     row = {"model": session.label, "id": qid, "choice": choice, "system": system,
                            **answer(session, generator, prompt, None if system == "unconstrained" else grammar,
                                     choice, system == "jump-forward", args.max_new_tokens)}
