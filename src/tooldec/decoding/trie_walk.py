@@ -3,9 +3,10 @@
 ``_trie_walk`` (C, built by ``make setup`` through setup.py) walks a byte trie of the sorted
 vocabulary through the tool's DFA, each prefix once per state it is reached in; it has the states
 whose rows are not built yet expanded as it meets them (by the compiled expansion where the DFA
-has it, else it stops and :func:`_walked` expands the state and walks again). Its answer is the same set of ended and exiting tokens as the pure-Python walk in
-:mod:`.vector_walk`, which is used where the extension is absent (no C compiler at install) or when
-``TOOLDEC_NATIVE=0`` is set (tests run both and compare them).
+has it, else it stops and :func:`_walked` expands the state and walks again). Its answer is the
+same set of ended and exiting tokens as the pure-Python walk in :mod:`.vector_walk`, which is used
+where the extension is absent (no C compiler at install) or when ``TOOLDEC_NATIVE=0`` is set
+(tests run both and compare them).
 
 The trie is built once per vocabulary and kept with its :class:`TokenIndex` (immutable: shareable
 across threads); walks run under the DFA's lock.
