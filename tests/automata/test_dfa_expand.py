@@ -82,7 +82,8 @@ def _same(native: LazyDFA, python: LazyDFA, what: str) -> tuple[int, int]:
         got, want = native._tables.steps(sid), python._steps.get(sid)
         assert (got is None) == (want is None), f"{what}: state {sid}"
         if got is not None and want is not None:
-            assert list(got[0]) == list(want[0]) and got[1] == want[1], f"{what}: state {sid}"
+            steps = [(step.incs, step.resets, step.tracked) for step in want[1]]
+            assert list(memoryview(got[0]).cast("h")) == list(want[0]) and got[1] == steps[1:], f"{what}: state {sid}"
     for sid in range(1, min(n, 50)):
         assert np.array_equal(native.row(sid), python.row(sid)), f"{what}: row {sid}"
     return n, spots
@@ -183,10 +184,17 @@ def test_bad_input_is_a_clear_error() -> None:
     nfa = NFA()
     frag = nfa.literal(b"ab")
     dfa = LazyDFA(nfa, frag)
+    assert dfa._tables is not None
     with pytest.raises(ValueError, match="no such state"):
-        native.expand(dfa._tables, dfa, 99)
+        dfa._tables.expand(99)
     with pytest.raises(ValueError, match="accept out of range"):
-        native.tables(nfa, dfa._costs, 99, True, dfa_module._Step)
+        dfa_module._compiled_tables(nfa, dfa._costs, 99, True, {})
+    fresh = dfa_module._compiled_tables(nfa, dfa._costs, frag[1], True, {})
+    with pytest.raises(RuntimeError, match="arrays were not handed over"):
+        fresh.blank_spot(0)
+    arrays = dfa_module.Arrays.empty(4)
+    with pytest.raises(ValueError, match="mismatched sizes"):
+        fresh.use(arrays.table, arrays.expanded, arrays.accepting, arrays.exits, arrays.dist[:2])
     nfa.edges[0] = [(0x61, 0x61, 999)]  # an edge to a state that does not exist
     with pytest.raises(ValueError, match="out of range"):
-        native.tables(nfa, dfa._costs, frag[1], True, dfa_module._Step)
+        dfa_module._compiled_tables(nfa, dfa._costs, frag[1], True, {})

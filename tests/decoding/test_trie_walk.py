@@ -17,6 +17,7 @@ import pytest
 
 from benchmarks.paper.datasets import bfcl_tools
 from tooldec.automata.dfa import LazyDFA
+from tooldec.automata.nfa import NFA
 from tooldec.decoding import Compiler, Machine, masking
 from tooldec.decoding import trie_walk as tw
 from tooldec.decoding import vector_walk as vw
@@ -142,10 +143,14 @@ def test_bad_input_is_a_clear_error() -> None:
     with pytest.raises(ValueError, match="non-empty"):
         native.build_trie(b"a", np.array([0, 0, 1], np.int64))
     trie = native.build_trie(b"ab", np.array([0, 1, 2], np.int64))
+    nfa = NFA()
+    dfa = LazyDFA(nfa, nfa.literal(b"ab")).compiled_view()
     with pytest.raises(ValueError, match="mismatched"):
-        native.walk(trie[0], trie[1][:4], trie[2], trie[3], trie[4], trie[5], np.zeros(2, np.int64), None, None, 0)
+        native.walk((trie[0], trie[1][:4], *trie[2:]), np.zeros(2, np.int64), dfa, 0, None)
     with pytest.raises(ValueError, match="blocks of 256"):
-        native.walk(trie[0], trie[1], trie[2], trie[3], trie[4][:8], trie[5], np.zeros(2, np.int64), None, None, 0)
+        native.walk((*trie[:4], trie[4][:8], trie[5]), np.zeros(2, np.int64), dfa, 0, None)
+    with pytest.raises(ValueError, match="the DFA's arrays have mismatched sizes"):
+        native.walk(trie, np.zeros(2, np.int64), (dfa[0][:1], *dfa[1:]), 0, None)
 
 
 PREFIXED = [dict(tool, name=tool["name"] + suffix) for tool in ZOO[:3] for suffix in ("_v2", "_v2x")]

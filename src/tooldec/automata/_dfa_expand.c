@@ -5,16 +5,23 @@
  * guards included) and interned. In Python that is 8-60 us a state, and a cold mask meets several
  * (a key literal is a chain of one-byte states); here it is a microsecond or two.
  *
- * tables(nfa, costs, accept, prune, step_type) reads the NFA and its cost tables once into C
- * arrays (an NFA never changes once its DFA is made). expand(tables, dfa, sid) then does what the
- * Python expand does and writes the same Python-side structures: new states go to dfa._keys and
- * dfa._index (the same keys: (frozenset of NFA states, sorted (region, class) pairs)), their flags
- * and distances to dfa.arrays (grown through Arrays.grown()), their labels to dfa.marks, the
- * row to arrays.table; the counter steps stay here until LazyDFA.actions asks (tables.steps). States are interned in the order Python
- * interns them, so both number them alike (tests/automata/test_dfa_expand.py compares them).
+ * tables(...) reads the NFA and its cost tables once into C arrays (an NFA never changes once
+ * its DFA is made), from the lists and tuples dfa.py's _compiled_tables() hands over; its last
+ * argument is the DFA's dict of state labels, which expansion adds to. tables.use(table, expanded, accepting, exits, dist) hands over the DFA's
+ * arrays, each time the DFA replaces them. tables.expand(sid) then does what the Python expand
+ * does: new states are kept here (the same keys: (frozenset of NFA states, sorted (region, class)
+ * pairs)), their flags and distances go to the arrays, their labels to marks, the row to the
+ * table; the counter steps stay here until LazyDFA.actions asks (tables.steps). States are
+ * interned in the order Python interns them, so both number them alike
+ * (tests/automata/test_dfa_expand.py compares them).
  *
- * A state's distance (Costs.of) is computed here too; only a text region's bounded search
- * (Costs.text_dist past its shortcuts) is left to Python. The tables keep an index of the states
+ * The arrays are Python's: where a new state finds them full, the call raises NeedsRoom and
+ * leaves everything as it was but the states already interned, which a second call finds again
+ * in the same order; the DFA grows its arrays, hands them over and calls again. Nothing here
+ * calls back into Python or reads an attribute by name.
+ *
+ * A state's distance (Costs.of, and Costs.text_dist's bounded search) is computed here too, from
+ * the cost tables read at the start. The tables keep an index of the states
  * interned here and scratch space: callers hold the DFA's lock (LazyDFA.expand does), and the GIL
  * is held throughout.
  */
@@ -41,7 +48,6 @@ typedef struct {
 } Classes;
 
 typedef struct {
-    PyObject *arrays; /* the Arrays object the views read (a reference) */
     Py_buffer table, expanded, accepting, exits, dist;
     int held;
     Py_ssize_t capacity;
@@ -64,8 +70,15 @@ typedef struct {
     int32_t accept;
     int prune;
     PyObject *labels;    /* tuple: the marks' labels by rank (shortest, then smallest first) */
-    PyObject *step_type; /* dfa._Step */
-    PyObject *costs;     /* for Costs.text_dist's search */
+    PyObject *marks;     /* the DFA's labels by state (a dict): where new states' labels go */
+    /* Costs.text_dist's search: per NFA state the most characters left it was reached with
+     * (best_at == best_generation), the (state, characters left) pairs of this distance and the
+     * next, and a small cache of answers by (state, budget) (bounded: a slot is overwritten) */
+    int64_t *best;
+    uint32_t *best_at, best_generation;
+    int64_t *levels[2];
+    Py_ssize_t level_caps[2];
+    int64_t found_key[2 * 256], found_dist[256];
     /* the states interned here, by (NFA states, classes): open addressing over a pool of keys */
     /* the DFA's states: key_at[sid] is where a state's key starts in ``pool``; key_objs[sid] its
      * Python key once asked for (made on demand: most states are never looked at from Python) */
@@ -183,33 +196,26 @@ static void view_release(View *v) {
     Py_buffer *views[5] = {&v->table, &v->expanded, &v->accepting, &v->exits, &v->dist};
     for (int k = 0; k < v->held; k++) PyBuffer_Release(views[k]);
     v->held = 0;
-    Py_CLEAR(v->arrays);
+    v->capacity = 0;
 }
 
-/* Writable views of ``arrays``' fields (sizes checked); kept until the DFA replaces its arrays. */
-static int view_take(View *v, PyObject *arrays) {
+/* Writable views of the DFA's arrays (sizes checked), kept until the DFA hands over new ones. */
+static int view_take(View *v, PyObject *const *arrays) {
     view_release(v);
-    static const char *fields[5] = {"table", "expanded", "accepting", "exits", "dist"};
     static const Py_ssize_t sizes[5] = {256 * 4, 1, 1, 1, 8};
     Py_buffer *views[5] = {&v->table, &v->expanded, &v->accepting, &v->exits, &v->dist};
     for (int k = 0; k < 5; k++) {
-        PyObject *array = PyObject_GetAttrString(arrays, fields[k]);
-        if (!array) { view_release(v); return -1; }
-        int bad = PyObject_GetBuffer(array, views[k], PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS);
-        Py_DECREF(array);
-        if (bad < 0) { view_release(v); return -1; }
+        if (PyObject_GetBuffer(arrays[k], views[k], PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) { view_release(v); return -1; }
         v->held = k + 1;
     }
     v->capacity = v->expanded.len;
     for (int k = 0; k < 5; k++) {
         if (views[k]->len != v->capacity * sizes[k]) {
             view_release(v);
-            PyErr_SetString(PyExc_ValueError, "expand: the DFA's arrays have mismatched sizes");
+            PyErr_SetString(PyExc_ValueError, "use: the DFA's arrays have mismatched sizes");
             return -1;
         }
     }
-    Py_INCREF(arrays);
-    v->arrays = arrays;
     return 0;
 }
 
@@ -221,7 +227,7 @@ static void tables_dealloc(PyObject *self) {
                       t->eps_dst, t->guard_dst, t->guard_region, t->scope, t->unit_region, t->mark_rank, t->reach,
                       t->is_unit, t->is_sep, t->chars, t->local, t->low, t->high, t->band, t->unit_min, t->sep_min,
                       t->parent, t->decide, t->loop, t->exit, t->quote, t->unit, t->text, t->has_sep, t->blank, t->slots, t->slot_hash, t->slot_at,
-                      t->pool, t->key_at, t->step_at, t->step_data_at, t->step_of, t->step_data, t->seen, t->memo_at, t->memo, t->stack, t->out, t->active_list, t->active,
+                      t->pool, t->key_at, t->step_at, t->step_data_at, t->step_of, t->step_data, t->seen, t->memo_at, t->memo, t->best, t->best_at, t->levels[0], t->levels[1], t->stack, t->out, t->active_list, t->active,
                       t->moves, t->targets, t->incs, t->resets, t->cls.items, t->after.items, t->kept.items};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) PyMem_Free(arrays[i]);
     if (t->key_objs) {
@@ -230,8 +236,7 @@ static void tables_dealloc(PyObject *self) {
     }
     view_release(&t->view);
     Py_XDECREF(t->labels);
-    Py_XDECREF(t->step_type);
-    Py_XDECREF(t->costs);
+    Py_XDECREF(t->marks);
     Py_TYPE(self)->tp_free(self);
 }
 
@@ -243,24 +248,11 @@ static int64_t as_i64(PyObject *obj, int *bad) {
     return (int64_t)v;
 }
 
-static int64_t attr_i64(PyObject *obj, const char *name, int64_t none, int *bad) {
-    PyObject *value = PyObject_GetAttrString(obj, name);
-    if (!value) { *bad = 1; return 0; }
-    int64_t out = value == Py_None ? none : as_i64(value, bad);
-    Py_DECREF(value);
-    return out;
-}
-
-/* A list attribute of ``obj`` with ``n`` items (any length for n < 0), a new reference, or NULL. */
-static PyObject *list_attr(PyObject *obj, const char *name, Py_ssize_t n) {
-    PyObject *list = PyObject_GetAttrString(obj, name);
-    if (!list) return NULL;
-    if (!PyList_Check(list) || (n >= 0 && PyList_GET_SIZE(list) != n)) {
-        PyErr_Format(PyExc_ValueError, "tables: %s must be a list of %zd items", name, n);
-        Py_DECREF(list);
-        return NULL;
-    }
-    return list;
+/* ``list`` if it is a list of ``n`` items (any length for n < 0), else NULL with an exception set. */
+static PyObject *checked_list(PyObject *list, const char *name, Py_ssize_t n) {
+    if (PyList_Check(list) && (n < 0 || PyList_GET_SIZE(list) == n)) return list;
+    PyErr_Format(PyExc_ValueError, "tables: %s must be a list of %zd items", name, n);
+    return NULL;
 }
 
 /* Read a list of ``n`` ints (bools included) into ``out``. */
@@ -276,12 +268,12 @@ static void *alloc(Py_ssize_t count, Py_ssize_t size, int *failed) {
     return p;
 }
 
-/* Fill the per-state edge tables from nfa.edges / eps / guarded (lists of sequences of tuples). */
-static int read_cells(Tables *t, PyObject *nfa) {
+/* Fill the per-state edge tables from the NFA's edges / eps / guarded (lists of sequences of tuples). */
+static int read_cells(Tables *t, PyObject *edges, PyObject *eps, PyObject *guarded) {
     Py_ssize_t n = t->n_states;
-    PyObject *edges = list_attr(nfa, "edges", n), *eps = NULL, *guarded = NULL;
     int ok = -1, bad = 0, failed = 0;
-    if (!edges || !(eps = list_attr(nfa, "eps", n)) || !(guarded = list_attr(nfa, "guarded", n))) goto done;
+    if (!checked_list(edges, "edges", n) || !checked_list(eps, "eps", n) || !checked_list(guarded, "guarded", n))
+        goto done;
     Py_ssize_t n_edges = 0, n_eps = 0, n_guards = 0;
     for (Py_ssize_t s = 0; s < n; s++) {
         Py_ssize_t a = PySequence_Size(PyList_GET_ITEM(edges, s)), b = PySequence_Size(PyList_GET_ITEM(eps, s)),
@@ -333,18 +325,13 @@ static int read_cells(Tables *t, PyObject *nfa) {
     ok = 0;
 done:
     if (bad && !PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "tables: an edge or guard out of range");
-    Py_XDECREF(edges); Py_XDECREF(eps); Py_XDECREF(guarded);
     return ok;
 }
 
-/* Flag every state of ``states`` (an iterable attribute of ``region``) in ``flags`` (with the
- * region's number in ``owner`` if given), those of region ``own`` only if ``own`` >= 0. */
-static int flag_states(Tables *t, PyObject *region, const char *name, int32_t own, uint8_t *flags, int32_t *owner,
-                       int32_t r) {
-    PyObject *states = PyObject_GetAttrString(region, name);
-    if (!states) return -1;
+/* Flag every state of ``states`` (an iterable) in ``flags`` (with the region's number in
+ * ``owner`` if given), those of region ``own`` only if ``own`` >= 0. */
+static int flag_states(Tables *t, PyObject *states, int32_t own, uint8_t *flags, int32_t *owner, int32_t r) {
     PyObject *iter = PyObject_GetIter(states), *item;
-    Py_DECREF(states);
     if (!iter) return -1;
     int bad = 0;
     while (!bad && (item = PyIter_Next(iter))) {
@@ -359,7 +346,10 @@ static int flag_states(Tables *t, PyObject *region, const char *name, int32_t ow
     return bad || PyErr_Occurred() ? -1 : 0;
 }
 
-static int read_regions(Tables *t, PyObject *regions, PyObject *info) {
+/* Read the regions: per region the tuple dfa.py's _compiled_tables() makes (low, high or -1,
+ * parent, decide, loop, exit, text, blank, string_quote, has_separator, units, separator_states,
+ * band, unit_min, sep_min). */
+static int read_regions(Tables *t, PyObject *regions) {
     Py_ssize_t m = t->n_regions;
     int failed = 0;
     t->low = alloc(m, 8, &failed); t->high = alloc(m, 8, &failed); t->band = alloc(m, 8, &failed);
@@ -369,46 +359,32 @@ static int read_regions(Tables *t, PyObject *regions, PyObject *info) {
     t->quote = alloc(m, 4, &failed); t->unit = alloc(m, 4, &failed); t->blank = alloc(m, 1, &failed);
     if (failed) { PyErr_NoMemory(); return -1; }
     for (Py_ssize_t r = 0; r < m; r++) {
-        PyObject *region = PyList_GET_ITEM(regions, r), *costs = PyList_GET_ITEM(info, r);
-        int bad = 0;
-        t->low[r] = attr_i64(region, "low", 0, &bad);
-        t->high[r] = attr_i64(region, "high", NONE, &bad);
-        t->parent[r] = (int32_t)attr_i64(region, "parent", 0, &bad);
-        t->decide[r] = (int32_t)attr_i64(region, "decide", 0, &bad);
-        t->loop[r] = (int32_t)attr_i64(region, "loop", 0, &bad);
-        t->exit[r] = (int32_t)attr_i64(region, "exit", 0, &bad);
-        t->text[r] = attr_i64(region, "text", 0, &bad) != 0;
-        t->blank[r] = attr_i64(region, "blank", 0, &bad) != 0;
-        t->quote[r] = (int32_t)attr_i64(region, "string_quote", -1, &bad);
-        t->band[r] = attr_i64(costs, "band", 0, &bad);
-        t->unit_min[r] = attr_i64(costs, "unit_min", 0, &bad);
-        t->sep_min[r] = attr_i64(costs, "sep_min", 0, &bad);
-        PyObject *separator = PyObject_GetAttrString(region, "separator");
-        if (!separator) return -1;
-        t->has_sep[r] = separator != Py_None;
-        Py_DECREF(separator);
-        if (bad) return -1;
-        if ((t->parent[r] != TOP && (t->parent[r] < 0 || t->parent[r] >= r)) || t->low[r] < 0
-            || t->quote[r] < -1 || t->quote[r] >= t->n_states
-            || t->decide[r] < 0 || t->decide[r] >= t->n_states || t->loop[r] < 0 || t->loop[r] >= t->n_states
-            || t->exit[r] < 0 || t->exit[r] >= t->n_states) {
+        PyObject *row = PyList_GET_ITEM(regions, r), *units, *separators;
+        long long low, high, band, unit_min, sep_min;
+        int parent, decide, loop, exit, quote, text, blank, has_sep;
+        if (!PyTuple_Check(row)) { PyErr_SetString(PyExc_TypeError, "tables: a region is a tuple"); return -1; }
+        if (!PyArg_ParseTuple(row, "LLiiiippipOOLLL", &low, &high, &parent, &decide, &loop, &exit, &text, &blank,
+                              &quote, &has_sep, &units, &separators, &band, &unit_min, &sep_min)) return -1;
+        t->low[r] = low; t->high[r] = high; t->parent[r] = parent; t->decide[r] = decide; t->loop[r] = loop;
+        t->exit[r] = exit; t->text[r] = (uint8_t)text; t->blank[r] = (uint8_t)blank; t->quote[r] = quote;
+        t->has_sep[r] = (uint8_t)has_sep; t->band[r] = band; t->unit_min[r] = unit_min; t->sep_min[r] = sep_min;
+        if ((parent != TOP && (parent < 0 || parent >= r)) || low < 0 || high < NONE || quote < -1 || quote >= t->n_states
+            || decide < 0 || decide >= t->n_states || loop < 0 || loop >= t->n_states || exit < 0 || exit >= t->n_states) {
             PyErr_SetString(PyExc_ValueError, "tables: a region out of range (parents come first, nfa.py)");
             return -1;
         }
         /* nfa.unit_of keeps the last region listing a unit state */
-        if (flag_states(t, region, "units", (int32_t)r, t->is_unit, t->unit_region, (int32_t)r) < 0) return -1;
-        PyObject *units = PyObject_GetAttrString(region, "units");
-        if (!units) return -1;
+        if (flag_states(t, units, (int32_t)r, t->is_unit, t->unit_region, (int32_t)r) < 0) return -1;
         t->unit[r] = -1; /* a string's or a whitespace run's only unit */
         if (PyObject_Length(units) == 1) {
+            int bad = 0;
             PyObject *iter = PyObject_GetIter(units), *one = iter ? PyIter_Next(iter) : NULL;
             if (one) t->unit[r] = (int32_t)as_i64(one, &bad);
             Py_XDECREF(one);
             Py_XDECREF(iter);
         }
-        Py_DECREF(units);
-        if (bad || PyErr_Occurred()) return -1;
-        if (flag_states(t, region, "separator_states", (int32_t)r, t->is_sep, NULL, (int32_t)r) < 0) return -1;
+        if (PyErr_Occurred()) return -1;
+        if (flag_states(t, separators, (int32_t)r, t->is_sep, NULL, (int32_t)r) < 0) return -1;
     }
     return 0;
 }
@@ -454,28 +430,22 @@ done:
     return ok;
 }
 
-/* tables(nfa, costs, accept, prune, step_type) -> Tables */
+/* tables((scope, edges, eps, guarded, marks), regions, (reach, chars, local), accept, prune, labels)
+ *   -> Tables: see dfa.py's _compiled_tables(), which makes the arguments. */
 static PyObject *tables(PyObject *self, PyObject *args) {
-    PyObject *nfa, *costs, *step_type;
+    PyObject *scope, *edges, *eps, *guarded, *marks, *regions, *reach, *chars, *local, *labels_out;
     int accept, prune;
-    if (!PyArg_ParseTuple(args, "OOipO", &nfa, &costs, &accept, &prune, &step_type)) return NULL;
+    if (!PyArg_ParseTuple(args, "(OOOOO!)O(OOO)ipO!", &scope, &edges, &eps, &guarded, &PyDict_Type, &marks, &regions,
+                          &reach, &chars, &local, &accept, &prune, &PyDict_Type, &labels_out)) return NULL;
     Tables *t = PyObject_New(Tables, &TablesType);
     if (!t) return NULL;
     memset((char *)t + sizeof(PyObject), 0, sizeof(Tables) - sizeof(PyObject));
-    PyObject *scope = NULL, *regions = NULL, *info = NULL, *reach = NULL, *chars = NULL, *local = NULL, *marks = NULL;
     PyObject *capsule = NULL; /* the result */
     int64_t *scratch = NULL;
     int failed = 0;
-    if (!(scope = list_attr(nfa, "scope", -1))) goto fail;
-    Py_ssize_t n = t->n_states = PyList_GET_SIZE(scope);
-    if (!(regions = list_attr(nfa, "regions", -1))) goto fail;
-    Py_ssize_t m = t->n_regions = PyList_GET_SIZE(regions);
-    if (!(info = list_attr(costs, "info", m)) || !(reach = list_attr(costs, "reach", n))
-        || !(chars = list_attr(costs, "chars", n)) || !(local = list_attr(costs, "local", n))) goto fail;
-    if (!(marks = PyObject_GetAttrString(nfa, "marks")) || !PyDict_Check(marks)) {
-        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "tables: nfa.marks must be a dict");
-        goto fail;
-    }
+    if (!checked_list(scope, "scope", -1) || !checked_list(regions, "regions", -1)) goto fail;
+    Py_ssize_t n = t->n_states = PyList_GET_SIZE(scope), m = t->n_regions = PyList_GET_SIZE(regions);
+    if (!checked_list(reach, "reach", n) || !checked_list(chars, "chars", n) || !checked_list(local, "local", n)) goto fail;
     if (accept < 0 || accept >= n) { PyErr_SetString(PyExc_ValueError, "tables: accept out of range"); goto fail; }
     t->accept = accept;
     t->prune = prune;
@@ -483,6 +453,7 @@ static PyObject *tables(PyObject *self, PyObject *args) {
     t->reach = alloc(n, 1, &failed); t->is_unit = alloc(n, 1, &failed); t->is_sep = alloc(n, 1, &failed);
     t->chars = alloc(n, 8, &failed); t->local = alloc(n, 8, &failed);
     t->seen = alloc(n, 4, &failed); t->memo_at = alloc(n, 4, &failed); t->memo = alloc(n, 8, &failed);
+    t->best = alloc(n, 8, &failed); t->best_at = alloc(n, 4, &failed);
     t->out = alloc(n, 4, &failed); t->active = alloc(m, 1, &failed); t->active_list = alloc(m, 4, &failed);
     scratch = alloc(n, 8, &failed);
     if (failed) { PyErr_NoMemory(); goto fail; }
@@ -496,7 +467,7 @@ static PyObject *tables(PyObject *self, PyObject *args) {
     if (read_ints(reach, n, scratch) < 0) goto fail;
     for (Py_ssize_t s = 0; s < n; s++) t->reach[s] = scratch[s] != 0;
     if (read_ints(chars, n, t->chars) < 0 || read_ints(local, n, t->local) < 0) goto fail;
-    if (read_regions(t, regions, info) < 0 || read_cells(t, nfa) < 0 || read_marks(t, marks) < 0) goto fail;
+    if (read_regions(t, regions) < 0 || read_cells(t, edges, eps, guarded) < 0 || read_marks(t, marks) < 0) goto fail;
     /* a closure pushes its targets and each visited state's epsilon edges once; a state's moves
      * are at most all the edges */
     t->stack_cap = n + t->eps_at[n] + t->guard_at[n] + 1;
@@ -521,33 +492,82 @@ static PyObject *tables(PyObject *self, PyObject *args) {
     t->key_at[0] = 0;
     t->step_at[0] = -1;
     t->n_keys = 1;
-    Py_INCREF(step_type);
-    t->step_type = step_type;
-    Py_INCREF(costs);
-    t->costs = costs;
+    Py_INCREF(labels_out);
+    t->marks = labels_out;
+    for (int k = 0; k < 256; k++) t->found_key[2 * k] = -1;
     capsule = (PyObject *)t;
     t = NULL;
 fail:
     Py_XDECREF(t);
     PyMem_Free(scratch);
-    Py_XDECREF(scope); Py_XDECREF(regions); Py_XDECREF(info); Py_XDECREF(reach); Py_XDECREF(chars);
-    Py_XDECREF(local); Py_XDECREF(marks);
     return capsule;
 }
 
 /* -- distances (costs.py) ----------------------------------------------------------------------- */
 
-/* Costs.text_dist: its shortcuts here, the bounded search in Python. -2 on error. */
+static int pool_room(void **data, Py_ssize_t len, Py_ssize_t *cap, Py_ssize_t more, Py_ssize_t size);
+
+/* Append (node, left) to level ``k`` (0 or 1) of the search, which has ``*len`` items. -1 on error. */
+static int level_push(Tables *t, int k, Py_ssize_t *len, int32_t node, int64_t left) {
+    if (pool_room((void **)&t->levels[k], *len, &t->level_caps[k], 2, 8) < 0) return -1;
+    t->levels[k][(*len)++] = node;
+    t->levels[k][(*len)++] = left;
+    return 0;
+}
+
+/* Costs.text_dist: fewest bytes from NFA state ``s`` to its text region's loop spending at most
+ * ``budget`` characters (a unit state's byte costs one). Past the shortcuts, a search by
+ * distance: a state reached again with no more characters left than before is dropped (more left
+ * never hurts), so each level holds the pairs that improve. -2 on error. */
 static int64_t text_dist(Tables *t, int32_t s, int64_t budget) {
     int64_t chars = t->chars[s], local = t->local[s];
     if (budget >= INF || chars >= INF || chars > budget) return chars <= budget ? local : INF;
     if (local <= budget) return local;
-    PyObject *got = PyObject_CallMethod(t->costs, "text_dist", "iL", (int)s, (long long)budget);
-    if (!got) return -2;
-    long long d = PyLong_AsLongLong(got);
-    Py_DECREF(got);
-    if (d == -1 && PyErr_Occurred()) return -2;
-    return d < INF ? d : INF;
+    Py_ssize_t slot = (Py_ssize_t)(((uint64_t)s * 1000003u + (uint64_t)budget) & 255);
+    if (t->found_key[2 * slot] == s && t->found_key[2 * slot + 1] == budget) return t->found_dist[slot];
+    if (++t->best_generation == 0) {
+        memset(t->best_at, 0, t->n_states * 4);
+        t->best_generation = 1;
+    }
+    uint32_t gen = t->best_generation;
+    int32_t rid = t->scope[s], loop = t->loop[rid];
+    Py_ssize_t n_here = 0, n_next = 0;
+    int here = 0;
+    int64_t result = INF;
+    t->best_at[s] = gen;
+    t->best[s] = budget;
+    if (level_push(t, here, &n_here, s, budget) < 0) return -2;
+    for (int64_t d = 0; n_here && result == INF; d++) {
+        for (Py_ssize_t i = 0; i < n_here; i += 2) { /* grows while it is read (epsilon moves) */
+            int32_t node = (int32_t)t->levels[here][i];
+            int64_t left = t->levels[here][i + 1];
+            if (left < t->best[node]) continue; /* reached with more left since */
+            if (node == loop) { result = d; break; }
+            for (Py_ssize_t p = t->eps_at[node]; p < t->eps_at[node + 1]; p++) {
+                int32_t dst = t->eps_dst[p];
+                if (t->scope[dst] != rid || (t->best_at[dst] == gen && t->best[dst] >= left)) continue;
+                t->best_at[dst] = gen;
+                t->best[dst] = left;
+                if (level_push(t, here, &n_here, dst, left) < 0) return -2;
+            }
+            int64_t after = left - t->is_unit[node];
+            if (after < 0) continue;
+            for (Py_ssize_t e = t->edge_at[node]; e < t->edge_at[node + 1]; e++) {
+                int32_t dst = t->edge_dst[e];
+                if (t->scope[dst] != rid || (t->best_at[dst] == gen && t->best[dst] >= after)) continue;
+                t->best_at[dst] = gen;
+                t->best[dst] = after;
+                if (level_push(t, 1 - here, &n_next, dst, after) < 0) return -2;
+            }
+        }
+        here = 1 - here;
+        n_here = n_next;
+        n_next = 0;
+    }
+    t->found_key[2 * slot] = s;
+    t->found_key[2 * slot + 1] = budget;
+    t->found_dist[slot] = result;
+    return result;
 }
 
 /* Costs.cost: fewest bytes to acceptance from NFA state ``s`` with counters at ``classes``,
@@ -802,33 +822,28 @@ static int remember(Tables *t, Py_ssize_t slot, uint64_t h, const int32_t *state
     return 0;
 }
 
-/* The arrays as the DFA has them now (Python may have replaced them since the last call). */
-static int arrays_now(Tables *t, PyObject *dfa) {
-    PyObject *arrays = PyObject_GetAttrString(dfa, "arrays");
-    if (!arrays) return -1;
-    int bad = arrays != t->view.arrays ? view_take(&t->view, arrays) : 0;
-    Py_DECREF(arrays);
-    return bad;
+static PyObject *NeedsRoom; /* the exception: the arrays are full (see the module comment) */
+
+/* Whether the DFA has handed over its arrays (tables.use); else -1 with an exception set. */
+static int have_arrays(const Tables *t) {
+    if (t->view.held == 5) return 0;
+    PyErr_SetString(PyExc_RuntimeError, "tables: the DFA's arrays were not handed over (use)");
+    return -1;
 }
 
 /* LazyDFA._intern of states[0..n) (sorted) with classes ``kept``: the state's number, found or
- * new; -1 on error. A new state's flags and distance go to the arrays (grown if full, then given
- * to the DFA after the entries are written, as _intern does), its label to dfa.marks. */
-static long intern(Tables *t, PyObject *dfa, const int32_t *states, Py_ssize_t n, const Classes *kept) {
+ * new; -1 on error (NeedsRoom where the arrays are full). A new state's flags and distance go to
+ * the arrays, its label to the marks. */
+static long intern(Tables *t, const int32_t *states, Py_ssize_t n, const Classes *kept) {
     if (!n) return 0;
     uint64_t h = key_hash(states, n, kept);
     Py_ssize_t slot;
     long sid = find(t, h, states, n, kept, &slot);
     if (sid >= 0) return sid;
     Py_ssize_t new_sid = t->n_keys;
-    int grown = 0;
     if (new_sid >= t->view.capacity) {
-        PyObject *more = PyObject_CallMethod(t->view.arrays, "grown", NULL);
-        if (!more) return -1;
-        int bad = view_take(&t->view, more);
-        Py_DECREF(more);
-        if (bad < 0) return -1;
-        grown = 1;
+        PyErr_SetString(NeedsRoom, "the DFA's arrays are full");
+        return -1;
     }
     int accepting = 0;
     int32_t rank = -1;
@@ -843,19 +858,17 @@ static long intern(Tables *t, PyObject *dfa, const int32_t *states, Py_ssize_t n
     ((uint8_t *)t->view.exits.buf)[new_sid] = (uint8_t)(accepting || rank >= 0);
     ((int64_t *)t->view.dist.buf)[new_sid] = dist;
     if (rank >= 0) {
-        PyObject *marks = PyObject_GetAttrString(dfa, "marks"), *number = PyLong_FromSsize_t(new_sid);
-        int bad = !marks || !number || PyObject_SetItem(marks, number, PyTuple_GET_ITEM(t->labels, rank)) < 0;
-        Py_XDECREF(marks);
+        PyObject *number = PyLong_FromSsize_t(new_sid);
+        int bad = !number || PyDict_SetItem(t->marks, number, PyTuple_GET_ITEM(t->labels, rank)) < 0;
         Py_XDECREF(number);
         if (bad) return -1;
     }
-    /* (Costs.text_dist or the labels may have run Python: the slot is looked up again) */
+    /* (adding the label may have run the collector: the slot is looked up again) */
     if (find(t, h, states, n, kept, &slot) >= 0) {
         PyErr_SetString(PyExc_RuntimeError, "expand: a state was interned twice");
         return -1;
     }
     if (remember(t, slot, h, states, n, kept, (long)new_sid) < 0) return -1;
-    if (grown && PyObject_SetAttrString(dfa, "arrays", t->view.arrays) < 0) return -1;
     return (long)new_sid;
 }
 
@@ -1072,8 +1085,8 @@ static int add_step(Tables *t, const int32_t *incs, Py_ssize_t n_incs, Py_ssize_
     return 0;
 }
 
-/* tables.steps(sid) -> (step number per byte, [_Step(), _Step(incs, resets, tracked), ...]), or
- * None for a state whose bytes step no counter (what LazyDFA._steps keeps; made when asked). */
+/* tables.steps(sid) -> (step number per byte (256 native int16), [(incs, resets, tracked), ...] for
+ * steps 1, 2, ...), or None for a state whose bytes step no counter (LazyDFA.actions makes its _Step objects). */
 static PyObject *tables_steps(PyObject *self, PyObject *arg) {
     Tables *t = (Tables *)self;
     long sid = PyLong_AsLong(arg);
@@ -1092,22 +1105,21 @@ static PyObject *tables_steps(PyObject *self, PyObject *arg) {
     int32_t *data = PyMem_Malloc((len + 1) * 4);
     if (!data) return PyErr_NoMemory();
     memcpy(data, t->step_data + at, len * 4);
-    PyObject *steps = PyList_New(0), *none = NULL, *raw = NULL, *view = NULL, *cast = NULL, *result = NULL;
-    int bad = !steps || !(none = PyObject_CallNoArgs(t->step_type)) || PyList_Append(steps, none) < 0;
+    PyObject *steps = PyList_New(0), *raw = NULL, *result = NULL;
+    int bad = !steps;
     for (Py_ssize_t k = 0, q = 0; !bad && k < count; k++) {
         Py_ssize_t n_incs = data[q], n_resets = data[q + 1 + n_incs];
         PyObject *inc_t = int_tuple(data + q + 1, n_incs), *reset_t = int_tuple(data + q + 2 + n_incs, n_resets);
-        PyObject *step = inc_t && reset_t ? PyObject_CallFunctionObjArgs(
-            t->step_type, inc_t, reset_t, data[q + 2 + n_incs + n_resets] ? Py_True : Py_False, NULL) : NULL;
+        PyObject *step = inc_t && reset_t ? PyTuple_Pack(3, inc_t, reset_t,
+                                                         data[q + 2 + n_incs + n_resets] ? Py_True : Py_False) : NULL;
         bad = !step || PyList_Append(steps, step) < 0;
         Py_XDECREF(inc_t); Py_XDECREF(reset_t); Py_XDECREF(step);
         q += 3 + n_incs + n_resets;
     }
-    if (!bad && (raw = PyBytes_FromStringAndSize((const char *)numbers, sizeof numbers))
-        && (view = PyMemoryView_FromObject(raw)) && (cast = PyObject_CallMethod(view, "cast", "s", "h")))
-        result = PyTuple_Pack(2, cast, steps);
+    if (!bad && (raw = PyBytes_FromStringAndSize((const char *)numbers, sizeof numbers)))
+        result = PyTuple_Pack(2, raw, steps);
     PyMem_Free(data);
-    Py_XDECREF(steps); Py_XDECREF(none); Py_XDECREF(raw); Py_XDECREF(view); Py_XDECREF(cast);
+    Py_XDECREF(steps); Py_XDECREF(raw);
     return result;
 }
 
@@ -1118,7 +1130,7 @@ typedef int (*Visit)(Tables *t, void *ctx, int32_t lo, int32_t hi, long found, P
 /* dfa.py's _moves_of: the moves of state ``sid`` by byte interval, in byte order, each target
  * closed and interned, handed to ``visit``. 0 when all were visited, 1 when ``visit`` stopped,
  * -1 on error. */
-static int each_move(Tables *t, PyObject *dfa, long sid, Visit visit, void *ctx) {
+static int each_move(Tables *t, long sid, Visit visit, void *ctx) {
     Py_ssize_t n = stored_key(t, sid, t->out, &t->cls);
     if (n < 0) return -1;
     /* the moves of every NFA state, but the unit starts of regions at their upper bound */
@@ -1182,7 +1194,7 @@ static int each_move(Tables *t, PyObject *dfa, long sid, Visit visit, void *ctx)
         Py_ssize_t n_resets;
         Py_ssize_t n_viable = closure(t, t->targets, k, &t->after, &t->kept, &n_resets);
         if (n_viable < 0) return -1;
-        long found = intern(t, dfa, t->out, n_viable, &t->kept);
+        long found = intern(t, t->out, n_viable, &t->kept);
         if (found < 0) return -1;
         int done = visit(t, ctx, here, hi, found, n_incs, n_resets);
         if (done) return done;
@@ -1210,28 +1222,23 @@ static int fill_row(Tables *t, void *ctx, int32_t lo, int32_t hi, long found, Py
     return add_step(t, t->incs, n_incs, n_resets);
 }
 
-/* Build the row of ``sid`` (nothing if it is built): 0, or -1 with an exception set. Exported to
- * the compiled trie walk (the capsule ``expand_c``), which calls it under the DFA's lock. */
-static int expand_c(PyObject *tables, PyObject *dfa, long sid) {
-    if (!PyObject_TypeCheck(tables, &TablesType)) {
-        PyErr_SetString(PyExc_TypeError, "expand: tables must come from tables()");
-        return -1;
-    }
-    Tables *t = (Tables *)tables;
+/* Build the row of ``sid`` (nothing if it is built): 0, or -1 with an exception set (NeedsRoom
+ * where the arrays are full). */
+static int expand_state(Tables *t, long sid) {
     Expansion x;
     memset(&x, 0, sizeof x);
     x.data_at = t->step_data_len;
-    if (arrays_now(t, dfa) < 0) return -1;
+    if (have_arrays(t) < 0) return -1;
     if (sid >= 0 && sid < t->view.capacity && ((uint8_t *)t->view.expanded.buf)[sid]) return 0;
     if (sid <= 0 || sid >= t->n_keys || sid >= t->view.capacity) {
         PyErr_SetString(PyExc_ValueError, "expand: no such state");
         return -1;
     }
-    if (each_move(t, dfa, sid, fill_row, &x) < 0) {
+    if (each_move(t, sid, fill_row, &x) < 0) {
         if (x.n_steps) t->step_data_len = x.data_at; /* drop the half-written steps */
         return -1;
     }
-    /* the row, into the arrays as they are now (interning may have grown them) */
+    /* the row (interning new states did not replace the arrays: they are Python's) */
     memcpy((int32_t *)t->view.table.buf + (Py_ssize_t)sid * 256, x.row, sizeof x.row);
     if (x.n_steps) {
         if (pool_room((void **)&t->step_of, t->step_of_len, &t->step_of_cap, 256, 2) < 0) return -1;
@@ -1243,6 +1250,20 @@ static int expand_c(PyObject *tables, PyObject *dfa, long sid) {
     }
     ((uint8_t *)t->view.expanded.buf)[sid] = 1;
     return 0;
+}
+
+/* expand_state for the compiled trie walk, through the capsule ``expand_c`` (called under the
+ * DFA's lock, with the arrays the DFA handed over): 0 done, 1 the arrays are full (no exception
+ * set: the walk returns to Python, which grows them), -1 an error with an exception set. */
+static int expand_c(PyObject *tables, long sid) {
+    if (!PyObject_TypeCheck(tables, &TablesType)) {
+        PyErr_SetString(PyExc_TypeError, "expand: tables must come from tables()");
+        return -1;
+    }
+    if (expand_state((Tables *)tables, sid) == 0) return 0;
+    if (!PyErr_ExceptionMatches(NeedsRoom)) return -1;
+    PyErr_Clear();
+    return 1;
 }
 
 /* short_step's visitor: the first interval whose target keeps to a shortest path. */
@@ -1257,49 +1278,52 @@ static int first_shortest(Tables *t, void *ctx, int32_t lo, int32_t hi, long fou
     return 1;
 }
 
-/* tables.short_step(dfa, sid) -> (byte, state): LazyDFA._short_step, the smallest byte whose move
+/* tables.short_step(sid) -> (byte, state): LazyDFA._short_step, the smallest byte whose move
  * keeps to a shortest path and where it leads (moves made in byte order until one is found). */
-static PyObject *tables_short_step(PyObject *self, PyObject *args) {
+static PyObject *tables_short_step(PyObject *self, PyObject *arg) {
     Tables *t = (Tables *)self;
-    PyObject *dfa;
-    long sid;
-    if (!PyArg_ParseTuple(args, "Ol", &dfa, &sid)) return NULL;
+    long sid = PyLong_AsLong(arg);
+    if (sid == -1 && PyErr_Occurred()) return NULL;
     if (sid <= 0 || sid >= t->n_keys) { PyErr_SetString(PyExc_IndexError, "no such state"); return NULL; }
-    if (arrays_now(t, dfa) < 0) return NULL;
+    if (have_arrays(t) < 0) return NULL;
     Shortest w = {((int64_t *)t->view.dist.buf)[sid] - 1, -1, 0};
-    int found = each_move(t, dfa, sid, first_shortest, &w);
+    int found = each_move(t, sid, first_shortest, &w);
     if (found < 0) return NULL;
     if (!found) return PyErr_Format(PyExc_RuntimeError, "no shortest step from state %ld", sid);
     return Py_BuildValue("(il)", (int)w.byte, w.state);
 }
 
-/* expand(tables, dfa, sid): build the row of ``sid`` (see the module comment). */
-static PyObject *expand(PyObject *self, PyObject *args) {
-    PyObject *tables, *dfa;
-    long sid;
-    if (!PyArg_ParseTuple(args, "OOl", &tables, &dfa, &sid)) return NULL;
-    if (expand_c(tables, dfa, sid) < 0) return NULL;
+/* tables.expand(sid): build the row of ``sid`` (see the module comment). */
+static PyObject *tables_expand(PyObject *self, PyObject *arg) {
+    long sid = PyLong_AsLong(arg);
+    if (sid == -1 && PyErr_Occurred()) return NULL;
+    if (expand_state((Tables *)self, sid) < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+/* tables.use(table, expanded, accepting, exits, dist): the DFA's arrays from now on. */
+static PyObject *tables_use(PyObject *self, PyObject *args) {
+    PyObject *arrays[5];
+    if (!PyArg_ParseTuple(args, "OOOOO", &arrays[0], &arrays[1], &arrays[2], &arrays[3], &arrays[4])) return NULL;
+    if (view_take(&((Tables *)self)->view, arrays) < 0) return NULL;
     Py_RETURN_NONE;
 }
 
 static PyMethodDef methods[] = {
     {"tables", tables, METH_VARARGS, "An NFA's tables for expand() (see the module source)."},
-    {"expand", expand, METH_VARARGS, "Build one DFA state's row (see the module source)."},
     {NULL, NULL, 0, NULL},
 };
 
 /* -- string and whitespace spots (dfa.py's _string_spot and _blank_spot) ------------------------ */
 
-/* The (dfa, sid) asked about: ``sid``'s NFA states (sorted, into t->out; their count returned) and
- * classes (into t->cls), and the DFA's arrays as they are now. */
-static Py_ssize_t spot_state(Tables *t, PyObject *args, PyObject **dfa_out, long *sid_out) {
-    PyObject *dfa;
-    long sid;
-    if (!PyArg_ParseTuple(args, "Ol", &dfa, &sid)) return -1;
-    *dfa_out = dfa;
+/* The state asked about: ``sid``'s NFA states (sorted, into t->out; their count returned) and
+ * classes (into t->cls). */
+static Py_ssize_t spot_state(Tables *t, PyObject *arg, long *sid_out) {
+    long sid = PyLong_AsLong(arg);
+    if (sid == -1 && PyErr_Occurred()) return -1;
     *sid_out = sid;
     if (sid < 0 || sid >= t->n_keys) { PyErr_SetString(PyExc_IndexError, "no such state"); return -1; }
-    if (arrays_now(t, dfa) < 0) return -1;
+    if (have_arrays(t) < 0) return -1;
     return stored_key(t, sid, t->out, &t->cls);
 }
 
@@ -1310,7 +1334,7 @@ static int has_state(const int32_t *states, Py_ssize_t n, int32_t s) {
 
 /* The state after closing region ``r`` at NFA state ``from``, the other classes as they are;
  * -1 on error. ``drop``: leave region ``r``'s own class out first. Fills t->kept. */
-static long state_after(Tables *t, PyObject *dfa, int32_t from, int32_t r, int drop) {
+static long state_after(Tables *t, int32_t from, int32_t r, int drop) {
     if (classes_copy(&t->after, &t->cls) < 0) return -1;
     if (drop) {
         Py_ssize_t k = 0;
@@ -1318,12 +1342,12 @@ static long state_after(Tables *t, PyObject *dfa, int32_t from, int32_t r, int d
         t->after.n = k;
     }
     Py_ssize_t n_resets, n = closure(t, &from, 1, &t->after, &t->kept, &n_resets);
-    return n < 0 ? -1 : intern(t, dfa, t->out, n, &t->kept);
+    return n < 0 ? -1 : intern(t, t->out, n, &t->kept);
 }
 
 /* The string spot of the state read by spot_state (``n`` NFA states in t->out): None or (region,
  * low, high or None, class, state after the quote). */
-static PyObject *string_spot_of(Tables *t, PyObject *dfa, Py_ssize_t n) {
+static PyObject *string_spot_of(Tables *t, Py_ssize_t n) {
     for (Py_ssize_t c = 0; c < t->cls.n; c++) {
         int32_t r = t->cls.items[c].region, unit = t->unit[r], quote = t->quote[r];
         if (quote < 0) continue;
@@ -1339,7 +1363,7 @@ static PyObject *string_spot_of(Tables *t, PyObject *dfa, Py_ssize_t n) {
             return NULL;
         }
         int64_t cls = t->cls.items[c].cls, high = t->high[r];
-        long after = state_after(t, dfa, t->edge_dst[t->edge_at[quote]], r, 1);
+        long after = state_after(t, t->edge_dst[t->edge_at[quote]], r, 1);
         if (after < 0) return NULL;
         if (high == NONE) return Py_BuildValue("(iLOLl)", (int)r, (long long)t->low[r], Py_None, (long long)cls, after);
         return Py_BuildValue("(iLLLl)", (int)r, (long long)t->low[r], (long long)high, (long long)cls, after);
@@ -1349,7 +1373,7 @@ static PyObject *string_spot_of(Tables *t, PyObject *dfa, Py_ssize_t n) {
 
 /* The whitespace spot of the state read by spot_state: None or (region, room or None, state
  * after the run). Its NFA states are read again (a string spot's closure reuses t->out). */
-static PyObject *blank_spot_of(Tables *t, PyObject *dfa, long sid) {
+static PyObject *blank_spot_of(Tables *t, long sid) {
     Py_ssize_t n = stored_key(t, sid, t->out, &t->cls);
     if (n < 0) return NULL;
     if (((uint8_t *)t->view.exits.buf)[sid]) Py_RETURN_NONE;
@@ -1366,7 +1390,7 @@ static PyObject *blank_spot_of(Tables *t, PyObject *dfa, long sid) {
                 if ((lo <= 0x0A && 0x09 <= hi) || (lo <= 0x0D && 0x0D <= hi) || (lo <= 0x20 && 0x20 <= hi)) Py_RETURN_NONE;
             }
         }
-        long after = state_after(t, dfa, t->exit[r], r, 0);
+        long after = state_after(t, t->exit[r], r, 0);
         if (after < 0) return NULL;
         for (Py_ssize_t i = 0; i < t->kept.n; i++) if (t->kept.items[i].region == r) Py_RETURN_NONE;
         if (after == 0 || ((uint8_t *)t->view.exits.buf)[after]) Py_RETURN_NONE;
@@ -1376,37 +1400,34 @@ static PyObject *blank_spot_of(Tables *t, PyObject *dfa, long sid) {
     Py_RETURN_NONE;
 }
 
-/* tables.string_spot(dfa, sid) -> LazyDFA.string_spot's answer as a tuple, or None. */
-static PyObject *tables_string_spot(PyObject *self, PyObject *args) {
+/* tables.string_spot(sid) -> LazyDFA.string_spot's answer as a tuple, or None. */
+static PyObject *tables_string_spot(PyObject *self, PyObject *arg) {
     Tables *t = (Tables *)self;
-    PyObject *dfa;
     long sid;
-    Py_ssize_t n = spot_state(t, args, &dfa, &sid);
-    return n < 0 ? NULL : string_spot_of(t, dfa, n);
+    Py_ssize_t n = spot_state(t, arg, &sid);
+    return n < 0 ? NULL : string_spot_of(t, n);
 }
 
-/* tables.blank_spot(dfa, sid) -> LazyDFA.blank_spot's answer as a tuple, or None. */
-static PyObject *tables_blank_spot(PyObject *self, PyObject *args) {
+/* tables.blank_spot(sid) -> LazyDFA.blank_spot's answer as a tuple, or None. */
+static PyObject *tables_blank_spot(PyObject *self, PyObject *arg) {
     Tables *t = (Tables *)self;
-    PyObject *dfa;
     long sid;
-    return spot_state(t, args, &dfa, &sid) < 0 ? NULL : blank_spot_of(t, dfa, sid);
+    return spot_state(t, arg, &sid) < 0 ? NULL : blank_spot_of(t, sid);
 }
 
-/* tables.spots(dfa, sid) -> (string spot, blank spot): the second only where the first is None
+/* tables.spots(sid) -> (string spot, blank spot): the second only where the first is None
  * (LazyDFA.spots: what a mask asks first of a state, in one call). */
-static PyObject *tables_spots(PyObject *self, PyObject *args) {
+static PyObject *tables_spots(PyObject *self, PyObject *arg) {
     Tables *t = (Tables *)self;
-    PyObject *dfa;
     long sid;
-    Py_ssize_t n = spot_state(t, args, &dfa, &sid);
+    Py_ssize_t n = spot_state(t, arg, &sid);
     if (n < 0) return NULL;
-    PyObject *string = string_spot_of(t, dfa, n), *blank = NULL, *out = NULL;
+    PyObject *string = string_spot_of(t, n), *blank = NULL, *out = NULL;
     if (!string) return NULL;
     if (string != Py_None) {
         blank = Py_None;
         Py_INCREF(blank);
-    } else if (!(blank = blank_spot_of(t, dfa, sid))) {
+    } else if (!(blank = blank_spot_of(t, sid))) {
         Py_DECREF(string);
         return NULL;
     }
@@ -1424,25 +1445,24 @@ static int step_tracked(const Tables *t, long sid, int index) {
     return p[2 + p[0] + p[1 + p[0]]];
 }
 
-/* tables.walk_plain(dfa, state, data, i) -> (state, i, status): ``data[i:]`` walked from ``state``
+/* tables.walk_plain(state, data, i) -> (state, i, status): ``data[i:]`` walked from ``state``
  * while no counter has to be counted exactly (LazyDFA.advance_exact with no counts and no tracked
  * step: the table's next state). status 0: all of it read; 1: stopped on an exit state (after
  * its byte); 2: dead (state 0); 3: the byte at ``i`` steps a tracked counter (``state`` is before
  * it: the caller goes on exactly). States are expanded as needed (call under the DFA's lock). */
 static PyObject *tables_walk_plain(PyObject *self, PyObject *args) {
     Tables *t = (Tables *)self;
-    PyObject *dfa;
     long state;
     Py_buffer data;
     Py_ssize_t i;
-    if (!PyArg_ParseTuple(args, "Oly*n", &dfa, &state, &data, &i)) return NULL;
+    if (!PyArg_ParseTuple(args, "ly*n", &state, &data, &i)) return NULL;
     const uint8_t *bytes = data.buf;
     int status = 0;
     PyObject *result = NULL;
-    if (arrays_now(t, dfa) < 0) goto done;
+    if (have_arrays(t) < 0) goto done;
     if (state <= 0 || state >= t->n_keys || i < 0) { PyErr_SetString(PyExc_ValueError, "walk_plain: no such state"); goto done; }
     while (i < data.len) {
-        if (!((uint8_t *)t->view.expanded.buf)[state] && expand_c(self, dfa, state) < 0) goto done;
+        if (!((uint8_t *)t->view.expanded.buf)[state] && expand_state(t, state) < 0) goto done;
         uint8_t b = bytes[i];
         if (t->step_at[state] >= 0) {
             int index = t->step_of[t->step_at[state] + b];
@@ -1465,11 +1485,13 @@ static PyMethodDef tables_methods[] = {
     {"classes", keys_classes, METH_O, "A state's counter classes, ((region, class), ...)."},
     {"add", keys_add, METH_O, "Add a state interned in Python; its number."},
     {"steps", tables_steps, METH_O, "An expanded state's counter steps, or None (see the source)."},
-    {"string_spot", tables_string_spot, METH_VARARGS, "LazyDFA.string_spot's answer as a tuple, or None."},
-    {"blank_spot", tables_blank_spot, METH_VARARGS, "LazyDFA.blank_spot's answer as a tuple, or None."},
-    {"spots", tables_spots, METH_VARARGS, "LazyDFA.spots' answer as tuples (see the source)."},
+    {"string_spot", tables_string_spot, METH_O, "LazyDFA.string_spot's answer as a tuple, or None."},
+    {"blank_spot", tables_blank_spot, METH_O, "LazyDFA.blank_spot's answer as a tuple, or None."},
+    {"spots", tables_spots, METH_O, "LazyDFA.spots' answer as tuples (see the source)."},
     {"walk_plain", tables_walk_plain, METH_VARARGS, "Bytes walked while no counter is counted (see the source)."},
-    {"short_step", tables_short_step, METH_VARARGS, "LazyDFA._short_step's answer: (byte, state)."},
+    {"short_step", tables_short_step, METH_O, "LazyDFA._short_step's answer: (byte, state)."},
+    {"expand", tables_expand, METH_O, "Build one DFA state's row (see the module source)."},
+    {"use", tables_use, METH_VARARGS, "The DFA's arrays from now on (see the module source)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1492,6 +1514,13 @@ PyMODINIT_FUNC PyInit__dfa_expand(void) {
     if (PyType_Ready(&TablesType) < 0) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
+    NeedsRoom = PyErr_NewExceptionWithDoc("tooldec.automata._dfa_expand.NeedsRoom",
+                                          "The DFA's arrays are full: grow them, hand them over (use) and call again.",
+                                          NULL, NULL);
+    if (!NeedsRoom || PyModule_AddObjectRef(m, "NeedsRoom", NeedsRoom) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
     PyObject *api = PyCapsule_New((void *)expand_c, "tooldec.automata._dfa_expand.expand_c", NULL);
     if (!api || PyModule_AddObject(m, "expand_c", api) < 0) {
         Py_XDECREF(api);

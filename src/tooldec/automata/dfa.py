@@ -21,9 +21,9 @@ from __future__ import annotations
 import functools
 import random
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 import numpy as np
 
@@ -48,6 +48,8 @@ NATIVE = _native is not None
 ``make setup``; decided once, at import). Without it (no C compiler at install, or
 ``TOOLDEC_NATIVE=0``) :meth:`LazyDFA.expand` runs the same construction in Python; tests compare
 the two state by state."""
+
+_T = TypeVar("_T")
 
 Classes = tuple[tuple[int, int], ...]
 """(region, class) for every region a state is inside of, sorted by region."""
@@ -174,6 +176,8 @@ class LazyDFA:
     """
 
     sink = SINK
+    arrays: Arrays
+    """The per-state arrays (replaced, never resized, when the DFA grows: take one snapshot per read)."""
 
     def __init__(self, nfa: NFA, frag: Frag, *, window: int = 256, prune: bool = True) -> None:
         self.nfa = nfa
@@ -181,17 +185,21 @@ class LazyDFA:
         self.accept = frag[1]
         self.window = window
         self.lock = threading.RLock()
-        self.arrays = Arrays.empty(64)
-        self.arrays.expanded[SINK] = True
         self.marks: dict[int, str] = {}
         self._units = nfa.unit_of
         with collector_paused():  # the tables allocate one object or more per NFA state
             self._costs = Costs(nfa, frag[1], window)
             self._chains = region_chains(nfa)
         # the NFA and its costs as C arrays for the compiled expansion (its scratch space is
-        # used under ``lock``, as every expansion is), which also keeps the states
-        self._tables: Tables | None = None if _native is None else _native.tables(nfa, self._costs, frag[1], prune, _Step)
+        # used under ``lock``, as every expansion is), which also keeps the states and adds
+        # their labels to ``marks``
+        self._tables: Tables | None = None
+        if _native is not None:
+            self._tables = _compiled_tables(nfa, self._costs, frag[1], prune, self.marks)
         self._states: _States = _StateIndex() if self._tables is None else self._tables
+        arrays = Arrays.empty(64)
+        arrays.expanded[SINK] = True
+        self._publish(arrays)
         # (targets, counters stepped, classes) -> (state, regions reset): the closure of a move
         # is computed once per automaton, not once per byte interval that makes it.
         self._moves: dict[tuple[frozenset[int], frozenset[int], Classes], tuple[int, tuple[int, ...]]] = {}
@@ -208,6 +216,32 @@ class LazyDFA:
             self.start = self._intern(states, classes)
 
     # -- arrays (read a fresh snapshot each time) -------------------------------------------------
+
+    def _publish(self, arrays: Arrays) -> None:
+        """Make ``arrays`` the DFA's (under ``lock``, once their entries are written), and the
+        compiled tables'."""
+        if self._tables is not None:
+            self._tables.use(arrays.table, arrays.expanded, arrays.accepting, arrays.exits, arrays.dist)
+        self.arrays = arrays
+
+    def _compiled(self, call: Callable[..., _T], *args: object) -> _T:
+        """``call(*args)``, a method of the compiled tables, under ``lock``. Where the arrays are
+        full it raises ``NeedsRoom``; they grow and it runs again (it finds the states it had made,
+        in the same order)."""
+        assert _native is not None
+        with self.lock:
+            while True:
+                try:
+                    return call(*args)
+                except _native.NeedsRoom:
+                    self._publish(self.arrays.grown())
+
+    def compiled_view(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, Tables | None]:
+        """What the compiled trie walk reads of the DFA (call under ``lock``): the table and the
+        expanded, exits and distance arrays, and the compiled tables that expand a state (``None``
+        where they are not built)."""
+        arrays = self.arrays
+        return arrays.table, arrays.expanded, arrays.exits, arrays.dist, self._tables
 
     @property
     def table(self) -> np.ndarray:
@@ -328,7 +362,8 @@ class LazyDFA:
         if label is not None:
             self.marks[sid] = label
         self._states.add(key)
-        self.arrays = arrays  # publish after the entries are written
+        if arrays is not self.arrays:
+            self._publish(arrays)  # after the entries are written
         return sid
 
     def _moves_of(self, sid: int) -> Iterator[tuple[int, int, int, frozenset[int], tuple[int, ...]]]:
@@ -392,8 +427,7 @@ class LazyDFA:
             if self.arrays.expanded[sid]:
                 return
             if self._tables is not None:
-                assert _native is not None
-                _native.expand(self._tables, self, sid)
+                self._compiled(self._tables.expand, sid)
                 return
             regions = self.nfa.regions
             row = np.zeros(256, dtype=np.int32)
@@ -465,7 +499,9 @@ class LazyDFA:
         if found is None:
             if self._tables is None:
                 return None
-            found = self._tables.steps(sid) or _NO_STEPS  # kept in C until asked
+            raw = self._tables.steps(sid)  # kept in C until asked
+            found = _NO_STEPS if raw is None else (memoryview(raw[0]).cast("h"),
+                                                   [_Step(), *(_Step(*step) for step in raw[1])])
             self._steps[sid] = found
         if found is _NO_STEPS:
             return None
@@ -494,7 +530,7 @@ class LazyDFA:
         if found is None:
             if self._tables is not None:  # one compiled call
                 with self.lock:
-                    string, blank = self._tables.spots(self, sid)
+                    string, blank = self._compiled(self._tables.spots, sid)
                     spot = StringSpot(*string) if string is not None else None if blank is not None \
                         else self._piece_spot(sid)
                 found = (spot, None if blank is None else BlankSpot(*blank))
@@ -516,7 +552,7 @@ class LazyDFA:
 
     def _string_spot(self, sid: int) -> StringSpot | None:
         if self._tables is not None:
-            found = self._tables.string_spot(self, sid)
+            found = self._compiled(self._tables.string_spot, sid)
             return self._piece_spot(sid) if found is None else StringSpot(*found)
         return self._plain_string_spot(sid) or self._piece_spot(sid)
 
@@ -585,7 +621,7 @@ class LazyDFA:
 
     def _blank_spot(self, sid: int) -> BlankSpot | None:
         if self._tables is not None:
-            found = self._tables.blank_spot(self, sid)
+            found = self._compiled(self._tables.blank_spot, sid)
             return None if found is None else BlankSpot(*found)
         nfa = self.nfa
         if self.arrays.exits[sid]:
@@ -674,7 +710,7 @@ class LazyDFA:
         along it (a call's shortest completion crosses dozens of states the model never visits)."""
         with self.lock:
             if self._tables is not None:
-                return self._tables.short_step(self, sid)
+                return self._compiled(self._tables.short_step, sid)
             want = int(self.arrays.dist[sid]) - 1
             for lo, _, found, _, _ in self._moves_of(sid):
                 if found != SINK and int(self.arrays.dist[found]) == want:
@@ -706,8 +742,7 @@ class LazyDFA:
         where it stopped. While no counter has to be counted, the compiled tables walk the bytes
         in one call (a tool call's keys and punctuation)."""
         if not counts and self._tables is not None:
-            with self.lock:
-                sid, i, status = self._tables.walk_plain(self, sid, data, i)
+            sid, i, status = self._compiled(self._tables.walk_plain, sid, data, i)
             if status != 3:  # the end, a dead end or an exit; 3: a counter to count from ``i`` on
                 return sid, counts, i
         n = len(data)
@@ -724,8 +759,7 @@ class LazyDFA:
         it dies, else -1: the caller walks it exactly (:meth:`walk_counted`)."""
         if self._tables is None or not data:
             return -1
-        with self.lock:
-            sid, _, status = self._tables.walk_plain(self, sid, data, 0)
+        sid, _, status = self._compiled(self._tables.walk_plain, sid, data, 0)
         return sid if status in (0, 2) else -1  # 0: all read, not on an exit; 2: dead (SINK)
 
     def walk_classes(self, sid: int, data: bytes) -> tuple[int, int, bool]:
@@ -737,8 +771,7 @@ class LazyDFA:
         cost as much as a few bytes of the walk)."""
         i, n = 0, len(data)
         if self._tables is not None and sid != SINK and n:
-            with self.lock:
-                sid, i, status = self._tables.walk_plain(self, sid, data, 0)
+            sid, i, status = self._compiled(self._tables.walk_plain, sid, data, 0)
             if status != 3:  # 0: all read, not on an exit; 1: on an exit; 2: dead
                 return sid, i, status == 1
         while i < n:
@@ -775,6 +808,18 @@ class LazyDFA:
             if r not in new and cls != MID:
                 new[r] = cls
         return self.reclass(nxt, new), new
+
+
+def _compiled_tables(nfa: NFA, costs: Costs, accept: int, prune: bool, labels: dict[int, str]) -> Tables:
+    """The compiled expansion's tables of ``nfa``, handed its lists and one tuple per region
+    (``_dfa_expand.c`` reads no attribute); ``labels`` is the DFA's dict its new states' labels go to."""
+    assert _native is not None
+    regions = [(r.low, -1 if r.high is None else r.high, r.parent, r.decide, r.loop, r.exit, r.text, r.blank,
+                r.string_quote, r.separator is not None, r.units, r.separator_states, info.band, info.unit_min,
+                info.sep_min) for r, info in zip(nfa.regions, costs.info, strict=True)]
+    tables: Tables = _native.tables((nfa.scope, nfa.edges, nfa.eps, nfa.guarded, nfa.marks), regions,
+                                    (costs.reach, costs.chars, costs.local), accept, prune, labels)
+    return tables
 
 
 @functools.lru_cache(maxsize=64)

@@ -16,11 +16,13 @@
  * at the bytes the DFA state allows, and the loads no longer wait on each other.
  *
  * The DFA is expanded lazily: where walk() needs the row of a state that is not built yet, it has
- * the state expanded (by the compiled expansion of tooldec.automata._dfa_expand, called directly
- * when the DFA has its tables, else by the DFA's expand() in Python) and reads its arrays again if
- * they were replaced. Inputs are read through the buffer protocol and outputs are bytes objects,
- * so no NumPy headers are needed to build. The GIL is held throughout: callers hold the DFA's
- * lock, and nothing here is shared or cached.
+ * the state expanded by the compiled expansion of tooldec.automata._dfa_expand, called in C
+ * through its capsule with the handle the caller passed. Where there is none (not built) or the
+ * DFA's arrays are full, the walk returns the state instead: the caller expands it in Python and
+ * walks again. Every call takes its inputs explicitly, as tuples of buffers; nothing here reads
+ * an attribute or calls back into Python. Outputs are bytes objects, so no NumPy headers are
+ * needed to build. The GIL is held throughout: callers hold the DFA's lock, and nothing here is
+ * shared or cached.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -165,80 +167,104 @@ static inline const int32_t *kids_of(const int32_t *tables, const int32_t *wide,
     return NULL;
 }
 
-/* Whether the child tables' buffers have their shapes (entries are checked where they are read). */
-static int tables_ok(const Py_buffer *tables, const Py_buffer *wide, const char *who) {
-    if (tables->len % (256 * 4) || tables->len < 256 * 4 || wide->len != 256 * 4) {
-        PyErr_Format(PyExc_ValueError, "%s: the child tables are not blocks of 256 entries", who);
-        return -1;
-    }
-    return 0;
+/* The trie's arrays (build_trie's answer, one tuple), read and checked once per call. */
+typedef struct {
+    Py_buffer views[6];
+    int held;
+    const uint8_t *nbyte;
+    const int32_t *nend, *nlo, *ncount, *tables, *wide;
+    Py_ssize_t n_nodes, blocks;
+} TrieView;
+
+static void trie_release(TrieView *t) {
+    for (int k = 0; k < t->held; k++) PyBuffer_Release(&t->views[k]);
+    t->held = 0;
 }
 
-/* The DFA's per-state arrays, read from its current ``arrays`` (replaced when the DFA grows). */
+/* Read ``trie`` (labels, ends, los, nends, tables, wide) into ``t``: 0, or -1 with an exception
+ * set (``t`` released either way on error; entries are checked where they are read). */
+static int trie_take(PyObject *trie, TrieView *t, const char *who) {
+    static const Py_ssize_t sizes[6] = {1, 4, 4, 4, 4, 4};
+    static const char *names[6] = {"labels", "ends", "los", "nends", "tables", "wide"};
+    if (!PyTuple_Check(trie) || PyTuple_GET_SIZE(trie) != 6) {
+        PyErr_Format(PyExc_TypeError, "%s: the trie is a tuple of its 6 arrays", who);
+        return -1;
+    }
+    for (int k = 0; k < 6; k++) {
+        if (get(PyTuple_GET_ITEM(trie, k), &t->views[k], sizes[k], names[k]) < 0) { trie_release(t); return -1; }
+        t->held = k + 1;
+    }
+    t->nbyte = t->views[0].buf;
+    t->nend = t->views[1].buf; t->nlo = t->views[2].buf; t->ncount = t->views[3].buf;
+    t->tables = t->views[4].buf; t->wide = t->views[5].buf;
+    t->n_nodes = t->views[0].len;
+    t->blocks = t->views[4].len / (256 * 4);
+    Py_ssize_t n = t->n_nodes;
+    if (n < 1 || t->views[1].len != n * 4 || t->views[2].len != n * 4 || t->views[3].len != n * 4) {
+        PyErr_Format(PyExc_ValueError, "%s: trie arrays of mismatched sizes", who);
+    } else if (t->views[4].len % (256 * 4) || t->views[4].len < 256 * 4 || t->views[5].len != 256 * 4) {
+        PyErr_Format(PyExc_ValueError, "%s: the child tables are not blocks of 256 entries", who);
+    } else {
+        return 0;
+    }
+    trie_release(t);
+    return -1;
+}
+
+/* The DFA as the walk reads it: LazyDFA.compiled_view()'s (table, expanded, exits, dist,
+ * expansion), read once per call. Its arrays stay put during the call: the compiled expansion
+ * writes into them and never replaces them (where they are full, the walk returns to Python). */
 typedef struct {
-    PyObject *arrays; /* the Arrays object read (a reference), to notice its replacement */
-    Py_buffer table, expanded, exits, dist;
+    Py_buffer views[4];
     int held;
+    const int32_t *table;
+    const uint8_t *expanded, *exits;
+    const int64_t *dist;
     Py_ssize_t n_states;
+    PyObject *expansion; /* the DFA's compiled tables, or None (borrowed: the tuple holds it) */
 } DfaView;
 
-static void dfa_release(DfaView *v) {
-    Py_buffer *views[4] = {&v->table, &v->expanded, &v->exits, &v->dist};
-    for (int k = 0; k < v->held; k++) PyBuffer_Release(views[k]);
-    v->held = 0;
-    Py_CLEAR(v->arrays);
+static void dfa_release(DfaView *d) {
+    for (int k = 0; k < d->held; k++) PyBuffer_Release(&d->views[k]);
+    d->held = 0;
 }
 
-/* Read the DFA's arrays, unless they are the ones already read. */
-static int dfa_read(PyObject *dfa, DfaView *v) {
-    PyObject *arrays = PyObject_GetAttrString(dfa, "arrays");
-    if (!arrays) return -1;
-    if (arrays == v->arrays) { Py_DECREF(arrays); return 0; }
-    dfa_release(v);
-    v->arrays = arrays;
-    static const char *fields[4] = {"table", "expanded", "exits", "dist"};
-    Py_buffer *views[4] = {&v->table, &v->expanded, &v->exits, &v->dist};
+static int dfa_take(PyObject *dfa, DfaView *d) {
     static const Py_ssize_t sizes[4] = {4, 1, 1, 8};
-    for (int k = 0; k < 4; k++) {
-        PyObject *array = PyObject_GetAttrString(arrays, fields[k]);
-        if (!array) return -1;
-        int bad = get(array, views[k], sizes[k], fields[k]);
-        Py_DECREF(array);
-        if (bad < 0) return -1;
-        v->held = k + 1;
+    static const char *names[4] = {"table", "expanded", "exits", "dist"};
+    if (!PyTuple_Check(dfa) || PyTuple_GET_SIZE(dfa) != 5) {
+        PyErr_SetString(PyExc_TypeError, "walk: the DFA is LazyDFA.compiled_view()'s tuple");
+        return -1;
     }
-    v->n_states = v->expanded.len;
-    if (v->table.len != v->n_states * 256 * 4 || v->exits.len != v->n_states || v->dist.len != v->n_states * 8) {
+    for (int k = 0; k < 4; k++) {
+        if (get(PyTuple_GET_ITEM(dfa, k), &d->views[k], sizes[k], names[k]) < 0) { dfa_release(d); return -1; }
+        d->held = k + 1;
+    }
+    d->table = d->views[0].buf; d->expanded = d->views[1].buf; d->exits = d->views[2].buf; d->dist = d->views[3].buf;
+    d->n_states = d->views[1].len;
+    d->expansion = PyTuple_GET_ITEM(dfa, 4);
+    if (d->views[0].len != d->n_states * 256 * 4 || d->views[2].len != d->n_states || d->views[3].len != d->n_states * 8) {
         PyErr_SetString(PyExc_ValueError, "walk: the DFA's arrays have mismatched sizes");
+        dfa_release(d);
         return -1;
     }
     return 0;
 }
 
-/* The compiled expansion (tooldec.automata._dfa_expand's C entry point), found once. */
-typedef int (*ExpandFn)(PyObject *tables, PyObject *dfa, long sid);
+/* The compiled expansion (tooldec.automata._dfa_expand's capsule ``expand_c``), found once:
+ * 0 expanded, 1 the arrays are full, -1 an error. */
+typedef int (*ExpandFn)(PyObject *tables, long sid);
 static ExpandFn compiled_expand = NULL;
-static int looked_for_expand = 0;
 
-/* Expand state ``s`` of ``dfa``: compiled when the DFA has tables for it, else dfa.expand(s). */
-static int expand_state(PyObject *dfa, int32_t s) {
-    if (!looked_for_expand) {
-        looked_for_expand = 1;
+/* Expand state ``s``: 0 done, 1 for the caller to do (no compiled expansion, or the DFA's arrays
+ * are full: the walk returns the state), -1 an error with an exception set. */
+static int expand_state(const DfaView *d, int32_t s) {
+    if (d->expansion == Py_None) return 1;
+    if (!compiled_expand) { /* (the module is imported already: the tables come from it) */
         compiled_expand = (ExpandFn)PyCapsule_Import("tooldec.automata._dfa_expand.expand_c", 0);
-        if (!compiled_expand) PyErr_Clear(); /* not built: Python's expand */
+        if (!compiled_expand) return -1;
     }
-    PyObject *tables = compiled_expand ? PyObject_GetAttrString(dfa, "_tables") : NULL;
-    if (compiled_expand && !tables) return -1;
-    if (tables && tables != Py_None) {
-        int bad = compiled_expand(tables, dfa, (long)s);
-        Py_DECREF(tables);
-        return bad;
-    }
-    Py_XDECREF(tables);
-    PyObject *done = PyObject_CallMethod(dfa, "expand", "i", s);
-    if (!done) return -1;
-    Py_DECREF(done);
-    return 0;
+    return compiled_expand(d->expansion, (long)s);
 }
 
 static int cmp_i32(const void *a, const void *b) {
@@ -280,60 +306,53 @@ static int push_child(Buf *stack, int32_t c, int b, const int32_t *row, int64_t 
     return buf_push(stack, &next, sizeof next);
 }
 
-/* walk(labels, ends, los, nends, tables, wide, sorted_rows, dfa, skip, state[, row_ids, words, dense_from])
+/* walk(trie, rows, dfa, state, skip[, mask])
  *   -> (ended_rows, ended_states, exit_rows, exit_states, exit_offsets)
- *   or, with row_ids: (packed or None, ended_ids, end_states, max_dist, exit_rows, exit_states, exit_offsets)
+ *   or, with mask: (packed or None, ended_ids, end_states, max_dist, exit_rows, exit_states, exit_offsets)
+ *   or a state (an int) the walk met unexpanded and could not expand: the caller expands it and
+ *   walks again (the walk changed nothing but the DFA's expansion)
  *
- * Every token from ``state`` of the LazyDFA ``dfa``: a token ends inside (its row and end state)
- * or reaches a state that ``exits`` flags (its row, the state, and the bytes consumed); dead
- * states (0) drop it. A state whose row is not built yet is expanded (see expand_state).
- * ``skip`` (256 flags, or None) leaves out the tokens by their first byte. Rows are int64,
- * states int32, offsets int64.
+ * Every token of ``trie`` (build_trie's tuple; ``rows``: int64 per sorted position, what to report)
+ * from ``state`` of the DFA (``dfa``: LazyDFA.compiled_view()'s tuple): a token ends inside (its row
+ * and end state) or reaches a state that ``exits`` flags (its row, the state, and the bytes
+ * consumed); dead states (0) drop it. A state whose row is not built yet is expanded (see
+ * expand_state). ``skip`` (256 flags, or None) leaves out the tokens by their first byte. Rows
+ * are int64, states int32, offsets int64.
  *
- * With ``row_ids`` (the int32 token id of each row) the tokens that end inside are given as a
- * mask: listed (int32, sorted) and, when there are more than ``dense_from`` of them, set in
- * ``packed`` (a bytearray of ``words`` little-endian 32-bit words; else None: a sparse mask), with the distinct states they end in (int32, in the order first met)
- * and the largest distance to acceptance among those states (dfa.dist; 0 if none). */
+ * With ``mask`` = (row_ids, words, dense_from), row_ids the int32 token id of each row, the tokens
+ * that end inside are given as a mask: listed (int32, sorted) and, when there are more than
+ * ``dense_from`` of them, set in ``packed`` (a bytearray of ``words`` little-endian 32-bit words;
+ * else None: a sparse mask), with the distinct states they end in (int32, in the order first met)
+ * and the largest distance to acceptance among those states (dist; 0 if none). */
 static PyObject *walk(PyObject *self, PyObject *args) {
-    PyObject *objs[9], *row_ids_obj = Py_None;
+    PyObject *trie_obj, *rows_obj, *dfa_obj, *skip_obj, *mask_obj = Py_None;
     int start;
+    if (!PyArg_ParseTuple(args, "OOOiO|O", &trie_obj, &rows_obj, &dfa_obj, &start, &skip_obj, &mask_obj)) return NULL;
+    int as_mask = mask_obj != Py_None;
+    PyObject *row_ids_obj = NULL;
     Py_ssize_t words = 0, dense_from = 0;
-    if (!PyArg_ParseTuple(args, "OOOOOOOOOi|Onn", &objs[0], &objs[1], &objs[2], &objs[3], &objs[4], &objs[5], &objs[6],
-                          &objs[7], &objs[8], &start, &row_ids_obj, &words, &dense_from)) return NULL;
-    PyObject *dfa = objs[7];
-    int as_mask = row_ids_obj != Py_None;
-    static const Py_ssize_t sizes[9] = {1, 4, 4, 4, 4, 4, 8, 0, 1};
-    static const char *names[9] = {"labels", "ends", "los", "nends", "tables", "wide", "sorted_rows", "dfa", "skip"};
-    Py_buffer views[9], row_ids_view;
-    memset(views, 0, sizeof views);
-    memset(&row_ids_view, 0, sizeof row_ids_view);
-    DfaView dv;
-    memset(&dv, 0, sizeof dv);
+    if (as_mask && !PyArg_ParseTuple(mask_obj, "Onn", &row_ids_obj, &words, &dense_from)) return NULL;
+    TrieView tv = {0};
+    DfaView dv = {0};
+    Py_buffer rows_view = {0}, skip_view = {0}, row_ids_view = {0};
     PyObject *result = NULL, *packed = NULL, *outs[5] = {NULL, NULL, NULL, NULL, NULL};
     /* ended rows (int32 ids in mask mode), ended states (the distinct end states in mask mode),
      * exit rows, exit states, exit offsets: grown as needed (most walks meet a few tokens) */
     Out ended = {NULL, 0, 0, as_mask ? 4 : 8}, ended_states = {NULL, 0, 0, 4}, exit_rows = {NULL, 0, 0, 8},
         exit_states = {NULL, 0, 0, 4}, exit_offsets = {NULL, 0, 0, 8};
     uint8_t *seen = NULL; /* mask mode: per state, whether it is listed among the end states */
-    Py_ssize_t seen_size = 0;
     int64_t max_dist = 0;
     Buf stack = {0};
-    for (int k = 0; k < 9; k++) {
-        if (k == 7 || (k == 8 && objs[8] == Py_None)) continue;
-        if (get(objs[k], &views[k], sizes[k], names[k]) < 0) goto done;
-    }
-    const uint8_t *nbyte = views[0].buf;
-    const int32_t *nend = views[1].buf, *nlo = views[2].buf, *ncount = views[3].buf;
-    const int32_t *tables = views[4].buf, *wide = views[5].buf;
-    const int64_t *sorted_rows = views[6].buf;
-    const uint8_t *skip = views[8].buf;
-    Py_ssize_t n_nodes = views[0].len, n_tokens = views[6].len / 8, blocks = views[4].len / (256 * 4);
-    if (n_nodes < 1 || views[1].len != n_nodes * 4 || views[2].len != n_nodes * 4 || views[3].len != n_nodes * 4
-        || (skip && views[8].len != 256)) {
-        PyErr_SetString(PyExc_ValueError, "walk: trie arrays of mismatched sizes");
+    if (trie_take(trie_obj, &tv, "walk") < 0 || get(rows_obj, &rows_view, 8, "rows") < 0
+        || (skip_obj != Py_None && get(skip_obj, &skip_view, 1, "skip") < 0) || dfa_take(dfa_obj, &dv) < 0) goto done;
+    const uint8_t *nbyte = tv.nbyte, *skip = skip_view.buf;
+    const int32_t *nend = tv.nend, *nlo = tv.nlo, *ncount = tv.ncount;
+    const int64_t *sorted_rows = rows_view.buf;
+    Py_ssize_t n_nodes = tv.n_nodes, n_tokens = rows_view.len / 8;
+    if (skip && skip_view.len != 256) {
+        PyErr_SetString(PyExc_ValueError, "walk: skip must be 256 flags");
         goto done;
     }
-    if (tables_ok(&views[4], &views[5], "walk") < 0) goto done;
     const int32_t *row_ids = NULL;
     uint32_t *bits = NULL;
     if (as_mask) {
@@ -343,8 +362,8 @@ static PyObject *walk(PyObject *self, PyObject *args) {
             goto done;
         }
         row_ids = row_ids_view.buf;
+        if (!(seen = PyMem_Calloc(dv.n_states, 1))) { PyErr_NoMemory(); goto done; }
     }
-    if (dfa_read(dfa, &dv) < 0) goto done;
     if (start < 0 || start >= dv.n_states) {
         PyErr_SetString(PyExc_ValueError, "walk: the start state is out of range");
         goto done;
@@ -359,7 +378,7 @@ static PyObject *walk(PyObject *self, PyObject *args) {
         int32_t end = nend[n];
         if (depth) { /* the tokens that stop here */
             int32_t lo = nlo[n], hi = end < n_nodes ? nlo[end] : (int32_t)n_tokens;
-            if (((const uint8_t *)dv.exits.buf)[s]) {
+            if (dv.exits[s]) {
                 for (int32_t k = lo; k < hi; k++) {
                     int64_t *row = out_next(&exit_rows), *offset = out_next(&exit_offsets);
                     int32_t *at = out_next(&exit_states);
@@ -380,20 +399,12 @@ static PyObject *walk(PyObject *self, PyObject *args) {
                     }
                     *put = id;
                 }
-                if (seen_size < dv.n_states) { /* (the DFA may have grown since) */
-                    uint8_t *more = PyMem_Realloc(seen, dv.n_states);
-                    if (!more) { PyErr_NoMemory(); goto done; }
-                    memset(more + seen_size, 0, dv.n_states - seen_size);
-                    seen = more;
-                    seen_size = dv.n_states;
-                }
                 if (!seen[s]) {
                     int32_t *put = out_next(&ended_states);
                     if (!put) goto done;
                     seen[s] = 1;
                     *put = s;
-                    int64_t d = ((const int64_t *)dv.dist.buf)[s];
-                    if (d > max_dist) max_dist = d;
+                    if (dv.dist[s] > max_dist) max_dist = dv.dist[s];
                 }
             } else if (!as_mask) {
                 for (int32_t k = lo; k < lo + ncount[n]; k++) {
@@ -406,15 +417,17 @@ static PyObject *walk(PyObject *self, PyObject *args) {
             }
         }
         if (end == n + 1) continue; /* a leaf */
-        if (!((const uint8_t *)dv.expanded.buf)[s]) {
-            if (expand_state(dfa, s) < 0 || dfa_read(dfa, &dv) < 0) goto done;
-            if (!((const uint8_t *)dv.expanded.buf)[s]) {
+        if (!dv.expanded[s]) {
+            int later = expand_state(&dv, s);
+            if (later < 0) goto done;
+            if (later) { result = PyLong_FromLong(s); goto done; }
+            if (!dv.expanded[s]) {
                 PyErr_SetString(PyExc_RuntimeError, "walk: the DFA's expansion did not build the state's row");
                 goto done;
             }
         }
-        const int32_t *row = (const int32_t *)dv.table.buf + (Py_ssize_t)s * 256;
-        const int32_t *kids = kids_of(tables, wide, blocks, nbyte, n, depth);
+        const int32_t *row = dv.table + (Py_ssize_t)s * 256;
+        const int32_t *kids = kids_of(tv.tables, tv.wide, tv.blocks, nbyte, n, depth);
         if (kids) { /* by the table: only the bytes the state allows */
             for (int b = 0; b < 256; b++) {
                 int32_t c = kids[b];
@@ -453,9 +466,11 @@ static PyObject *walk(PyObject *self, PyObject *args) {
         result = Py_BuildValue("(OOOOO)", outs[0], outs[1], outs[2], outs[3], outs[4]);
     }
 done:
-    for (int k = 0; k < 9; k++) if (views[k].obj) PyBuffer_Release(&views[k]);
-    if (row_ids_view.obj) PyBuffer_Release(&row_ids_view);
+    trie_release(&tv);
     dfa_release(&dv);
+    if (rows_view.obj) PyBuffer_Release(&rows_view);
+    if (skip_view.obj) PyBuffer_Release(&skip_view);
+    if (row_ids_view.obj) PyBuffer_Release(&row_ids_view);
     Py_XDECREF(packed);
     for (int k = 0; k < 5; k++) Py_XDECREF(outs[k]);
     Out *all[5] = {&ended, &ended_states, &exit_rows, &exit_states, &exit_offsets};
@@ -492,7 +507,7 @@ static void name_range(PyObject **names, Py_ssize_t lo, Py_ssize_t hi, Py_ssize_
 
 typedef struct { int32_t node, depth; Py_ssize_t lo, hi; } NameItem;
 
-/* names_walk(labels, ends, los, nends, tables, wide, sorted_ids, names, lo, hi, prefix_len, literal)
+/* names_walk(trie, sorted_ids, names, lo, hi, prefix_len, literal)
  *   -> (ids, pending)
  *
  * The tokens allowed at a name position: ``names[lo:hi]`` (bytes, sorted) are the tool names that
@@ -504,28 +519,21 @@ typedef struct { int32_t node, depth; Py_ssize_t lo, hi; } NameItem;
  * lists (sorted position, name index, bytes of the token before its rest) as int32 triples, for
  * the caller to walk into the tail. ``sorted_ids`` gives each sorted position's token id (int32). */
 static PyObject *names_walk(PyObject *self, PyObject *args) {
-    PyObject *objs[7], *names_obj;
+    PyObject *trie_obj, *ids_obj, *names_obj;
     Py_ssize_t lo, hi, prefix_len;
     Py_buffer literal;
-    if (!PyArg_ParseTuple(args, "OOOOOOOOnnny*", &objs[0], &objs[1], &objs[2], &objs[3], &objs[4], &objs[5], &objs[6],
-                          &names_obj, &lo, &hi, &prefix_len, &literal)) return NULL;
-    static const Py_ssize_t sizes[7] = {1, 4, 4, 4, 4, 4, 4};
-    static const char *labels_[7] = {"labels", "ends", "los", "nends", "tables", "wide", "sorted_ids"};
-    Py_buffer views[7];
-    memset(views, 0, sizeof views);
+    if (!PyArg_ParseTuple(args, "OOOnnny*", &trie_obj, &ids_obj, &names_obj, &lo, &hi, &prefix_len, &literal))
+        return NULL;
+    TrieView tv = {0};
+    Py_buffer ids_view = {0};
     PyObject *names_seq = NULL, *result = NULL, *ids_bytes = NULL, *pending_bytes = NULL;
     Out ids = {NULL, 0, 0, 4}, pending = {NULL, 0, 0, 12};
     Buf stack = {0}, cross = {0};
-    for (int k = 0; k < 7; k++) if (get(objs[k], &views[k], sizes[k], labels_[k]) < 0) goto done;
-    const uint8_t *nbyte = views[0].buf;
-    const int32_t *nend = views[1].buf, *nlo = views[2].buf, *ncount = views[3].buf, *sorted_ids = views[6].buf;
-    const int32_t *tables = views[4].buf, *wide = views[5].buf;
-    Py_ssize_t n_nodes = views[0].len, n_tokens = views[6].len / 4, blocks = views[4].len / (256 * 4);
-    if (n_nodes < 1 || views[1].len != n_nodes * 4 || views[2].len != n_nodes * 4 || views[3].len != n_nodes * 4) {
-        PyErr_SetString(PyExc_ValueError, "names_walk: trie arrays of mismatched sizes");
-        goto done;
-    }
-    if (tables_ok(&views[4], &views[5], "names_walk") < 0) goto done;
+    if (trie_take(trie_obj, &tv, "names_walk") < 0 || get(ids_obj, &ids_view, 4, "sorted_ids") < 0) goto done;
+    const uint8_t *nbyte = tv.nbyte;
+    const int32_t *nend = tv.nend, *nlo = tv.nlo, *ncount = tv.ncount, *sorted_ids = ids_view.buf;
+    const int32_t *tables = tv.tables, *wide = tv.wide;
+    Py_ssize_t n_nodes = tv.n_nodes, n_tokens = ids_view.len / 4, blocks = tv.blocks;
     if (!(names_seq = PySequence_Fast(names_obj, "names_walk: names must be a sequence"))) goto done;
     PyObject **names = PySequence_Fast_ITEMS(names_seq);
     Py_ssize_t n_names = PySequence_Fast_GET_SIZE(names_seq);
@@ -623,7 +631,8 @@ static PyObject *names_walk(PyObject *self, PyObject *args) {
     if ((ids_bytes = out_bytes(&ids)) && (pending_bytes = out_bytes(&pending)))
         result = PyTuple_Pack(2, ids_bytes, pending_bytes);
 done:
-    for (int k = 0; k < 7; k++) if (views[k].obj) PyBuffer_Release(&views[k]);
+    trie_release(&tv);
+    if (ids_view.obj) PyBuffer_Release(&ids_view);
     PyBuffer_Release(&literal);
     Py_XDECREF(names_seq); Py_XDECREF(ids_bytes); Py_XDECREF(pending_bytes);
     PyMem_Free(ids.data); PyMem_Free(pending.data);
@@ -632,29 +641,20 @@ done:
     return result;
 }
 
-/* longest_count(labels, ends, los, nends, tables, wide, data) -> int: how many tokens the
+/* longest_count(trie, data) -> int: how many tokens the
  * longest-match cut of ``data`` has (the longest token at each step; Vocabulary.longest_match),
  * or -1 where a byte begins no token. Token budgets count the bytes of every shortest completion
  * this way: a bisection of the sorted vocabulary per token was a cache miss per comparison. */
 static PyObject *longest_count(PyObject *self, PyObject *args) {
-    PyObject *objs[6];
+    PyObject *trie_obj;
     Py_buffer data;
-    if (!PyArg_ParseTuple(args, "OOOOOOy*", &objs[0], &objs[1], &objs[2], &objs[3], &objs[4], &objs[5], &data))
-        return NULL;
-    static const Py_ssize_t sizes[6] = {1, 4, 4, 4, 4, 4};
-    static const char *names[6] = {"labels", "ends", "los", "nends", "tables", "wide"};
-    Py_buffer views[6];
-    memset(views, 0, sizeof views);
+    if (!PyArg_ParseTuple(args, "Oy*", &trie_obj, &data)) return NULL;
+    TrieView tv = {0};
     PyObject *result = NULL;
-    for (int k = 0; k < 6; k++) if (get(objs[k], &views[k], sizes[k], names[k]) < 0) goto done;
-    const uint8_t *nbyte = views[0].buf, *text = data.buf;
-    const int32_t *nend = views[1].buf, *ncount = views[3].buf, *tables = views[4].buf, *wide = views[5].buf;
-    Py_ssize_t n_nodes = views[0].len, blocks = views[4].len / (256 * 4);
-    if (n_nodes < 1 || views[1].len != n_nodes * 4 || views[2].len != n_nodes * 4 || views[3].len != n_nodes * 4) {
-        PyErr_SetString(PyExc_ValueError, "longest_count: trie arrays of mismatched sizes");
-        goto done;
-    }
-    if (tables_ok(&views[4], &views[5], "longest_count") < 0) goto done;
+    if (trie_take(trie_obj, &tv, "longest_count") < 0) goto done;
+    const uint8_t *nbyte = tv.nbyte, *text = data.buf;
+    const int32_t *nend = tv.nend, *ncount = tv.ncount, *tables = tv.tables, *wide = tv.wide;
+    Py_ssize_t blocks = tv.blocks;
     Py_ssize_t count = 0;
     for (Py_ssize_t i = 0; i < data.len; count++) {
         int32_t n = 0;
@@ -688,7 +688,7 @@ static PyObject *longest_count(PyObject *self, PyObject *args) {
     }
     result = PyLong_FromSsize_t(count);
 done:
-    for (int k = 0; k < 6; k++) if (views[k].obj) PyBuffer_Release(&views[k]);
+    trie_release(&tv);
     PyBuffer_Release(&data);
     return result;
 }

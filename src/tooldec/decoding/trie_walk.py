@@ -3,9 +3,10 @@
 ``_trie_walk`` (C, built by ``make setup`` through setup.py) walks a byte trie of the sorted
 vocabulary through the tool's DFA, each prefix once per state it is reached in; it has the states
 whose rows are not built yet expanded as it meets them (by the compiled expansion where the DFA
-has it). Its answer is the same set of ended and exiting tokens as the pure-Python walk in
-:mod:`.vector_walk`, which is used where the extension is absent (no C compiler at install) or when
-``TOOLDEC_NATIVE=0`` is set (tests run both and compare them).
+has it, else it stops and :func:`_walked` expands the state and walks again). Its answer is the
+same set of ended and exiting tokens as the pure-Python walk in :mod:`.vector_walk`, which is used
+where the extension is absent (no C compiler at install) or when ``TOOLDEC_NATIVE=0`` is set
+(tests run both and compare them).
 
 The trie is built once per vocabulary and kept with its :class:`TokenIndex` (immutable: shareable
 across threads); walks run under the DFA's lock.
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import NamedTuple, overload
 
 import numpy as np
 
@@ -78,9 +79,7 @@ def walk_trie(t: Trie, rows: np.ndarray, dfa: LazyDFA, state: int) -> tuple[np.n
     """:func:`native_walk` over another trie (``rows``: what to report for each of its sorted
     positions): the rows and end states of the strings that end inside, and the rows, states and
     offsets of those that reach an exit. Needs the extension."""
-    assert _native is not None
-    with dfa.lock:
-        out = _native.walk(*t.arrays, rows, dfa, None, state)
+    out = _walked(t.arrays, rows, dfa, state, None)
     return (np.frombuffer(out[0], np.int64), np.frombuffer(out[1], np.int32), np.frombuffer(out[2], np.int64),
             np.frombuffer(out[3], np.int32), np.frombuffer(out[4], np.int64))
 
@@ -101,8 +100,7 @@ def native_walk(index: TokenIndex, dfa: LazyDFA, state: int, skip: np.ndarray | 
     assert _native is not None
     t = trie(index)
     skip_flags = None if skip is None else np.ascontiguousarray(skip, dtype=np.bool_)
-    with dfa.lock:
-        out = _native.walk(*t.arrays, index.sorted_rows, dfa, skip_flags, state)
+    out = _walked(t.arrays, index.sorted_rows, dfa, state, skip_flags)
     return (np.frombuffer(out[0], np.int64), np.frombuffer(out[1], np.int32), np.frombuffer(out[2], np.int64),
             np.frombuffer(out[3], np.int32), np.frombuffer(out[4], np.int64))
 
@@ -124,9 +122,8 @@ def native_mask(index: TokenIndex, dfa: LazyDFA, state: int) -> TrieMask:
     by id, and set in a packed mask by the walk itself unless they are few (a sparse mask, see
     ``masks.SPARSE_SHARE``): the common tail mask, without a NumPy pass per list. ``packed`` is a
     fresh writable array. Needs the extension."""
-    assert _native is not None
-    with dfa.lock:
-        out = _native.walk(*_walk_args(index), dfa, None, state, index.ids, index.words, index.words // SPARSE_SHARE)
+    trie_arrays, rows, mask = _walk_args(index)
+    out = _walked(trie_arrays, rows, dfa, state, None, mask)
     packed = None if out[0] is None else np.frombuffer(out[0], np.uint8)
     if out[4]:
         return TrieMask(packed, np.frombuffer(out[1], np.int32), out[2], out[3],
@@ -134,13 +131,44 @@ def native_mask(index: TokenIndex, dfa: LazyDFA, state: int) -> TrieMask:
     return TrieMask(packed, np.frombuffer(out[1], np.int32), out[2], out[3], *_NO_EXITS)
 
 
-def _walk_args(index: TokenIndex) -> tuple[bytes, bytes, bytes, bytes, bytes, bytes, np.ndarray]:
-    """The trie's arrays and the sorted rows, as the walk takes them (kept with the index)."""
-    found: tuple[bytes, bytes, bytes, bytes, bytes, bytes, np.ndarray] | None = index.extras.get("walk-args")
+TrieArrays = tuple[bytes, bytes, bytes, bytes, bytes, bytes]
+"""The trie's arrays as the compiled walks take them (:attr:`Trie.arrays`)."""
+
+MaskArgs = tuple[np.ndarray, int, int]
+"""What a walk that answers with a mask takes: the token id per row, the mask's words and the
+most ids a sparse mask lists."""
+
+
+def _walk_args(index: TokenIndex) -> tuple[TrieArrays, np.ndarray, MaskArgs]:
+    """The trie's arrays, the sorted rows and the mask's arguments, as the walk takes them (kept
+    with the index)."""
+    found: tuple[TrieArrays, np.ndarray, MaskArgs] | None = index.extras.get("walk-args")
     if found is None:
         t = trie(index)
-        found = index.extra("walk-args", lambda: (*t.arrays, index.sorted_rows))
+        found = index.extra("walk-args", lambda: (t.arrays, index.sorted_rows,
+                                                  (index.ids, index.words, index.words // SPARSE_SHARE)))
     return found
+
+
+@overload
+def _walked(trie_arrays: TrieArrays, rows: np.ndarray, dfa: LazyDFA, state: int, skip: np.ndarray | None
+            ) -> tuple[bytes, bytes, bytes, bytes, bytes]: ...
+@overload
+def _walked(trie_arrays: TrieArrays, rows: np.ndarray, dfa: LazyDFA, state: int, skip: np.ndarray | None,
+            mask: MaskArgs) -> tuple[bytearray | None, bytes, bytes, int, bytes, bytes, bytes]: ...
+def _walked(trie_arrays: TrieArrays, rows: np.ndarray, dfa: LazyDFA, state: int, skip: np.ndarray | None,
+            mask: MaskArgs | None = None) -> tuple[object, ...]:
+    """The compiled walk under the DFA's lock. Where it meets a state it cannot expand (no
+    compiled expansion, or the DFA's arrays are full) it returns the state: the DFA expands it
+    (growing its arrays) and the walk runs again, which finds what it had expanded (arrays grow
+    by doubling, so a DFA's walks run again a few times in all)."""
+    assert _native is not None
+    with dfa.lock:
+        while True:
+            out: tuple[object, ...] | int = _native.walk(trie_arrays, rows, dfa.compiled_view(), state, skip, mask)
+            if not isinstance(out, int):
+                return out
+            dfa.expand(out)
 
 
 _NO_EXITS = (np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int64))
@@ -157,7 +185,7 @@ def native_names(index: TokenIndex, names: Sequence[bytes], lo: int, hi: int, pr
     assert _native is not None
     t = trie(index)
     sorted_ids = index.extra("sorted-ids", lambda: np.ascontiguousarray(index.ids[index.sorted_rows], dtype=np.int32))
-    ids, pending = _native.names_walk(*t.arrays, sorted_ids, names, lo, hi, prefix_len, literal)
+    ids, pending = _native.names_walk(t.arrays, sorted_ids, names, lo, hi, prefix_len, literal)
     return np.frombuffer(ids, np.int32), np.frombuffer(pending, np.int32).reshape(-1, 3)
 
 
@@ -166,5 +194,5 @@ def native_count(index: TokenIndex, data: bytes) -> int | None:
     length), by the compiled walk of the trie; ``None`` where a byte begins no token. Needs the
     extension."""
     assert _native is not None
-    found = _native.longest_count(*trie(index).arrays, data)
+    found = _native.longest_count(trie(index).arrays, data)
     return None if found < 0 else found
