@@ -13,8 +13,8 @@ batch), tooldec without it, and unconstrained (for required, the call's start wr
 prompt, as ``end_to_end.py`` does). The prompt is evaluated before the clock starts, and the
 answers after a question's first keep its whole chunks, which hold what a fresh evaluation would
 (``PROMPT_CHUNK``), so every answer decodes from the same state; the loop evaluates the prompt's
-last chunk again, with the unconstrained answer's written call start in it and with
-jump-forward's forced opener, so each answer pays its first pass as a real loop does. The two tooldec answers take turns going first, so each pays a new tool list's first masks
+last chunk again, with the unconstrained answer's written call start in it, so each answer pays
+its first pass as a real loop does. The two tooldec answers take turns going first, so each pays a new tool list's first masks
 for half the questions.
 
 Reported per mode: forward passes per call (tokens the model evaluated one pass each, plus one

@@ -5,9 +5,6 @@ stay valid, budgets hold, and the switch turns it off."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-import numpy as np
 import pytest
 
 from tooldec.backends.jump import encoder_of, forced_tokens
@@ -95,42 +92,3 @@ def test_the_switch_is_on_by_default_and_turns_off() -> None:
     assert not LlamaCppGenerator(model, tokenizer, vocab, jump_forward=False).jump_forward
     assert parser().parse_args([]).jump_forward is None  # on with one slot, off with --parallel
     assert parser().parse_args(["--no-jump-forward"]).jump_forward is False
-
-
-class Recording(LlamaCppGenerator):
-    """The loop's evaluations, in order: what ``start_all`` was given, and each batch after it."""
-
-    calls: list[tuple[str, int]]
-
-    def start_all(self, prompt_ids: Sequence[int], draft: Sequence[int]) -> list[np.ndarray]:
-        self.calls = [("start_all", len(draft))]
-        return super().start_all(prompt_ids, draft)
-
-    def push(self, token: int) -> np.ndarray:
-        self.calls.append(("push", 1))
-        return super().push(token)
-
-    def push_all(self, tokens: Sequence[int]) -> list[np.ndarray]:
-        self.calls.append(("push_all", len(tokens)))
-        return super().push_all(tokens)
-
-
-@pytest.mark.parametrize("choice", ["required", "auto"])
-def test_a_required_opener_is_evaluated_with_the_prompt(choice: str) -> None:
-    """Required, the opener is forced before the first pick: its tokens go in the prompt's last
-    batch, so the answer takes one forward pass fewer and every one of its tokens is confirmed
-    by the model; auto forces nothing there. Greedy tokens equal the loop's without jumps."""
-    model, tokenizer, vocab = loaded()
-    generator = Recording(model, tokenizer, vocab, mask_worker=False, jump_forward=True)
-    model.reset()
-    prompt = prompt_ids(tokenizer, QUESTIONS[0])
-    out = generator.generate(prompt, max_new_tokens=64, grammar=Grammar(TOOLS, vocab, Hermes()), tool_choice=choice,
-                             stop_after_call=Hermes())
-    opener = tokenizer.encode('<tool_call>\n{"name":', add_special_tokens=False)
-    assert generator.calls[0] == ("start_all", len(opener) if choice == "required" else 0)
-    if choice == "required":
-        assert out.ids[:len(opener)] == opener
-        passes = len(generator.calls) - 1  # one llama_decode each after the prompt's
-        assert passes == len(out.ids) - out.forced_steps - 1  # the last token is never evaluated
-        off, _, _ = answer(False, QUESTIONS[0], 64)
-        assert out.ids == off

@@ -149,14 +149,6 @@ class TokenGenerator(Generator):
         """Evaluate one more token; the logits after it (valid until the next call)."""
         raise NotImplementedError
 
-    def start_all(self, prompt_ids: Sequence[int], draft: Sequence[int]) -> list[np.ndarray]:
-        """:meth:`start` with the grammar's draft for the answer's first tokens after the prompt
-        (a required call's opener): the logits after the prompt and after each draft token, valid
-        until the next call. A backend with batches evaluates them with the prompt's last tokens
-        in one pass, not one more."""
-        logits = self.start(prompt_ids)
-        return [logits.copy(), *self.push_all(draft)] if draft else [logits]
-
     def push_all(self, tokens: Sequence[int]) -> list[np.ndarray]:
         """Evaluate ``tokens`` (a picked token and the grammar's draft after it) in one batch; the
         logits after each, valid until the next call. A backend with batches overrides this."""
@@ -179,9 +171,8 @@ class TokenGenerator(Generator):
     def tokens(self, prompt_ids: Sequence[int], stepper: Stepper, budget: int) -> Iterator[int]:
         """Up to ``budget`` tokens after ``prompt_ids``, each evaluated when the next is asked for.
 
-        With jump-forward, the tokens the grammar forces after a pick, or before the first (a
-        required call's opener, :meth:`Stepper.forced`: a draft), are evaluated with that pick, or
-        with the prompt's last tokens (:meth:`start_all`), in one batch, and the logits after each confirm them: the
+        With jump-forward, the tokens the grammar forces after a pick (:meth:`Stepper.forced`, a
+        draft) are evaluated with it in one batch, and the logits after each confirm them: the
         stepper picks at every place as it would have one pass at a time, and at the first pick
         that is not the draft's the rest of the draft is dropped from the cache. The tokens are
         the model's own, and a confirmed draft token costs no forward pass. A draft is cut to the
@@ -189,32 +180,34 @@ class TokenGenerator(Generator):
         long span otherwise evaluates at most about twice its tokens."""
         left = budget
         longest = JUMP_LIMIT - 1  # the draft length the model's picks have lately kept
-        draft = stepper.forced(left, longest)  # what the grammar forces before the first pick
-        rows = self.start_all(prompt_ids, draft)  # the logits before each draft token, then after it
-        while True:
-            for place, expected in enumerate(draft):
-                token = stepper.confirm(rows[place], left, expected)
-                left -= 1
-                if token != expected:
-                    self.drop(len(draft) - place)
-                    longest = max(place, 1)
-                    break
+        logits = self.start(prompt_ids)
+        while left:
+            token = stepper.step(logits, left)
+            left -= 1
+            while True:  # ``token`` is picked but not yet evaluated
                 yield token
                 if not left:
                     return
-            else:
-                if draft:
+                draft = stepper.forced(left, longest)
+                stepper.ahead(left)  # the next mask is made while the model evaluates
+                if not draft:
+                    logits = self.push(token)
+                    break
+                rows = self.push_all([token, *draft])
+                for place, expected in enumerate(draft):
+                    token = stepper.confirm(rows[place], left, expected)
+                    left -= 1
+                    if token != expected:
+                        self.drop(len(draft) - place)
+                        longest = max(place, 1)
+                        break
+                    yield token
+                    if not left:
+                        return
+                else:
+                    logits = rows[-1]
                     longest = min(2 * longest, JUMP_LIMIT - 1)
-                if not left:
-                    return
-                token = stepper.step(rows[-1], left)
-                left -= 1
-            yield token  # picked, not yet evaluated
-            if not left:
-                return
-            draft = stepper.forced(left, longest)
-            stepper.ahead(left)  # the next mask is made while the model evaluates
-            rows = self.push_all([token, *draft]) if draft else [self.push(token)]
+                    break
 
     def run(self, prompt_ids: Sequence[int], request: Request) -> Generation:
         budget = request.max_new_tokens

@@ -310,10 +310,6 @@ class HFGenerator(TokenGenerator):
         last: np.ndarray = self._forward([token])[-1]
         return last
 
-    def start_all(self, prompt_ids: Sequence[int], draft: Sequence[int]) -> list[np.ndarray]:
-        self._cache = None
-        return list(self._forward([*prompt_ids, *draft], rows=len(draft) + 1))
-
     def push_all(self, tokens: Sequence[int]) -> list[np.ndarray]:
         return list(self._forward(list(tokens), rows=len(tokens)))
 

@@ -145,7 +145,7 @@ class SlotBatch:
 
     def _decode(self, rows: Sequence[tuple[int, int, int]], *, outputs: bool) -> None:
         """One ``llama_decode`` of ``rows`` (slot, position, token); each slot then holds its tokens."""
-        decode_rows(self.ctx, self._batch, self._capacity, rows, logits_from=0 if outputs else len(rows) - 1)
+        decode_rows(self.ctx, self._batch, self._capacity, rows, outputs=outputs)
         for slot, _, token in rows:
             self.held[slot].append(token)
 

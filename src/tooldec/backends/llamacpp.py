@@ -97,7 +97,7 @@ class LlamaCppGenerator(TokenGenerator):
         self.jump_forward = jump_forward
         self.prompt_cache = prompt_cache
         self._api = llama_cpp
-        self._draft_batch = llama_cpp.llama_batch_init(PROMPT_CHUNK + JUMP_LIMIT, 0, 1)
+        self._draft_batch = llama_cpp.llama_batch_init(JUMP_LIMIT, 0, 1)
         weakref.finalize(self, llama_cpp.llama_batch_free, self._draft_batch)
         self.prompt_tokens_evaluated = 0
         """Prompt tokens actually evaluated, all calls (the rest came from the KV cache)."""
@@ -114,34 +114,17 @@ class LlamaCppGenerator(TokenGenerator):
         self.model.eval([token])
         return self._logits()
 
-    def start_all(self, prompt_ids: Sequence[int], draft: Sequence[int]) -> list[np.ndarray]:
-        """The prompt's last chunk and the draft in one ``llama_decode``, not two. That chunk is
-        not counted as evaluated alone (:func:`evaluate_prompt`), so no later prompt keeps it from
-        this batch, and the answers stay repeatable."""
-        if not draft:
-            return [self.start(prompt_ids)]
-        same = keep_prefix(self.model, prompt_ids, self.prompt_cache)
-        self.prompt_tokens_evaluated += len(prompt_ids) - same
-        last = same + (len(prompt_ids) - 1 - same) // PROMPT_CHUNK * PROMPT_CHUNK  # where the last chunk starts
-        evaluate_prompt(self.model, prompt_ids[:last], same)
-        return self._evaluate([*prompt_ids[last:], *draft], logits_from=len(prompt_ids) - 1 - last)
-
     def push_all(self, tokens: Sequence[int]) -> list[np.ndarray]:
-        return self._evaluate(tokens, logits_from=0)
-
-    def _evaluate(self, tokens: Sequence[int], logits_from: int) -> list[np.ndarray]:
-        """One ``llama_decode`` of ``tokens`` with the logits of every row from ``logits_from`` on
-        (``Llama.eval`` keeps only the last's); llama-cpp-python's record of the context follows,
-        as ``eval`` keeps it."""
+        """One ``llama_decode`` of ``tokens`` with the logits of every row (``Llama.eval`` keeps
+        only the last's); llama-cpp-python's record of the context follows, as ``eval`` keeps it."""
         llm, api = self.model, self._api
         past = int(llm.n_tokens)
         api.llama_memory_seq_rm(api.llama_get_memory(llm.ctx), -1, past, -1)  # what a dropped draft left
-        decode_rows(llm.ctx, self._draft_batch, PROMPT_CHUNK + JUMP_LIMIT,
-                    [(0, past + row, token) for row, token in enumerate(tokens)], logits_from=logits_from)
+        decode_rows(llm.ctx, self._draft_batch, JUMP_LIMIT, [(0, past + row, token) for row, token in enumerate(tokens)],
+                    outputs=True)
         llm.input_ids[past:past + len(tokens)] = tokens
         llm.n_tokens = past + len(tokens)
-        return [np.ctypeslib.as_array(self._logits_of(llm.ctx, row), shape=(self.width,))
-                for row in range(logits_from, len(tokens))]
+        return [np.ctypeslib.as_array(self._logits_of(llm.ctx, row), shape=(self.width,)) for row in range(len(tokens))]
 
     def drop(self, count: int) -> None:
         """Forget the last ``count`` tokens: the next evaluation writes over them."""
@@ -157,11 +140,9 @@ class LlamaCppGenerator(TokenGenerator):
         return np.ctypeslib.as_array(self._logits_of(self.model.ctx, -1), shape=(self.width,))
 
 
-def decode_rows(ctx: Any, batch: Any, capacity: int, rows: Sequence[tuple[int, int, int]], *,
-                logits_from: int) -> None:
+def decode_rows(ctx: Any, batch: Any, capacity: int, rows: Sequence[tuple[int, int, int]], *, outputs: bool) -> None:
     """One ``llama_decode`` on ``ctx`` of ``rows`` (sequence id, position, token) through ``batch``
-    (a ``llama_batch`` of ``capacity`` tokens); logits for the rows from ``logits_from`` on (the
-    last always), at their index in the batch.
+    (a ``llama_batch`` of ``capacity`` tokens); logits for every row (``outputs``) or the last only.
 
     Raises:
         ValueError: No rows, or more than ``capacity``.
@@ -176,7 +157,7 @@ def decode_rows(ctx: Any, batch: Any, capacity: int, rows: Sequence[tuple[int, i
         batch.pos[row] = position
         batch.n_seq_id[row] = 1
         batch.seq_id[row][0] = sequence
-        batch.logits[row] = row >= min(logits_from, len(rows) - 1)
+        batch.logits[row] = outputs or row == len(rows) - 1
     batch.n_tokens = len(rows)
     status = llama_cpp.llama_decode(ctx, batch)
     if status != 0:
