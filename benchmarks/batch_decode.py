@@ -9,7 +9,7 @@ Every slot holds the same short prompt; then each step decodes one more token fo
 first N slots (its greedy pick) in one ``llama_decode``, as the server's worker does. Reported per
 N: the median milliseconds per step, tokens per second over all rows, and the speed-up in tokens
 per second over one row. Where decoding is bound by reading the weights, N rows cost little more
-than one; where it is bound by arithmetic (few cores), nearly N times one.
+than one; where it is bound by arithmetic (few cores), much more.
 """
 
 from __future__ import annotations
