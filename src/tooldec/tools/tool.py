@@ -155,6 +155,12 @@ def _attributes(name: str, description: str, parameters: Any, fn: Callable[..., 
     else:
         source = given if given is not None else parameters
         source = copy.deepcopy(dict(source)) if isinstance(source, Mapping) else source
+    return _fields(name, description, normalized, fn, source, openapi, schemas)
+
+
+def _fields(name: str, description: str, normalized: dict[str, Any], fn: Callable[..., Any] | None, source: Any,
+            openapi: bool, schemas: _Schemas | None) -> dict[str, Any]:
+    """A ``Tool``'s ``__dict__`` from its checked parts (one place, for a tool made alone or in a list)."""
     found = {"name": name, "description": description, "parameters": normalized, "fn": fn, "_source": source,
              "openapi": openapi}
     if schemas is not None:  # what the cached properties would compute, set now: a set sorts the entries
@@ -240,10 +246,7 @@ def _tools_of_dicts(specs: Sequence[Mapping[str, Any]]) -> tuple[list[Tool], Exc
         else:
             record = records[key]
             assert record is not None  # read above
-            digest = record.digest
-            tool.__dict__.update({
-                "name": name, "description": description, "parameters": record.normalized, "fn": None,
-                "_source": record, "openapi": False, "schema_hash": digest, "inventory_entry": f"{name}\0{digest}"})
+            tool.__dict__.update(_fields(name, description, record.normalized, None, record, False, record))
         tools.append(tool)
     return tools, failure
 
