@@ -139,7 +139,7 @@ class BoundedCache(Generic[K, V]):
         if sizes is None:
             sizer = self._sizer
             sizes = [sizer(value) for _, value in items]
-        stored, held, bound, out = self._items, self._sizes, self.max_bytes, []
+        stored, bound, out = self._items, self.max_bytes, []
         with self._lock:
             for (key, value), size in zip(items, sizes):
                 found = stored.get(key, _ABSENT)
@@ -148,11 +148,7 @@ class BoundedCache(Generic[K, V]):
                     out.append(cast(V, found))
                     continue
                 out.append(value)
-                if bound == 0 or size > bound:  # as _store, without a call per item
-                    continue
-                stored[key] = value
-                held[key] = size
-                self._bytes += size
+                self._store(key, value, size)
                 if self._bytes > bound:  # as put does: a key given again later is stored again
                     self._evict(keep=0)
         return out
