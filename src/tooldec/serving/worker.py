@@ -24,7 +24,7 @@ from ..backends.llamacpp import LlamaCppGenerator
 from ..backends.promptcache import PromptCache
 from ..decoding import Machine, Mode
 from ..errors import BudgetError
-from .assemble import Assembler, Event
+from .assemble import Assembler, ContentEvent, Event
 from .engine import Constraints
 
 __all__ = ["Done", "Job", "JobRun", "QueueFull", "Worker"]
@@ -274,6 +274,9 @@ class JobRun:
         self.stepper = worker.generator.stepper(machine, job.temperature, np.random.default_rng(job.seed))
         self.made = 0
         self.finish = "length"
+        self.forced = job.tool_choice not in ("auto", "none")
+        """``required`` or a named tool: the answer ends where the model, after its calls, writes
+        text that opens no call (the whitespace between calls is not content)."""
 
     def _machine(self) -> Machine | None:
         job, constraints = self.job, self.worker.constraints
@@ -294,9 +297,15 @@ class JobRun:
         if token in worker.eos:
             self.finish = "stop"
             return True
-        for event in self.assembler.feed(_bytes(worker.constraints.vocab, token),
-                                         in_call=machine is not None and _in_call(machine),
-                                         in_reasoning=machine is not None and machine.advanced.mode is Mode.REASONING):
+        events = self.assembler.feed(_bytes(worker.constraints.vocab, token),
+                                     in_call=machine is not None and _in_call(machine),
+                                     in_reasoning=machine is not None and machine.advanced.mode is Mode.REASONING)
+        if self.forced and self.assembler.calls:  # a forced message is its calls: no text after them
+            if any(isinstance(event, ContentEvent) and event.text.strip() for event in events):
+                self.finish = "stop"  # the model answers its own calls: the client runs them
+                return True
+            events = [event for event in events if not isinstance(event, ContentEvent)]
+        for event in events:
             job.emit(event)
         if machine is not None and machine.advanced.turn_over:  # the client runs the calls
             self.finish = "stop"
@@ -318,7 +327,8 @@ class JobRun:
         if machine is not None and _in_call(machine) and finish != "cancelled":
             worker.calls_cut += 1
         for event in self.assembler.finish():
-            job.emit(event)
+            if not (self.forced and self.assembler.calls and isinstance(event, ContentEvent)):
+                job.emit(event)
         worker.calls_returned += len(self.assembler.calls)
         if finish == "cancelled":
             return Done(finish, len(job.prompt_ids), self.made, "the request was cancelled")
