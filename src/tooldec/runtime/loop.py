@@ -28,7 +28,7 @@ from .limits import context_window as window_of
 from .limits import truncate_tokens
 from .trace import CallRecord, Event, EventKind, InvalidCall, InvalidKind, Result, Trace
 
-__all__ = ["Conversation", "ToolDecoder", "forced_start", "tool_instructions"]
+__all__ = ["Conversation", "ToolDecoder", "add_instructions", "forced_start", "takes_tools", "tool_instructions"]
 
 Message = Mapping[str, Any]
 
@@ -305,6 +305,22 @@ def tool_instructions(tools: ToolSet, dialect: Dialect) -> str:
     return f"# Tools\n\nYou can call these tools:\n{specs}{example}"
 
 
+def takes_tools(tokenizer: Any) -> bool:
+    """Whether the tokenizer's chat template reads a ``tools`` variable."""
+    template = getattr(tokenizer, "chat_template", None) or ""
+    return isinstance(template, str) and "tools" in template
+
+
+def add_instructions(messages: list[dict[str, Any]], tools: ToolSet, dialect: Dialect) -> None:
+    """Put :func:`tool_instructions` at the end of ``messages``' system message, or in a new one first
+    (for a chat template that takes no ``tools=``)."""
+    instructions = tool_instructions(tools, dialect)
+    if messages and messages[0].get("role") == "system":
+        messages[0] = {**messages[0], "content": f"{messages[0].get('content', '')}\n\n{instructions}"}
+    else:
+        messages.insert(0, {"role": "system", "content": instructions})
+
+
 def _openai_tool(tool: Tool) -> dict[str, Any]:
     return {"type": "function", "function": {
         "name": tool.name, "description": tool.description, "parameters": tool.source_parameters or tool.parameters}}
@@ -340,15 +356,10 @@ class Conversation:
         self.tools = tools
         self.dialect = dialect
         self.raw = source if isinstance(source, str) else None
-        template = getattr(tokenizer, "chat_template", None) or ""
-        self.template_takes_tools = isinstance(template, str) and "tools" in template
+        self.template_takes_tools = takes_tools(tokenizer)
         self.messages: list[dict[str, Any]] = [] if isinstance(source, str) else [dict(m) for m in source]
         if self.raw is None and not self.template_takes_tools and len(tools):
-            instructions = tool_instructions(tools, dialect)
-            if self.messages and self.messages[0].get("role") == "system":
-                self.messages[0]["content"] = f"{self.messages[0].get('content', '')}\n\n{instructions}"
-            else:
-                self.messages.insert(0, {"role": "system", "content": instructions})
+            add_instructions(self.messages, tools, dialect)
         self.pending = ""  # the open assistant message (inline results), or the plain prompt's tail
         self.transcript = ""
 
