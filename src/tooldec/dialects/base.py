@@ -424,13 +424,8 @@ class Dialect(abc.ABC):
 
     def parse_calls(self, text: str, tools: Mapping[str, Tool] | None = None) -> list[ToolCall]:
         """The complete calls in generated text, in order, written in any declared form, outside
-        reasoning sections.
-
-        Args:
-            tools: The tools by name, for formats that read a value by its declared type
-                (arguments written one by one); without them such values read as JSON where
-                they can.
-        """
+        reasoning sections. ``tools`` (by name) lets formats that write arguments one by one read
+        a value by its declared type; without them such values read as JSON where they can."""
         return self.scan(text, tools).calls
 
     def scan(self, text: str, tools: Mapping[str, Tool] | None = None) -> CallScan:

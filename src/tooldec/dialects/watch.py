@@ -308,7 +308,6 @@ class OpenerWatch:
     generation.
 
     Args:
-        dialect: Whose openers to watch for.
         names: The tool names, for a dialect with a named opener (Pythonic's ``[name(``);
             without them any dotted identifier counts, so a watch holds back at least what the
             engine would.
