@@ -115,16 +115,7 @@ class BoundedCache(Generic[K, V]):
     def put(self, key: K, value: V, size: int | None = None) -> V:
         """Store ``value`` (or return the one stored meanwhile under ``key``); ``size``: its
         bytes where the caller knows them (the sizer is then not asked)."""
-        size = self._sizer(value) if size is None else size
-        with self._lock:
-            found = self._items.get(key, _ABSENT)
-            if found is not _ABSENT:
-                self._items.move_to_end(key)
-                return cast(V, found)
-            self._store(key, value, size)
-            if self._bytes > self.max_bytes:
-                self._evict(keep=0)
-            return value
+        return self.put_many([(key, value)], None if size is None else [size])[0]
 
     def put_many(self, items: list[tuple[K, V]], sizes: list[int] | None = None) -> list[V]:
         """``put`` of each pair under one lock (a new tool list: a thousand stores); returns what

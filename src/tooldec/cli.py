@@ -408,12 +408,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
-    """Entry point of the ``tooldec`` console script.
-
-    Returns:
-        The exit status: 0, or 2 for a usage error or a tool, model or tokenizer that cannot be
-        loaded (one line on stderr says which).
-    """
+    """Entry point of the ``tooldec`` console script; the exit status is 0, or 2 for a usage error
+    or a tool, model or tokenizer that cannot be loaded (one line on stderr says which)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["serve"]:  # the OpenAI-compatible server has its own options (tooldec.serving.cli)
         from .serving.cli import main as serve_main

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-__all__ = ["QUESTIONS", "TOOLS", "add", "convert_units", "country_fact", "divide", "multiply", "subtract"]
+__all__ = ["QUESTIONS", "TOOLS", "add", "convert_units", "country_fact", "multiply"]
 
 Unit = Literal["km", "mi", "m", "ft", "kg", "lb", "celsius", "fahrenheit"]
 
@@ -36,16 +36,6 @@ def add(a: float, b: float) -> float:
     return a + b
 
 
-def subtract(a: float, b: float) -> float:
-    """Subtract b from a.
-
-    Args:
-        a: The number to subtract from.
-        b: The number to subtract.
-    """
-    return a - b
-
-
 def multiply(a: float, b: float) -> float:
     """Multiply two numbers.
 
@@ -54,16 +44,6 @@ def multiply(a: float, b: float) -> float:
         b: The second factor.
     """
     return a * b
-
-
-def divide(a: float, b: float) -> float:
-    """Divide a by b.
-
-    Args:
-        a: The dividend.
-        b: The divisor (not zero).
-    """
-    return a / b
 
 
 def convert_units(value: float, from_unit: Unit, to_unit: Unit) -> float:

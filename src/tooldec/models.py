@@ -114,11 +114,9 @@ def tokenizer_json_path(family: TokenizerFamily) -> Path:
 
 
 def mistral_tokenizer_path(version: Literal["v1", "v2", "v3", "v7", "v7m1"] = "v3") -> Path:
-    """Return a Mistral SentencePiece tokenizer model shipped in the ``mistral-common`` package.
-
-    Args:
-        version: ``"v3"`` (``[TOOL_CALLS]``, ``[AVAILABLE_TOOLS]`` controls; Mistral 7B v0.3,
-            Mixtral 8x22B), ``"v7"`` and ``"v7m1"`` (add ``[SYSTEM_PROMPT]``), ``"v1"`` or ``"v2"``.
+    """Return a Mistral SentencePiece tokenizer model shipped in the ``mistral-common`` package:
+    ``"v3"`` (``[TOOL_CALLS]``, ``[AVAILABLE_TOOLS]`` controls; Mistral 7B v0.3, Mixtral 8x22B),
+    ``"v7"`` and ``"v7m1"`` (add ``[SYSTEM_PROMPT]``), ``"v1"`` or ``"v2"``.
 
     Raises:
         TokenizerError: Unknown version, or ``mistral-common`` is not installed.
@@ -129,11 +127,9 @@ def mistral_tokenizer_path(version: Literal["v1", "v2", "v3", "v7", "v7m1"] = "v
 
 
 def mistral_tekken_path(release: Literal["240718", "240911"] = "240911") -> Path:
-    """Return a Mistral Tekken tokenizer file (``tekken_<release>.json``) shipped in ``mistral-common``.
-
-    Args:
-        release: ``"240718"`` (Mistral NeMo) or ``"240911"`` (Pixtral, with image tokens); both
-            are Tekken version v3 (131,072 ids, the first 1,000 special).
+    """Return a Mistral Tekken tokenizer file (``tekken_<release>.json``) shipped in ``mistral-common``:
+    ``"240718"`` (Mistral NeMo) or ``"240911"`` (Pixtral, with image tokens); both are Tekken
+    version v3 (131,072 ids, the first 1,000 special).
 
     Raises:
         TokenizerError: Unknown release, or ``mistral-common`` is not installed.

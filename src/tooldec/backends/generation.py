@@ -109,10 +109,9 @@ class Generator(Protocol):
         """Generate up to ``max_new_tokens`` tokens after ``prompt_ids`` (a batch of one).
 
         Args:
-            prompt_ids: The prompt.
             max_new_tokens: The budget; with a grammar, a call is always closed within it.
             temperature: 0 for greedy decoding, else plain sampling at that temperature.
-            grammar: Constrain the output to it; ``None`` for unconstrained generation.
+            grammar: ``None`` for unconstrained generation.
             tool_choice, parallel_tool_calls, max_calls: See ``Machine`` (ignored without a grammar).
             stop_after_call: Stop as soon as a call of this dialect closes.
             prefix: Text at the end of the prompt that is part of the output (a forced call

@@ -52,11 +52,9 @@ class ToolDecLogitsProcessor(LogitsProcessor):
     always masked. Rows whose machine has ended (an end-of-sequence token was accepted) are left
     alone, since ``generate`` replaces their tokens with padding anyway.
 
+    ``tool_choice``, ``parallel_tool_calls`` and ``max_calls`` are ``Machine``'s.
+
     Args:
-        grammar: The tool set, dialect and vocabulary (shared; it caches masks).
-        tool_choice: ``"auto"``, ``"required"``, ``"none"`` or a tool name (see ``Machine``).
-        parallel_tool_calls: Whether one turn may hold several calls.
-        max_calls: Most calls per row (``None``: no limit).
         max_new_tokens: The ``max_new_tokens`` given to ``generate``. When set, each step passes
             the tokens left as the machine's budget, so a call is never cut off by the length
             limit: near the end only tokens that can still close it are allowed.
@@ -172,14 +170,8 @@ class ToolDecLogitsProcessor(LogitsProcessor):
         self.masking_seconds += time.perf_counter() - start
 
     def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
-        """Return ``scores`` with the disallowed tokens of each live row set to ``-inf``.
-
-        Args:
-            input_ids: ``(batch, sequence)``: the prompt and the tokens generated so far.
-            scores: ``(batch, width)`` next-token logits, ``width >= grammar.vocab.size``.
-
-        Returns:
-            ``scores`` (nothing masked) or a new tensor; the input is never modified.
+        """Return ``scores`` (nothing masked) or a new tensor with the disallowed tokens of each live
+        row set to ``-inf``; ``input_ids`` holds the prompt and the tokens generated so far.
 
         Raises:
             ValueError: ``scores`` is narrower than the vocabulary (a different tokenizer?).
@@ -224,9 +216,6 @@ class StopOnCallClose(StoppingCriteria):
     For dialects whose result is written into the text right after the call (ToolkenGPT's
     ``<T>add(1, 2)=3``, ReAct's ``Observation:``), i.e. ``Dialect.stop_after_call``. Shares the
     processor's machines, so pass both to the same ``generate``.
-
-    Args:
-        processor: The processor of the same ``generate`` call.
     """
 
     def __init__(self, processor: ToolDecLogitsProcessor) -> None:
@@ -245,12 +234,9 @@ class StopOnParsedCall(StoppingCriteria):
     """Unconstrained twin of :class:`StopOnCallClose`: stops once the new text holds a complete call.
 
     Used for the baseline (no grammar, so no machine knows where a call ends): the generated text
-    is decoded and parsed with the dialect after each token. Batch of one only.
+    is decoded and parsed with the dialect after each token, past ``prompt_length``. Batch of one only.
 
     Args:
-        dialect: Parses the calls.
-        vocab: Decodes the tokens to the bytes the model wrote.
-        prompt_length: Tokens of the prompt, not parsed.
         prefix: The end of the prompt that belongs to the output (a call start written into
             the prompt to force it), parsed with the new text.
     """
@@ -371,9 +357,6 @@ def load_model(path_or_gguf: str | Path, *, progress: Callable[[str], None] | No
         path_or_gguf: A model directory (``config.json``, weights, tokenizer) or a ``.gguf`` file.
         progress: Called with one-line status messages (default: printed to stderr); ``None``
             for silence.
-
-    Returns:
-        ``(model, tokenizer)``, the model in eval mode.
 
     Raises:
         FileNotFoundError: The path does not exist.

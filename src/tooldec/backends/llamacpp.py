@@ -213,16 +213,9 @@ def vocabulary_for_llama(llm: Any, tokenizer: Any) -> Vocabulary:
 
 def load_llama(path: str | Path, *, n_ctx: int = DEFAULT_CONTEXT, threads: int | None = None,
                progress: Callable[[str], None] | None = None) -> tuple[Any, Any]:
-    """Load a GGUF file with llama.cpp, and its tokenizer with transformers.
-
-    Args:
-        path: The ``.gguf`` file.
-        n_ctx: Context window in tokens.
-        threads: CPU threads (default: ``TOOLDEC_THREADS`` or every core).
-        progress: Told what is loading and how long it took.
-
-    Returns:
-        ``(llm, tokenizer)``.
+    """Load a GGUF file with llama.cpp (``n_ctx`` tokens of context, ``threads`` CPU threads, by
+    default ``TOOLDEC_THREADS`` or every core), and its tokenizer with transformers; ``progress`` is
+    told what is loading and how long it took.
 
     Raises:
         FileNotFoundError: No ``.gguf`` file at ``path``.

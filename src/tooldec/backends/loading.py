@@ -57,8 +57,6 @@ def load(path: str | Path, backend: Backend = "auto", *, threads: int | None = N
     """Load a model and its tokenizer with the backend ``backend`` (see :func:`pick_backend`).
 
     Args:
-        path: A ``.gguf`` file or a transformers model folder.
-        backend: ``llamacpp``, ``transformers`` or ``auto``.
         threads: CPU threads (default: the backend's choice).
         progress: Told what is loading.
         context: llama.cpp's context window in tokens (default: ``llamacpp.DEFAULT_CONTEXT``);

@@ -27,13 +27,11 @@ cold after a forward pass, a third cheaper than NumPy (``benchmarks/cold_replay.
 
 def pick_token(logits: np.ndarray, allowed: np.ndarray | None, temperature: float,
                rng: np.random.Generator, refused: np.ndarray | None = None) -> int:
-    """The next token: the most probable allowed one, or a sample at ``temperature``.
+    """The next token from one row of logits: the most probable allowed one, or a sample at
+    ``temperature`` (0: greedy).
 
     Args:
-        logits: One row of next-token logits (float32).
         allowed: Sorted ids of the allowed tokens, ``None`` when every token is allowed.
-        temperature: 0 for greedy.
-        rng: Source of the sample.
         refused: With ``allowed`` ``None``, sorted ids that are not allowed (``Mask.pick_lists``:
             the shorter list of the two).
 
@@ -82,7 +80,6 @@ class Stepper:
             a loop may replace it between steps.
         width: Logits per step; the masks made ahead are made for it.
         temperature: 0 for greedy, else a sample from the allowed part of the distribution.
-        rng: Source of the samples (default: fresh entropy).
         check_first: Without the worker, take the model's own pick when the grammar allows it
             under the budget (``machine.advanced.advance_within``) and make a mask only when it does
             not. Exact: the best token is the best allowed one when allowed, and a sample kept

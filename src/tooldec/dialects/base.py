@@ -33,10 +33,10 @@ from ..automata.nfa import BLANK_RANGES, NFA, Frag
 from ..errors import UnsupportedSchemaError
 from ..tokens.markers import spelling
 from ..tools import Tool
-from .scanning import NAME_OBJECT
+from .scanning import NAME_OBJECT, JsonForm, scan_json_calls
 
-__all__ = ["Anchor", "CallScan", "Dialect", "NEXT_CALL", "Opener", "Reasoning", "Refusal", "ToolCall", "json_ws",
-           "near_miss", "require_plain_properties", "spelled_text"]
+__all__ = ["Anchor", "CallScan", "Dialect", "JsonObjectDialect", "NEXT_CALL", "Opener", "Reasoning", "Refusal",
+           "ToolCall", "json_ws", "line_indent", "near_miss", "require_plain_properties", "spelled_text"]
 
 NEXT_CALL = "next_call"
 """Mark on the tail state where another name begins (list formats: ``[a(...), b(...)]``)."""
@@ -65,6 +65,11 @@ def json_space(nfa: NFA) -> Frag:
     """Any run of JSON whitespace, unbounded: inside an opener's text (``{  "name"``), which
     commits to nothing until it is complete."""
     return nfa.star(nfa.byte_ranges(list(BLANK_RANGES)))
+
+
+def line_indent(nfa: NFA) -> Frag:
+    """Any run of spaces and tabs: what may come before an opener at the start of a line."""
+    return nfa.star(nfa.byte_ranges([(0x20, 0x20), (0x09, 0x09)]))
 
 
 def json_ws(nfa: NFA) -> Frag:
@@ -419,13 +424,8 @@ class Dialect(abc.ABC):
 
     def parse_calls(self, text: str, tools: Mapping[str, Tool] | None = None) -> list[ToolCall]:
         """The complete calls in generated text, in order, written in any declared form, outside
-        reasoning sections.
-
-        Args:
-            tools: The tools by name, for formats that read a value by its declared type
-                (arguments written one by one); without them such values read as JSON where
-                they can.
-        """
+        reasoning sections. ``tools`` (by name) lets formats that write arguments one by one read
+        a value by its declared type; without them such values read as JSON where they can."""
         return self.scan(text, tools).calls
 
     def scan(self, text: str, tools: Mapping[str, Tool] | None = None) -> CallScan:
@@ -527,7 +527,7 @@ def near_miss(nfa: NFA, *, indent: bool) -> Frag:
     object begins so, and a model that writes it meant a call: free text refuses it, so the
     model writes the call (or another key) instead of call-like garbage (``indent``: after
     spaces or tabs, for a line anchor)."""
-    pieces = [nfa.star(nfa.byte_ranges([(0x20, 0x20), (0x09, 0x09)]))] if indent else []
+    pieces = [line_indent(nfa)] if indent else []
     pieces += [nfa.literal(b"{"), json_space(nfa), nfa.literal(b'"name'),
                nfa.byte_ranges(_complement([(0x22, 0x22), *KEY_BYTES]))]
     return nfa.seq(*pieces)
@@ -553,3 +553,40 @@ def name_head(nfa: NFA) -> Frag:
 def loose_style(style: Style) -> Style:
     """``style`` with whitespace allowed as models write JSON by hand (pretty printed or not)."""
     return Style(syntax=style.syntax, whitespace=Whitespace.FLEXIBLE, max_whitespace=MAX_WHITESPACE)
+
+
+class JsonObjectDialect(Dialect):
+    """A format whose tag (form 0) is followed by one call in exact ``json.dumps`` spacing, and
+    whose other forms are JSON objects as models write them by hand: committed at ``{"name"``,
+    then ``: "`` and the name, any whitespace (Hermes, Llama 3, Mistral)."""
+
+    json_forms: ClassVar[Mapping[str, JsonForm]]
+    """Per opener name, how :meth:`scan_answer` finds its calls."""
+
+    def tag_head(self) -> bytes:
+        """The bytes between the tag and the name."""
+        return self.head
+
+    def make_call(self, item: Any) -> ToolCall | None:
+        """A decoded JSON value as a call, or ``None`` if it is not one."""
+        raise NotImplementedError
+
+    def head_piece(self, nfa: NFA, form: int) -> Frag:
+        return nfa.literal(self.tag_head()) if form == 0 else name_head(nfa)
+
+    def form_tail_literal(self, form: int) -> bytes:
+        return self.tail_literal if form == 0 else b'"'
+
+    def form_style(self, form: int) -> Style:
+        return self.style if form == 0 else loose_style(self.style)
+
+    def loose_arguments(self, nfa: NFA, tool: Tool, form: int, key: Frag) -> list[Frag]:
+        """After the name in a hand-written object: ``"``, ``,``, the arguments ``key``, ``:`` and
+        the arguments in the form's style."""
+        ws = json_ws
+        return [nfa.literal(b'"'), ws(nfa), nfa.literal(b","), ws(nfa), key, ws(nfa), nfa.literal(b":"), ws(nfa),
+                self.arguments(nfa, tool, self.form_style(form))]
+
+    def scan_answer(self, text: str, tools: Mapping[str, Tool] | None = None) -> CallScan:
+        calls, broken = scan_json_calls(text, [self.json_forms[o.name] for o in self.openers()], self.make_call)
+        return CallScan(calls, broken)

@@ -80,7 +80,6 @@ def dialect_for(source: Vocabulary | str | Path, *, template: str | None = None,
         source: A vocabulary, or a path to load one from (a GGUF file's or folder's chat template
             is read too).
         template: The model's chat template, when ``source`` does not carry it.
-        exclude: Formats not to answer with.
 
     Raises:
         UnknownDialectError: No rule matches; the message lists the formats and how to name one.

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any, ClassVar, Literal
 
 from ..automata.json_schema import Style, Whitespace
@@ -14,20 +14,18 @@ from ..tools import Tool
 from .base import (
     DEFAULT,
     Anchor,
-    CallScan,
     DefaultType,
-    Dialect,
+    JsonObjectDialect,
     Opener,
     Reasoning,
     Refusal,
     ToolCall,
     json_space,
     json_ws,
-    loose_style,
-    name_head,
+    line_indent,
     near_miss,
 )
-from .scanning import NAME_KEY, JsonForm, scan_json_calls
+from .scanning import NAME_KEY, JsonForm
 from .scanning import WS as _WS
 
 __all__ = ["Hermes", "json_object_opener", "typed_opener"]
@@ -66,8 +64,7 @@ _FORMS = {  # per opener: where its object starts (the group: the text that comm
 def _fence(nfa: NFA) -> list[Frag]:
     """A ````` ```json ````` (or ``tool_call``, or bare) fence line and any whitespace after it."""
     lang = nfa.optional(nfa.alt(nfa.literal(b"json"), nfa.literal(b"tool_call")))
-    return [nfa.literal(b"```"), lang, nfa.star(nfa.byte_ranges([(0x20, 0x20), (0x09, 0x09)])), nfa.literal(b"\n"),
-            json_space(nfa)]
+    return [nfa.literal(b"```"), lang, line_indent(nfa), nfa.literal(b"\n"), json_space(nfa)]
 
 
 def json_object_opener(nfa: NFA, *, fenced: bool, indent: bool = True) -> Frag:
@@ -78,7 +75,7 @@ def json_object_opener(nfa: NFA, *, fenced: bool, indent: bool = True) -> Frag:
     if fenced:
         parts += _fence(nfa)
     elif indent:  # indentation only: a line of whitespace is a line, and the next one starts afresh
-        parts.append(nfa.star(nfa.byte_ranges([(0x20, 0x20), (0x09, 0x09)])))
+        parts.append(line_indent(nfa))
     parts += [nfa.literal(b"{"), json_space(nfa), nfa.literal(b'"name"')]
     return nfa.seq(*parts)
 
@@ -97,7 +94,7 @@ def typed_opener(nfa: NFA, *, fenced: bool = False, nested: bool = True) -> Frag
     return nfa.seq(*parts)
 
 
-class Hermes(Dialect):
+class Hermes(JsonObjectDialect):
     """The format of Qwen 2.5 and Hermes models; results go back as ``tool`` chat messages.
 
     Openers (``openers=`` keeps a subset; all are in use by default). Where two complete at the
@@ -121,6 +118,9 @@ class Hermes(Dialect):
     calls and write one where the tag leads them to write several (BFCL parallel: docs/RESULTS.md,
     "BFCL"). Calls after it, and every call in auto mode, may take any opener in use.
 
+    A tagged call left unclosed when the output ends right after its JSON counts (Qwen models often
+    stop there, and vLLM's Hermes parser accepts it).
+
     Examples:
         >>> text = '<tool_call>\\n{"name": "get_weather", "arguments": {"city": "Paris"}}\\n</tool_call>'
         >>> [(c.name, dict(c.arguments)) for c in Hermes().parse_calls(text)]
@@ -133,6 +133,10 @@ class Hermes(Dialect):
         >>> typed = '{"type": "function", "function": {"name": "f", "arguments": {"x": 1}}}'
         >>> [(c.name, dict(c.arguments)) for c in Hermes().parse_calls("return " + typed)]
         [('f', {'x': 1})]
+        >>> [c.name for c in Hermes().parse_calls('<tool_call>\\n{"name": "f", "arguments": {}}')]
+        ['f']
+        >>> Hermes().parse_calls('<tool_call>\\n{"name": "f", "arguments": {}} and more')
+        []
     """
 
     name: ClassVar[str] = "hermes"
@@ -142,6 +146,7 @@ class Hermes(Dialect):
     style: ClassVar[Style] = Style(whitespace=Whitespace.SPACED)
     tail_literal: ClassVar[bytes] = b'", "arguments": '
     default_forced: ClassVar[tuple[str, ...] | None] = ("tag",)
+    json_forms = _FORMS
 
     def __init__(self, *, openers: list[str] | tuple[str, ...] | None = None,
                  forced: list[str] | tuple[str, ...] | None = None,
@@ -183,14 +188,8 @@ class Hermes(Dialect):
     def _newline(self) -> bytes:
         return b"\n" if self.layout == "newlines" else b""
 
-    def head_piece(self, nfa: NFA, form: int) -> Frag:
-        return nfa.literal(self._newline + b'{"name": "') if form == TAG else name_head(nfa)
-
-    def form_tail_literal(self, form: int) -> bytes:
-        return self.tail_literal if form == TAG else b'"'
-
-    def form_style(self, form: int) -> Style:
-        return self.style if form == TAG else loose_style(self.style)
+    def tag_head(self) -> bytes:
+        return self._newline + b'{"name": "'
 
     def tail(self, nfa: NFA, tool: Tool, *, next_call: bool) -> Frag:
         return nfa.seq(nfa.literal(b'", "arguments": '), self.arguments(nfa, tool),
@@ -199,10 +198,8 @@ class Hermes(Dialect):
     def call_tail(self, nfa: NFA, tool: Tool, *, form: int, next_call: bool) -> Frag:
         if form == TAG:
             return self.tail(nfa, tool, next_call=next_call)
-        style = self.form_style(form)
         key = nfa.alt(nfa.literal(b'"arguments"'), nfa.literal(b'"parameters"'))
-        parts = [nfa.literal(b'"'), json_ws(nfa), nfa.literal(b","), json_ws(nfa), key, json_ws(nfa),
-                 nfa.literal(b":"), json_ws(nfa), self.arguments(nfa, tool, style), json_ws(nfa), nfa.literal(b"}")]
+        parts = [*self.loose_arguments(nfa, tool, form, key), json_ws(nfa), nfa.literal(b"}")]
         if form in (FENCED_OPENAI, OPENAI):  # the outer object
             parts += [json_ws(nfa), nfa.literal(b"}")]
         if form in (FENCED, FENCED_OPENAI):
@@ -213,21 +210,8 @@ class Hermes(Dialect):
         """``</tool_call>`` too: vLLM's parser ends a call at the first one, even inside a string."""
         return ("</tool_call>", *super().value_stops())
 
-    def _forms(self) -> list[JsonForm]:
-        return [_FORMS[o.name] for o in self.openers()]
-
-    def scan_answer(self, text: str, tools: Mapping[str, Tool] | None = None) -> CallScan:
-        """Calls in every form in use; a tagged call left unclosed when the output ends right after
-        its JSON counts (Qwen models often stop there, and vLLM's Hermes parser accepts it).
-
-        Examples:
-            >>> [c.name for c in Hermes().parse_calls('<tool_call>\\n{"name": "f", "arguments": {}}')]
-            ['f']
-            >>> Hermes().parse_calls('<tool_call>\\n{"name": "f", "arguments": {}} and more')
-            []
-        """
-        calls, broken = scan_json_calls(text, self._forms(), _call)
-        return CallScan(calls, broken)
+    def make_call(self, item: Any) -> ToolCall | None:
+        return _call(item)
 
     def render_result(self, call: ToolCall, result: str) -> str:
         return f"<tool_response>\n{result}\n</tool_response>"

@@ -11,28 +11,27 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from ..automata.json_schema import Style, Whitespace
 from ..automata.nfa import NFA, Frag
 from ..tools import Tool
-from .base import CallScan, Dialect, Opener, Refusal, ToolCall, json_ws, loose_style, name_head, near_miss
+from .base import JsonObjectDialect, Opener, Refusal, ToolCall, json_ws, near_miss
 from .hermes import json_object_opener, typed_opener
-from .scanning import NAME_KEY, JsonForm, scan_json_calls
+from .scanning import NAME_KEY, JsonForm
 from .scanning import WS as _WS
 
 __all__ = ["Llama3Json"]
 
 TAG, OBJECT, TYPED = 0, 1, 2
-_FORMS = (  # per opener, the group: the text that commits to it (JSON whitespace, as the openers take it)
-    JsonForm(re.compile(r"<\|python_tag\|>(?=(" + _WS + "(?:" + NAME_KEY + ")?))")),  # the tag alone commits
-    JsonForm(re.compile("(?=(" + NAME_KEY + "))")),
-    JsonForm(re.compile(r'(?=(\{' + _WS.join(['', '"type"', ':', '"function"', ',', '"name"']) + "))")),
-)
+_FORMS = {  # per opener, the group: the text that commits to it (JSON whitespace, as the openers take it)
+    "python_tag": JsonForm(re.compile(r"<\|python_tag\|>(?=(" + _WS + "(?:" + NAME_KEY + ")?))")),  # the tag alone
+    "object": JsonForm(re.compile("(?=(" + NAME_KEY + "))")),
+    "typed": JsonForm(re.compile(r'(?=(\{' + _WS.join(['', '"type"', ':', '"function"', ',', '"name"']) + "))")),
+}
 
 
-class Llama3Json(Dialect):
+class Llama3Json(JsonObjectDialect):
     """``{"name": "f", "parameters": {"a": 1}}`` anywhere in the output; results as ``ipython`` turns.
 
     Openers: ``python_tag`` (``<|python_tag|>`` then ``{"name": "``), ``object`` (``{"name": "``,
@@ -54,6 +53,7 @@ class Llama3Json(Dialect):
     head: ClassVar[bytes] = b""
     tail_literal: ClassVar[bytes] = b'", "parameters": '
     style: ClassVar[Style] = Style(whitespace=Whitespace.SPACED)
+    json_forms = _FORMS
 
     def refusals(self) -> tuple[Refusal, ...]:
         """The near miss of the ``object`` opener (``{"name}``), where it is in use."""
@@ -68,14 +68,8 @@ class Llama3Json(Dialect):
             Opener("typed", TYPED, text=lambda nfa: typed_opener(nfa, nested=False), head=True),
         )
 
-    def head_piece(self, nfa: NFA, form: int) -> Frag:
-        return nfa.literal(b'{"name": "') if form == TAG else name_head(nfa)
-
-    def form_tail_literal(self, form: int) -> bytes:
-        return self.tail_literal if form == TAG else b'"'
-
-    def form_style(self, form: int) -> Style:
-        return self.style if form == TAG else loose_style(self.style)
+    def tag_head(self) -> bytes:
+        return b'{"name": "'
 
     def tail(self, nfa: NFA, tool: Tool, *, next_call: bool) -> Frag:
         """``", "parameters": {...}}``; ``next_call`` is ignored (one call per object)."""
@@ -85,14 +79,10 @@ class Llama3Json(Dialect):
         if form == TAG:
             return self.tail(nfa, tool, next_call=next_call)
         key = nfa.alt(nfa.literal(b'"parameters"'), nfa.literal(b'"arguments"'))
-        return nfa.seq(nfa.literal(b'"'), json_ws(nfa), nfa.literal(b","), json_ws(nfa), key, json_ws(nfa),
-                       nfa.literal(b":"), json_ws(nfa), self.arguments(nfa, tool, self.form_style(form)),
-                       json_ws(nfa), nfa.literal(b"}"))
+        return nfa.seq(*self.loose_arguments(nfa, tool, form, key), json_ws(nfa), nfa.literal(b"}"))
 
-    def scan_answer(self, text: str, tools: Mapping[str, Tool] | None = None) -> CallScan:
-        keep = {o.form for o in self.openers()}
-        calls, broken = scan_json_calls(text, [f for i, f in enumerate(_FORMS) if i in keep], _call)
-        return CallScan(calls, broken)
+    def make_call(self, item: Any) -> ToolCall | None:
+        return _call(item)
 
     def render_result(self, call: ToolCall, result: str) -> str:
         """The result text as the ``ipython`` message content (the template adds the header)."""

@@ -16,27 +16,14 @@ import json
 import random
 import re
 import string
-from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from ..automata.json_schema import Style, Whitespace
 from ..automata.nfa import NFA, Frag
 from ..errors import InvalidToolNameError
 from ..tools import Tool
-from .base import (
-    NEXT_CALL,
-    Anchor,
-    CallScan,
-    Dialect,
-    Opener,
-    Refusal,
-    ToolCall,
-    json_space,
-    json_ws,
-    loose_style,
-    name_head,
-)
-from .scanning import NAME_KEY, JsonForm, scan_json_calls
+from .base import NEXT_CALL, Anchor, JsonObjectDialect, Opener, Refusal, ToolCall, json_space, json_ws, line_indent
+from .scanning import NAME_KEY, JsonForm
 from .scanning import WS as _WS
 
 __all__ = ["Mistral"]
@@ -47,15 +34,15 @@ _ID_CHARS = [(0x30, 0x39), (0x41, 0x5A), (0x61, 0x7A)]
 _TRIGGER = "[TOOL_CALLS]"
 TAG, LIST = 0, 1
 _LIST = r"\[" + _WS + NAME_KEY  # ``[{"name"``: where the list opener commits
-_FORMS = (  # per opener, the group: the text that commits to it
-    JsonForm(re.compile(re.escape(_TRIGGER) + "(?=(" + _WS + "(?:" + _LIST + ")?))"), list_of_calls=True),  # the tag alone
-    JsonForm(re.compile(r"(?:^|(?<=\n))[ \t]*(?=(" + _LIST + "))"), list_of_calls=True),
-)
+_FORMS = {  # per opener, the group: the text that commits to it
+    "tag": JsonForm(re.compile(re.escape(_TRIGGER) + "(?=(" + _WS + "(?:" + _LIST + ")?))"), list_of_calls=True),  # alone
+    "list": JsonForm(re.compile(r"(?:^|(?<=\n))[ \t]*(?=(" + _LIST + "))"), list_of_calls=True),
+}
 
 
 def _list_opener(nfa: NFA) -> Frag:
     """``[{"name"`` at the start of a line, any JSON whitespace: a bare list of calls (``: "`` follows)."""
-    return nfa.seq(nfa.star(nfa.byte_ranges([(0x20, 0x20), (0x09, 0x09)])), nfa.literal(b"["), json_space(nfa),
+    return nfa.seq(line_indent(nfa), nfa.literal(b"["), json_space(nfa),
                    nfa.literal(b"{"), json_space(nfa), nfa.literal(b'"name"'))
 
 
@@ -64,7 +51,7 @@ def _new_id() -> str:
     return "".join(random.choices(string.ascii_letters + string.digits, k=9))
 
 
-class Mistral(Dialect):
+class Mistral(JsonObjectDialect):
     """``[TOOL_CALLS] [{"name": "f", "arguments": {...}}, ...]``: one list, one or more calls.
 
     After the name the grammar is ``", "arguments": `` + the arguments (``json.dumps`` spacing),
@@ -89,6 +76,7 @@ class Mistral(Dialect):
     head: ClassVar[bytes] = b' [{"name": "'
     tail_literal: ClassVar[bytes] = b'", "arguments": '
     style: ClassVar[Style] = Style(whitespace=Whitespace.SPACED)
+    json_forms = _FORMS
 
     def check_tool(self, tool: Tool) -> None:
         """Mistral's request validator takes only names of up to 64 letters, digits, ``_`` and ``-``.
@@ -116,15 +104,6 @@ class Mistral(Dialect):
             Opener("list", LIST, text=_list_opener, anchor=Anchor.LINE, head=True),
         )
 
-    def head_piece(self, nfa: NFA, form: int) -> Frag:
-        return nfa.literal(self.head) if form == TAG else name_head(nfa)
-
-    def form_tail_literal(self, form: int) -> bytes:
-        return self.tail_literal if form == TAG else b'"'
-
-    def form_style(self, form: int) -> Style:
-        return self.style if form == TAG else loose_style(self.style)
-
     def tail(self, nfa: NFA, tool: Tool, *, next_call: bool) -> Frag:
         call_id = nfa.seq(
             nfa.literal(b', "id": "'), nfa.repeat(lambda: nfa.byte_ranges(_ID_CHARS), 9, 9), nfa.literal(b'"'))
@@ -151,14 +130,11 @@ class Mistral(Dialect):
                            nfa.literal(b":"), ws(), nfa.literal(b'"'))
             nfa.mark(more[1], NEXT_CALL)
             end = nfa.alt(end, more)
-        return nfa.seq(nfa.literal(b'"'), ws(), nfa.literal(b","), ws(), nfa.literal(b'"arguments"'), ws(),
-                       nfa.literal(b":"), ws(), self.arguments(nfa, tool, self.form_style(form)), nfa.optional(call_id),
+        return nfa.seq(*self.loose_arguments(nfa, tool, form, nfa.literal(b'"arguments"')), nfa.optional(call_id),
                        ws(), nfa.literal(b"}"), end)
 
-    def scan_answer(self, text: str, tools: Mapping[str, Tool] | None = None) -> CallScan:
-        keep = {o.form for o in self.openers()}
-        calls, broken = scan_json_calls(text, [f for i, f in enumerate(_FORMS) if i in keep], _call)
-        return CallScan(calls, broken)
+    def make_call(self, item: Any) -> ToolCall | None:
+        return _call(item)
 
     def render_result(self, call: ToolCall, result: str) -> str:
         """The v3 result block; JSON results are embedded as values, as ``mistral-common`` does."""

@@ -19,11 +19,10 @@ from ..automata.json_schema import SchemaCompiler, Style, Syntax, Whitespace, du
 from ..automata.nfa import NFA, Frag
 from ..errors import InvalidToolNameError, UnsupportedSchemaError
 from ..tools import Tool
-from .base import NEXT_CALL, Anchor, CallScan, Dialect, Opener, ToolCall, require_plain_properties
+from .base import NEXT_CALL, Anchor, CallScan, Dialect, Opener, ToolCall, line_indent, require_plain_properties
 from .scanning import NAME_OBJECT
 
 __all__ = ["Pythonic"]
-
 
 
 class Pythonic(Dialect):
@@ -75,7 +74,8 @@ class Pythonic(Dialect):
     def declared_openers(self) -> tuple[Opener, ...]:
         return (
             Opener("start", 0, text=lambda nfa: nfa.literal(b"["), anchor=Anchor.START),
-            Opener("call", 0, text=_indented_bracket, anchor=Anchor.LINE, named=True),
+            Opener("call", 0, text=lambda nfa: nfa.seq(line_indent(nfa), nfa.literal(b"[")), anchor=Anchor.LINE,
+                   named=True),
             Opener("inline_call", 0, text=lambda nfa: nfa.literal(b"["), named=True),
         )
 
@@ -144,11 +144,6 @@ class Pythonic(Dialect):
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
 _LINE_OPENER = re.compile(r"(?:^|(?<=\n))[ \t]*(\[" + _NAME + r"\()")
 _ANY_OPENER = re.compile(r"(\[" + _NAME + r"\()")
-
-
-def _indented_bracket(nfa: NFA) -> Frag:
-    """``[`` after any indentation (the ``call`` opener starts at a line start)."""
-    return nfa.seq(nfa.star(nfa.byte_ranges([(0x20, 0x20), (0x09, 0x09)])), nfa.literal(b"["))
 
 
 def _call_lists(text: str) -> list[tuple[int, int, list[ToolCall]]]:

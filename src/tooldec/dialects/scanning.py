@@ -53,18 +53,11 @@ class JsonForm:
 
 def scan_json_calls(text: str, forms: Sequence[JsonForm], make: Callable[[Any], Any | None],
                     ) -> tuple[list[Any], list[str]]:
-    """Every call object in ``text`` in any of ``forms``, and the call-like text that did not parse.
-
-    Args:
-        text: Generated text.
-        forms: The forms, tried at each position in order.
-        make: A decoded object to a call, or ``None`` if it is not one.
-
-    Returns:
-        ``(calls, broken)``: the calls in order, and for each form occurrence (or JSON object with
-        a leading ``"name"`` key outside every call) that did not become a call, the text from
-        where it starts (200 characters at most).
-    """
+    """Every call object in ``text`` in any of ``forms`` (tried at each position in order; ``make``
+    reads a decoded object as a call, or ``None``), and the call-like text that did not parse:
+    ``(calls, broken)``, the calls in order, and for each form occurrence (or JSON object with a
+    leading ``"name"`` key outside every call) that did not become a call, the text from where it
+    starts (200 characters at most)."""
     calls: list[Any] = []
     broken: list[str] = []
     spans: list[tuple[int, int]] = []  # calls read, and form occurrences that failed

@@ -16,7 +16,7 @@ from ..automata.dfa import LazyDFA
 from ..automata.nfa import BLANK_RANGES, NFA, Frag
 from ..caches import BoundedCache
 from ..tokens.markers import MARK
-from .base import Anchor, Dialect
+from .base import Anchor, Dialect, json_space
 
 __all__ = ["Commit", "CommitKind", "OpenerWatch", "SearchAutomaton", "search_automaton"]
 
@@ -165,7 +165,7 @@ def search_automaton(dialect: Dialect, special: Collection[str] = (), *, window:
     if reasoning is not None:
         for must_call in (False, True):  # free text may start with whitespace; a forced start is exact
             delimiter = nfa.literal(spell(reasoning.open))
-            piece = delimiter if must_call else nfa.seq(_blanks(nfa), delimiter)
+            piece = delimiter if must_call else nfa.seq(json_space(nfa), delimiter)
             commit(piece, Commit(-1, False, kind=CommitKind.REASONING, forced=must_call))
             if must_call:
                 forced_think = piece[0]
@@ -235,11 +235,6 @@ def _text_without(nfa: NFA, markers: Collection[bytes]) -> Frag:
     if low <= 255:
         nfa.edge(mark, low, 255, text)
     return text, text
-
-
-def _blanks(nfa: NFA) -> Frag:
-    """Any run of whitespace."""
-    return nfa.star(nfa.byte_ranges(list(BLANK_RANGES)))
 
 
 def _after_blanks(nfa: NFA, target: int) -> int:
@@ -313,7 +308,6 @@ class OpenerWatch:
     generation.
 
     Args:
-        dialect: Whose openers to watch for.
         names: The tool names, for a dialect with a named opener (Pythonic's ``[name(``);
             without them any dotted identifier counts, so a watch holds back at least what the
             engine would.

@@ -199,15 +199,11 @@ def extract(model: Any, tokenizer: Any, demos: Sequence[Demonstration], labels: 
 
     Args:
         model: A ``llama_cpp.Llama`` or a transformers causal LM (frozen; only read).
-        tokenizer: Its transformers tokenizer.
-        demos: The demonstrations.
         labels: Tool -> learned row (see :func:`tokenize_demo`).
         max_tokens: Longest sequence kept (longer demonstrations are cut at the end).
         cache: A folder for the features in parts of ``part`` demonstrations: a stopped run
             resumes with the parts already there.
         model_name: Part of the cache key (the model file).
-        part: Demonstrations per cached part.
-        progress: A progress bar.
     """
     from tqdm import tqdm  # type: ignore[import-untyped]
 

@@ -66,7 +66,6 @@ class LearnedGenerator(LlamaCppGenerator):
 
     Args:
         llm: The model (its context is created without embeddings; they are switched on per step).
-        tokenizer: Its transformers tokenizer.
         vocab: The model's vocabulary padded to its logits (``tooldec.backends.load`` gives it).
         learned: The rows; checked against the model (hidden size, vocabulary).
         stop_after_learned: End the generation as soon as a learned token and its expansion are

@@ -56,9 +56,7 @@ class LearnedTokens:
         rows: ``(len(names), dim)`` float32: each row's dot product with the final hidden state
             is its logit.
         model: The model file they were trained on (for messages).
-        dim: The model's hidden size.
         vocab_fingerprint: ``Vocabulary.fingerprint`` of the model's vocabulary (not padded).
-        meta: How they were trained (data, caps, loss): kept in the file for the record.
 
     Raises:
         LearnedTokenError: Shapes or counts that do not match.

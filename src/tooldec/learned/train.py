@@ -21,18 +21,10 @@ __all__ = ["SwitchScores", "fit_rows", "switch_scores"]
 
 
 def fit_rows(features: Features, rows: int, *, l2: float = 1e-4, steps: int = 200, seed: int = 0) -> tuple[np.ndarray, dict[str, Any]]:
-    """The ``(rows, dim)`` matrix that minimises the mean cross-entropy plus ``l2 * |W|^2``.
-
-    Args:
-        features: From :func:`tooldec.learned.features.extract`; labels ``>= 0`` pick a row.
-        rows: How many learned tokens.
-        l2: Weight decay (keeps rows small where the data do not pin them down).
-        steps: L-BFGS iterations at most.
-        seed: Seeds torch (L-BFGS from zero is deterministic; kept for the record).
-
-    Returns:
-        The rows (float32) and a record: loss before and after, positions, calls.
-    """
+    """The ``(rows, dim)`` matrix that minimises the mean cross-entropy plus ``l2 * |W|^2`` (weight
+    decay keeps rows small where the data do not pin them down) in at most ``steps`` L-BFGS
+    iterations, and a record: loss before and after, positions, calls. Labels ``>= 0`` pick a
+    row; ``seed`` seeds torch (L-BFGS from zero is deterministic; kept for the record)."""
     import torch
 
     torch.manual_seed(seed)
@@ -90,11 +82,9 @@ class SwitchScores:
 
 
 def switch_scores(features: Features, weight: np.ndarray, *, rows_of: dict[int, int] | None = None) -> SwitchScores:
-    """Precision, recall and F1 of firing at the gold call positions.
+    """Precision, recall and F1 of firing at the gold call positions (labels ``>= 0``).
 
     Args:
-        features: Held-out demonstrations (labels ``>= 0`` mark the calls).
-        weight: The learned rows.
         rows_of: Label -> the row that is right there (default: the label itself); labels without
             a row (unseen tools for toolkens) count for mode switching only.
     """

@@ -69,17 +69,9 @@ def describe_exception(err: BaseException) -> str:
 
 
 def serialize_result(name: str, value: Any) -> tuple[str | None, str | None]:
-    """Turn a tool's return value into the text the model reads.
-
-    A string is given back as it is (a tool that returns prose should not see it quoted);
-    anything else as JSON.
-
-    Args:
-        name: The tool's name, for the error message.
-        value: What the tool returned.
-
-    Returns:
-        ``(text, None)``, or ``(None, error)`` when the value has no JSON form.
+    """Turn a tool's return value into the text the model reads: ``(text, None)``, or ``(None,
+    error)`` when the value has no JSON form. A string is given back as it is (a tool that returns
+    prose should not see it quoted); anything else as JSON.
 
     Examples:
         >>> serialize_result("add", 5)
@@ -113,10 +105,7 @@ def serialize_result(name: str, value: Any) -> tuple[str | None, str | None]:
 
 
 class Executor:
-    """Runs tools with a timeout and turns every outcome into a :class:`CallRecord`.
-
-    Args:
-        timeout: Seconds to wait for a tool before giving up on it (must be > 0).
+    """Runs tools with a ``timeout`` (seconds) and turns every outcome into a :class:`CallRecord`.
 
     Raises:
         ValueError: ``timeout`` is not positive.
@@ -138,18 +127,11 @@ class Executor:
         self.timeout = timeout
 
     def run(self, tool: Tool, call: ToolCall) -> CallRecord:
-        """Run ``tool`` with the call's arguments; never raises for what the tool does.
-
-        Args:
-            tool: The tool to run (its ``fn`` is called with the arguments by keyword).
-            call: The parsed call.
-
-        Returns:
-            The record: the serialised result, or the error (exception, timeout, a result that
-            is not JSON-serialisable, a tool without a function). A :class:`ToolCallError`
-            (a tool reporting its own failure: an MCP ``isError`` result, an HTTP error status)
-            gives its message as the error, without the "raised" prefix.
-        """
+        """Run ``tool`` with the call's arguments; never raises for what the tool does. The record
+        holds the serialised result, or the error (exception, timeout, a result that is not
+        JSON-serialisable, a tool without a function). A :class:`ToolCallError` (a tool reporting
+        its own failure: an MCP ``isError`` result, an HTTP error status) gives its message as the
+        error, without the "raised" prefix."""
         outcome: list[tuple[str | None, str | None]] = []
         arguments: Mapping[str, Any] = call.arguments
 

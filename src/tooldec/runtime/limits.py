@@ -36,16 +36,8 @@ def context_window(model: Any, tokenizer: Any) -> int | None:
 
 
 def truncate_tokens(text: str, tokenizer: Any, limit: int) -> tuple[str, int | None]:
-    """``text`` cut to at most ``limit`` tokens, with a note saying it was cut.
-
-    Args:
-        text: The observation.
-        tokenizer: The model's tokenizer (``encode`` / ``decode``).
-        limit: Tokens the observation may take, the note included.
-
-    Returns:
-        ``(text, None)`` when it fits, else ``(the first tokens + the note, tokens it had)``.
-    """
+    """``(text, None)`` when ``text`` fits in ``limit`` tokens of ``tokenizer``, else ``(its first
+    tokens + a note saying it was cut, the tokens it had)``; the note counts in ``limit``."""
     ids = list(tokenizer.encode(text, add_special_tokens=False))
     if len(ids) <= limit:
         return text, None

@@ -1,11 +1,5 @@
-"""The tool loop: generate, run the calls, give the results back, generate again.
-
-One turn of an assistant that uses tools. The model writes text and calls in a dialect; when it
-stops (or, for dialects that write results inline, as soon as a call closes) the calls are
-parsed, checked against the tool set, run, and their results put back into the context the way
-the dialect expects: ``tool`` messages through the model's chat template (Hermes and other chat
-formats) or the dialect's result text right after the call (ToolkenGPT, ReAct). Then the model
-goes on, until it stops without calling a tool or a budget runs out.
+"""The tool loop: generate, run the calls, give the results back (``Conversation``), generate
+again, until the model stops without calling a tool or a budget runs out.
 
 With ``constrained=False`` the same loop runs without the grammar: the baseline, in which calls
 can be unparseable, name unknown tools or break their schema; those are counted, not run.
@@ -34,7 +28,7 @@ from .limits import context_window as window_of
 from .limits import truncate_tokens
 from .trace import CallRecord, Event, EventKind, InvalidCall, InvalidKind, Result, Trace
 
-__all__ = ["Conversation", "ToolDecoder", "forced_start", "tool_instructions"]
+__all__ = ["Conversation", "ToolDecoder", "add_instructions", "forced_start", "takes_tools", "tool_instructions"]
 
 Message = Mapping[str, Any]
 
@@ -125,14 +119,10 @@ class ToolDecoder:
     def run(self, messages_or_prompt: str | Sequence[Message]) -> Result:
         """Answer one turn.
 
-        Args:
-            messages_or_prompt: Chat messages (``[{"role": "user", "content": ...}]``), rendered
-                with the tokenizer's chat template and the tools; or a plain prompt string,
-                continued as it is (write the tool instructions into it yourself).
-
-        Returns:
-            The text, every call with its outcome, and the trace; also when a tool misbehaves or
-            the context fills up (``trace.stop_reason`` then says so).
+        ``messages_or_prompt``: chat messages, rendered with the tokenizer's chat template and the
+        tools; or a plain prompt string, continued as it is (write the tool instructions into it
+        yourself). A tool that misbehaves or a context that fills up still gives a result
+        (``trace.stop_reason`` then says so).
 
         Raises:
             ContextLengthError: The prompt alone does not fit the context window.
@@ -149,7 +139,7 @@ class ToolDecoder:
         while budget > 0:
             calls_left = self.max_calls_per_turn - len(records)
             choice = self._choice(first, calls_left)
-            forced = "" if self.constrained else self._forced_start(choice)
+            forced = "" if self.constrained else forced_start(self.dialect, choice)
             prompt = context.prompt_ids(forced)
             room = budget if self.context_window is None else min(budget, self.context_window - len(prompt))
             if room < 1:
@@ -228,9 +218,6 @@ class ToolDecoder:
         if self.tool_choice == "none" or calls_left <= 0:
             return "none"
         return self.tool_choice if first else "auto"
-
-    def _forced_start(self, choice: ToolChoice) -> str:
-        return forced_start(self.dialect, choice)
 
     def _text(self, ids: Sequence[int]) -> str:
         """The generated text, special tokens spelled out, the final end-of-sequence token dropped."""
@@ -318,6 +305,22 @@ def tool_instructions(tools: ToolSet, dialect: Dialect) -> str:
     return f"# Tools\n\nYou can call these tools:\n{specs}{example}"
 
 
+def takes_tools(tokenizer: Any) -> bool:
+    """Whether the tokenizer's chat template reads a ``tools`` variable."""
+    template = getattr(tokenizer, "chat_template", None) or ""
+    return isinstance(template, str) and "tools" in template
+
+
+def add_instructions(messages: list[dict[str, Any]], tools: ToolSet, dialect: Dialect) -> None:
+    """Put :func:`tool_instructions` at the end of ``messages``' system message, or in a new one first
+    (for a chat template that takes no ``tools=``)."""
+    instructions = tool_instructions(tools, dialect)
+    if messages and messages[0].get("role") == "system":
+        messages[0] = {**messages[0], "content": f"{messages[0].get('content', '')}\n\n{instructions}"}
+    else:
+        messages.insert(0, {"role": "system", "content": instructions})
+
+
 def _openai_tool(tool: Tool) -> dict[str, Any]:
     return {"type": "function", "function": {
         "name": tool.name, "description": tool.description, "parameters": tool.source_parameters or tool.parameters}}
@@ -339,13 +342,7 @@ def _example_arguments(tool: Tool) -> dict[str, Any]:
 
 
 class Conversation:
-    """The prompt as the turn goes on: chat messages, or a plain prompt that grows.
-
-    Args:
-        tokenizer: A transformers tokenizer; its chat template renders ``messages``.
-        tools: The tools, given to the template (``tools=``) or written into a system prompt.
-        dialect: Decides where results go (messages or inline) and how they are written.
-        source: Chat messages, or a plain prompt string (used as it is).
+    """The prompt as the turn goes on: chat messages (``source``), or a plain prompt that grows.
 
     Chat formats (``stop_after_call`` false) add an assistant message with the calls and one
     result message per call, re-rendered through the chat template; when the template takes no
@@ -359,15 +356,10 @@ class Conversation:
         self.tools = tools
         self.dialect = dialect
         self.raw = source if isinstance(source, str) else None
-        template = getattr(tokenizer, "chat_template", None) or ""
-        self.template_takes_tools = isinstance(template, str) and "tools" in template
+        self.template_takes_tools = takes_tools(tokenizer)
         self.messages: list[dict[str, Any]] = [] if isinstance(source, str) else [dict(m) for m in source]
         if self.raw is None and not self.template_takes_tools and len(tools):
-            instructions = tool_instructions(tools, dialect)
-            if self.messages and self.messages[0].get("role") == "system":
-                self.messages[0]["content"] = f"{self.messages[0].get('content', '')}\n\n{instructions}"
-            else:
-                self.messages.insert(0, {"role": "system", "content": instructions})
+            add_instructions(self.messages, tools, dialect)
         self.pending = ""  # the open assistant message (inline results), or the plain prompt's tail
         self.transcript = ""
 

@@ -86,14 +86,11 @@ def rewrite_names(operations: Sequence[Operation], generator: Generator, *, temp
     """A name per operation, by ``"METHOD /path"``, written by ``generator``'s model.
 
     Args:
-        operations: From ``tooldec.tools.openapi.openapi_operations``.
         generator: A tooldec generator (``generator_for(model, tokenizer)``); its ``tokenizer``'s chat
             template frames the prompt.
         temperature: 0 for greedy; above, each ``seed`` gives another set of names (the paper's A.8).
-        seed: Seeds the sampler.
         cache: A JSON file: read when it holds every operation, else written after the run.
         model: Recorded in the cache file.
-        max_new_tokens: Budget of one name.
 
     Returns:
         ``{"GET /movie/{movie_id}/credits": "get_movie_cast_and_crew", ...}``; an empty answer

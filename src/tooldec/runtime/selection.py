@@ -163,18 +163,11 @@ class NameSelector(Generator):
                           stepper.checked, stepper.refusals)
 
     def choose(self, context: Sequence[int], machine: Machine, budget: int) -> tuple[list[int], Machine]:
-        """Write the rest of the call's opener (trigger, head) greedily, then the best whole name.
-
-        Args:
-            context: The ids before ``machine``'s position (learned ids allowed with a generator
-                that maps them, such as ``LearnedGenerator``).
-            machine: At the start of a call (or inside its opener); not changed (forks are).
-            budget: Tokens that may still be generated.
-
-        Returns:
-            The tokens written (the last one may run past the name into the call's next bytes)
-            and the machine after them. The choice is appended to :attr:`selections`.
-        """
+        """Write the rest of the call's opener (trigger, head) greedily, then the best whole name;
+        the tokens written (the last one may run past the name into the call's next bytes) and
+        the machine after them (``machine`` is not changed: forks are). ``context``: the ids before
+        ``machine``'s position (learned ids allowed with a generator that maps them, such as
+        ``LearnedGenerator``). The choice is appended to :attr:`selections`."""
         names, prefixes = self._trie(machine.advanced.grammar)
         machine = machine.fork()
         tokens: list[int] = []

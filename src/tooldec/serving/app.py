@@ -71,15 +71,9 @@ class Settings:
 
 
 class Service:
-    """What the routes share: the model's name, tokenizer and the worker that runs it.
-
-    Args:
-        model_id: The name clients put in ``model``.
-        tokenizer: The model's transformers tokenizer (chat template).
-        worker: The llama.cpp worker (started by the app).
-        constraints: Validates and compiles request tools (shared: docs/DESIGN.md, concurrency contract).
-        settings: The limits on each client.
-    """
+    """What the routes share: the model's name (``model_id``, what clients put in ``model``), its
+    tokenizer, the worker that runs it (started by the app), the ``constraints`` that compile
+    request tools (shared: docs/DESIGN.md, concurrency contract) and the limits on each client."""
 
     def __init__(self, model_id: str, tokenizer: Any, worker: Worker, constraints: Constraints,
                  settings: Settings | None = None) -> None:

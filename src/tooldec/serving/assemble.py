@@ -50,7 +50,6 @@ class Assembler:
     """Turns one generation, token by token, into content and call events.
 
     Args:
-        dialect: Parses the calls (every opener form it declares).
         watch: Hold back text that may still open a call (a request with tools); ``False``: all
             text is content.
         names: The request's tool names, for a dialect whose opener names a tool (Pythonic's

@@ -38,13 +38,8 @@ class Running:
 
 
 class BatchWorker(Worker):
-    """The thread that steps up to ``slots.slots`` jobs together.
-
-    Args:
-        generator: The model's generator (vocabulary, end tokens, stepper options).
-        slots: The context the jobs share (only this worker's thread touches it from now on).
-        constraints, max_queue: As :class:`~tooldec.serving.worker.Worker`'s.
-    """
+    """The thread that steps up to ``slots.slots`` jobs together in the context ``slots`` (only
+    this worker's thread touches it from then on)."""
 
     def __init__(self, generator: LlamaCppGenerator, slots: SlotBatch, constraints: Constraints, *,
                  max_queue: int = 256) -> None:

@@ -7,7 +7,6 @@ package on http://127.0.0.1:8000/v1.
 from __future__ import annotations
 
 import argparse
-import gc
 import os
 import sys
 from collections.abc import Sequence
@@ -161,12 +160,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
 
     def load() -> Service:
-        service = build_service(args)
-        # The model, vocabulary and compiler live as long as the server: moved out of the cyclic
-        # collector's reach, a full collection no longer walks them (a 0.1-0.2 s pause in the middle
-        # of a request, measured on the speed workload with the Qwen3 vocabulary).
-        gc.collect()
-        gc.freeze()
+        service = build_service(args)  # its settle() takes what start-up made out of the collector's reach
         print(f"tooldec serve: {service.model_id} ready on http://{args.host}:{args.port}/v1", file=sys.stderr,
               flush=True)
         return service

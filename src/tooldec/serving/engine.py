@@ -53,12 +53,8 @@ class Compiled:
 
 
 class Constraints:
-    """Compiled grammars for one vocabulary and dialect, cached, and the cursors over them.
-
-    Args:
-        vocab: The model's vocabulary, padded to its logits width.
-        dialect: How the model writes calls.
-        cache_size: Most compiled tool lists kept (least recently used dropped first).
+    """Compiled grammars for one vocabulary (padded to the logits width) and dialect, the
+    ``cache_size`` last used kept, and the cursors over them.
 
     Examples:
         >>> from tooldec.dialects import Hermes
@@ -103,11 +99,8 @@ class Constraints:
         return toolset
 
     def compile(self, specs: ToolSpecs, key: str | None = None) -> Compiled:
-        """The compiled grammar of ``specs``, from the cache when its key was seen.
-
-        Args:
-            specs: The tool definitions.
-            key: Their :func:`tools_key`, if the caller has it already.
+        """The compiled grammar of ``specs``, from the cache when its key (:func:`tools_key`, or
+        ``key`` when the caller has it already) was seen.
 
         Raises:
             ToolRegistrationError: As :meth:`tools`.

@@ -33,13 +33,8 @@ def _escape(value: str) -> str:
 
 
 def metrics_text(worker: Worker, answered: Counter[int], refused: Counter[str]) -> str:
-    """The exposition text.
-
-    Args:
-        worker: Its queue and counters.
-        answered: Chat completion requests by HTTP status.
-        refused: Refused requests by error code (``queue_full``, ``context_length_exceeded``, ...).
-    """
+    """The exposition text: the worker's queue and counters, chat completion requests by HTTP
+    status (``answered``) and refused requests by error code (``refused``)."""
     w = worker
     lines = [
         *_metric("tooldec_requests_total", "counter", "Chat completion requests answered, by HTTP status.",

@@ -13,16 +13,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..dialects import Dialect, ToolCall
-from ..runtime.loop import tool_instructions
+from ..runtime.loop import add_instructions, takes_tools
 from ..tools import ToolSet
 
-__all__ = ["render_prompt", "takes_tools"]
-
-
-def takes_tools(tokenizer: Any) -> bool:
-    """Whether the tokenizer's chat template reads a ``tools`` variable."""
-    template = getattr(tokenizer, "chat_template", None) or ""
-    return isinstance(template, str) and "tools" in template
+__all__ = ["render_prompt"]
 
 
 def _text(content: Any) -> str:
@@ -97,10 +91,6 @@ def render_prompt(tokenizer: Any, messages: Sequence[Mapping[str, Any]], tools: 
     structured = takes_tools(tokenizer)
     chat = _messages(messages, dialect, structured)
     if tools is not None and len(tools) and not structured:
-        instructions = tool_instructions(tools, dialect)
-        if chat and chat[0]["role"] == "system":
-            chat[0] = {**chat[0], "content": f"{chat[0]['content']}\n\n{instructions}"}
-        else:
-            chat.insert(0, {"role": "system", "content": instructions})
+        add_instructions(chat, tools, dialect)
     kwargs: dict[str, Any] = {"tools": list(specs)} if structured and tools is not None and len(tools) else {}
     return str(tokenizer.apply_chat_template(chat, add_generation_prompt=True, tokenize=False, **kwargs))

@@ -179,11 +179,8 @@ def _tool_calls(value: Any, where: str) -> None:
 
 
 def parse_request(body: Any, model: str) -> ChatRequest:
-    """Check a request body against what the server does.
-
-    Args:
-        body: The decoded JSON body.
-        model: The served model's id (any other is a 404).
+    """Check a decoded request body against what the server does (a ``model`` other than the
+    served one is a 404).
 
     Raises:
         RequestError: The first problem found, naming its field.
@@ -225,10 +222,6 @@ def new_id() -> str:
     return f"chatcmpl-{uuid.uuid4().hex[:24]}"
 
 
-def _call_dict(call: ToolCall) -> dict[str, Any]:
-    return call.to_openai()
-
-
 def completion(request_id: str, model: str, content: str, calls: Sequence[ToolCall], finish: str,
                prompt_tokens: int, completion_tokens: int, *, reasoning: str = "") -> dict[str, Any]:
     """A ``chat.completion`` object (non-streaming answer); the reasoning, if any, as
@@ -237,7 +230,7 @@ def completion(request_id: str, model: str, content: str, calls: Sequence[ToolCa
     if reasoning:
         message["reasoning_content"] = reasoning
     if calls:
-        message["tool_calls"] = [_call_dict(c) for c in calls]
+        message["tool_calls"] = [c.to_openai() for c in calls]
     return {
         "id": request_id, "object": "chat.completion", "created": int(time.time()), "model": model,
         "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish}],
@@ -265,7 +258,7 @@ def chunk(request_id: str, model: str, delta: dict[str, Any] | None, finish: str
 def call_deltas(index: int, call: ToolCall) -> list[dict[str, Any]]:
     """The deltas OpenAI streams for one call: its id, type and name with empty arguments, then
     the arguments."""
-    whole = _call_dict(call)
+    whole = call.to_openai()
     return [
         {"tool_calls": [{"index": index, "id": whole["id"], "type": "function",
                          "function": {"name": call.name, "arguments": ""}}]},

@@ -45,13 +45,7 @@ class Job:
     """One request's generation.
 
     Attributes:
-        prompt_ids: The rendered prompt's tokens.
-        specs: The request's tools (empty: unconstrained).
-        key: Their cache key.
-        tool_choice: auto, required, none or a tool name.
-        parallel_tool_calls: Several calls in one message.
-        max_tokens: Budget of new tokens.
-        temperature: 0 for greedy.
+        specs: The request's tools (empty: unconstrained); ``key``: their cache key.
         seed: Seeds the sampler (None: fresh entropy).
         emit: Called from the worker thread with each event, then a :class:`Done` (none for a job
             cancelled before it ran).

@@ -1,4 +1,5 @@
-"""An asyncio event loop in a thread of its own, so synchronous code can drive async clients.
+"""What the sources share: an asyncio event loop in a thread of its own, so synchronous code can
+drive async clients, and the tool function and ``with`` support of a source.
 
 The MCP SDK is async, while a tool's function is called synchronously (from the runtime's
 executor threads). One loop per source runs in a daemon thread; coroutines are handed to it with
@@ -10,12 +11,44 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import threading
-from collections.abc import Coroutine
-from typing import Any, TypeVar
+from collections.abc import Coroutine, Mapping
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Protocol, Self, TypeVar
 
-__all__ = ["BackgroundLoop"]
+__all__ = ["BackgroundLoop", "Caller", "Closing"]
 
 T = TypeVar("T")
+
+
+class Source(Protocol):
+    """What a tool's function calls through (an OpenAPI or MCP source)."""
+
+    def call(self, name: str, arguments: Mapping[str, Any]) -> Any: ...
+
+
+@dataclass(frozen=True)
+class Caller:
+    """A tool's function: calls ``name`` through its source with the arguments."""
+
+    source: Source
+    name: str
+
+    def __call__(self, **arguments: Any) -> Any:
+        return self.source.call(self.name, arguments)
+
+
+class Closing:
+    """``with`` support for what has a ``close``."""
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
 
 
 class BackgroundLoop:

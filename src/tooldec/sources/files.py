@@ -17,11 +17,11 @@ import traceback
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import TracebackType
 from typing import Any, Literal
 
 from ..errors import ToolRegistrationError, ToolSourceError
 from ..tools import Tool
+from ._background import Closing
 from .http import OpenAPISource
 
 __all__ = ["ToolFile", "load_tools_file", "python_tools", "read_document"]
@@ -30,7 +30,7 @@ Kind = Literal["python", "definitions", "openapi"]
 
 
 @dataclass
-class ToolFile:
+class ToolFile(Closing):
     """The tools of one file; ``close`` (or ``with``) releases an OpenAPI source's connections.
 
     Attributes:
@@ -48,12 +48,6 @@ class ToolFile:
     def close(self) -> None:
         if self.source is not None:
             self.source.close()
-
-    def __enter__(self) -> ToolFile:
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
-        self.close()
 
 
 def load_tools_file(path: str | Path, *, base_url: str | None = None, headers: Mapping[str, str] | None = None,

@@ -27,13 +27,13 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 from urllib.parse import quote
 
 from ..errors import ToolCallError, ToolSourceError
 from ..tools import Tool
 from ..tools.openapi import Naming, Operation, openapi_operations
+from ._background import Caller, Closing
 
 __all__ = ["OpenAPISource"]
 
@@ -41,7 +41,7 @@ _REDIRECTS = 5
 _ERROR_BODY = 2000  # characters of an error response quoted in the observation
 
 
-class OpenAPISource:
+class OpenAPISource(Closing):
     """An HTTP API described by an OpenAPI 3 document, its operations as callable tools.
 
     Args:
@@ -91,7 +91,7 @@ class OpenAPISource:
                                     transport=transport)
         self._by_name = {op.tool.name: op for op in self.operations}
         self.tools: list[Tool] = [
-            Tool(op.tool.name, op.tool.description, op.tool.parameters, _Caller(self, op.tool.name),
+            Tool(op.tool.name, op.tool.description, op.tool.parameters, Caller(self, op.tool.name),
                  source_parameters=op.tool.source_parameters) for op in self.operations]
         """One tool per operation, in document order; each makes its request."""
 
@@ -165,22 +165,6 @@ class OpenAPISource:
     def close(self) -> None:
         """Close the HTTP connections."""
         self._client.close()
-
-    def __enter__(self) -> OpenAPISource:
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
-        self.close()
-
-
-class _Caller:
-    """A tool's function: makes operation ``name``'s request with the arguments."""
-
-    def __init__(self, source: OpenAPISource, name: str) -> None:
-        self.source, self.name = source, name
-
-    def __call__(self, **arguments: Any) -> Any:
-        return self.source.call(self.name, arguments)
 
 
 def _base_url(op: Operation, override: str | None) -> str:

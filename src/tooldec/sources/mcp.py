@@ -22,12 +22,11 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 from typing import Any, TextIO, cast
 
 from ..errors import ToolCallError, ToolRegistrationError, ToolSourceError
 from ..tools import Tool
-from ._background import BackgroundLoop
+from ._background import BackgroundLoop, Caller, Closing
 
 __all__ = ["MCPSource", "RefusedTool"]
 
@@ -44,7 +43,7 @@ class RefusedTool:
     error: ToolRegistrationError
 
 
-class MCPSource:
+class MCPSource(Closing):
     """A connection to an MCP server and its tools.
 
     Args:
@@ -112,7 +111,7 @@ class MCPSource:
             except ToolRegistrationError as err:
                 self.refused.append(RefusedTool(spec.name, err))
                 continue
-            self.tools.append(Tool(tool.name, tool.description, tool.parameters, _Caller(self, spec.name),
+            self.tools.append(Tool(tool.name, tool.description, tool.parameters, Caller(self, spec.name),
                                    source_parameters=tool.source_parameters))
 
     @staticmethod
@@ -207,23 +206,6 @@ class MCPSource:
         self._loop.close()
         if self._owns_errlog:
             self._errlog.close()
-
-    def __enter__(self) -> MCPSource:
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
-        self.close()
-
-
-@dataclass(frozen=True)
-class _Caller:
-    """A tool's function: calls ``name`` on the source's server with the arguments."""
-
-    source: MCPSource
-    name: str
-
-    def __call__(self, **arguments: Any) -> Any:
-        return self.source.call(self.name, arguments)
 
 
 def observation(result: Any) -> Any:

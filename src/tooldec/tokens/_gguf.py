@@ -75,15 +75,8 @@ class _Cursor:
 
 
 def read_gguf_metadata(path: Path, *, arrays: Collection[str] = ()) -> dict[str, Any]:
-    """Return the scalar metadata of a GGUF file and the arrays named in ``arrays``.
-
-    Args:
-        path: A ``.gguf`` file.
-        arrays: Keys of array values to return (``"tokenizer.ggml.tokens"``); other arrays are
-            skipped without being decoded.
-
-    Returns:
-        Key -> value: ``int``/``float``/``bool``/``str`` scalars, ``list`` for requested arrays.
+    """Return the scalar metadata of a GGUF file and the arrays named in ``arrays`` (keys such as
+    ``"tokenizer.ggml.tokens"``); other arrays are skipped without being decoded.
 
     Raises:
         TokenizerError: Not a GGUF file, an unsupported version, or a truncated header.

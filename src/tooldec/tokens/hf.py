@@ -28,13 +28,6 @@ def from_hf_tokenizer(tokenizer: Any, *, vocab_size: int | None = None) -> Vocab
     tokenizer (Qwen3: 151,936 vs 151,669), and masks must be that wide. Pass ``vocab_size`` (or
     call ``Vocabulary.padded``) so the extra ids exist and are never allowed.
 
-    Args:
-        tokenizer: A ``transformers`` tokenizer (``AutoTokenizer.from_pretrained(...)``).
-        vocab_size: The model's logits width, if larger than the tokenizer.
-
-    Returns:
-        The vocabulary.
-
     Raises:
         TokenizerError: The tokenizer exposes neither a ``tokenizers`` backend nor a
             SentencePiece model, or ``vocab_size`` is smaller than the tokenizer.

@@ -65,9 +65,6 @@ def load_vocabulary(source: PathLike) -> Vocabulary:
             SentencePiece model (``tokenizer.model``, ``*.model.v3``), a ``.gguf`` file, or a
             directory holding ``tokenizer.json``, ``tekken.json`` or ``tokenizer.model``.
 
-    Returns:
-        The vocabulary.
-
     Raises:
         TokenizerError: The path does not exist, its kind is unknown, or the loader rejects it.
     """
@@ -103,6 +100,7 @@ def _stamp(source: PathLike) -> tuple[str, int, int]:
 
 
 def _display_name(path: Path) -> str:
+    """The last three parts of a path: enough to tell files apart in messages."""
     return "/".join(path.parts[-3:])
 
 
@@ -152,12 +150,6 @@ def from_tokenizer_json(path: PathLike) -> Vocabulary:
 
     The eos ids are read from ``tokenizer_config.json``, ``generation_config.json`` and
     ``config.json`` beside the file when present, plus the usual end-of-turn specials.
-
-    Args:
-        path: The ``tokenizer.json`` file.
-
-    Returns:
-        The vocabulary (cached per path and modification time).
 
     Raises:
         TokenizerError: Unreadable JSON, an unsupported model (WordPiece), a decoder that does
@@ -287,14 +279,8 @@ def vocabulary_from_tokenizer_data(
     """Build a vocabulary from the parsed contents of a tokenizer.json (see ``from_tokenizer_json``).
 
     Args:
-        data: The parsed JSON.
-        name: A name for the vocabulary.
         source: Where the data came from, for error messages (default: ``name``).
         eos_texts: Texts of tokens that end generation, besides the usual end-of-turn specials.
-        eos_ids: Ids of tokens that end generation.
-
-    Returns:
-        The vocabulary.
 
     Raises:
         TokenizerError: The data is not a tokenizer.json this module understands.
@@ -357,12 +343,6 @@ def from_tekken(path: PathLike) -> Vocabulary:
     the specials (``<unk>``, ``<s>``, ``</s>``, ``[INST]``, ``[TOOL_CALLS]``, ``[ARGS]``,
     ``[THINK]``...); token rank ``r`` is id ``default_num_special_tokens + r``, up to
     ``default_vocab_size``. ``</s>`` ends generation.
-
-    Args:
-        path: The Tekken JSON file.
-
-    Returns:
-        The vocabulary (cached per path and modification time).
 
     Raises:
         TokenizerError: Unreadable JSON, or a file whose ranks, sizes or specials do not add up.
@@ -441,12 +421,6 @@ def from_sentencepiece(path: PathLike) -> Vocabulary:
     (``<s>``, ``</s>``, ``<unk>``; Mistral v3's ``[INST]``, ``[TOOL_CALLS]``) go to ``special``,
     unused pieces get ``None``.
 
-    Args:
-        path: The model file.
-
-    Returns:
-        The vocabulary (cached per path and modification time).
-
     Raises:
         TokenizerError: ``sentencepiece`` is not installed or the file is not a model.
     """
@@ -468,15 +442,7 @@ def _from_sentencepiece_cached(path: str, mtime_ns: int, size: int) -> Vocabular
 
 
 def vocabulary_from_sentencepiece_processor(processor: sentencepiece.SentencePieceProcessor, *, name: str) -> Vocabulary:
-    """Build a vocabulary from a loaded ``sentencepiece.SentencePieceProcessor``.
-
-    Args:
-        processor: The loaded model.
-        name: A name for the vocabulary.
-
-    Returns:
-        The vocabulary.
-    """
+    """Build a vocabulary from a loaded ``sentencepiece.SentencePieceProcessor``."""
     size = processor.get_piece_size()
     token_bytes: list[bytes | None] = [None] * size
     special: dict[int, str] = {}
@@ -528,12 +494,6 @@ def from_gguf(path: PathLike) -> Vocabulary:
     llama.cpp also turns some tokens into control tokens by their text when it loads a model
     (end-of-generation and fill-in-the-middle names such as ``</s>``, ``<｜fim▁hole｜>``); this
     loader follows the file's token types, and such a token keeps its text as bytes.
-
-    Args:
-        path: The ``.gguf`` file.
-
-    Returns:
-        The vocabulary (cached per path and modification time).
 
     Raises:
         TokenizerError: Not a GGUF file, no tokenizer in it, or an unsupported tokenizer model.

@@ -71,13 +71,6 @@ def _byte_level_translation() -> dict[int, int]:
 def piece_bytes(kind: VocabKind, piece: str) -> bytes:
     """Return the bytes a normal (non-special, non-byte-fallback) token string stands for.
 
-    Args:
-        kind: How the tokenizer spells bytes.
-        piece: The token string as stored in the tokenizer's vocabulary.
-
-    Returns:
-        The token's bytes.
-
     Raises:
         TokenizerError: A byte-level piece has a character outside the GPT-2 alphabet, so its
             bytes cannot be known.
@@ -162,19 +155,9 @@ class Vocabulary:
         eos_ids: Iterable[int] = (),
         name: str = "raw",
     ) -> Vocabulary:
-        """Build a ``RAW`` vocabulary from literal token strings (tests, doctests).
-
-        Args:
-            tokens: Index = token id; ``str`` tokens are UTF-8 encoded. Entries at special ids
-                are ignored (specials have no bytes).
-            special: Special token id -> text; ids may go past ``len(tokens)`` (the gap gets
-                ``None``).
-            eos_ids: Special ids that end generation.
-            name: A name for messages.
-
-        Returns:
-            The vocabulary.
-        """
+        """Build a ``RAW`` vocabulary from literal token strings (tests, doctests): ``str`` tokens
+        are UTF-8 encoded, entries at ``special`` ids are ignored (specials have no bytes), and
+        special ids may go past ``len(tokens)`` (the gap gets ``None``)."""
         special = dict(special or {})
         size = max(len(tokens), max(special, default=-1) + 1)
         token_bytes: list[bytes | None] = [None] * size
