@@ -44,10 +44,8 @@ SINK = 0
 
 _native = compiled("tooldec.automata._dfa_expand")
 NATIVE = _native is not None
-"""Whether states are expanded by the compiled subset construction (``_dfa_expand.c``, built by
-``make setup``; decided once, at import). Without it (no C compiler at install, or
-``TOOLDEC_NATIVE=0``) :meth:`LazyDFA.expand` runs the same construction in Python; tests compare
-the two state by state."""
+"""Whether states are expanded by the compiled subset construction (``_dfa_expand.c``); without it
+(or with ``TOOLDEC_NATIVE=0``) :meth:`LazyDFA.expand` runs the same construction in Python."""
 
 _T = TypeVar("_T")
 
@@ -103,8 +101,7 @@ class StringSpot:
     count_class: int  # the counter's class here (``MID`` or the exact count)
     after_quote: int  # the state after the closing quote (for a token whose characters reach ``low``)
     piece: LazyDFA | None = None
-    """In a template's copy: the template's own automaton (:func:`piece_automaton`), shared by
-    every copy, whose per-vocabulary table masks the content."""
+    """In a template's copy: the template's own automaton (:func:`piece_automaton`), shared."""
     content: int = -1  # in a template's copy: the state of ``piece`` this state is
 
 
@@ -190,9 +187,7 @@ class LazyDFA:
         with collector_paused():  # the tables allocate one object or more per NFA state
             self._costs = Costs(nfa, frag[1], window)
             self._chains = region_chains(nfa)
-        # the NFA and its costs as C arrays for the compiled expansion (its scratch space is
-        # used under ``lock``, as every expansion is), which also keeps the states and adds
-        # their labels to ``marks``
+        # the compiled expansion's tables (used under ``lock``) keep the states and label ``marks``
         self._tables: Tables | None = None
         if _native is not None:
             self._tables = _compiled_tables(nfa, self._costs, frag[1], prune, self.marks)
@@ -200,8 +195,7 @@ class LazyDFA:
         arrays = Arrays.empty(64)
         arrays.expanded[SINK] = True
         self._publish(arrays)
-        # (targets, counters stepped, classes) -> (state, regions reset): the closure of a move
-        # is computed once per automaton, not once per byte interval that makes it.
+        # (targets, counters stepped, classes) -> (state, regions reset), once per automaton
         self._moves: dict[tuple[frozenset[int], frozenset[int], Classes], tuple[int, tuple[int, ...]]] = {}
         self._steps: dict[int, tuple[np.ndarray | memoryview | bytes, list[_Step]]] = {}
         self._rows: dict[int, np.ndarray] = {}  # live rows (dead entries -1), made by row() when read
@@ -218,16 +212,14 @@ class LazyDFA:
     # -- arrays (read a fresh snapshot each time) -------------------------------------------------
 
     def _publish(self, arrays: Arrays) -> None:
-        """Make ``arrays`` the DFA's (under ``lock``, once their entries are written), and the
-        compiled tables'."""
+        """Make ``arrays`` the DFA's and the compiled tables' (under ``lock``, once written)."""
         if self._tables is not None:
             self._tables.use(arrays.table, arrays.expanded, arrays.accepting, arrays.exits, arrays.dist)
         self.arrays = arrays
 
     def _compiled(self, call: Callable[..., _T], *args: object) -> _T:
-        """``call(*args)``, a method of the compiled tables, under ``lock``. Where the arrays are
-        full it raises ``NeedsRoom``; they grow and it runs again (it finds the states it had made,
-        in the same order)."""
+        """``call(*args)``, a method of the compiled tables, under ``lock``; where the arrays are
+        full (``NeedsRoom``) they grow and it runs again, finding the states it had made."""
         assert _native is not None
         with self.lock:
             while True:
@@ -237,9 +229,7 @@ class LazyDFA:
                     self._publish(self.arrays.grown())
 
     def compiled_view(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, Tables | None]:
-        """What the compiled trie walk reads of the DFA (call under ``lock``): the table and the
-        expanded, exits and distance arrays, and the compiled tables that expand a state (``None``
-        where they are not built)."""
+        """What the compiled trie walk reads (under ``lock``): four arrays and the compiled tables."""
         arrays = self.arrays
         return arrays.table, arrays.expanded, arrays.exits, arrays.dist, self._tables
 
@@ -577,11 +567,9 @@ class LazyDFA:
         return None
 
     def _piece_spot(self, sid: int) -> StringSpot | None:
-        """The spot of a state inside one copy of a quoted-string template, or ``None``.
-
-        Inside the copy every byte steps within it until the closing quote, which leads to the
-        copy's exit and nowhere else: tokens from here do what they do from the same state of the
-        template's own automaton, up to the quote, and go on from one state after it."""
+        """The spot of a state inside one copy of a quoted-string template, or ``None``: tokens do
+        what they do from the same state of the template's own automaton up to the closing
+        quote, which leads to the copy's exit alone."""
         pieces = self._pieces
         if pieces is None:
             pieces = self._pieces = [p for p in self.nfa.stamps if p.template.quoted_string and not p.template.regions]
@@ -650,10 +638,8 @@ class LazyDFA:
     def shortest(self, sid: int, counts: dict[int, int] | None = None) -> bytes:
         """The canonical shortest completion from ``sid``: at each step the smallest byte that
         keeps to a shortest path (so the completion from any state along it is its remainder).
-
-        It depends on the state alone: exact counts matter only near a bound, and there the
-        state's classes are exact (``counts`` is accepted for symmetry and ignored).
-        """
+        It depends on the state alone: exact counts matter only near a bound, where the state's
+        classes are exact."""
         return self.shortest_to(sid)[0]
 
     def shortest_to(self, sid: int) -> tuple[bytes, int]:
@@ -668,9 +654,8 @@ class LazyDFA:
         return shortest_runs(self, sid)
 
     def shortest_end(self, sid: int) -> int:
-        """The accepting state :meth:`shortest_to` ends in, without spelling the way there; kept
-        for every state along it (a tail's new mask asks this of each state its tokens end in).
-        A counter's repeats are jumped over as :mod:`.shortest` does."""
+        """The accepting state :meth:`shortest_to` ends in, without spelling the way there (a
+        counter's repeats jumped over); kept for every state along it."""
         ends = self._short_ends
         path = []
         seen: dict[tuple[frozenset[int], tuple[int, ...]], tuple[int, tuple[tuple[int, int], ...]]] = {}
@@ -705,9 +690,8 @@ class LazyDFA:
         return step
 
     def _short_step(self, sid: int) -> tuple[int, int]:
-        """The smallest byte whose move keeps to a shortest path, and where it leads. Moves are
-        made in byte order only until one is found: a completion does not expand the states
-        along it (a call's shortest completion crosses dozens of states the model never visits)."""
+        """The smallest byte whose move keeps to a shortest path, and where it leads; moves are
+        made in byte order only until one is found, so the states along it are not expanded."""
         with self.lock:
             if self._tables is not None:
                 return self._compiled(self._tables.short_step, sid)
@@ -739,8 +723,7 @@ class LazyDFA:
     def walk_counted(self, sid: int, counts: dict[int, int], data: bytes, i: int) -> tuple[int, dict[int, int], int]:
         """``data[i:]`` from ``sid`` with exact counters (:meth:`advance_exact` byte by byte) up to
         its end, a dead end (``SINK``) or an exit state (after its byte): the state, the counts and
-        where it stopped. While no counter has to be counted, the compiled tables walk the bytes
-        in one call (a tool call's keys and punctuation)."""
+        where it stopped. While no counter has to be counted, the compiled tables walk in one call."""
         if not counts and self._tables is not None:
             sid, i, status = self._compiled(self._tables.walk_plain, sid, data, i)
             if status != 3:  # the end, a dead end or an exit; 3: a counter to count from ``i`` on
@@ -766,9 +749,7 @@ class LazyDFA:
         """``data`` from ``sid`` with counters as classes (:meth:`next` byte by byte) up to its
         end, a dead end (``SINK``) or an exit state (after its byte): the state, the bytes read
         and whether the state is an exit. The compiled tables walk it in one call, up to a
-        counter step they leave to this loop (an opener search walked each byte of a token in
-        Python); their status says whether they stopped on an exit (a NumPy read of a cold array
-        cost as much as a few bytes of the walk)."""
+        counter step they leave to this loop."""
         i, n = 0, len(data)
         if self._tables is not None and sid != SINK and n:
             sid, i, status = self._compiled(self._tables.walk_plain, sid, data, 0)
@@ -811,8 +792,8 @@ class LazyDFA:
 
 
 def _compiled_tables(nfa: NFA, costs: Costs, accept: int, prune: bool, labels: dict[int, str]) -> Tables:
-    """The compiled expansion's tables of ``nfa``, handed its lists and one tuple per region
-    (``_dfa_expand.c`` reads no attribute); ``labels`` is the DFA's dict its new states' labels go to."""
+    """The compiled expansion's tables of ``nfa`` (``_dfa_expand.c`` reads no attribute: lists and
+    one tuple per region); new states' labels go to ``labels``."""
     assert _native is not None
     regions = [(r.low, -1 if r.high is None else r.high, r.parent, r.decide, r.loop, r.exit, r.text, r.blank,
                 r.string_quote, r.separator is not None, r.units, r.separator_states, info.band, info.unit_min,

@@ -513,11 +513,9 @@ def _key_fsm(include: str | None, exclude: tuple[str, ...], declared: tuple[str,
 @functools.lru_cache(maxsize=16)
 def prepare_values(style: Style, window: int) -> None:
     """Build now what every free-form value of ``style`` stamps (``{}``, an object without
-    properties): the any-value pieces and their distance tables for DFAs walked with tokens of up
-    to ``window`` bytes. They are kept for the process (bounded caches here and in
-    :mod:`.costs`), but cost 5-15 ms to make: a compiler makes them when it is created, as the
-    vocabulary's tables, not the first request whose schema has a free-form value. Safe to call
-    from any thread and more than once."""
+    properties): the any-value pieces and their distance tables for tokens of up to ``window``
+    bytes, 5-15 ms that a compiler pays when it is created rather than the first request with a
+    free-form value. Safe to call from any thread and more than once."""
     nfa = NFA()
     piece = SchemaCompiler(nfa, {}, style).value(True)
     Costs(nfa, piece[1], window)  # copies the pieces' tables, computing them the first time

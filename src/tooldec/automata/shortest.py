@@ -1,15 +1,12 @@
 """A lazy DFA's canonical shortest completion, with a counter's repeats as runs.
 
-Below a counted region's ``low`` every count is its own DFA state (``minItems: 100000`` is
-100,000 copies of an item's states), so spelling the completion byte by byte cost time and DFA
-states in proportion to the count. Here the walk notes the states it passes; once it is back at
-the same NFA states with only that counter higher, the bytes in between are one item of the
-completion, and the same item repeats while the count stays safely below ``low``: every guard on
-the way decides as it did (``count >= low`` never, ``count < high`` always) and every distance
-drops by the same amount, so the canonical choices are the same bytes. The repeats become one
-run ``(item, times)`` and the walk goes on from the state with that count (one new state), so a
-completion costs its distinct parts, whatever the count. (:mod:`.sampling` skips repeats the
-same way when it writes samples.)
+Below a counted region's ``low`` every count is its own DFA state, so spelling the completion
+byte by byte costs time and states in proportion to the count (``minItems: 100000``). Here the
+walk notes the states it passes; once it is back at the same NFA states with only that counter
+higher, the bytes in between are one item, and the same item repeats while the count stays
+safely below ``low``: every guard decides as it did (``count >= low`` never, ``count < high``
+always) and every distance drops by the same amount. The repeats become one run
+``(item, times)``, so a completion costs its distinct parts, whatever the count.
 """
 
 from __future__ import annotations
