@@ -54,7 +54,7 @@ class Costs:
             if rid not in copied:
                 self._scope(rid)
         self._scope(TOP, accept)
-        self._reach = self.reach = self._reaching()
+        self.reach = self._reaching()
 
     def _reaching(self) -> list[bool]:
         """Which NFA states can reach acceptance, read off the distance tables: a state reaches its
@@ -85,9 +85,6 @@ class Costs:
             self.info[stamp.rbase:stamp.rbase + len(info)] = info
             copied.update(range(stamp.rbase, stamp.rbase + len(info)))
         return copied
-
-    def band(self, region: int) -> int:
-        return self.info[region].band
 
     def class_of(self, region: int, count: int) -> int:
         """The exact count below ``low`` or within the band under ``high``, else ``MID``."""
@@ -216,7 +213,7 @@ class Costs:
         return result
 
     def viable(self, state: int, classes: dict[int, int]) -> bool:
-        if not self._reach[state]:
+        if not self.reach[state]:
             return False
         rid = self.nfa.scope[state]
         if rid == TOP:

@@ -32,7 +32,7 @@ from .costs import MID, Costs, region_chains
 from .gcpause import collector_paused
 from .nfa import BLANK_RANGES, NFA, Frag, Guard, Stamp
 from .sampling import sample
-from .shortest import Runs, repeat_after, shortest_runs, spell
+from .shortest import Classes, repeat_after, shortest_runs, spell
 
 if TYPE_CHECKING:
     from ._dfa_expand import Tables
@@ -49,8 +49,6 @@ NATIVE = _native is not None
 
 _T = TypeVar("_T")
 
-Classes = tuple[tuple[int, int], ...]
-"""(region, class) for every region a state is inside of, sorted by region."""
 
 
 @dataclass
@@ -69,15 +67,14 @@ class Arrays:
                    np.zeros(capacity, dtype=bool), np.zeros(capacity, dtype=bool), np.full(capacity, -1, dtype=np.int64))
 
     def grown(self) -> Arrays:
-        size = self.table.shape[0] * 2
-        out = Arrays.empty(size)
         n = self.table.shape[0]
-        out.table[:n] = self.table
-        out.expanded[:n] = self.expanded
-        out.accepting[:n] = self.accepting
-        out.exits[:n] = self.exits
-        out.dist[:n] = self.dist
+        out = Arrays.empty(n * 2)
+        for old, new in zip(self.parts(), out.parts(), strict=True):
+            new[:n] = old
         return out
+
+    def parts(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        return self.table, self.expanded, self.accepting, self.exits, self.dist
 
 
 @dataclass
@@ -206,15 +203,14 @@ class LazyDFA:
         self._short_steps: dict[int, tuple[int, int]] = {}
         self._short_ends: dict[int, int] = {}
         with self.lock:
-            states, classes, _ = self._closure([frag[0]], {})
-            self.start = self._intern(states, classes)
+            self.start = self._enter([frag[0]], {})
 
     # -- arrays (read a fresh snapshot each time) -------------------------------------------------
 
     def _publish(self, arrays: Arrays) -> None:
         """Make ``arrays`` the DFA's and the compiled tables' (under ``lock``, once written)."""
         if self._tables is not None:
-            self._tables.use(arrays.table, arrays.expanded, arrays.accepting, arrays.exits, arrays.dist)
+            self._tables.use(*arrays.parts())
         self.arrays = arrays
 
     def _compiled(self, call: Callable[..., _T], *args: object) -> _T:
@@ -234,26 +230,6 @@ class LazyDFA:
         return arrays.table, arrays.expanded, arrays.exits, arrays.dist, self._tables
 
     @property
-    def table(self) -> np.ndarray:
-        return self.arrays.table
-
-    @property
-    def expanded(self) -> np.ndarray:
-        return self.arrays.expanded
-
-    @property
-    def accepting(self) -> np.ndarray:
-        return self.arrays.accepting
-
-    @property
-    def exits(self) -> np.ndarray:
-        return self.arrays.exits
-
-    @property
-    def dist(self) -> np.ndarray:
-        return self.arrays.dist
-
-    @property
     def n_states(self) -> int:
         return len(self._states)
 
@@ -264,9 +240,7 @@ class LazyDFA:
     @property
     def nbytes(self) -> int:
         """Memory held by the tables (for cache accounting)."""
-        arrays = self.arrays
-        # Per state, beyond the arrays: its NFA-state set, index and move entries, memoised distances
-        # (about 4.5 KB, measured with RSS over 100k states).
+        arrays = self.arrays  # and about 4.5 KB a state beyond them (RSS over 100k states)
         return int(arrays.table.nbytes + arrays.dist.nbytes + 3 * arrays.expanded.nbytes) + 4500 * len(self._states)
 
     # -- counter classes ---------------------------------------------------------------------------
@@ -305,8 +279,6 @@ class LazyDFA:
                 if state in out:
                     continue
                 out.add(state)
-                if not guarded[state]:
-                    continue
                 for dst, kind, region in guarded[state]:
                     if kind is Guard.RESET:
                         classes[region] = self.class_of(region, 0)
@@ -317,19 +289,15 @@ class LazyDFA:
                             stack.append(dst)
                     elif self._at_least_low(region, classes[region]):
                         stack.append(dst)
-        costs = self._costs
-        chains = self._chains
-        active: set[int] = set()
-        viable = set()
-        for state in out:
-            if self.prune and not costs.viable(state, classes):
-                continue
-            viable.add(state)
-            chain = chains[state]
-            if chain:
-                active.update(chain)
+        viable = {state for state in out if not self.prune or self._costs.viable(state, classes)}
+        active = {region for state in viable for region in self._chains[state]}
         kept = tuple(sorted((r, classes[r]) for r in active))
         return frozenset(viable), kept, tuple(sorted(set(resets)))
+
+    def _enter(self, states: Iterable[int], classes: dict[int, int]) -> int:
+        """The state of the closure of ``states`` with counters at ``classes`` (under ``lock``)."""
+        found, kept, _ = self._closure(states, classes)
+        return self._intern(found, kept)
 
     def _intern(self, states: frozenset[int], classes: Classes) -> int:
         if not states:
@@ -444,8 +412,7 @@ class LazyDFA:
     def state_of(self, states: Iterable[int]) -> int:
         """The state made of ``states`` and everything their epsilon moves reach (counters at 0)."""
         with self.lock:
-            found, classes, _ = self._closure(states, {})
-            return self._intern(found, classes)
+            return self._enter(states, {})
 
     def expand_all(self) -> LazyDFA:
         """Every reachable state expanded (small automata: formats, openers, the string table)."""
@@ -533,18 +500,15 @@ class LazyDFA:
     def string_spot(self, sid: int) -> StringSpot | None:
         """If ``sid`` is exactly a plain string's content at a character boundary, what the
         string allows there (see ``StringTable``); else ``None``."""
-        if sid in self._strings:
-            return self._strings[sid]
-        with self.lock:
-            spot = self._string_spot(sid)
-            self._strings[sid] = spot
-        return spot
-
-    def _string_spot(self, sid: int) -> StringSpot | None:
-        if self._tables is not None:
-            found = self._compiled(self._tables.string_spot, sid)
-            return self._piece_spot(sid) if found is None else StringSpot(*found)
-        return self._plain_string_spot(sid) or self._piece_spot(sid)
+        if sid not in self._strings:
+            with self.lock:
+                if self._tables is not None:
+                    found = self._compiled(self._tables.string_spot, sid)
+                    spot = None if found is None else StringSpot(*found)
+                else:
+                    spot = self._plain_string_spot(sid)
+                self._strings[sid] = spot or self._piece_spot(sid)
+        return self._strings[sid]
 
     def _plain_string_spot(self, sid: int) -> StringSpot | None:
         nfa = self.nfa
@@ -560,9 +524,7 @@ class LazyDFA:
             if unit not in live or not live <= {unit, region.string_quote}:
                 continue
             closed = nfa.edges[region.string_quote][0][2]  # after the quote, once the string may end
-            outer = {r: c for r, c in classes if r != rid}
-            after_states, after_classes, _ = self._closure([closed], outer)
-            after = self._intern(after_states, after_classes)
+            after = self._enter([closed], {r: c for r, c in classes if r != rid})
             return StringSpot(rid, region.low, region.high, cls, after)
         return None
 
@@ -584,8 +546,8 @@ class LazyDFA:
         content = piece.find_state(frozenset(s - stamp.base for s in states))
         if content < 0:
             return None
-        after_states, after_classes, _ = self._closure([stamp.frag[1] + stamp.base], dict(self.classes(sid)))
-        return StringSpot(-1, 0, None, MID, self._intern(after_states, after_classes), piece, content)
+        after = self._enter([stamp.frag[1] + stamp.base], dict(self.classes(sid)))
+        return StringSpot(-1, 0, None, MID, after, piece, content)
 
     def find_state(self, states: frozenset[int]) -> int:
         """The state of exactly these NFA states outside every counted region, or -1 if no walk
@@ -594,18 +556,13 @@ class LazyDFA:
 
     def blank_spot(self, sid: int) -> BlankSpot | None:
         """If ``sid`` is inside a whitespace run where only the run takes whitespace, and neither
-        it nor the state after the run hands over (an exit), what the run allows; else ``None``.
-
-        Then a token of ``j`` leading whitespace bytes and a rest is allowed exactly when ``j`` is
-        within ``room`` and the rest walks from ``after`` (``j > 0``) or from ``sid`` (``j == 0``):
-        the run's count changes nothing else, so every count of one run shares ``after``.
-        """
-        if sid in self._blanks:
-            return self._blanks[sid]
-        with self.lock:
-            spot = self._blank_spot(sid)
-            self._blanks[sid] = spot
-        return spot
+        it nor the state after the run is an exit, what the run allows; else ``None``. A token of
+        ``j`` leading whitespace bytes is then allowed exactly when ``j`` is within ``room`` and
+        its rest walks from ``after`` (``j > 0``) or from ``sid``."""
+        if sid not in self._blanks:
+            with self.lock:
+                self._blanks[sid] = self._blank_spot(sid)
+        return self._blanks[sid]
 
     def _blank_spot(self, sid: int) -> BlankSpot | None:
         if self._tables is not None:
@@ -635,7 +592,7 @@ class LazyDFA:
             return BlankSpot(rid, None if region.high is None else region.high - count, after)
         return None
 
-    def shortest(self, sid: int, counts: dict[int, int] | None = None) -> bytes:
+    def shortest(self, sid: int) -> bytes:
         """The canonical shortest completion from ``sid``: at each step the smallest byte that
         keeps to a shortest path (so the completion from any state along it is its remainder).
         It depends on the state alone: exact counts matter only near a bound, where the state's
@@ -648,11 +605,6 @@ class LazyDFA:
         runs, end = shortest_runs(self, sid)
         return spell(runs), end
 
-    def shortest_runs(self, sid: int) -> tuple[Runs, int]:
-        """:meth:`shortest_to` with a counter's repeats as runs (:mod:`.shortest`): as long as its
-        distinct parts, whatever the count."""
-        return shortest_runs(self, sid)
-
     def shortest_end(self, sid: int) -> int:
         """The accepting state :meth:`shortest_to` ends in, without spelling the way there (a
         counter's repeats jumped over); kept for every state along it."""
@@ -660,7 +612,7 @@ class LazyDFA:
         path = []
         seen: dict[tuple[frozenset[int], tuple[int, ...]], tuple[int, tuple[tuple[int, int], ...]]] = {}
         while (end := ends.get(sid)) is None:
-            step = self._short_move(sid)
+            step = self.shortest_step(sid)
             if step is None:
                 end = sid
                 break
@@ -677,11 +629,6 @@ class LazyDFA:
     def shortest_step(self, sid: int) -> tuple[int, int] | None:
         """The first byte of ``sid``'s canonical shortest completion and the state after it
         (kept per state); ``None`` where ``sid`` accepts."""
-        return self._short_move(sid)
-
-    def _short_move(self, sid: int) -> tuple[int, int] | None:
-        """The kept first step of ``sid``'s shortest completion (made on first use); ``None`` where
-        ``sid`` accepts."""
         step = self._short_steps.get(sid)
         if step is None:
             if self.arrays.accepting[sid]:

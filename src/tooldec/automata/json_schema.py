@@ -542,17 +542,14 @@ def string_template(style: Style, forbidden: tuple[str, ...]) -> tuple[NFA, Frag
     nfa = NFA()
     nfa.quoted_string = True
     compiler = SchemaCompiler(nfa, {}, style, forbidden=forbidden)
-    if any("\\" in text for text in forbidden):  # an escape could write part of one: canonical escapes only
-        body = fsm_fragment(nfa, _forbidding_string(forbidden), compiler.char_class)
-        return nfa, nfa.seq(nfa.literal(b'"'), body, nfa.literal(b'"'))
 
     def plain() -> Frag:
         return fsm_fragment(nfa, _forbidding_string(forbidden), compiler.char_class)
 
-    # A reader finds a stop text in the string as written, and no escape is part of one (no stop
-    # text holds a backslash): runs of characters that hold none, joined by any escape at all
-    # (``\\u00e3`` as a model trained on json.dumps writes it).
-    body = nfa.seq(plain(), nfa.star(nfa.seq(compiler.escaped_char(), plain())))
+    if any("\\" in text for text in forbidden):  # an escape could write part of one: canonical escapes only
+        body = plain()
+    else:  # no escape is part of a stop text: runs that hold none, joined by any escape (``\\u00e3``)
+        body = nfa.seq(plain(), nfa.star(nfa.seq(compiler.escaped_char(), plain())))
     return nfa, nfa.seq(nfa.literal(b'"'), body, nfa.literal(b'"'))
 
 

@@ -268,10 +268,8 @@ def _code_point(digits: str) -> str:
 
 def _rewrite(escape: str, in_class: bool, negated: bool) -> str:
     if in_class and negated:
-        if escape == "d":
-            return _unicode_class("d")
-        if escape == "s":
-            return _unicode_class("s")
+        if escape in ("d", "s"):
+            return _unicode_class(escape)
         raise UnenforcedConstruct(f"\\{escape} inside a negated class [^...] (a Unicode class read on ASCII only)")
     inner = {
         "d": "0-9", "w": _ASCII_WORD, "s": _unicode_class("s"), "W": _ASCII_NON_WORD,

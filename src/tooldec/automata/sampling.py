@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .costs import MID
+from .shortest import repeats
 
 if TYPE_CHECKING:
     from .dfa import LazyDFA
@@ -63,21 +63,11 @@ def _skip(dfa: LazyDFA, sid: int, counts: dict[int, int], out: bytearray, seen: 
     if before is None:
         return sid, counts
     pos, old_classes, old_counts = before
-    changed = [(r, old, new) for (r, old), (_, new) in zip(old_classes, classes) if old != new]
-    if len(changed) != 1 or any(old_counts.get(r) != c for r, c in counts.items() if r != changed[0][0]):
+    found = repeats(dfa, old_classes, classes)
+    if found is None:
         return sid, counts
-    rid, c0, c1 = changed[0]
-    region = dfa.nfa.regions[rid]
-    d = c1 - c0
-    if c0 == MID or c1 == MID or d <= 0 or counts.get(rid) != c1:
-        return sid, counts
-    times = (region.low - 1 - d - c1) // d  # the count after the repeats stays below low - d
-    if region.high is not None:
-        times = min(times, (region.high - 1 - d - c1) // d)
-    if times < 1:
-        return sid, counts
-    count = c1 + times * d
-    if dfa.class_of(rid, count) != count:
+    rid, times, count = found
+    if counts.get(rid) != dict(classes)[rid] or any(old_counts.get(r) != c for r, c in counts.items() if r != rid):
         return sid, counts
     out.extend(bytes(out[pos:]) * times)
     nxt = dfa.reclass(sid, {rid: count})  # the same NFA states, that count's (exact) class

@@ -18,12 +18,14 @@ from .costs import MID
 if TYPE_CHECKING:
     from .dfa import LazyDFA
 
-__all__ = ["Runs", "repeat_after", "shortest_runs", "spell"]
+__all__ = ["Classes", "Runs", "repeat_after", "repeats", "shortest_runs", "spell"]
 
 Runs = tuple[tuple[bytes, int], ...]
 """A text as pieces each written some times in a row: ``((b"[", 1), (b"0,", 99998), (b"0]", 1))``."""
 
-_Seen = dict[tuple[frozenset[int], tuple[int, ...]], tuple[int, tuple[tuple[int, int], ...]]]
+Classes = tuple[tuple[int, int], ...]
+"""(region, class) for every region a DFA state is inside of, sorted by region."""
+_Seen = dict[tuple[frozenset[int], tuple[int, ...]], tuple[int, Classes]]
 """(NFA states, regions) -> (where the walk was, counter classes) when last there."""
 
 
@@ -49,6 +51,14 @@ def repeat_after(dfa: LazyDFA, sid: int, at: int, seen: _Seen) -> tuple[int, int
     if before is None:
         return None
     pos, old = before
+    found = repeats(dfa, old, classes)
+    return None if found is None else (pos, found[1], dfa.reclass(sid, {found[0]: found[2]}))
+
+
+def repeats(dfa: LazyDFA, old: Classes, classes: Classes) -> tuple[int, int, int] | None:
+    """If one exact counter alone rose, by ``d``, from ``old`` to ``classes``: the region, how many
+    more times the same steps repeat while its count stays below ``low - d`` (and ``high - d``),
+    and the count after them; else ``None``."""
     changed = [(r, a, b) for (r, a), (_, b) in zip(old, classes) if a != b]
     if len(changed) != 1:
         return None
@@ -56,14 +66,14 @@ def repeat_after(dfa: LazyDFA, sid: int, at: int, seen: _Seen) -> tuple[int, int
     d = c1 - c0
     if c0 == MID or c1 == MID or d <= 0:
         return None
-    region = regions[rid]
+    region = dfa.nfa.regions[rid]
     times = (region.low - 1 - d - c1) // d
     if region.high is not None:
         times = min(times, (region.high - 1 - d - c1) // d)
     count = c1 + times * d
     if times < 1 or dfa.class_of(rid, count) != count:
         return None
-    return pos, times, dfa.reclass(sid, {rid: count})
+    return rid, times, count
 
 
 def shortest_runs(dfa: LazyDFA, sid: int) -> tuple[Runs, int]:

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 
 from ..automata.dfa import MID, SINK, LazyDFA
-from ..automata.shortest import Runs
+from ..automata.shortest import Runs, shortest_runs
 from ..caches import BoundedCache
 from ..dialects.base import NEXT_CALL
 from .masks import Mask
@@ -396,16 +396,10 @@ def _judge_exit(grammar: Grammar, next_call: bool, form: int, rest: bytes,
 
 
 def shortest_in_tail(dfa: LazyDFA, state: int) -> tuple[Runs, bool]:
-    """A tail state's shortest completion (as runs: a counter's repeats are not spelled), and
-    whether it ends in a list's separator (``, `` before another call, after which a tail
-    accepts): the call then goes on into the next one."""
-    runs, end = dfa.shortest_runs(state)
-    return runs, _goes_on(dfa, end)
-
-
-def _goes_on(dfa: LazyDFA, end: int) -> bool:
-    """Whether a shortest completion that ends in ``end`` runs into the next call."""
-    return dfa.marks.get(end) == NEXT_CALL
+    """A tail state's shortest completion as runs, and whether it ends in a list's separator
+    (``, `` before another call): the call then goes on into the next one."""
+    runs, end = shortest_runs(dfa, state)
+    return runs, dfa.marks.get(end) == NEXT_CALL
 
 
 def _bytes_after(dfa: LazyDFA, states: np.ndarray) -> np.ndarray:
@@ -421,8 +415,8 @@ def _bytes_after(dfa: LazyDFA, states: np.ndarray) -> np.ndarray:
 
 def goes_on_from(dfa: LazyDFA, state: int) -> bool:
     """:func:`shortest_in_tail`'s flag for a tail state, from its end kept per state (no text
-    spelled): where it is set, the bytes left are counted exactly, not by the state's distance."""
-    return _goes_on(dfa, dfa.shortest_end(state))
+    spelled)."""
+    return dfa.marks.get(dfa.shortest_end(state)) == NEXT_CALL
 
 
 def _native_tail_mask(grammar: Grammar, pos: Tail, tail: CompiledTail, follow_ok: bool) -> tuple[Mask, bool]:
@@ -464,10 +458,8 @@ def _tail_mask(grammar: Grammar, pos: Tail, tail: CompiledTail, follow_ok: bool)
         return Mask.from_ids(ids, index.words, int(after.max()) if after.size else 0), crossing.depends
     table, content = compiler.string_place(grammar.dialect.form_style(pos.form), spot)
     string = table.walk(content)
-    count = spot.count_class
-    high = spot.high
-    limit = None if high is None or count == MID else high - count
-    parts = [string.inside_packed(limit, index.words)]
+    count, high = spot.count_class, spot.high
+    inside = string.inside_packed(None if high is None or count == MID else high - count, index.words)
     # tokens that close the string: characters before the quote must fit the bounds
     chars = string.closing_chars
     fits = np.ones(chars.size, dtype=bool)
@@ -507,15 +499,13 @@ def _tail_mask(grammar: Grammar, pos: Tail, tail: CompiledTail, follow_ok: bool)
         depends = crossing.depends
     closing_ok = fits & ok_rep[string.rest_of]
     closing_ids = index.ids[string.closing_rows[closing_ok]]
-    packed = parts[0].copy()
+    packed = inside.copy()
     if closing_ids.size:
         packed |= Mask.from_ids(closing_ids, index.words, unique=False).packed
-    mask = Mask(packed)
     inside_after = 0
     if string.final_set.size:
         owed = 0 if count == MID else max(0, spot.low - count)
         quote_after = int(dfa.arrays.dist[spot.after_quote]) if spot.after_quote != SINK else 0
         inside_after = int(table.dfa.arrays.dist[string.final_set].max()) + owed + quote_after
     closing_after = int(after_rep[string.rest_of][closing_ok].max()) if closing_ok.any() else 0
-    mask.max_after = max(inside_after, closing_after)
-    return mask, depends
+    return Mask(packed, max(inside_after, closing_after)), depends

@@ -227,7 +227,7 @@ def _empty_tail(grammar: Grammar, form: int, chained: bool) -> tuple[bytes, byte
             return ()
         nfa = NFA()
         tail = LazyDFA(nfa, dialect.call_tail(nfa, _EMPTY, form=form, next_call=chained), window=compiler.index.longest)
-        return tail.shortest(tail.start, {}), _shortest_arguments(grammar, _EMPTY, style)
+        return tail.shortest(tail.start), _shortest_arguments(grammar, _EMPTY, style)
 
     found = compiler.kept(("empty-tail", compiler.key, form, chained), lambda: _Pair(make()))
     return (found[0], found[1]) if found else None
@@ -257,7 +257,7 @@ def tail_start_text(grammar: Grammar, name: str, form: int, chained: bool) -> by
 
 def _tail_shortest(grammar: Grammar, name: str, form: int, chained: bool) -> bytes:
     tail = grammar.tail(name, form, chained).dfa
-    return tail.shortest(tail.start, {})
+    return tail.shortest(tail.start)
 
 
 def _arguments_in_tail(grammar: Grammar, name: str, form: int, chained: bool, frame: tuple[bytes, bytes]) -> bytes:
@@ -273,7 +273,7 @@ def _arguments_in_tail(grammar: Grammar, name: str, form: int, chained: bool, fr
 def _shortest_arguments(grammar: Grammar, tool: Tool, style: Style) -> bytes:
     nfa = NFA()
     args = LazyDFA(nfa, grammar.dialect.arguments(nfa, tool, style), window=grammar.compiler.index.longest)
-    return args.shortest(args.start, {})
+    return args.shortest(args.start)
 
 
 def tail_frame(grammar: Grammar, form: int, chained: bool) -> tuple[bytes, bytes] | None:
