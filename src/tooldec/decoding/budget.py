@@ -189,7 +189,7 @@ def within(grammar: Grammar, pos: Position, mask: Mask, budget: int, start_ok: b
     slack = budget - 1
     words = grammar.compiler.index.words
     if isinstance(pos, Name):
-        bounds = grammar.compiler.kept(_name_needs_key(grammar, pos, start_ok, follow_ok),
+        bounds = grammar.compiler.kept(_key("name-needs", grammar, pos, start_ok, follow_ok),
                                        lambda: _name_needs(grammar, pos, mask, start_ok, follow_ok) or False)  # False: no bounds
         if isinstance(bounds, _NameNeeds):
             fitting = bounds.within(slack, lambda tid: _token_need(grammar, pos, tid, start_ok, follow_ok))
@@ -201,10 +201,10 @@ def within(grammar: Grammar, pos: Position, mask: Mask, budget: int, start_ok: b
     if isinstance(pos, Text):
         return _text_within(mask, *_kept_text_needs(grammar, pos, mask, start_ok, follow_ok), slack)
     if isinstance(pos, (Open, Head)) and slack >= grammar.compiler.kept(
-            _upper_key(grammar, pos, start_ok, follow_ok), lambda: _most_upper(grammar, pos, mask, start_ok, follow_ok)):
+            _key("most-upper", grammar, pos, start_ok, follow_ok), lambda: _most_upper(grammar, pos, mask, start_ok, follow_ok)):
         return None
     ids, needs = token_needs(grammar, pos, mask, start_ok, follow_ok, slack)
-    grammar.compiler.kept(_needs_key(grammar, pos, start_ok, follow_ok, most=True), lambda: int(needs.max()) if needs.size else 0)
+    grammar.compiler.kept(_key("most-need", grammar, pos, start_ok, follow_ok), lambda: int(needs.max()) if needs.size else 0)
     return _fitting(ids, needs, slack, words)
 
 
@@ -221,7 +221,7 @@ def known_within(grammar: Grammar, pos: Position, mask: Mask, budget: int, start
         return None
     cache = grammar.compiler.masks
     if isinstance(pos, Name):
-        bounds = cache.get(_name_needs_key(grammar, pos, start_ok, follow_ok))
+        bounds = cache.get(_key("name-needs", grammar, pos, start_ok, follow_ok))
         if bounds is None:
             return NOT_AT_HAND
         if isinstance(bounds, _NameNeeds):
@@ -229,15 +229,15 @@ def known_within(grammar: Grammar, pos: Position, mask: Mask, budget: int, start
     if isinstance(pos, Tail):
         return NOT_AT_HAND
     if isinstance(pos, Text):
-        text_needs = cast("tuple[np.ndarray, np.ndarray] | None", cache.get(_text_needs_key(grammar, pos, start_ok, follow_ok)))
+        text_needs = cast("tuple[np.ndarray, np.ndarray] | None", cache.get(_key("text-needs", grammar, pos, start_ok, follow_ok)))
         return NOT_AT_HAND if text_needs is None else _text_within(mask, *text_needs, budget - 1)
-    most = cast("int | None", cache.get(_needs_key(grammar, pos, start_ok, follow_ok, most=True)))
+    most = cast("int | None", cache.get(_key("most-need", grammar, pos, start_ok, follow_ok)))
     if most is not None and budget - 1 >= most:
         return None
-    upper = cast("int | None", cache.get(_upper_key(grammar, pos, start_ok, follow_ok)))
+    upper = cast("int | None", cache.get(_key("most-upper", grammar, pos, start_ok, follow_ok)))
     if upper is not None and budget - 1 >= upper:
         return None
-    found = cast("tuple[np.ndarray, np.ndarray] | None", cache.get(_needs_key(grammar, pos, start_ok, follow_ok)))
+    found = cast("tuple[np.ndarray, np.ndarray] | None", cache.get(_key("needs", grammar, pos, start_ok, follow_ok)))
     return NOT_AT_HAND if found is None else _fitting(found[0], found[1], budget - 1, grammar.compiler.index.words)
 
 
@@ -253,21 +253,9 @@ def _fitting(ids: np.ndarray, needs: np.ndarray, slack: int, words: int) -> Mask
     return None if fits.all() else Mask.from_ids(np.sort(ids[fits]), words)
 
 
-def _name_needs_key(grammar: Grammar, pos: Name, start_ok: bool, follow_ok: bool) -> tuple[object, ...]:
-    return ("name-needs", grammar.serial, pos, start_ok, follow_ok)
-
-
-def _needs_key(grammar: Grammar, pos: Position, start_ok: bool, follow_ok: bool, *, most: bool = False) -> tuple[object, ...]:
-    """The kept needs of a position other than a tail's (``most``: the largest of them)."""
-    return ("most-need" if most else "needs", grammar.serial, pos, start_ok, follow_ok)
-
-
-def _text_needs_key(grammar: Grammar, pos: Text, start_ok: bool, follow_ok: bool) -> tuple[object, ...]:
-    return ("text-needs", grammar.serial, pos, start_ok, follow_ok)
-
-
-def _upper_key(grammar: Grammar, pos: Position, start_ok: bool, follow_ok: bool) -> tuple[object, ...]:
-    return ("most-upper", grammar.serial, pos, start_ok, follow_ok)
+def _key(kind: str, grammar: Grammar, pos: Position, start_ok: bool, follow_ok: bool) -> tuple[object, ...]:
+    """The key of what is kept of ``kind`` at a position other than a tail's (per snapshot)."""
+    return (kind, grammar.serial, pos, start_ok, follow_ok)
 
 
 def _most_upper(grammar: Grammar, pos: Open | Head, mask: Mask, start_ok: bool, follow_ok: bool) -> int:
@@ -377,7 +365,7 @@ def _kept_text_needs(grammar: Grammar, pos: Text, mask: Mask, start_ok: bool, fo
         needs = [_token_need(grammar, pos, tid, start_ok, follow_ok) for tid in risky.tolist()]
         return _Needs((risky, np.array(needs, dtype=np.int64)))
 
-    found: _Needs = grammar.compiler.kept(_text_needs_key(grammar, pos, start_ok, follow_ok), make)
+    found: _Needs = grammar.compiler.kept(_key("text-needs", grammar, pos, start_ok, follow_ok), make)
     return found[0], found[1]
 
 
@@ -394,7 +382,7 @@ def token_needs(grammar: Grammar, pos: Position, mask: Mask, start_ok: bool, fol
         return grammar.compiler.kept(("tail-needs", grammar.serial, pos, follow_ok),
                                      lambda: _Needs(_tail_needs(grammar, pos, mask, follow_ok)),
                                      keep=lambda made: bool(made[0].size <= KEPT_TAIL_NEEDS))
-    key = _needs_key(grammar, pos, start_ok, follow_ok)
+    key = _key("needs", grammar, pos, start_ok, follow_ok)
 
     if isinstance(pos, Text):  # every other token of the text mask needs nothing
         ids = mask.ids

@@ -463,9 +463,6 @@ class Grammar:
         openers = self.openers
         return Open(openers.open_after_think, pos.only) if pos.forced else Text(openers.after_think)
 
-    def _name_start(self, form: int, only: str | None) -> Position:
-        return Name(form, b"", only)
-
     def open_alive(self, state: int, only: str | None) -> bool:
         """Whether the call ``tool_choice`` asks for can still open from ``open`` state ``state``
         (only named openers can lead to another tool's call; cached per state and tool)."""

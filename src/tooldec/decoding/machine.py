@@ -342,9 +342,7 @@ class Machine:
         if self._done:
             target[:] = 0
             return True
-        mask, filtered = self._mask(budget)
-        if filtered is not None:
-            mask = filtered
+        mask = self._allowed(budget)
         mask.write(target)
         return mask.count < self._grammar.vocab.size
 

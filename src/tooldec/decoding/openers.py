@@ -108,12 +108,6 @@ class OpenerTables:
         self._closers: BoundedCache[int, list[Committer]] = BoundedCache(1 << 20, sizer=lambda found: 80 * len(found) + 200)
         self._think_refuses = dialect.reasoning is not None and bool(dialect.reasoning.refused_inside)
         self._think_refused: BoundedCache[int, list[int]] = BoundedCache(1 << 22, sizer=lambda found: 8 * len(found) + 100)
-        self._has_text = bool(self.commits)
-
-    @property
-    def text_only(self) -> bool:
-        """No opener can complete in text (every opener is a special token, or there is none)."""
-        return not self._has_text
 
     def commit_of(self, dfa: LazyDFA, state: int) -> int:
         """The index into ``commits`` of the opener ``state`` (an exit of ``dfa``) completes."""
@@ -126,11 +120,13 @@ class OpenerTables:
         if found is not None:
             return found
         index = self.index
-        if self.text_only:
-            out: list[Committer] = []
-        else:
+        out: list[Committer] = []
+        if self.commits:  # else every opener is a special token (or there is none)
             rows = np.unique(np.concatenate([index.rows_containing(b) for b in self.commit_bytes]))
-            out = self._scan(self.search, state, rows)
+            if rows.size:
+                walk = walk_rows(index, self.search, rows, np.full(rows.size, state, dtype=np.int32),
+                                 np.zeros(rows.size, np.int64))
+                out = self._exits(self.search, walk.exit_rows, walk.exit_states, walk.exit_offsets)
         return self._committers.put(state, out)
 
     def open_committers(self, state: int) -> OpenWalk:
@@ -201,13 +197,6 @@ class OpenerTables:
             exits.setdefault(rest[0] if rest else -1, []).append((int(index.ids[r]), rest))
         return self._head_walks.put(key, (index.ids[walk.rows].tolist(), walk.finals.tolist(), exits))
 
-    def _scan(self, dfa: LazyDFA, state: int, rows: np.ndarray) -> list[Committer]:
-        index = self.index
-        if not rows.size:
-            return []
-        walk = walk_rows(index, dfa, rows, np.full(rows.size, state, dtype=np.int32), np.zeros(rows.size, np.int64))
-        return self._exits(dfa, walk.exit_rows, walk.exit_states, walk.exit_offsets)
-
     def _exits(self, dfa: LazyDFA, rows: np.ndarray, states: np.ndarray, offsets: np.ndarray) -> list[Committer]:
         index = self.index
         out = []
@@ -224,8 +213,7 @@ class OpenerTables:
         """Follow reasoning text: ``(state, bytes consumed, whether the section closed)``; stops at
         the close."""
         assert self.think is not None
-        state, used, closed = self.think.walk_classes(state, data)
-        return state, used, bool(closed)
+        return self.think.walk_classes(state, data)
 
     def closers(self, state: int) -> list[Committer]:
         """Tokens that close the reasoning section from ``state``, and what they have left after

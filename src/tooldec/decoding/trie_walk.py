@@ -68,11 +68,14 @@ def strings_trie(strings: Sequence[bytes]) -> tuple[Trie, np.ndarray]:
     return _built([strings[i] for i in order]), np.array(order, dtype=np.int64)
 
 
-def walk_trie(t: Trie, rows: np.ndarray, dfa: LazyDFA, state: int) -> tuple[np.ndarray, ...]:
+WalkArrays = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+"""Rows and end states of the tokens that end inside, rows, states and offsets of those at an exit."""
+
+
+def walk_trie(t: Trie, rows: np.ndarray, dfa: LazyDFA, state: int, skip: np.ndarray | None = None) -> WalkArrays:
     """:func:`native_walk` over another trie (``rows``: what to report for each of its sorted
-    positions): the rows and end states of the strings that end inside, and the rows, states and
-    offsets of those that reach an exit. Needs the extension."""
-    out = _walked(t.arrays, rows, dfa, state, None)
+    positions). Needs the extension."""
+    out = _walked(t.arrays, rows, dfa, state, skip)
     return (np.frombuffer(out[0], np.int64), np.frombuffer(out[1], np.int32), np.frombuffer(out[2], np.int64),
             np.frombuffer(out[3], np.int32), np.frombuffer(out[4], np.int64))
 
@@ -80,22 +83,15 @@ def walk_trie(t: Trie, rows: np.ndarray, dfa: LazyDFA, state: int) -> tuple[np.n
 def trie(index: TokenIndex) -> Trie:
     """The trie of ``index``'s vocabulary, built once and kept with the index (needs the extension)."""
     assert _native is not None
-
     return index.extra("trie", lambda: _built(index.sorted_bytes))
 
 
-def native_walk(index: TokenIndex, dfa: LazyDFA, state: int, skip: np.ndarray | None
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def native_walk(index: TokenIndex, dfa: LazyDFA, state: int, skip: np.ndarray | None) -> WalkArrays:
     """Every token from ``state`` (those whose first byte ``skip`` flags left out): the rows and end
     states of those that end inside the DFA, and the rows, states and offsets of those that reach
-    an exit, in no particular order (the contract of ``vector_walk.narrow_rows`` and ``walk_rows``
-    together). States are expanded as the walk reaches them. Needs the extension (``NATIVE``)."""
-    assert _native is not None
-    t = trie(index)
+    an exit, in no particular order (as ``vector_walk.walk_state``). Needs the extension."""
     skip_flags = None if skip is None else np.ascontiguousarray(skip, dtype=np.bool_)
-    out = _walked(t.arrays, index.sorted_rows, dfa, state, skip_flags)
-    return (np.frombuffer(out[0], np.int64), np.frombuffer(out[1], np.int32), np.frombuffer(out[2], np.int64),
-            np.frombuffer(out[3], np.int32), np.frombuffer(out[4], np.int64))
+    return walk_trie(trie(index), index.sorted_rows, dfa, state, skip_flags)
 
 
 class TrieMask(NamedTuple):

@@ -208,18 +208,9 @@ def start_rows(index: TokenIndex, dfa: LazyDFA, state: int) -> tuple[np.ndarray,
 
 def walk_rows(index: TokenIndex, dfa: LazyDFA, rows: np.ndarray, states: np.ndarray, offsets: np.ndarray,
               *, counter: np.ndarray | None = None, start_counts: np.ndarray | None = None) -> Walk:
-    """Advance ``rows`` (each at ``offsets`` bytes, in ``states``) to their ends or an exit state.
-
-    ``dfa.exits`` flags states where the walk hands over to another part of the grammar; a row
-    that reaches one stops there, whatever bytes it has left. With ``counter`` (an
-    ``(n_states, 256)`` table of 0/1), the increments along each row are summed too.
-    """
-    with dfa.lock:
-        return _walk(index, dfa, rows, states, offsets, counter, start_counts)
-
-
-def _walk(index: TokenIndex, dfa: LazyDFA, rows: np.ndarray, states: np.ndarray, offsets: np.ndarray,
-          counter: np.ndarray | None, start_counts: np.ndarray | None) -> Walk:
+    """Advance ``rows`` (each at ``offsets`` bytes, in ``states``) to their ends or an exit state,
+    where a row stops whatever bytes it has left. With ``counter`` (an ``(n_states, 256)`` table
+    of 0/1), the increments along each row are summed too. Holds the DFA's lock."""
     sink = dfa.sink
     flat = index.flat
     cursor = index.offsets[rows] + offsets  # absolute position of each row's next byte in ``flat``
@@ -227,45 +218,43 @@ def _walk(index: TokenIndex, dfa: LazyDFA, rows: np.ndarray, states: np.ndarray,
     counts = None if counter is None else (np.zeros(rows.size, np.int64) if start_counts is None else start_counts.copy())
     done: list[tuple[np.ndarray, ...]] = []
     out: list[tuple[np.ndarray, ...]] = []
-    while rows.size:
-        exits = dfa.arrays.exits
-        dead = states == sink
-        hit = exits[states]
-        ended = cursor >= end
-        stop = dead | hit | ended
-        if stop.any():
-            if hit.any():
-                out.append((rows[hit], states[hit], cursor[hit] - index.offsets[rows[hit]],
-                            np.zeros(0) if counts is None else counts[hit]))
-            fin = ended & ~(dead | hit)
-            if fin.any():
-                done.append((rows[fin], states[fin], np.zeros(0) if counts is None else counts[fin]))
-            keep = ~stop
-            rows, states, cursor, end = rows[keep], states[keep], cursor[keep], end[keep]
-            if counts is not None:
-                counts = counts[keep]
-            if not rows.size:
+    with dfa.lock:
+        while rows.size:
+            dead = states == sink
+            hit = dfa.arrays.exits[states]
+            ended = cursor >= end
+            stop = dead | hit | ended
+            if stop.any():
+                if hit.any():
+                    out.append((rows[hit], states[hit], cursor[hit] - index.offsets[rows[hit]],
+                                np.zeros(0) if counts is None else counts[hit]))
+                fin = ended & ~(dead | hit)
+                if fin.any():
+                    done.append((rows[fin], states[fin], np.zeros(0) if counts is None else counts[fin]))
+                keep = ~stop
+                rows, states, cursor, end = rows[keep], states[keep], cursor[keep], end[keep]
+                if counts is not None:
+                    counts = counts[keep]
+                if not rows.size:
+                    break
+            if rows.size <= FEW_ROWS and counter is None:  # a handful left: per-token Python beats a pass per byte
+                _finish_few(index, dfa, rows, states, cursor - index.offsets[rows], done, out)
                 break
-        if rows.size <= FEW_ROWS and counter is None:  # a handful left: per-token Python beats a pass per byte
-            _finish_few(index, dfa, rows, states, cursor - index.offsets[rows], done, out)
-            break
-        if not dfa.arrays.expanded[states].all():
-            dfa.ensure(states)
-        byte = flat[cursor]
-        if counts is not None and counter is not None:
-            counts += counter[states, byte]
-        states = dfa.arrays.table[states, byte]
-        cursor += 1
+            if not dfa.arrays.expanded[states].all():
+                dfa.ensure(states)
+            byte = flat[cursor]
+            if counts is not None and counter is not None:
+                counts += counter[states, byte]
+            states = dfa.arrays.table[states, byte]
+            cursor += 1
 
-    def cat(k: int, dtype: type) -> np.ndarray:
-        return np.concatenate([p[k] for p in done]).astype(dtype) if done else np.empty(0, dtype)
-
-    def cat_out(k: int, dtype: type) -> np.ndarray:
-        return np.concatenate([p[k] for p in out]).astype(dtype) if out else np.empty(0, dtype)
+    def cat(parts: list[tuple[np.ndarray, ...]], k: int, dtype: type) -> np.ndarray:
+        return np.concatenate([p[k] for p in parts]).astype(dtype) if parts else np.empty(0, dtype)
 
     return Walk(
-        cat(0, np.int64), cat(1, np.int32), cat_out(0, np.int64), cat_out(1, np.int32), cat_out(2, np.int64),
-        None if counter is None else cat(2, np.int64), None if counter is None else cat_out(3, np.int64),
+        cat(done, 0, np.int64), cat(done, 1, np.int32), cat(out, 0, np.int64), cat(out, 1, np.int32),
+        cat(out, 2, np.int64), None if counter is None else cat(done, 2, np.int64),
+        None if counter is None else cat(out, 3, np.int64),
     )
 
 
