@@ -36,23 +36,12 @@ from interegular.fsm import State, anything_else
 
 from ..caches import BoundedCache
 from .nfa import NFA, Frag
-from .pattern_syntax import Alternative, UnenforcedConstruct, alternatives
+from .pattern_syntax import Alternative, UnenforcedConstruct, alternatives, class_end
 from .regex_fsm import intersect, pattern_fsm
 from .utf8 import complement, normalize_ranges
 
-__all__ = [
-    "CHECKED_FORMATS",
-    "FORMAT_PATTERNS",
-    "CharClassBuilder",
-    "anchored",
-    "fsm_fragment",
-    "fsm_of",
-    "length_range",
-    "literal_regex",
-    "python_classes",
-    "regex_fragment",
-    "string_regexes",
-]
+__all__ = ["CHECKED_FORMATS", "FORMAT_PATTERNS", "CharClassBuilder", "anchored", "fsm_fragment", "fsm_of",
+           "length_range", "literal_regex", "python_classes", "regex_fragment", "string_regexes"]
 
 CharClassBuilder = Callable[[NFA, list[tuple[int, int]]], Frag]
 """Builds the piece for one character out of code point ranges (the string syntax decides escapes)."""
@@ -191,7 +180,7 @@ def python_classes(pattern: str, *, wide: bool = False) -> str:
     while i < len(pattern):
         c = pattern[i]
         if wide and not in_class and c == "[" and _approximated(pattern, i):
-            end = _class_end(pattern, i)
+            end = class_end(pattern, i)
             out.append(_wide(pattern[i:end]))
             i = end
             continue
@@ -225,20 +214,11 @@ def python_classes(pattern: str, *, wide: bool = False) -> str:
     return "".join(out)
 
 
-def _class_end(pattern: str, i: int) -> int:
-    """The index after the class opening at ``i`` (a ``]`` right after ``[`` or ``[^`` is a member)."""
-    j = i + 1 + pattern.startswith("^", i + 1)
-    j += pattern.startswith("]", j)
-    while j < len(pattern) and pattern[j] != "]":
-        j += 2 if pattern[j] == "\\" else 1
-    return min(j + 1, len(pattern))
-
-
 def _approximated(pattern: str, i: int) -> bool:
     """Whether the positive class at ``i`` holds an escape :func:`python_classes` reads as a subset."""
     if pattern.startswith("[^", i):
         return False
-    text, j = pattern[i : _class_end(pattern, i)], 1
+    text, j = pattern[i : class_end(pattern, i)], 1
     while j < len(text):
         if text[j] == "\\":
             if text[j + 1 : j + 2] in ("d", "w", "W", "D", "S"):
