@@ -43,13 +43,7 @@ from .gcpause import collector_paused
 from .json_members import Members
 from .nfa import NFA, Frag
 from .numbers import integer_fragment, number_fragment
-from .regex import (
-    anchored,
-    fsm_fragment,
-    fsm_of,
-    literal_regex,
-    string_regexes,
-)
+from .regex import anchored, fsm_fragment, fsm_of, literal_regex, string_regexes
 from .regex_fsm import intersect, subtract
 from .utf8 import normalize_ranges, utf8_sequences
 
