@@ -283,12 +283,8 @@ _PER_FSM: BoundedCache[tuple[int, str], tuple[interegular.FSM, Any]] = BoundedCa
 
 
 def _per_fsm(fsm: interegular.FSM, what: str, compute: Callable[[interegular.FSM], _T]) -> _T:
-    """``compute(fsm)``, remembered per automaton (bounded, least recently used first out).
-
-    Automata are unhashable (``==`` compares languages), so the key is the object's ``id``; the
-    entry holds the automaton itself, so that id is not reused while the entry lives. A schema
-    reads the same few regexes many times (``date-time`` under every timestamp property: its
-    length range when normalised, its live states and classes when compiled)."""
+    """``compute(fsm)``, remembered per automaton (bounded): keyed by ``id`` (automata are
+    unhashable), the entry holding the automaton so that its id is not reused while it lives."""
     found = _PER_FSM.get_or_make((id(fsm), what), lambda: (fsm, compute(fsm)))
     return cast(_T, found[1])
 
@@ -370,15 +366,10 @@ def regex_fragment(nfa: NFA, regexes: tuple[str, ...], char_class: CharClassBuil
 
 
 def fsm_fragment(nfa: NFA, fsm: interegular.FSM, char_class: CharClassBuilder) -> Frag:
-    """A piece accepting exactly the strings of a character automaton, encoded by ``char_class``.
-
-    One character piece per (code point ranges, target), not per transition: ``interegular``
-    splits its alphabet wherever any pattern in the automaton distinguishes characters, so one
-    state often has a dozen symbols leading to the same target (a key pattern minus declared
-    names: ``[0-9a-z]{1,255}`` minus ``id`` took 7,000 pieces). The symbols are merged per
-    target, and sources with the same ranges and target enter one shared piece (a shared
-    suffix: its exit leads to that target only, so the language is unchanged).
-    """
+    """A piece accepting exactly the strings of a character automaton, encoded by ``char_class``:
+    one character piece per (code point ranges, target), shared by the sources that have it, not
+    one per transition (``interegular`` splits its alphabet finely: ``[0-9a-z]{1,255}`` minus
+    ``id`` took 7,000 pieces)."""
     node = {state: nfa.state() for state in fsm.states}
     end = nfa.state()
     shared: dict[tuple[tuple[tuple[int, int], ...], State], int] = {}
