@@ -171,8 +171,8 @@ def test_stamped_tables_equal_built_ones(schema: dict[str, Any]) -> None:
         text = stamped.sample(rng, soft_limit=40)
         a, b, counts_a, counts_b = fresh.start, stamped.start, {}, {}
         for byte in text:
-            assert fresh.dist[a] == stamped.dist[b]
+            assert fresh.arrays.dist[a] == stamped.arrays.dist[b]
             assert fresh.shortest(a) == stamped.shortest(b)
             a, counts_a = fresh.advance_exact(a, byte, counts_a)
             b, counts_b = stamped.advance_exact(b, byte, counts_b)
-        assert fresh.accepting[a] and stamped.accepting[b]
+        assert fresh.arrays.accepting[a] and stamped.arrays.accepting[b]

@@ -62,7 +62,7 @@ def _same(native: LazyDFA, python: LazyDFA, what: str) -> tuple[int, int]:
         found = []
         for dfa in (native, python):
             dfa.expand(sid)
-            shortest = dfa.shortest_to(sid) if dfa.dist[sid] >= 0 and sid % 7 == 0 else None  # interns states
+            shortest = dfa.shortest_to(sid) if dfa.arrays.dist[sid] >= 0 and sid % 7 == 0 else None  # interns states
             both = dfa.spots(sid)
             found.append((dfa.string_spot(sid), dfa.blank_spot(sid), shortest, both))
             assert both == (found[-1][0], found[-1][1] if found[-1][0] is None else None)

@@ -29,7 +29,7 @@ def test_the_kept_end_is_the_end_of_the_shortest_way() -> None:
             if sid >= dfa.n_states:
                 break
             dfa.expand(sid)
-        live = [sid for sid in range(1, dfa.n_states) if sid != SINK and dfa.dist[sid] >= 0]
+        live = [sid for sid in range(1, dfa.n_states) if sid != SINK and dfa.arrays.dist[sid] >= 0]
         rng.shuffle(live)  # asked out of order, so a walk meets states another walk kept
         for sid in live:
             end = dfa.shortest_end(sid)
@@ -67,7 +67,7 @@ def test_runs_spell_the_canonical_completion_and_skip_the_repeats() -> None:
     """From states met on random walks into counted regions, the runs spell exactly what the
     byte-by-byte walk spells and end in the same state; long repeats are one run each."""
     from tooldec.automata.json_schema import SchemaCompiler
-    from tooldec.automata.shortest import spell
+    from tooldec.automata.shortest import shortest_runs, spell
 
     rng = random.Random(5)
     repeated = 0
@@ -85,7 +85,7 @@ def test_runs_spell_the_canonical_completion_and_skip_the_repeats() -> None:
                 sid = dfa.reclass(sid, counts)
             starts.append(sid)
         for sid in starts:
-            runs, end = dfa.shortest_runs(sid)
+            runs, end = shortest_runs(dfa, sid)
             assert (spell(runs), end) == _walked(dfa, sid), schema
             assert dfa.shortest_end(sid) == end
             repeated += any(times > 10 for _, times in runs)

@@ -55,7 +55,7 @@ def naive(grammar, prefix, form, follow_ok, only=None):  # type: ignore[no-untyp
     texts = []
     for name in names:
         tail = grammar.tail(name, form, follow_ok).dfa
-        texts.append(name.encode()[len(prefix):] + tail.shortest(tail.start, {}))
+        texts.append(name.encode()[len(prefix):] + tail.shortest(tail.start))
     return min(texts, key=lambda t: (len(t), t))
 
 
@@ -84,7 +84,7 @@ def test_every_tail_is_at_least_its_bound(dialect_name: str, qwen_vocab: Vocabul
             framed += tail_frame(grammar, form, chained) is not None
             for name in grammar.names:
                 tail = grammar.tail(name, form, chained).dfa
-                shortest = tail.shortest(tail.start, {})
+                shortest = tail.shortest(tail.start)
                 assert tail_start_text(grammar, name, form, chained) == shortest, (form, chained, name)
                 frame = tail_frame(grammar, form, chained)
                 if frame is not None:  # what the tail's text is cut into: the arguments' own automaton's
@@ -189,10 +189,10 @@ def test_every_witness_is_valid_and_bounds_its_tail(dialect_name: str, qwen_voca
                 assert args.accepts(dumps(value, style).encode()), (name, dumps(value, style))
             if floor is not None:
                 tail = grammar.tail(name, form, False).dfa
-                assert len(tail.shortest(tail.start, {})) <= floor + len(dumps(value, style).encode()), name
+                assert len(tail.shortest(tail.start)) <= floor + len(dumps(value, style).encode()), name
                 bounds = name_most(grammar, form, False)
                 assert bounds is not None
-                assert bounds[grammar.name_index.span(name.encode())[0]] >= len(name) + len(tail.shortest(tail.start, {}))
+                assert bounds[grammar.name_index.span(name.encode())[0]] >= len(name) + len(tail.shortest(tail.start))
             written += 1
     assert written >= 0.8 * dialect.forms * len(grammar.names)  # most real schemas have one
 

@@ -75,7 +75,7 @@ def _compare_walks(any_vocab: Vocabulary, blanks: bool, monkeypatch: pytest.Monk
             ends = dict(zip(want.rows.tolist(), want.finals.tolist()))
             for row, final in zip(got.rows.tolist(), got.finals.tolist()):
                 assert _key(native_dfa, final) == _key(python_dfa, ends[row])
-                if final not in seen and not native_dfa.exits[final]:
+                if final not in seen and not native_dfa.arrays.exits[final]:
                     seen.add(final)
                     todo.append((final, ends[row]))
             exit_states = dict(zip(want.exit_rows.tolist(), want.exit_states.tolist()))

@@ -129,7 +129,7 @@ def test_next_call_branch_is_marked(cls: type[Dialect], tool: str, text: str, to
     """With ``next_call`` the grammar reaches the ``NEXT_CALL`` mark where the next name begins."""
     dfa = call_dfa(cls(), tools[tool], next_call=True)
     state, _ = dfa.walk(text.encode())
-    assert state != SINK and dfa.marks.get(state) == NEXT_CALL and dfa.accepting[state]
+    assert state != SINK and dfa.marks.get(state) == NEXT_CALL and dfa.arrays.accepting[state]
     closed = text[: text.rindex("}") + 1] + "]" if cls is Mistral else text[:-2] + "]"
     assert dfa.accepts(closed.encode())  # the list may also close there
 

@@ -50,14 +50,14 @@ def test_tail_shape(name: str, next_call: bool, bfcl_tools: dict[str, Tool], fun
         expanded = dfa.nfa.size < 4000
         if expanded:
             dfa.expand_all()
-        accepting = [s for s in range(1, dfa.n_states) if dfa.accepting[s]]
+        accepting = [s for s in range(1, dfa.n_states) if dfa.arrays.accepting[s]]
         assert all((dfa.row(s) < 0).all() for s in accepting), f"{tool.name}: an accepting state has outgoing bytes"
         assert SINK not in accepting
         marked = set(dfa.marks)
         assert set(dfa.marks.values()) <= {NEXT_CALL}
         if next_call and (isinstance(dialect, LIST_FORMATS) or (
                 isinstance(dialect, DeclaredDialect) and dialect.format.next_call is not None)):
-            assert (marked or not expanded) and all(dfa.accepting[s] for s in marked), tool.name
+            assert (marked or not expanded) and all(dfa.arrays.accepting[s] for s in marked), tool.name
         else:
             assert not marked, tool.name
     assert built > 0
@@ -85,8 +85,8 @@ def test_tails_depend_on_the_schema_only(bfcl_tools: dict[str, Tool]) -> None:
         a, b = tail_dfa(cls(), tool, next_call=True), tail_dfa(cls(), twin, next_call=True)
         a.expand_all(), b.expand_all()
         assert a.n_states == b.n_states
-        assert np.array_equal(a.table[: a.n_states], b.table[: b.n_states])
-        assert np.array_equal(a.accepting[: a.n_states], b.accepting[: b.n_states])
+        assert np.array_equal(a.arrays.table[: a.n_states], b.arrays.table[: b.n_states])
+        assert np.array_equal(a.arrays.accepting[: a.n_states], b.arrays.accepting[: b.n_states])
 
 
 @pytest.mark.parametrize(

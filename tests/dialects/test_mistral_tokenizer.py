@@ -45,7 +45,7 @@ def _walk(dialect: Mistral, tools: dict[str, Tool], data: bytes) -> list[str]:
             if state in dfa.marks:
                 data = data[i + 1:]
                 break
-            if dfa.accepting[state]:
+            if dfa.arrays.accepting[state]:
                 assert i == len(data) - 1, data[i:]
                 return names
         else:

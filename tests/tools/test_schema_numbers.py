@@ -43,7 +43,7 @@ def _refused_or_sound(schema: dict[str, Any]) -> None:
         return
     checker = Draft202012Validator(schema)
     rng = random.Random(repr(schema))
-    writable = not dfa.is_empty and 0 <= int(dfa.dist[dfa.start]) < 10_000  # minLength 2**63 - 1: exact, never written
+    writable = not dfa.is_empty and 0 <= int(dfa.arrays.dist[dfa.start]) < 10_000  # minLength 2**63 - 1: exact, never written
     for _ in range(4 if writable else 0):
         text = dfa.sample(rng, 40)
         assert checker.is_valid(json.loads(text)), (schema, text)

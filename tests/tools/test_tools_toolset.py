@@ -315,7 +315,7 @@ def test_random_add_remove_keeps_the_names_in_step(ops: list[tuple[bool, str]]) 
         assert tools.names == expected and tools.version == version
         assert list(index) == sorted(expected, key=str.encode) and len(index) == len(expected)
         inventory = tools.inventory()  # the set's own sorted index, kept one change at a time
-        assert inventory.sorted_names == tuple(index.sorted_bytes()) and list(inventory.tools) == expected
+        assert inventory.sorted_names == tuple(index.sorted_names) and list(inventory.tools) == expected
         assert inventory.digest == ToolSet(list(tools)[::-1]).inventory().digest
         for n in expected:
             assert index.terminal(n.encode()) == n and index.has_prefix(n[:1].encode())

@@ -4,7 +4,8 @@ from collections.abc import Collection, Sequence
 
 import numpy as np
 
-from .dfa import Classes, Key
+from .dfa import Key
+from .shortest import Classes
 
 class NeedsRoom(Exception):
     """The DFA's arrays are full: grow them, hand them over (``Tables.use``) and call again."""

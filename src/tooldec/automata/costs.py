@@ -54,16 +54,13 @@ class Costs:
             if rid not in copied:
                 self._scope(rid)
         self._scope(TOP, accept)
-        self._reach = self.reach = self._reaching()
+        self.reach = self._reaching()
 
     def _reaching(self) -> list[bool]:
-        """Which NFA states can reach acceptance, read off the distance tables: a state reaches
-        its scope's target (the region's loop, or acceptance at the top) within its scope, or
-        is the region's ``decide`` or ``loop`` (which may leave it), and the region's exit
-        reaches acceptance in turn. Inner regions are passed only when they can be (their
-        passing cost is finite), so this is at most what a walk ignoring the counters reaches,
-        and never less than what a walk respecting them does.
-        """
+        """Which NFA states can reach acceptance, read off the distance tables: a state reaches its
+        scope's target within its scope (or is the region's ``decide`` or ``loop``), and the
+        region's exit reaches acceptance in turn. Never less than a walk respecting the counters
+        reaches."""
         nfa, local = self.nfa, self.local
         ok: list[bool] = []  # per region: its exit reaches acceptance (a parent comes first)
         for region in nfa.regions:
@@ -76,8 +73,7 @@ class Costs:
 
     def _copy_stamps(self) -> set[int]:
         """Copy the tables of the regions inside stamped pieces from their template's, computed
-        once per template (a region's table depends only on what is inside it); returns the
-        regions copied. A dozen any-value properties are a dozen copies of one template."""
+        once per template; returns the regions copied."""
         copied: set[int] = set()
         for stamp in self.nfa.stamps:
             if not stamp.template.regions:
@@ -89,9 +85,6 @@ class Costs:
             self.info[stamp.rbase:stamp.rbase + len(info)] = info
             copied.update(range(stamp.rbase, stamp.rbase + len(info)))
         return copied
-
-    def band(self, region: int) -> int:
-        return self.info[region].band
 
     def class_of(self, region: int, count: int) -> int:
         """The exact count below ``low`` or within the band under ``high``, else ``MID``."""
@@ -220,7 +213,7 @@ class Costs:
         return result
 
     def viable(self, state: int, classes: dict[int, int]) -> bool:
-        if not self._reach[state]:
+        if not self.reach[state]:
             return False
         rid = self.nfa.scope[state]
         if rid == TOP:
@@ -312,8 +305,7 @@ def _template_top(template: NFA) -> tuple[int, ...]:
 
 def _members(nfa: NFA) -> dict[int, list[int]]:
     """The states of each scope whose distances are computed here: inside a stamped piece only
-    its top-level states (its regions' tables are copied from the template's), so a dozen
-    any-value properties add a few dozen states each, not 2,000."""
+    its top-level states (its regions' tables are copied from the template's)."""
     members: dict[int, list[int]] = {}
     scope = nfa.scope
 

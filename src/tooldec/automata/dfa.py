@@ -32,7 +32,7 @@ from .costs import MID, Costs, region_chains
 from .gcpause import collector_paused
 from .nfa import BLANK_RANGES, NFA, Frag, Guard, Stamp
 from .sampling import sample
-from .shortest import Runs, repeat_after, shortest_runs, spell
+from .shortest import Classes, repeat_after, shortest_runs, spell
 
 if TYPE_CHECKING:
     from ._dfa_expand import Tables
@@ -44,15 +44,11 @@ SINK = 0
 
 _native = compiled("tooldec.automata._dfa_expand")
 NATIVE = _native is not None
-"""Whether states are expanded by the compiled subset construction (``_dfa_expand.c``, built by
-``make setup``; decided once, at import). Without it (no C compiler at install, or
-``TOOLDEC_NATIVE=0``) :meth:`LazyDFA.expand` runs the same construction in Python; tests compare
-the two state by state."""
+"""Whether states are expanded by the compiled subset construction (``_dfa_expand.c``); without it
+(or with ``TOOLDEC_NATIVE=0``) :meth:`LazyDFA.expand` runs the same construction in Python."""
 
 _T = TypeVar("_T")
 
-Classes = tuple[tuple[int, int], ...]
-"""(region, class) for every region a state is inside of, sorted by region."""
 
 
 @dataclass
@@ -71,15 +67,14 @@ class Arrays:
                    np.zeros(capacity, dtype=bool), np.zeros(capacity, dtype=bool), np.full(capacity, -1, dtype=np.int64))
 
     def grown(self) -> Arrays:
-        size = self.table.shape[0] * 2
-        out = Arrays.empty(size)
         n = self.table.shape[0]
-        out.table[:n] = self.table
-        out.expanded[:n] = self.expanded
-        out.accepting[:n] = self.accepting
-        out.exits[:n] = self.exits
-        out.dist[:n] = self.dist
+        out = Arrays.empty(n * 2)
+        for old, new in zip(self.parts(), out.parts(), strict=True):
+            new[:n] = old
         return out
+
+    def parts(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        return self.table, self.expanded, self.accepting, self.exits, self.dist
 
 
 @dataclass
@@ -103,8 +98,7 @@ class StringSpot:
     count_class: int  # the counter's class here (``MID`` or the exact count)
     after_quote: int  # the state after the closing quote (for a token whose characters reach ``low``)
     piece: LazyDFA | None = None
-    """In a template's copy: the template's own automaton (:func:`piece_automaton`), shared by
-    every copy, whose per-vocabulary table masks the content."""
+    """In a template's copy: the template's own automaton (:func:`piece_automaton`), shared."""
     content: int = -1  # in a template's copy: the state of ``piece`` this state is
 
 
@@ -190,9 +184,7 @@ class LazyDFA:
         with collector_paused():  # the tables allocate one object or more per NFA state
             self._costs = Costs(nfa, frag[1], window)
             self._chains = region_chains(nfa)
-        # the NFA and its costs as C arrays for the compiled expansion (its scratch space is
-        # used under ``lock``, as every expansion is), which also keeps the states and adds
-        # their labels to ``marks``
+        # the compiled expansion's tables (used under ``lock``) keep the states and label ``marks``
         self._tables: Tables | None = None
         if _native is not None:
             self._tables = _compiled_tables(nfa, self._costs, frag[1], prune, self.marks)
@@ -200,8 +192,7 @@ class LazyDFA:
         arrays = Arrays.empty(64)
         arrays.expanded[SINK] = True
         self._publish(arrays)
-        # (targets, counters stepped, classes) -> (state, regions reset): the closure of a move
-        # is computed once per automaton, not once per byte interval that makes it.
+        # (targets, counters stepped, classes) -> (state, regions reset), once per automaton
         self._moves: dict[tuple[frozenset[int], frozenset[int], Classes], tuple[int, tuple[int, ...]]] = {}
         self._steps: dict[int, tuple[np.ndarray | memoryview | bytes, list[_Step]]] = {}
         self._rows: dict[int, np.ndarray] = {}  # live rows (dead entries -1), made by row() when read
@@ -212,22 +203,19 @@ class LazyDFA:
         self._short_steps: dict[int, tuple[int, int]] = {}
         self._short_ends: dict[int, int] = {}
         with self.lock:
-            states, classes, _ = self._closure([frag[0]], {})
-            self.start = self._intern(states, classes)
+            self.start = self._enter([frag[0]], {})
 
     # -- arrays (read a fresh snapshot each time) -------------------------------------------------
 
     def _publish(self, arrays: Arrays) -> None:
-        """Make ``arrays`` the DFA's (under ``lock``, once their entries are written), and the
-        compiled tables'."""
+        """Make ``arrays`` the DFA's and the compiled tables' (under ``lock``, once written)."""
         if self._tables is not None:
-            self._tables.use(arrays.table, arrays.expanded, arrays.accepting, arrays.exits, arrays.dist)
+            self._tables.use(*arrays.parts())
         self.arrays = arrays
 
     def _compiled(self, call: Callable[..., _T], *args: object) -> _T:
-        """``call(*args)``, a method of the compiled tables, under ``lock``. Where the arrays are
-        full it raises ``NeedsRoom``; they grow and it runs again (it finds the states it had made,
-        in the same order)."""
+        """``call(*args)``, a method of the compiled tables, under ``lock``; where the arrays are
+        full (``NeedsRoom``) they grow and it runs again, finding the states it had made."""
         assert _native is not None
         with self.lock:
             while True:
@@ -237,31 +225,9 @@ class LazyDFA:
                     self._publish(self.arrays.grown())
 
     def compiled_view(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, Tables | None]:
-        """What the compiled trie walk reads of the DFA (call under ``lock``): the table and the
-        expanded, exits and distance arrays, and the compiled tables that expand a state (``None``
-        where they are not built)."""
+        """What the compiled trie walk reads (under ``lock``): four arrays and the compiled tables."""
         arrays = self.arrays
         return arrays.table, arrays.expanded, arrays.exits, arrays.dist, self._tables
-
-    @property
-    def table(self) -> np.ndarray:
-        return self.arrays.table
-
-    @property
-    def expanded(self) -> np.ndarray:
-        return self.arrays.expanded
-
-    @property
-    def accepting(self) -> np.ndarray:
-        return self.arrays.accepting
-
-    @property
-    def exits(self) -> np.ndarray:
-        return self.arrays.exits
-
-    @property
-    def dist(self) -> np.ndarray:
-        return self.arrays.dist
 
     @property
     def n_states(self) -> int:
@@ -274,9 +240,7 @@ class LazyDFA:
     @property
     def nbytes(self) -> int:
         """Memory held by the tables (for cache accounting)."""
-        arrays = self.arrays
-        # Per state, beyond the arrays: its NFA-state set, index and move entries, memoised distances
-        # (about 4.5 KB, measured with RSS over 100k states).
+        arrays = self.arrays  # and about 4.5 KB a state beyond them (RSS over 100k states)
         return int(arrays.table.nbytes + arrays.dist.nbytes + 3 * arrays.expanded.nbytes) + 4500 * len(self._states)
 
     # -- counter classes ---------------------------------------------------------------------------
@@ -315,8 +279,6 @@ class LazyDFA:
                 if state in out:
                     continue
                 out.add(state)
-                if not guarded[state]:
-                    continue
                 for dst, kind, region in guarded[state]:
                     if kind is Guard.RESET:
                         classes[region] = self.class_of(region, 0)
@@ -327,19 +289,15 @@ class LazyDFA:
                             stack.append(dst)
                     elif self._at_least_low(region, classes[region]):
                         stack.append(dst)
-        costs = self._costs
-        chains = self._chains
-        active: set[int] = set()
-        viable = set()
-        for state in out:
-            if self.prune and not costs.viable(state, classes):
-                continue
-            viable.add(state)
-            chain = chains[state]
-            if chain:
-                active.update(chain)
+        viable = {state for state in out if not self.prune or self._costs.viable(state, classes)}
+        active = {region for state in viable for region in self._chains[state]}
         kept = tuple(sorted((r, classes[r]) for r in active))
         return frozenset(viable), kept, tuple(sorted(set(resets)))
+
+    def _enter(self, states: Iterable[int], classes: dict[int, int]) -> int:
+        """The state of the closure of ``states`` with counters at ``classes`` (under ``lock``)."""
+        found, kept, _ = self._closure(states, classes)
+        return self._intern(found, kept)
 
     def _intern(self, states: frozenset[int], classes: Classes) -> int:
         if not states:
@@ -454,8 +412,7 @@ class LazyDFA:
     def state_of(self, states: Iterable[int]) -> int:
         """The state made of ``states`` and everything their epsilon moves reach (counters at 0)."""
         with self.lock:
-            found, classes, _ = self._closure(states, {})
-            return self._intern(found, classes)
+            return self._enter(states, {})
 
     def expand_all(self) -> LazyDFA:
         """Every reachable state expanded (small automata: formats, openers, the string table)."""
@@ -543,18 +500,15 @@ class LazyDFA:
     def string_spot(self, sid: int) -> StringSpot | None:
         """If ``sid`` is exactly a plain string's content at a character boundary, what the
         string allows there (see ``StringTable``); else ``None``."""
-        if sid in self._strings:
-            return self._strings[sid]
-        with self.lock:
-            spot = self._string_spot(sid)
-            self._strings[sid] = spot
-        return spot
-
-    def _string_spot(self, sid: int) -> StringSpot | None:
-        if self._tables is not None:
-            found = self._compiled(self._tables.string_spot, sid)
-            return self._piece_spot(sid) if found is None else StringSpot(*found)
-        return self._plain_string_spot(sid) or self._piece_spot(sid)
+        if sid not in self._strings:
+            with self.lock:
+                if self._tables is not None:
+                    found = self._compiled(self._tables.string_spot, sid)
+                    spot = None if found is None else StringSpot(*found)
+                else:
+                    spot = self._plain_string_spot(sid)
+                self._strings[sid] = spot or self._piece_spot(sid)
+        return self._strings[sid]
 
     def _plain_string_spot(self, sid: int) -> StringSpot | None:
         nfa = self.nfa
@@ -570,18 +524,14 @@ class LazyDFA:
             if unit not in live or not live <= {unit, region.string_quote}:
                 continue
             closed = nfa.edges[region.string_quote][0][2]  # after the quote, once the string may end
-            outer = {r: c for r, c in classes if r != rid}
-            after_states, after_classes, _ = self._closure([closed], outer)
-            after = self._intern(after_states, after_classes)
+            after = self._enter([closed], {r: c for r, c in classes if r != rid})
             return StringSpot(rid, region.low, region.high, cls, after)
         return None
 
     def _piece_spot(self, sid: int) -> StringSpot | None:
-        """The spot of a state inside one copy of a quoted-string template, or ``None``.
-
-        Inside the copy every byte steps within it until the closing quote, which leads to the
-        copy's exit and nowhere else: tokens from here do what they do from the same state of the
-        template's own automaton, up to the quote, and go on from one state after it."""
+        """The spot of a state inside one copy of a quoted-string template, or ``None``: tokens do
+        what they do from the same state of the template's own automaton up to the closing
+        quote, which leads to the copy's exit alone."""
         pieces = self._pieces
         if pieces is None:
             pieces = self._pieces = [p for p in self.nfa.stamps if p.template.quoted_string and not p.template.regions]
@@ -596,8 +546,8 @@ class LazyDFA:
         content = piece.find_state(frozenset(s - stamp.base for s in states))
         if content < 0:
             return None
-        after_states, after_classes, _ = self._closure([stamp.frag[1] + stamp.base], dict(self.classes(sid)))
-        return StringSpot(-1, 0, None, MID, self._intern(after_states, after_classes), piece, content)
+        after = self._enter([stamp.frag[1] + stamp.base], dict(self.classes(sid)))
+        return StringSpot(-1, 0, None, MID, after, piece, content)
 
     def find_state(self, states: frozenset[int]) -> int:
         """The state of exactly these NFA states outside every counted region, or -1 if no walk
@@ -606,18 +556,13 @@ class LazyDFA:
 
     def blank_spot(self, sid: int) -> BlankSpot | None:
         """If ``sid`` is inside a whitespace run where only the run takes whitespace, and neither
-        it nor the state after the run hands over (an exit), what the run allows; else ``None``.
-
-        Then a token of ``j`` leading whitespace bytes and a rest is allowed exactly when ``j`` is
-        within ``room`` and the rest walks from ``after`` (``j > 0``) or from ``sid`` (``j == 0``):
-        the run's count changes nothing else, so every count of one run shares ``after``.
-        """
-        if sid in self._blanks:
-            return self._blanks[sid]
-        with self.lock:
-            spot = self._blank_spot(sid)
-            self._blanks[sid] = spot
-        return spot
+        it nor the state after the run is an exit, what the run allows; else ``None``. A token of
+        ``j`` leading whitespace bytes is then allowed exactly when ``j`` is within ``room`` and
+        its rest walks from ``after`` (``j > 0``) or from ``sid``."""
+        if sid not in self._blanks:
+            with self.lock:
+                self._blanks[sid] = self._blank_spot(sid)
+        return self._blanks[sid]
 
     def _blank_spot(self, sid: int) -> BlankSpot | None:
         if self._tables is not None:
@@ -647,13 +592,11 @@ class LazyDFA:
             return BlankSpot(rid, None if region.high is None else region.high - count, after)
         return None
 
-    def shortest(self, sid: int, counts: dict[int, int] | None = None) -> bytes:
+    def shortest(self, sid: int) -> bytes:
         """The canonical shortest completion from ``sid``: at each step the smallest byte that
         keeps to a shortest path (so the completion from any state along it is its remainder).
-
-        It depends on the state alone: exact counts matter only near a bound, and there the
-        state's classes are exact (``counts`` is accepted for symmetry and ignored).
-        """
+        It depends on the state alone: exact counts matter only near a bound, where the state's
+        classes are exact."""
         return self.shortest_to(sid)[0]
 
     def shortest_to(self, sid: int) -> tuple[bytes, int]:
@@ -662,20 +605,14 @@ class LazyDFA:
         runs, end = shortest_runs(self, sid)
         return spell(runs), end
 
-    def shortest_runs(self, sid: int) -> tuple[Runs, int]:
-        """:meth:`shortest_to` with a counter's repeats as runs (:mod:`.shortest`): as long as its
-        distinct parts, whatever the count."""
-        return shortest_runs(self, sid)
-
     def shortest_end(self, sid: int) -> int:
-        """The accepting state :meth:`shortest_to` ends in, without spelling the way there; kept
-        for every state along it (a tail's new mask asks this of each state its tokens end in).
-        A counter's repeats are jumped over as :mod:`.shortest` does."""
+        """The accepting state :meth:`shortest_to` ends in, without spelling the way there (a
+        counter's repeats jumped over); kept for every state along it."""
         ends = self._short_ends
         path = []
         seen: dict[tuple[frozenset[int], tuple[int, ...]], tuple[int, tuple[tuple[int, int], ...]]] = {}
         while (end := ends.get(sid)) is None:
-            step = self._short_move(sid)
+            step = self.shortest_step(sid)
             if step is None:
                 end = sid
                 break
@@ -692,11 +629,6 @@ class LazyDFA:
     def shortest_step(self, sid: int) -> tuple[int, int] | None:
         """The first byte of ``sid``'s canonical shortest completion and the state after it
         (kept per state); ``None`` where ``sid`` accepts."""
-        return self._short_move(sid)
-
-    def _short_move(self, sid: int) -> tuple[int, int] | None:
-        """The kept first step of ``sid``'s shortest completion (made on first use); ``None`` where
-        ``sid`` accepts."""
         step = self._short_steps.get(sid)
         if step is None:
             if self.arrays.accepting[sid]:
@@ -705,9 +637,8 @@ class LazyDFA:
         return step
 
     def _short_step(self, sid: int) -> tuple[int, int]:
-        """The smallest byte whose move keeps to a shortest path, and where it leads. Moves are
-        made in byte order only until one is found: a completion does not expand the states
-        along it (a call's shortest completion crosses dozens of states the model never visits)."""
+        """The smallest byte whose move keeps to a shortest path, and where it leads; moves are
+        made in byte order only until one is found, so the states along it are not expanded."""
         with self.lock:
             if self._tables is not None:
                 return self._compiled(self._tables.short_step, sid)
@@ -739,8 +670,7 @@ class LazyDFA:
     def walk_counted(self, sid: int, counts: dict[int, int], data: bytes, i: int) -> tuple[int, dict[int, int], int]:
         """``data[i:]`` from ``sid`` with exact counters (:meth:`advance_exact` byte by byte) up to
         its end, a dead end (``SINK``) or an exit state (after its byte): the state, the counts and
-        where it stopped. While no counter has to be counted, the compiled tables walk the bytes
-        in one call (a tool call's keys and punctuation)."""
+        where it stopped. While no counter has to be counted, the compiled tables walk in one call."""
         if not counts and self._tables is not None:
             sid, i, status = self._compiled(self._tables.walk_plain, sid, data, i)
             if status != 3:  # the end, a dead end or an exit; 3: a counter to count from ``i`` on
@@ -766,9 +696,7 @@ class LazyDFA:
         """``data`` from ``sid`` with counters as classes (:meth:`next` byte by byte) up to its
         end, a dead end (``SINK``) or an exit state (after its byte): the state, the bytes read
         and whether the state is an exit. The compiled tables walk it in one call, up to a
-        counter step they leave to this loop (an opener search walked each byte of a token in
-        Python); their status says whether they stopped on an exit (a NumPy read of a cold array
-        cost as much as a few bytes of the walk)."""
+        counter step they leave to this loop."""
         i, n = 0, len(data)
         if self._tables is not None and sid != SINK and n:
             sid, i, status = self._compiled(self._tables.walk_plain, sid, data, 0)
@@ -811,8 +739,8 @@ class LazyDFA:
 
 
 def _compiled_tables(nfa: NFA, costs: Costs, accept: int, prune: bool, labels: dict[int, str]) -> Tables:
-    """The compiled expansion's tables of ``nfa``, handed its lists and one tuple per region
-    (``_dfa_expand.c`` reads no attribute); ``labels`` is the DFA's dict its new states' labels go to."""
+    """The compiled expansion's tables of ``nfa`` (``_dfa_expand.c`` reads no attribute: lists and
+    one tuple per region); new states' labels go to ``labels``."""
     assert _native is not None
     regions = [(r.low, -1 if r.high is None else r.high, r.parent, r.decide, r.loop, r.exit, r.text, r.blank,
                 r.string_quote, r.separator is not None, r.units, r.separator_states, info.band, info.unit_min,

@@ -1,19 +1,14 @@
 """Pause Python's cyclic garbage collector while a grammar is built.
 
-Building a schema's automaton allocates a hundred thousand small lists and tuples in a few
-milliseconds, none of them garbage and none in a reference cycle. Every 700 allocations the
-collector walks the young objects, every ten of those passes the older ones, and now and then
-the whole heap: on JSONSchemaBench's largest schemas those passes were a third to half of the
-compile's CPU time (20 to 55 ms a schema, measured with the collector on and off). Paused, the
-objects that survive are walked once by the next collection after the build instead of at every
-pass during it; garbage cycles made meanwhile are collected then.
+Building a schema's automaton allocates a hundred thousand small objects, none of them garbage;
+the collector's passes over them were a third to half of the compile's CPU time on
+JSONSchemaBench's largest schemas (20 to 55 ms a schema). Paused, the survivors are walked once,
+by the next collection after the build.
 
-The collector's switch is process-wide, so a pause belongs to the thread that switched it off
-(its nested pauses extend it) and ends with that thread's outermost one, even if other threads
-are still building: they ran with the collector off meanwhile, and their own pauses do nothing.
-Builds that keep overlapping in several threads therefore never keep the collector off for
-longer than one build. A pause never starts when the collector is already off (the host's
-choice), and only the pause that switched it off switches it back on.
+The switch is process-wide, so a pause belongs to the thread that switched the collector off (its
+nested pauses extend it) and ends with that thread's outermost one: overlapping builds never keep
+it off for longer than one build. A pause never starts when the collector is already off (the
+host's choice).
 """
 
 from __future__ import annotations

@@ -43,13 +43,7 @@ from .gcpause import collector_paused
 from .json_members import Members
 from .nfa import NFA, Frag
 from .numbers import integer_fragment, number_fragment
-from .regex import (
-    anchored,
-    fsm_fragment,
-    fsm_of,
-    literal_regex,
-    string_regexes,
-)
+from .regex import anchored, fsm_fragment, fsm_of, literal_regex, string_regexes
 from .regex_fsm import intersect, subtract
 from .utf8 import normalize_ranges, utf8_sequences
 
@@ -513,11 +507,9 @@ def _key_fsm(include: str | None, exclude: tuple[str, ...], declared: tuple[str,
 @functools.lru_cache(maxsize=16)
 def prepare_values(style: Style, window: int) -> None:
     """Build now what every free-form value of ``style`` stamps (``{}``, an object without
-    properties): the any-value pieces and their distance tables for DFAs walked with tokens of up
-    to ``window`` bytes. They are kept for the process (bounded caches here and in
-    :mod:`.costs`), but cost 5-15 ms to make: a compiler makes them when it is created, as the
-    vocabulary's tables, not the first request whose schema has a free-form value. Safe to call
-    from any thread and more than once."""
+    properties): the any-value pieces and their distance tables for tokens of up to ``window``
+    bytes, 5-15 ms that a compiler pays when it is created rather than the first request with a
+    free-form value. Safe to call from any thread and more than once."""
     nfa = NFA()
     piece = SchemaCompiler(nfa, {}, style).value(True)
     Costs(nfa, piece[1], window)  # copies the pieces' tables, computing them the first time
@@ -544,17 +536,14 @@ def string_template(style: Style, forbidden: tuple[str, ...]) -> tuple[NFA, Frag
     nfa = NFA()
     nfa.quoted_string = True
     compiler = SchemaCompiler(nfa, {}, style, forbidden=forbidden)
-    if any("\\" in text for text in forbidden):  # an escape could write part of one: canonical escapes only
-        body = fsm_fragment(nfa, _forbidding_string(forbidden), compiler.char_class)
-        return nfa, nfa.seq(nfa.literal(b'"'), body, nfa.literal(b'"'))
 
     def plain() -> Frag:
         return fsm_fragment(nfa, _forbidding_string(forbidden), compiler.char_class)
 
-    # A reader finds a stop text in the string as written, and no escape is part of one (no stop
-    # text holds a backslash): runs of characters that hold none, joined by any escape at all
-    # (``\\u00e3`` as a model trained on json.dumps writes it).
-    body = nfa.seq(plain(), nfa.star(nfa.seq(compiler.escaped_char(), plain())))
+    if any("\\" in text for text in forbidden):  # an escape could write part of one: canonical escapes only
+        body = plain()
+    else:  # no escape is part of a stop text: runs that hold none, joined by any escape (``\\u00e3``)
+        body = nfa.seq(plain(), nfa.star(nfa.seq(compiler.escaped_char(), plain())))
     return nfa, nfa.seq(nfa.literal(b'"'), body, nfa.literal(b'"'))
 
 

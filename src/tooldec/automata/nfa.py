@@ -92,10 +92,8 @@ class NFA:
         self.edges: list[Sequence[tuple[int, int, int]]] = []
         self.eps: list[Sequence[int]] = []
         self.guarded: list[Sequence[tuple[int, Guard, int]]] = []
-        """Per state: (target, guard, region) epsilon edges. A state's three cells start as the
-        empty tuple, or as tuples for the states a :meth:`stamp` copied, and become lists when an
-        edge is added: far fewer objects for the garbage collector to track and walk (its passes
-        were most of a stamp's cost, and of a large schema's compile)."""
+        """Per state: (target, guard, region) epsilon edges. A state's three cells are tuples until
+        an edge is added (then lists): far fewer objects for the garbage collector to walk."""
         self.scope: list[int] = []
         self.marks: dict[int, str] = {}
         self.regions: list[Region] = []
@@ -103,9 +101,9 @@ class NFA:
         self._closures: dict[int, frozenset[int]] = {}
         self.stamps: list[Stamp] = []
         self.quoted_string = False
-        """Whether this NFA is a template holding one quoted string, without counted regions,
-        whose piece ends at its closing quote and nowhere else: the content of each copy is then
-        masked from a per-vocabulary table (``LazyDFA.string_spot``), as a plain string's is."""
+        """Whether this NFA is a template holding one quoted string, without counted regions, that
+        ends at its closing quote alone: each copy's content is masked from a per-vocabulary
+        table (``LazyDFA.string_spot``)."""
 
     def state(self) -> int:
         self.edges.append(())  # a list once the state gets its first edge (most never get all three)
@@ -143,8 +141,7 @@ class NFA:
     # -- pieces -----------------------------------------------------------------------------
 
     def literal(self, data: bytes) -> Frag:
-        """A chain of ``len(data) + 1`` states, added at once (enum values and keys are most of
-        some schemas' states)."""
+        """A chain of ``len(data) + 1`` states, added at once."""
         base, n = len(self.edges), len(data)
         self.edges += [((byte, byte, base + i + 1),) for i, byte in enumerate(data)]
         self.edges.append(())
@@ -198,11 +195,8 @@ class NFA:
         return start, end
 
     def repeat(self, make: Callable[[], Frag], low: int, high: int | None) -> Frag:
-        """``low`` to ``high`` (``None``: unbounded) copies of the piece ``make()`` builds.
-
-        Unrolled: for short fixed counts (``\\uXXXX`` hex digits). Bounds that come from a
-        schema use :meth:`counted`.
-        """
+        """``low`` to ``high`` (``None``: unbounded) copies of ``make()``, unrolled: for short fixed
+        counts (``\\uXXXX`` hex digits); a schema's bounds use :meth:`counted`."""
         parts = [make() for _ in range(low)]
         if high is None:
             parts.append(self.star(make()))
@@ -224,12 +218,9 @@ class NFA:
         return some if low > 0 else self.optional(some)
 
     def stamp(self, template: tuple[NFA, Frag]) -> Frag:
-        """A fresh copy of a piece built once in another NFA, its counted regions included.
-
-        The template NFA must hold only that piece (and what it was built from) and must not
-        change afterwards: templates are shared between compiles. Copying is a few list
-        extensions, where building an any-value piece calls thousands of constructors.
-        """
+        """A fresh copy of a piece built once in another NFA, its counted regions included: a few
+        list extensions, where building an any-value piece calls thousands of constructors. The
+        template must hold only that piece and never change (templates are shared)."""
         other, (start, end) = template
         base = len(self.edges)
         rbase = len(self.regions)
@@ -294,10 +285,8 @@ class NFA:
 
     def counted(self, make: Callable[[], Frag], low: int, high: int | None, *,
                 sep: Callable[[], Frag] | None = None) -> Frag:
-        """``low``..``high`` repetitions of ``make()`` (joined by ``sep()``), counted, not unrolled.
-
-        Every repetition must consume at least one byte and begin with a byte of its own.
-        """
+        """``low``..``high`` repetitions of ``make()`` (joined by ``sep()``), counted, not unrolled;
+        each must consume at least one byte and begin with a byte of its own."""
         if low < 0 or (high is not None and high < low):
             raise ValueError(f"bad repetition bounds {low}..{high}")
         rid = len(self.regions)
@@ -323,22 +312,16 @@ class NFA:
         return region.entry, region.exit
 
     def blank_run(self, high: int | None) -> Frag:
-        """Up to ``high`` bytes of JSON whitespace (space, tab, newline, carriage return), counted.
-
-        The region is flagged, which lets masks reuse one per-vocabulary table of each token's
-        leading whitespace instead of a state per count (``LazyDFA.blank_spot``).
-        """
+        """Up to ``high`` bytes of JSON whitespace, counted, in a region flagged so that masks read
+        each token's leading whitespace from a table (``LazyDFA.blank_spot``)."""
         rid = len(self.regions)
         frag = self.counted(lambda: self.byte_ranges(list(BLANK_RANGES)), 0, high)
         self.regions[rid].blank = True
         return frag
 
     def counted_string(self, make_char: Callable[[], Frag], low: int, high: int | None) -> Frag:
-        """A JSON string ``"..."`` of ``low``..``high`` characters, each built by ``make_char``.
-
-        The region is flagged as canonical string content, which lets masks reuse one
-        per-vocabulary table of what every token does inside a string.
-        """
+        """A JSON string ``"..."`` of ``low``..``high`` characters, each built by ``make_char``, in a
+        region flagged so that masks reuse a per-vocabulary string table."""
         opening = self.literal(b'"')
         rid = len(self.regions)
         body = self.counted(make_char, low, high)
@@ -408,8 +391,8 @@ class _StampPlan:
 
 @functools.lru_cache(maxsize=64)
 def _stamp_plan(template: NFA) -> _StampPlan:
-    """What :meth:`NFA.stamp` copies from ``template``: half of an any-value piece's cells are
-    empty, and copying skips them (templates never change, so the plan is shared)."""
+    """What :meth:`NFA.stamp` copies from ``template`` (half of an any-value piece's cells are
+    empty; templates never change, so the plan is shared)."""
     return _StampPlan(
         tuple((s, cell) for s, cell in enumerate(template.edges) if cell),
         tuple((s, cell) for s, cell in enumerate(template.eps) if cell),

@@ -272,14 +272,8 @@ def _signed(nfa: NFA, lo: Fraction | None, lo_open: bool, hi: Fraction | None, h
     return nfa.alt(*parts) if parts else nfa.never()
 
 
-def number_fragment(
-    nfa: NFA,
-    low: Number | None = None,
-    high: Number | None = None,
-    *,
-    low_open: bool = False,
-    high_open: bool = False,
-) -> Frag:
+def number_fragment(nfa: NFA, low: Number | None = None, high: Number | None = None, *, low_open: bool = False,
+                    high_open: bool = False) -> Frag:
     """JSON numbers in the interval (bounds are exact: ints, or floats taken at their exact value).
 
     Unbounded numbers may use a fraction and a short exponent; bounded ones have no exponent.

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["Alternative", "UnenforcedConstruct", "alternatives"]
+__all__ = ["Alternative", "UnenforcedConstruct", "alternatives", "class_end"]
 
 
 class UnenforcedConstruct(ValueError):
@@ -60,22 +60,14 @@ _ESCAPES = {
 }
 
 
-def _class_end(pattern: str, i: int) -> int:
+def class_end(pattern: str, i: int) -> int:
     """The index after the ``]`` closing the class that opens at ``i`` (Python's rules: a ``]``
     right after ``[`` or ``[^`` is a member); ``len(pattern)`` if it never closes."""
-    j = i + 1
-    if pattern.startswith("^", j):
-        j += 1
-    if pattern.startswith("]", j):
-        j += 1
-    while j < len(pattern):
-        if pattern[j] == "\\":
-            j += 2
-            continue
-        if pattern[j] == "]":
-            return j + 1
-        j += 1
-    return len(pattern)
+    j = i + 1 + pattern.startswith("^", i + 1)
+    j += pattern.startswith("]", j)
+    while j < len(pattern) and pattern[j] != "]":
+        j += 2 if pattern[j] == "\\" else 1
+    return min(j + 1, len(pattern))
 
 
 def _tokens(pattern: str) -> list[_Token]:
@@ -86,7 +78,7 @@ def _tokens(pattern: str) -> list[_Token]:
         if c == "\\":
             out.append(_Token("escape", i, min(i + 2, len(pattern))))
         elif c == "[":
-            out.append(_Token("class", i, _class_end(pattern, i)))
+            out.append(_Token("class", i, class_end(pattern, i)))
         elif c == "(":
             prefix, kind = next((p, k) for p, k in _GROUPS if pattern.startswith(p, i))
             if kind == "lookahead":

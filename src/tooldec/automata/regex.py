@@ -36,23 +36,12 @@ from interegular.fsm import State, anything_else
 
 from ..caches import BoundedCache
 from .nfa import NFA, Frag
-from .pattern_syntax import Alternative, UnenforcedConstruct, alternatives
+from .pattern_syntax import Alternative, UnenforcedConstruct, alternatives, class_end
 from .regex_fsm import intersect, pattern_fsm
 from .utf8 import complement, normalize_ranges
 
-__all__ = [
-    "CHECKED_FORMATS",
-    "FORMAT_PATTERNS",
-    "CharClassBuilder",
-    "anchored",
-    "fsm_fragment",
-    "fsm_of",
-    "length_range",
-    "literal_regex",
-    "python_classes",
-    "regex_fragment",
-    "string_regexes",
-]
+__all__ = ["CHECKED_FORMATS", "FORMAT_PATTERNS", "CharClassBuilder", "anchored", "fsm_fragment", "fsm_of",
+           "length_range", "literal_regex", "python_classes", "regex_fragment", "string_regexes"]
 
 CharClassBuilder = Callable[[NFA, list[tuple[int, int]]], Frag]
 """Builds the piece for one character out of code point ranges (the string syntax decides escapes)."""
@@ -191,7 +180,7 @@ def python_classes(pattern: str, *, wide: bool = False) -> str:
     while i < len(pattern):
         c = pattern[i]
         if wide and not in_class and c == "[" and _approximated(pattern, i):
-            end = _class_end(pattern, i)
+            end = class_end(pattern, i)
             out.append(_wide(pattern[i:end]))
             i = end
             continue
@@ -225,20 +214,11 @@ def python_classes(pattern: str, *, wide: bool = False) -> str:
     return "".join(out)
 
 
-def _class_end(pattern: str, i: int) -> int:
-    """The index after the class opening at ``i`` (a ``]`` right after ``[`` or ``[^`` is a member)."""
-    j = i + 1 + pattern.startswith("^", i + 1)
-    j += pattern.startswith("]", j)
-    while j < len(pattern) and pattern[j] != "]":
-        j += 2 if pattern[j] == "\\" else 1
-    return min(j + 1, len(pattern))
-
-
 def _approximated(pattern: str, i: int) -> bool:
     """Whether the positive class at ``i`` holds an escape :func:`python_classes` reads as a subset."""
     if pattern.startswith("[^", i):
         return False
-    text, j = pattern[i : _class_end(pattern, i)], 1
+    text, j = pattern[i : class_end(pattern, i)], 1
     while j < len(text):
         if text[j] == "\\":
             if text[j + 1 : j + 2] in ("d", "w", "W", "D", "S"):
@@ -268,10 +248,8 @@ def _code_point(digits: str) -> str:
 
 def _rewrite(escape: str, in_class: bool, negated: bool) -> str:
     if in_class and negated:
-        if escape == "d":
-            return _unicode_class("d")
-        if escape == "s":
-            return _unicode_class("s")
+        if escape in ("d", "s"):
+            return _unicode_class(escape)
         raise UnenforcedConstruct(f"\\{escape} inside a negated class [^...] (a Unicode class read on ASCII only)")
     inner = {
         "d": "0-9", "w": _ASCII_WORD, "s": _unicode_class("s"), "W": _ASCII_NON_WORD,
@@ -305,12 +283,8 @@ _PER_FSM: BoundedCache[tuple[int, str], tuple[interegular.FSM, Any]] = BoundedCa
 
 
 def _per_fsm(fsm: interegular.FSM, what: str, compute: Callable[[interegular.FSM], _T]) -> _T:
-    """``compute(fsm)``, remembered per automaton (bounded, least recently used first out).
-
-    Automata are unhashable (``==`` compares languages), so the key is the object's ``id``; the
-    entry holds the automaton itself, so that id is not reused while the entry lives. A schema
-    reads the same few regexes many times (``date-time`` under every timestamp property: its
-    length range when normalised, its live states and classes when compiled)."""
+    """``compute(fsm)``, remembered per automaton (bounded): keyed by ``id`` (automata are
+    unhashable), the entry holding the automaton so that its id is not reused while it lives."""
     found = _PER_FSM.get_or_make((id(fsm), what), lambda: (fsm, compute(fsm)))
     return cast(_T, found[1])
 
@@ -392,15 +366,10 @@ def regex_fragment(nfa: NFA, regexes: tuple[str, ...], char_class: CharClassBuil
 
 
 def fsm_fragment(nfa: NFA, fsm: interegular.FSM, char_class: CharClassBuilder) -> Frag:
-    """A piece accepting exactly the strings of a character automaton, encoded by ``char_class``.
-
-    One character piece per (code point ranges, target), not per transition: ``interegular``
-    splits its alphabet wherever any pattern in the automaton distinguishes characters, so one
-    state often has a dozen symbols leading to the same target (a key pattern minus declared
-    names: ``[0-9a-z]{1,255}`` minus ``id`` took 7,000 pieces). The symbols are merged per
-    target, and sources with the same ranges and target enter one shared piece (a shared
-    suffix: its exit leads to that target only, so the language is unchanged).
-    """
+    """A piece accepting exactly the strings of a character automaton, encoded by ``char_class``:
+    one character piece per (code point ranges, target), shared by the sources that have it, not
+    one per transition (``interegular`` splits its alphabet finely: ``[0-9a-z]{1,255}`` minus
+    ``id`` took 7,000 pieces)."""
     node = {state: nfa.state() for state in fsm.states}
     end = nfa.state()
     shared: dict[tuple[tuple[tuple[int, int], ...], State], int] = {}

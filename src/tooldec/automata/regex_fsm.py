@@ -246,11 +246,8 @@ def pattern_fsm(regex: str) -> FSM:
 
 def _product(fsms: Sequence[FSM], accepts: Callable[[list[bool | None]], bool], needed: int) -> FSM:
     """The reachable product of ``fsms`` over their united alphabet; a component that leaves
-    its automaton is ``None`` (a dead state), which ends the walk for the first ``needed``.
-
-    Each component state's moves are read once into a tuple aligned with the united keys, and
-    a product state's moves are those tuples zipped: a key pattern with a long bounded repeat
-    minus a few declared names is hundreds of states times a dozen keys."""
+    its automaton is ``None`` (a dead state), which ends the walk for the first ``needed``. Each
+    component state's moves are read once into a tuple aligned with the united keys."""
     alphabet, to_old = Alphabet.union(*(f.alphabet for f in fsms))
     keys = list(alphabet.by_transition)
     olds = [[old[key] for key in keys] for old in to_old]

@@ -2,8 +2,7 @@
 
 A sample is checked against the schema as written (``jsonschema``), so it must be exact: every
 byte is taken with :meth:`LazyDFA.advance_exact`, which carries the counts the abstract states
-only classify. Kept apart from :mod:`tooldec.automata.dfa`, which builds and reads the automaton
-the decoder walks; this module only reads it through its public methods.
+only classify.
 """
 
 from __future__ import annotations
@@ -13,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .costs import MID
+from .shortest import repeats
 
 if TYPE_CHECKING:
     from .dfa import LazyDFA
@@ -25,14 +24,9 @@ _Seen = dict[tuple[frozenset[int], tuple[int, ...]], tuple[int, tuple[tuple[int,
 
 
 def sample(dfa: LazyDFA, rng: random.Random, soft_limit: int = 120) -> bytes:
-    """A random string of the language: random live bytes, then a shortest way to the end.
-
-    Past ``soft_limit`` the walk follows the distances of the row's targets (as
-    :meth:`LazyDFA.shortest` does), one :meth:`LazyDFA.advance_exact` per byte, and skips
-    repeats: a counter below ``low`` keeps exact classes, so ``minItems: 600`` means 600 copies
-    of the item's states; once the walk is back at the same NFA states with only that counter
-    higher (one more item written), the bytes in between are repeated as many times as the count
-    stays safely below ``low``, and only the last items are walked (see :func:`_skip`).
+    """A random string of the language: random live bytes, then, past ``soft_limit``, a shortest
+    way to the end, skipping a counter's repeats (:func:`_skip`: ``minItems: 600`` would walk
+    600 copies of the item's states).
 
     Raises:
         ValueError: The language is empty.
@@ -59,14 +53,9 @@ def sample(dfa: LazyDFA, rng: random.Random, soft_limit: int = 120) -> bytes:
 
 
 def _skip(dfa: LazyDFA, sid: int, counts: dict[int, int], out: bytearray, seen: _Seen) -> tuple[int, dict[int, int]]:
-    """If ``sid`` repeats an earlier state of the walk with one counter ``d`` higher (and no
-    other count changed), write the bytes since then again ``m`` times and return the state
-    with that count ``m * d`` higher; else note the state and return it unchanged.
-
-    Safe because the count stays below ``low`` minus ``d``: every guard on the way (``count
-    >= low`` never, ``count < high`` always) decides as it did the first time, so the same
-    bytes lead through the same NFA states.
-    """
+    """If ``sid`` repeats an earlier state of the walk with one counter higher and no other count
+    changed (:func:`.shortest.repeats`), write the bytes since then again as often as is safe and
+    return the state with that count; else note the state and return it unchanged."""
     states, classes = dfa.nfa_states(sid), dfa.classes(sid)
     key = (states, tuple(r for r, _ in classes))
     before = seen.get(key)
@@ -74,21 +63,11 @@ def _skip(dfa: LazyDFA, sid: int, counts: dict[int, int], out: bytearray, seen: 
     if before is None:
         return sid, counts
     pos, old_classes, old_counts = before
-    changed = [(r, old, new) for (r, old), (_, new) in zip(old_classes, classes) if old != new]
-    if len(changed) != 1 or any(old_counts.get(r) != c for r, c in counts.items() if r != changed[0][0]):
+    found = repeats(dfa, old_classes, classes)
+    if found is None:
         return sid, counts
-    rid, c0, c1 = changed[0]
-    region = dfa.nfa.regions[rid]
-    d = c1 - c0
-    if c0 == MID or c1 == MID or d <= 0 or counts.get(rid) != c1:
-        return sid, counts
-    times = (region.low - 1 - d - c1) // d  # the count after the repeats stays below low - d
-    if region.high is not None:
-        times = min(times, (region.high - 1 - d - c1) // d)
-    if times < 1:
-        return sid, counts
-    count = c1 + times * d
-    if dfa.class_of(rid, count) != count:
+    rid, times, count = found
+    if counts.get(rid) != dict(classes)[rid] or any(old_counts.get(r) != c for r, c in counts.items() if r != rid):
         return sid, counts
     out.extend(bytes(out[pos:]) * times)
     nxt = dfa.reclass(sid, {rid: count})  # the same NFA states, that count's (exact) class

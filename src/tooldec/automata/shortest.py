@@ -1,15 +1,12 @@
 """A lazy DFA's canonical shortest completion, with a counter's repeats as runs.
 
-Below a counted region's ``low`` every count is its own DFA state (``minItems: 100000`` is
-100,000 copies of an item's states), so spelling the completion byte by byte cost time and DFA
-states in proportion to the count. Here the walk notes the states it passes; once it is back at
-the same NFA states with only that counter higher, the bytes in between are one item of the
-completion, and the same item repeats while the count stays safely below ``low``: every guard on
-the way decides as it did (``count >= low`` never, ``count < high`` always) and every distance
-drops by the same amount, so the canonical choices are the same bytes. The repeats become one
-run ``(item, times)`` and the walk goes on from the state with that count (one new state), so a
-completion costs its distinct parts, whatever the count. (:mod:`.sampling` skips repeats the
-same way when it writes samples.)
+Below a counted region's ``low`` every count is its own DFA state, so spelling the completion
+byte by byte costs time and states in proportion to the count (``minItems: 100000``). Here the
+walk notes the states it passes; once it is back at the same NFA states with only that counter
+higher, the bytes in between are one item, and the same item repeats while the count stays
+safely below ``low``: every guard decides as it did (``count >= low`` never, ``count < high``
+always) and every distance drops by the same amount. The repeats become one run
+``(item, times)``, so a completion costs its distinct parts, whatever the count.
 """
 
 from __future__ import annotations
@@ -21,12 +18,14 @@ from .costs import MID
 if TYPE_CHECKING:
     from .dfa import LazyDFA
 
-__all__ = ["Runs", "repeat_after", "shortest_runs", "spell"]
+__all__ = ["Classes", "Runs", "repeat_after", "repeats", "shortest_runs", "spell"]
 
 Runs = tuple[tuple[bytes, int], ...]
 """A text as pieces each written some times in a row: ``((b"[", 1), (b"0,", 99998), (b"0]", 1))``."""
 
-_Seen = dict[tuple[frozenset[int], tuple[int, ...]], tuple[int, tuple[tuple[int, int], ...]]]
+Classes = tuple[tuple[int, int], ...]
+"""(region, class) for every region a DFA state is inside of, sorted by region."""
+_Seen = dict[tuple[frozenset[int], tuple[int, ...]], tuple[int, Classes]]
 """(NFA states, regions) -> (where the walk was, counter classes) when last there."""
 
 
@@ -52,6 +51,14 @@ def repeat_after(dfa: LazyDFA, sid: int, at: int, seen: _Seen) -> tuple[int, int
     if before is None:
         return None
     pos, old = before
+    found = repeats(dfa, old, classes)
+    return None if found is None else (pos, found[1], dfa.reclass(sid, {found[0]: found[2]}))
+
+
+def repeats(dfa: LazyDFA, old: Classes, classes: Classes) -> tuple[int, int, int] | None:
+    """If one exact counter alone rose, by ``d``, from ``old`` to ``classes``: the region, how many
+    more times the same steps repeat while its count stays below ``low - d`` (and ``high - d``),
+    and the count after them; else ``None``."""
     changed = [(r, a, b) for (r, a), (_, b) in zip(old, classes) if a != b]
     if len(changed) != 1:
         return None
@@ -59,14 +66,14 @@ def repeat_after(dfa: LazyDFA, sid: int, at: int, seen: _Seen) -> tuple[int, int
     d = c1 - c0
     if c0 == MID or c1 == MID or d <= 0:
         return None
-    region = regions[rid]
+    region = dfa.nfa.regions[rid]
     times = (region.low - 1 - d - c1) // d
     if region.high is not None:
         times = min(times, (region.high - 1 - d - c1) // d)
     count = c1 + times * d
     if times < 1 or dfa.class_of(rid, count) != count:
         return None
-    return pos, times, dfa.reclass(sid, {rid: count})
+    return rid, times, count
 
 
 def shortest_runs(dfa: LazyDFA, sid: int) -> tuple[Runs, int]:

@@ -8,9 +8,8 @@ completion is the rest, so ``need`` drops by one. A token is allowed under a bud
 tokens iff the position after it needs at most ``b - 1``: exactly, at every position, tool names
 included (a name's need is the least over the tools below it).
 
-Needs are memoised in the compiler's bounded mask cache (per snapshot where names matter).
-
-An exact need before a name is a least over every tool; :mod:`.name_bounds` finds it from lower
+Needs are memoised in the compiler's bounded mask cache (per snapshot where names matter). An
+exact need before a name is a least over every tool; :mod:`.name_bounds` finds it from lower
 bounds, building a few tools' automata instead of every tool's in every form.
 """
 
@@ -43,8 +42,7 @@ Completion = tuple[int, bytes]
 
 def tokens_of(grammar: Grammar, data: bytes) -> int:
     """Tokens in the longest-match cut of ``data`` (bytes, if some byte has no token): by the
-    compiled trie where it is built (a walk costs less than a cache lookup), else by the
-    vocabulary's bisection, kept."""
+    compiled trie where it is built (cheaper than a cache lookup), else by bisection, kept."""
     if not data:
         return 0
     if NATIVE:
@@ -97,7 +95,7 @@ class _Completion(tuple):  # type: ignore[type-arg]
 def need(grammar: Grammar, pos: Position, follow_ok: bool) -> int:
     """Tokens enough to finish the call from ``pos`` (0 in text); in a reasoning section, its
     close and then the call that must follow it (each cut on its own). Inside a tail, counted
-    from the completion's runs: through a counter's repeats, as dear at any count."""
+    from the completion's runs (as dear at any count)."""
     if isinstance(pos, Think):
         return grammar.compiler.kept(("think-need", grammar.serial, pos, follow_ok), lambda: tokens_of(
             grammar, _think_close(grammar, pos)) + need(grammar, grammar.after_think(pos), follow_ok))
@@ -129,9 +127,8 @@ def shortest(grammar: Grammar, pos: Position, follow_ok: bool) -> Completion:
 
 
 def tail_text(grammar: Grammar, form: int, tail: CompiledTail, state: int, follow_ok: bool) -> bytes:
-    """The canonical completion from a state of a tail automaton of ``form``. Where the shortest
-    way runs into a list's separator (``, `` before another call, after which the tail accepts),
-    the call goes on: the shortest next call is part of it."""
+    """The canonical completion from a state of a tail automaton of ``form``; where it runs into
+    a list's separator (``, `` before another call), the shortest next call is part of it."""
     return spell(tail_runs(grammar, form, tail, state, follow_ok))
 
 
@@ -192,7 +189,7 @@ def within(grammar: Grammar, pos: Position, mask: Mask, budget: int, start_ok: b
     slack = budget - 1
     words = grammar.compiler.index.words
     if isinstance(pos, Name):
-        bounds = grammar.compiler.kept(_name_needs_key(grammar, pos, start_ok, follow_ok),
+        bounds = grammar.compiler.kept(_key("name-needs", grammar, pos, start_ok, follow_ok),
                                        lambda: _name_needs(grammar, pos, mask, start_ok, follow_ok) or False)  # False: no bounds
         if isinstance(bounds, _NameNeeds):
             fitting = bounds.within(slack, lambda tid: _token_need(grammar, pos, tid, start_ok, follow_ok))
@@ -204,10 +201,10 @@ def within(grammar: Grammar, pos: Position, mask: Mask, budget: int, start_ok: b
     if isinstance(pos, Text):
         return _text_within(mask, *_kept_text_needs(grammar, pos, mask, start_ok, follow_ok), slack)
     if isinstance(pos, (Open, Head)) and slack >= grammar.compiler.kept(
-            _upper_key(grammar, pos, start_ok, follow_ok), lambda: _most_upper(grammar, pos, mask, start_ok, follow_ok)):
+            _key("most-upper", grammar, pos, start_ok, follow_ok), lambda: _most_upper(grammar, pos, mask, start_ok, follow_ok)):
         return None
     ids, needs = token_needs(grammar, pos, mask, start_ok, follow_ok, slack)
-    grammar.compiler.kept(_needs_key(grammar, pos, start_ok, follow_ok, most=True), lambda: int(needs.max()) if needs.size else 0)
+    grammar.compiler.kept(_key("most-need", grammar, pos, start_ok, follow_ok), lambda: int(needs.max()) if needs.size else 0)
     return _fitting(ids, needs, slack, words)
 
 
@@ -219,13 +216,12 @@ def known_within(grammar: Grammar, pos: Position, mask: Mask, budget: int, start
                  follow_ok: bool) -> Mask | None | object:
     """:func:`within`'s answer where what it reads is kept already, else :data:`NOT_AT_HAND`:
     nothing is computed (a decoding loop asks this on its own thread and leaves the rest to a
-    worker; :func:`within` asks it first). Covers a name's bounds that every token clears and the
-    needs and bounds of the other positions but a tail's."""
+    worker)."""
     if budget - 1 >= mask.max_after:
         return None
     cache = grammar.compiler.masks
     if isinstance(pos, Name):
-        bounds = cache.get(_name_needs_key(grammar, pos, start_ok, follow_ok))
+        bounds = cache.get(_key("name-needs", grammar, pos, start_ok, follow_ok))
         if bounds is None:
             return NOT_AT_HAND
         if isinstance(bounds, _NameNeeds):
@@ -233,15 +229,15 @@ def known_within(grammar: Grammar, pos: Position, mask: Mask, budget: int, start
     if isinstance(pos, Tail):
         return NOT_AT_HAND
     if isinstance(pos, Text):
-        text_needs = cast("tuple[np.ndarray, np.ndarray] | None", cache.get(_text_needs_key(grammar, pos, start_ok, follow_ok)))
+        text_needs = cast("tuple[np.ndarray, np.ndarray] | None", cache.get(_key("text-needs", grammar, pos, start_ok, follow_ok)))
         return NOT_AT_HAND if text_needs is None else _text_within(mask, *text_needs, budget - 1)
-    most = cast("int | None", cache.get(_needs_key(grammar, pos, start_ok, follow_ok, most=True)))
+    most = cast("int | None", cache.get(_key("most-need", grammar, pos, start_ok, follow_ok)))
     if most is not None and budget - 1 >= most:
         return None
-    upper = cast("int | None", cache.get(_upper_key(grammar, pos, start_ok, follow_ok)))
+    upper = cast("int | None", cache.get(_key("most-upper", grammar, pos, start_ok, follow_ok)))
     if upper is not None and budget - 1 >= upper:
         return None
-    found = cast("tuple[np.ndarray, np.ndarray] | None", cache.get(_needs_key(grammar, pos, start_ok, follow_ok)))
+    found = cast("tuple[np.ndarray, np.ndarray] | None", cache.get(_key("needs", grammar, pos, start_ok, follow_ok)))
     return NOT_AT_HAND if found is None else _fitting(found[0], found[1], budget - 1, grammar.compiler.index.words)
 
 
@@ -257,29 +253,16 @@ def _fitting(ids: np.ndarray, needs: np.ndarray, slack: int, words: int) -> Mask
     return None if fits.all() else Mask.from_ids(np.sort(ids[fits]), words)
 
 
-def _name_needs_key(grammar: Grammar, pos: Name, start_ok: bool, follow_ok: bool) -> tuple[object, ...]:
-    return ("name-needs", grammar.serial, pos, start_ok, follow_ok)
-
-
-def _needs_key(grammar: Grammar, pos: Position, start_ok: bool, follow_ok: bool, *, most: bool = False) -> tuple[object, ...]:
-    """The kept needs of a position other than a tail's (``most``: the largest of them)."""
-    return ("most-need" if most else "needs", grammar.serial, pos, start_ok, follow_ok)
-
-
-def _text_needs_key(grammar: Grammar, pos: Text, start_ok: bool, follow_ok: bool) -> tuple[object, ...]:
-    return ("text-needs", grammar.serial, pos, start_ok, follow_ok)
-
-
-def _upper_key(grammar: Grammar, pos: Position, start_ok: bool, follow_ok: bool) -> tuple[object, ...]:
-    return ("most-upper", grammar.serial, pos, start_ok, follow_ok)
+def _key(kind: str, grammar: Grammar, pos: Position, start_ok: bool, follow_ok: bool) -> tuple[object, ...]:
+    """The key of what is kept of ``kind`` at a position other than a tail's (per snapshot)."""
+    return (kind, grammar.serial, pos, start_ok, follow_ok)
 
 
 def _most_upper(grammar: Grammar, pos: Open | Head, mask: Mask, start_ok: bool, follow_ok: bool) -> int:
     """An upper bound of every allowed token's need at an opener or head position, from the
-    tools' witnesses (:func:`.name_bounds.name_most`) instead of their shortest calls, so no
-    argument automaton is built but for a token that runs into a tail (that tool's): a budget at
-    least this large lets every token through. ``FAR`` where some token has no such bound (a
-    dialect without name bounds)."""
+    tools' witnesses (:func:`.name_bounds.name_most`), so no argument automaton is built but for
+    a token that runs into a tail: a budget at least this large lets every token through
+    (``FAR`` where some token has no such bound)."""
 
     def after_upper(after: Position) -> int:  # a token that writes a whole name and runs into its tail: that tool's own need
         return need(grammar, after, follow_ok) if isinstance(after, Tail) else upper(grammar, after, follow_ok)
@@ -298,11 +281,9 @@ def _most_upper(grammar: Grammar, pos: Open | Head, mask: Mask, start_ok: bool, 
 
 
 class _NameNeeds:
-    """At one name position: each allowed token's need, or an upper bound of it until a budget
-    asks for more. A token that stays within the names leaves the shortest call below what it
-    writes, no longer than any one tool's bound there (:func:`.name_bounds.name_most`, bytes, so
-    tokens too): the smallest of them bounds it. The exact need is found only for tokens whose
-    bound a budget does not clear. Thread-safe (a lock)."""
+    """At one name position: each allowed token's need, or an upper bound of it (the least
+    :func:`.name_bounds.name_most` below what it writes) until a budget does not clear the bound.
+    Thread-safe (a lock)."""
 
     def __init__(self, ids: np.ndarray, upper: np.ndarray, exact: np.ndarray) -> None:
         self.ids, self.upper, self.exact = ids, upper, exact
@@ -375,9 +356,8 @@ def _opening(grammar: Grammar, pos: Text) -> np.ndarray:
 
 def _kept_text_needs(grammar: Grammar, pos: Text, mask: Mask, start_ok: bool, follow_ok: bool) -> tuple[np.ndarray, np.ndarray]:
     """The opening tokens ``mask`` allows at a text position, with their needs (kept per
-    snapshot and position). The other tokens of the vocabulary need nothing, so a budget reads a
-    few tokens here, not arrays as long as the vocabulary: listing a Qwen text mask's ids and
-    comparing their needs was most of what a text position cost a cold replay."""
+    snapshot and position): the other tokens need nothing, so a budget reads a few tokens here,
+    not arrays as long as the vocabulary."""
 
     def make() -> _Needs:
         risky = _opening(grammar, pos)
@@ -385,17 +365,15 @@ def _kept_text_needs(grammar: Grammar, pos: Text, mask: Mask, start_ok: bool, fo
         needs = [_token_need(grammar, pos, tid, start_ok, follow_ok) for tid in risky.tolist()]
         return _Needs((risky, np.array(needs, dtype=np.int64)))
 
-    found: _Needs = grammar.compiler.kept(_text_needs_key(grammar, pos, start_ok, follow_ok), make)
+    found: _Needs = grammar.compiler.kept(_key("text-needs", grammar, pos, start_ok, follow_ok), make)
     return found[0], found[1]
 
 
 def token_needs(grammar: Grammar, pos: Position, mask: Mask, start_ok: bool, follow_ok: bool,
                 slack: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Every allowed token of ``mask`` with the tokens it leaves to finish the call. With ``slack``
-    (a budget's), an opener's or head's needs are kept only if that budget filters them: a roomy
-    budget needs only their largest (kept by :func:`within`), and a new tool list's openers have
-    needs for every token of the vocabulary (Qwen3: 200 KB each). In text, from the opening
-    tokens' kept needs (:func:`_kept_text_needs`)."""
+    (a budget's), an opener's or head's needs are kept only if that budget filters them (a
+    roomy budget needs only their largest, and they cover the vocabulary: 200 KB on Qwen3)."""
     if isinstance(pos, Tail):
         if _in_string(grammar, pos):
             parts = _kept_string_parts(grammar, pos, mask, follow_ok)
@@ -404,7 +382,7 @@ def token_needs(grammar: Grammar, pos: Position, mask: Mask, start_ok: bool, fol
         return grammar.compiler.kept(("tail-needs", grammar.serial, pos, follow_ok),
                                      lambda: _Needs(_tail_needs(grammar, pos, mask, follow_ok)),
                                      keep=lambda made: bool(made[0].size <= KEPT_TAIL_NEEDS))
-    key = _needs_key(grammar, pos, start_ok, follow_ok)
+    key = _key("needs", grammar, pos, start_ok, follow_ok)
 
     if isinstance(pos, Text):  # every other token of the text mask needs nothing
         ids = mask.ids
@@ -435,8 +413,7 @@ def _allowed_only(mask: Mask, ids: np.ndarray, needs: np.ndarray) -> tuple[np.nd
 
 
 KEPT_TAIL_NEEDS = 4096
-"""The needs of an argument position are kept (per snapshot) when it allows at most this many
-tokens: a budget that bites asks for them at every step, and walking them is a cold mask's work."""
+"""The needs of an argument position are kept (per snapshot) when it allows at most this many tokens."""
 
 
 class _Needs(tuple):  # type: ignore[type-arg]
@@ -452,13 +429,9 @@ def _per_token_needs(grammar: Grammar, pos: Position, mask: Mask, start_ok: bool
 
 
 def _stay_needs(grammar: Grammar, pos: Open | Head, mask: Mask, start_ok: bool, follow_ok: bool) -> tuple[np.ndarray, np.ndarray]:
-    """At an opener or after it (``\\n{"name": "`` with any whitespace), as in the tails: a token
-    that stays inside needs what its end state needs, so the opener tables' walk of the state
-    (kept) gives every such token's end and one search per distinct end does the rest. Only the
-    tokens that complete an opener or reach the name, and the opener specials, are walked one by
-    one. (Pretty-printed openers such as a fenced ``{"type": "function", ...`` pass through dozens
-    of states with a hundred whitespace tokens each; walking every token at every state was most
-    of a cold budget.)"""
+    """At an opener or its head, as in the tails: a token that stays inside needs what its end
+    state needs (one search per distinct end); only the tokens that complete an opener or reach
+    the name, and the opener specials, are walked one by one."""
 
     def end_need(inside: Position) -> int:
         alive = not isinstance(inside, Open) or grammar.open_alive(inside.state, inside.only)
@@ -494,10 +467,8 @@ def _by_end(grammar: Grammar, pos: Open | Head, ids: np.ndarray, of_end: Callabl
 class _StringParts:
     """The needs at a string-content position, by what decides them: an inside token's need is
     its (final state, characters still owed) key's, a closing token's that of the bytes after its
-    quote. Kept per snapshot and position unless a ``minLength`` is owed (then ``slots`` holds one
-    key per inside token, and the position changes with every character), so a budget that bites
-    through a long string compares a few numbers per step instead of walking the vocabulary.
-    Immutable."""
+    quote. Kept per snapshot and position unless a ``minLength`` is owed, so a budget that bites
+    through a long string compares a few numbers per step. Immutable."""
 
     def __init__(self, string: StringWalk, per_key: np.ndarray, used: np.ndarray, slots: np.ndarray,
                  closing_ids: np.ndarray, closing_needs: np.ndarray) -> None:

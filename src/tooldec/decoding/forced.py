@@ -1,12 +1,11 @@
 """The bytes the grammar forces from a position: where exactly one byte may come next.
 
-A loop that knows them need not ask the model for them one forward pass at a time: it evaluates
-their tokens in one batch (jump-forward, as XGrammar calls it; llguidance's fast-forward tokens).
-Each byte is read off the automaton the position is in (the opener, head, name index or the
-tool's tail), and the position moves by :meth:`Grammar.walk`, so counters and every other check
-stay the walk's. The span stops where a choice exists, where the output could end (free text:
-a call closed) and where the automaton cannot say (reasoning, counters it only knows as classes:
-there it reports a choice, so a span is never longer than the language allows).
+A loop that knows them evaluates their tokens in one batch instead of a forward pass each
+(jump-forward, as XGrammar calls it). Each byte is read off the automaton the position is in and
+the position moves by :meth:`Grammar.walk`, so counters and every other check stay the walk's.
+The span stops at a choice, where the output could end (a call closed) and where the automaton
+cannot say (reasoning, counters it knows only as classes), so it is never longer than the
+language allows.
 """
 
 from __future__ import annotations

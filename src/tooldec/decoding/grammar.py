@@ -1,32 +1,21 @@
 """The compile step and what it makes: tools in, an immutable snapshot (``Grammar``) out.
 
-A :class:`Compiler` serves one vocabulary and one dialect. It prepares the vocabulary once (token
-index, string tables, opener automata: timed in ``prepare_seconds``) and keeps three bounded,
-locked caches that any number of threads may share:
+A :class:`Compiler` serves one vocabulary and one dialect: it prepares the vocabulary once and
+keeps bounded, locked caches that any number of threads may share: tail automata by schema hash,
+form and chaining (a tool is compiled once whatever its name and however many inventories hold
+it), masks by position (by the snapshot where the names decide them), and snapshots by inventory
+key. Every check runs in :meth:`Compiler.compile`, so once a snapshot exists no schema error can
+surface while decoding.
 
-* tail automata by schema hash, form and chaining: a tool is compiled once whatever its name
-  and however many inventories hold it; its DFA is expanded as walks need it;
-* masks by position (keyed by the snapshot for positions whose mask depends on the names);
-* snapshots by inventory key, so a tool list seen before (same schemas, any order) costs a hash.
-
-Every check runs in :meth:`Compiler.compile` (tools are validated when they are made; the
-dialect's ``check_tool`` here), so once a snapshot exists no schema error can surface while
-decoding.
-
-A :class:`Grammar` is the language of text with tool calls for one inventory: the tools by name,
-their names as a sorted index, a stable ``key``, and the compiler whose caches it reads. It never
-changes; an inventory change makes a new snapshot (:meth:`Grammar.with_tools`), reusing every
-tool compiled before. It walks positions over bytes (:meth:`Grammar.walk`); masks and budgets
-live in ``masking`` and ``budget``, which read it. The two classes make each other, so they share
-this module.
-
-Two flags from the cursor take part everywhere: ``start_ok`` (a call may begin in text) and
-``follow_ok`` (another call may follow the one being written).
+A :class:`Grammar` is the language of text with tool calls for one inventory. It never changes;
+an inventory change makes a new snapshot (:meth:`Grammar.with_tools`), reusing every tool
+compiled before. It walks positions over bytes (:meth:`Grammar.walk`); masks and budgets live in
+``masking`` and ``budget``. Two flags from the cursor take part everywhere: ``start_ok`` (a call
+may begin in text) and ``follow_ok`` (another call may follow the one being written).
 
 With a dialect that writes results inline (``Dialect.stop_after_call``: ToolkenGPT, ReAct), a
-call's last byte ends a token: generation stops there and the result is written right after it,
-so a token that ran on (``)=<``, ``)="``) would put its extra bytes between the call and its
-result, a ``<`` among them a call that never closes.
+call's last byte ends a token, so a token that ran on (``)=<``) would put its extra bytes between
+the call and its result.
 """
 
 from __future__ import annotations
@@ -72,9 +61,8 @@ MB = 1 << 20
 
 
 def prepare_vocabulary(vocab: Vocabulary) -> TokenIndex:
-    """Build the per-vocabulary tables now (token index, JSON string and whitespace tables, the
-    compiled walk's trie, the longest-match tables of token budgets), once per process, and the
-    process-wide automata of the ``format`` values (:func:`tooldec.tools.schema.prepare_formats`).
+    """Build the per-vocabulary tables now (token index, string and whitespace tables, the trie,
+    the longest-match tables), once per process, and the automata of the ``format`` values.
 
     A server calls this when it loads the tokenizer, so no request pays it. Safe to call from any
     thread and more than once; the tables are freed with the vocabulary.
@@ -96,18 +84,15 @@ def string_table(index: TokenIndex, syntax: Syntax) -> StringTable:
 
 
 PIECE_TABLES_KEPT = 16
-"""Quoted-string templates whose tables a vocabulary keeps (a call format's stop texts make one
-per style: a handful in a process)."""
+"""Quoted-string templates whose tables a vocabulary keeps (one per style and stop texts)."""
 PIECE_WALK_BYTES = 64 << 20
-"""What one template's table keeps of its walks (about 6 MB each on a 150,000-token vocabulary;
-a call's strings mostly sit in one or two of its states)."""
+"""What one template's table keeps of its walks (about 6 MB each on a 150,000-token vocabulary)."""
 
 
 def prepare_string_template(index: TokenIndex, style: Style, stops: tuple[str, ...]) -> None:
-    """Walk the vocabulary now from the content states a string that keeps ``stops`` out is in
-    right after its opening quote and after a character, which every call's strings reach (about
-    30 ms each on a 150,000-token vocabulary): a compiler does it when it is created, so the first
-    request that writes a string does not."""
+    """Walk the vocabulary now from the content states every string that keeps ``stops`` out
+    reaches (after its opening quote and after a character; about 30 ms each on a 150,000-token
+    vocabulary), so the first request that writes a string does not."""
     piece = piece_automaton(*string_template(style, stops))
     table = piece_table(index, piece)
     opened = piece.step(piece.start, b'"')
@@ -128,12 +113,8 @@ _SERIALS = itertools.count(1)
 
 @dataclass(eq=False)
 class CompiledTail:
-    """One schema's tail automaton in one form of the dialect (shared by every snapshot).
-
-    Its lazy DFA numbers states in the order they are met, so a state number means something only
-    with this object: caches key on ``serial``, never on ``key`` (a tail evicted and built again
-    numbers its states differently).
-    """
+    """One schema's tail automaton in one form of the dialect (shared by every snapshot). Its
+    state numbers mean something only with this object: caches key on ``serial``, never ``key``."""
 
     key: tuple[str, int, bool]
     dfa: LazyDFA
@@ -200,8 +181,7 @@ class Compiler:
         self._checks_tools = type(dialect).check_tool is not Dialect.check_tool
         self.key = hashlib.sha256(f"{vocab.fingerprint}\0{dialect.key}".encode()).hexdigest()[:24]
         self.tails: BoundedCache[tuple[str, int, bool], CompiledTail] = BoundedCache(tail_cache_bytes)
-        # Tails still in use (pinned by a snapshot) after the bounded cache dropped them: one
-        # automaton per key while anything holds it, so cursors and caches agree on state numbers.
+        # tails a snapshot pins after the cache dropped them: one automaton per key while held
         self._live_tails: weakref.WeakValueDictionary[tuple[str, int, bool], CompiledTail] = weakref.WeakValueDictionary()
         self.masks: BoundedCache[tuple[Any, ...], Mask] = BoundedCache(mask_cache_bytes)
         # What a token that ends a call goes on to (masking._exit_verdict): about 400 bytes an entry.
@@ -214,13 +194,11 @@ class Compiler:
         self._checked: BoundedCache[tuple[str, str], bool] = BoundedCache(8 * MB, sizer=lambda _: 200)
         self._lock = threading.Lock()
         self.prepare_seconds = time.perf_counter() - start
-        """Time spent preparing the vocabulary, the opener automata and the free-form value pieces
-        (once per compiler)."""
+        """Time spent preparing the vocabulary and the opener and value automata."""
 
     def kept(self, key: tuple[Any, ...], make: Callable[[], T], keep: Callable[[T], bool] | None = None) -> T:
-        """A value kept beside the masks in their bounded cache (what budgets and name searches
-        need), made on a miss; with ``keep``, a made value is stored only if it accepts it.
-        ``key`` must name what the value depends on (snapshot serial, schema hash, ...)."""
+        """A value kept beside the masks in their bounded cache, made on a miss (and stored only if
+        ``keep`` accepts it); ``key`` must name what it depends on (snapshot serial, schema hash)."""
         return self.masks.get_or_make(key, make, keep)  # type: ignore[arg-type,return-value]
 
     # -- shared compilers for the ``Grammar(tools, vocab, dialect)`` shorthand ----------------------
@@ -281,9 +259,8 @@ class Compiler:
         return self._key_of(inventory_digest(sorted(tool.inventory_entry for tool in tools.values())))
 
     def _key_of(self, digest: str) -> str:
-        """The snapshot key of an inventory digest, remembered for the last few hundred digests:
-        right after a request's tool list is walked, a SHA-256 call costs tens of microseconds of
-        cold OpenSSL code, a cache lookup a few."""
+        """The snapshot key of an inventory digest, remembered for the last few hundred digests (a
+        cold SHA-256 call costs tens of microseconds, a lookup a few)."""
         return self._snapshot_keys.get_or_make(
             digest, lambda: hashlib.sha256(f"{self.key}\0{digest}".encode()).hexdigest())
 
@@ -485,9 +462,6 @@ class Grammar:
         """Where the output goes on once the reasoning section of ``pos`` closed."""
         openers = self.openers
         return Open(openers.open_after_think, pos.only) if pos.forced else Text(openers.after_think)
-
-    def _name_start(self, form: int, only: str | None) -> Position:
-        return Name(form, b"", only)
 
     def open_alive(self, state: int, only: str | None) -> bool:
         """Whether the call ``tool_choice`` asks for can still open from ``open`` state ``state``

@@ -46,19 +46,15 @@ class _Step:
     the budgets that leave it whole, and where the tokens taken from it led.
 
     A loop at a position it has seen (the same tool list again, a retry, a shared prefix) follows
-    the kept move to the next record instead of the ~40 Python operations that find the lists
-    and the next position (30-45 µs a token once a forward pass has swept the CPU caches:
-    ``python benchmarks/cold_replay.py --model qwen --sweep-mb 64 --phases``). The first move is kept in the record with a weak link to the next
-    record; later ones (other tokens from a position that repeats, as a string's content does, or
-    a sampler's) in ``more``, without links. A record holds few objects the garbage collector
-    tracks (it, its key and the link), since each of them survives a cold token and more of them
-    made cold tokens pay for young-generation collections. Kept in the compiler's bounded mask
-    cache, counted at its size; links are weak, so what the cache evicts is freed.
+    the kept move to the next record instead of finding the lists and the next position again
+    (30-45 µs a token once a forward pass has swept the CPU caches:
+    ``python benchmarks/cold_replay.py --model qwen --sweep-mb 64 --phases``). The first move is
+    kept with a weak link to the next record, later ones in ``more``, without links; few objects
+    the garbage collector tracks. Kept in the compiler's bounded mask cache, counted at its size.
 
     Shared by every machine of the snapshot on any thread: ``lists``, ``fits_from`` and ``flags``
     never change; moves are written under ``_MOVES``, the first with ``token`` last (a reader that
-    sees the token sees the rest), later ones as one tuple each; ``next`` is one reference,
-    replaced whole (a machine checks the linked record's ``flags`` against its own first).
+    sees the token sees the rest); ``next`` is one reference, replaced whole.
     """
 
     __slots__ = ("lists", "width", "fits_from", "flags", "token", "to", "closed", "next", "more", "nbytes",
@@ -253,8 +249,8 @@ class Machine:
         return mask, self._fitting(within(grammar, pos, mask, max(budget, 1), start_ok, follow_ok), budget)
 
     def _fitting(self, filtered: Mask | None, budget: int) -> Mask | None:
-        """The budget's cut, unless it leaves no token: a budget below the need (then nothing can
-        close the call, and an empty mask would fail a sampler somewhere else)."""
+        """The budget's cut, unless it leaves no token (a budget below the need: an empty mask
+        would fail a sampler somewhere else)."""
         if filtered is not None and not filtered.count:
             needed = self.min_tokens()
             raise BudgetError(
@@ -283,8 +279,7 @@ class Machine:
         return self._allowed(budget).ids
 
     def _known(self, budget: int | None, flags: tuple[bool, bool] | None = None) -> tuple[Mask, Mask | None] | None:
-        """:meth:`_mask`'s answer (the whole mask, and the budget's cut or ``None``) where it is at
-        hand, else ``None``."""
+        """:meth:`_mask`'s answer where it is at hand, else ``None``."""
         grammar, pos = self._grammar, self._pos
         budget = self._capped(budget)
         start_ok, follow_ok = self._flags() if flags is None else flags
@@ -297,8 +292,7 @@ class Machine:
         return mask, self._fitting(filtered, budget) if isinstance(filtered, Mask) else None
 
     def _find_step(self, flags: tuple[bool, bool]) -> _Step | None:
-        """This position's record: through the kept move that led here, else from the cache (and
-        then linked to that move)."""
+        """This position's record: through the kept move that led here, else from the cache."""
         step = self._step
         if step is not None:
             return step
@@ -348,9 +342,7 @@ class Machine:
         if self._done:
             target[:] = 0
             return True
-        mask, filtered = self._mask(budget)
-        if filtered is not None:
-            mask = filtered
+        mask = self._allowed(budget)
         mask.write(target)
         return mask.count < self._grammar.vocab.size
 
@@ -451,9 +443,9 @@ class Machine:
 
 class Advanced:
     """What a sampler loop reads of a :class:`Machine` beyond its ten methods, as
-    ``machine.advanced``: where the cursor is, the masks as a sampler reads them (kept per
-    position, or only if at hand), the model's own pick checked without a mask, the bytes the
-    grammar forces, and the text it refuses. A view of its machine, with no state of its own."""
+    ``machine.advanced``: where the cursor is, the masks as a sampler reads them, the model's own
+    pick checked without a mask, the bytes the grammar forces, and the text it refuses. A view of
+    its machine, with no state of its own."""
 
     __slots__ = ("_machine",)
 
@@ -550,10 +542,9 @@ class Advanced:
         return self._machine._allowed(budget)
 
     def known(self, budget: int | None = None) -> Mask | None:
-        """:meth:`allowed` if it is at hand, else ``None``: the mask is cached and so is what
-        ``budget`` (if given) filters it by, or the budget leaves every allowed token room to finish.
-        Nothing is computed, so a decoding loop can ask this on its own thread and hand only what
-        is not at hand to a worker."""
+        """:meth:`allowed` if it is at hand (the mask and what ``budget`` filters it by are cached),
+        else ``None``. Nothing is computed, so a decoding loop can ask this on its own thread and
+        hand only what is not at hand to a worker."""
         m = self._machine
         found = None if m._done else m._known(budget)
         if found is None:
@@ -592,11 +583,10 @@ class Advanced:
 
     def advance_within(self, token_id: int, budget: int | None = None) -> bool:
         """:meth:`Machine.advance` if ``token_id`` is among :meth:`allowed` under ``budget``, decided
-        without making the mask: the token is walked, then the need it leaves is checked against
-        the budget (a bound in bytes first, the exact need only where the bound does not settle
-        it). Otherwise ``False``, and nothing changes. A loop that tries the model's own choice
-        first makes a mask only when this refuses it: the masks of a new tool list were most of
-        what a cold token cost (``python benchmarks/cold_replay.py --sweep-mb 64 --check-first``)."""
+        without making the mask (the token is walked, then the need it leaves is checked against
+        the budget); otherwise ``False``, and nothing changes. A loop that tries the model's own
+        choice first makes a mask only when this refuses it: the masks of a new tool list were
+        most of what a cold token cost (``python benchmarks/cold_replay.py --sweep-mb 64 --check-first``)."""
         m = self._machine
         tid = int(token_id)
         grammar, token_bytes = m._grammar, m._token_bytes
@@ -661,9 +651,8 @@ class Advanced:
 
 
 def _fits(grammar: Grammar, pos: Position, follow_ok: bool, slack: int) -> bool:
-    """Whether the call can close from ``pos`` within ``slack`` tokens (what :func:`.budget.within`
-    keeps a token for): a byte bound first (a longest-match cut has at most a token per byte),
-    the exact need where it does not settle it."""
+    """Whether the call can close from ``pos`` within ``slack`` tokens (as :func:`.budget.within`
+    decides): a byte bound first, the exact need where it does not settle it."""
     if isinstance(pos, Text):
         return True
     if isinstance(pos, Tail):
@@ -674,8 +663,7 @@ def _fits(grammar: Grammar, pos: Position, follow_ok: bool, slack: int) -> bool:
 
 
 def _tail_bound(tail: CompiledTail, state: int) -> int:
-    """The bytes left after a tail state, as a tail mask's ``max_after`` counts them
-    (:func:`.masking._bytes_after`)."""
+    """The bytes left after a tail state, as a tail mask's ``max_after`` counts them."""
     return FAR if tail.next_call and goes_on_from(tail.dfa, state) else int(tail.dfa.arrays.dist[state])
 
 

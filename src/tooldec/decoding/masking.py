@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 
 from ..automata.dfa import MID, SINK, LazyDFA
-from ..automata.shortest import Runs
+from ..automata.shortest import Runs, shortest_runs
 from ..caches import BoundedCache
 from ..dialects.base import NEXT_CALL
 from .masks import Mask
@@ -77,10 +77,9 @@ def known_mask(grammar: Grammar, pos: Position, start_ok: bool, follow_ok: bool)
 
 
 def _key(grammar: Grammar, pos: Position, start_ok: bool, follow_ok: bool, *, walk: bool = True) -> tuple[object, ...] | None:
-    """The mask cache's key of a position other than a tail's. An open or text mask that no tool
-    name decides is the same for every tool list: keyed per compiler. Without ``walk`` nothing is
-    computed: ``None`` at an open or text state whose tokens are not listed yet (listing them is
-    work; a miss sends the mask to be made)."""
+    """The mask cache's key of a position other than a tail's: per compiler for an open or text
+    mask that no tool name decides. Without ``walk`` nothing is computed: ``None`` at an open or
+    text state whose tokens are not listed yet."""
     if isinstance(pos, Text):
         if not start_ok:
             return (grammar.openers_owner, "text-closed", pos.state)
@@ -144,8 +143,7 @@ def _text_mask(grammar: Grammar, pos: Text, start_ok: bool, follow_ok: bool) -> 
 
 def _text_commits(grammar: Grammar, committer: Committer, start_ok: bool, follow_ok: bool) -> bool:
     """Whether a token that completes a watched text in free text is allowed: an opener's when a
-    call may start and goes on into one, a reasoning section's open when its rest reads as
-    reasoning, a refused text's never."""
+    call may start and goes on into one, a reasoning open's when its rest reads as reasoning."""
     kind = grammar.openers.commits[committer.commit].kind
     if kind is CommitKind.REFUSED:
         return False
@@ -237,8 +235,8 @@ def _name_ids(grammar: Grammar, pos: Name, follow_ok: bool) -> tuple[np.ndarray,
 
 
 def _native_name_ids(grammar: Grammar, pos: Name, follow_ok: bool) -> np.ndarray:
-    """:func:`_name_ids` by the compiled walk of the vocabulary's trie along the sorted names; only
-    the tokens that complete a name and run past the form's fixed tail start are walked here."""
+    """:func:`_name_ids` by the compiled trie walk; only the tokens that complete a name and run
+    past the form's fixed tail start are walked here."""
     index = grammar.compiler.index
     if pos.only is None:
         names = grammar.name_index
@@ -260,9 +258,9 @@ def _native_name_ids(grammar: Grammar, pos: Name, follow_ok: bool) -> np.ndarray
 
 
 def _crossing_ids(grammar: Grammar, form: int, name: str, prefix: bytes, lo: int, hi: int, follow_ok: bool) -> list[int]:
-    """Tokens among ``sorted_bytes[lo:hi]`` (all starting with ``prefix``, ending a complete name)
-    that carry on into the tool's tail. The form's fixed tail start is compared first, so the
-    tool's automaton is only built if a token runs past it."""
+    """Tokens among ``sorted_bytes[lo:hi]`` (all ending the name ``prefix`` completes) that carry
+    on into the tool's tail; its automaton is built only if a token runs past the form's fixed
+    tail start."""
     index = grammar.compiler.index
     tokens, ids = index.sorted_bytes, index.sorted_ids
     depth, literal = len(prefix), grammar.dialect.form_tail_literal(form)
@@ -307,12 +305,9 @@ _NO_CROSSING = Crossing(np.zeros(0, dtype=bool), np.zeros(0, dtype=np.int64), Fa
 
 def _cross(grammar: Grammar, pos: Tail, dfa: LazyDFA, rows: np.ndarray, states: np.ndarray, offsets: np.ndarray,
            follow_ok: bool) -> Crossing:
-    """Finish the tokens that reached an exit, one per distinct (kind of exit, remainder).
-
-    The same exits recur in many states and tools (Llama-3 has 266 tokens that start with
-    ``}``, and every object's end meets them), so the whole answer is kept in the compiler by
-    the rows, their offsets and kinds of exit (by the snapshot too when it depends on the names).
-    """
+    """Finish the tokens that reached an exit, one per distinct (kind of exit, remainder). The
+    same exits recur in many states and tools (Llama-3 has 266 tokens that start with ``}``), so
+    the answer is kept in the compiler by rows, offsets and kinds of exit."""
     if not rows.size:
         return _NO_CROSSING
     marks = dfa.marks
@@ -347,11 +342,8 @@ def _exit_verdict(grammar: Grammar, next_call: bool, form: int, rest: bytes, fol
     """For a token that reached the end of a call (``next_call``: the separator before another
     one) with ``rest`` of its bytes left: whether it is allowed, the bytes it leaves to finish
     (``FAR`` when it runs into another call) and whether that depends on the inventory's names.
-
-    The answer does not depend on the tool, so it is cached in the compiler: by the opener
-    tables when the names play no part (shared by every snapshot), else by the snapshot. A
-    vocabulary with many tokens that start with ``}`` (Llama-3) meets hundreds per mask.
-    """
+    It does not depend on the tool, so it is cached in the compiler (by the snapshot where the
+    names play a part)."""
     exits = grammar.compiler.exits
     shared = (grammar.openers_owner, next_call, form if next_call else -1, rest, follow_ok)
     found = exits.get(shared)
@@ -361,10 +353,8 @@ def _exit_verdict(grammar: Grammar, next_call: bool, form: int, rest: bytes, fol
 
 def _own_or_made(cache: BoundedCache[tuple[Any, ...], V], shared: tuple[Any, ...], grammar: Grammar,
                  make: Callable[[], tuple[V, bool]]) -> V:
-    """After a miss under ``shared`` (kept for every snapshot): the value kept under
-    ``(serial, shared)`` (the snapshot's own; looked for only once it has kept any), else
-    ``make()``'s value, kept under the second when it depends on the snapshot's names (``make``
-    says whether) and under ``shared`` otherwise."""
+    """After a miss under ``shared``: the snapshot's own value under ``(serial, shared)``, else
+    ``make()``'s, kept under the one or the other as it says whether it depends on the names."""
     owns = grammar.owns_values
     found = cache.get((grammar.serial, shared)) if owns[0] else None
     if found is None:
@@ -377,8 +367,7 @@ def _own_or_made(cache: BoundedCache[tuple[Any, ...], V], shared: tuple[Any, ...
 
 def _made_tail_mask(grammar: Grammar, pos: Tail, tail: CompiledTail, follow_ok: bool) -> tuple[Mask, bool]:
     """:func:`_tail_mask`, and the tail's size accounted again once its DFA has grown by an eighth
-    (and 16 states) since it was last counted: the cache's count of a tail is never more than
-    that behind, without a recount for every new mask."""
+    (and 16 states) since it was last counted, not at every new mask."""
     made = _tail_mask(grammar, pos, tail, follow_ok)
     states, counted = tail.dfa.n_states, tail.counted_states
     if states >= counted + max(16, counted >> 3):
@@ -407,16 +396,10 @@ def _judge_exit(grammar: Grammar, next_call: bool, form: int, rest: bytes,
 
 
 def shortest_in_tail(dfa: LazyDFA, state: int) -> tuple[Runs, bool]:
-    """A tail state's shortest completion (as runs: a counter's repeats are not spelled), and
-    whether it ends in a list's separator (``, `` before another call, after which a tail
-    accepts): the call then goes on into the next one."""
-    runs, end = dfa.shortest_runs(state)
-    return runs, _goes_on(dfa, end)
-
-
-def _goes_on(dfa: LazyDFA, end: int) -> bool:
-    """Whether a shortest completion that ends in ``end`` runs into the next call."""
-    return dfa.marks.get(end) == NEXT_CALL
+    """A tail state's shortest completion as runs, and whether it ends in a list's separator
+    (``, `` before another call): the call then goes on into the next one."""
+    runs, end = shortest_runs(dfa, state)
+    return runs, dfa.marks.get(end) == NEXT_CALL
 
 
 def _bytes_after(dfa: LazyDFA, states: np.ndarray) -> np.ndarray:
@@ -432,14 +415,13 @@ def _bytes_after(dfa: LazyDFA, states: np.ndarray) -> np.ndarray:
 
 def goes_on_from(dfa: LazyDFA, state: int) -> bool:
     """:func:`shortest_in_tail`'s flag for a tail state, from its end kept per state (no text
-    spelled): where it is set, the bytes left are counted exactly, not by the state's distance."""
-    return _goes_on(dfa, dfa.shortest_end(state))
+    spelled)."""
+    return dfa.marks.get(dfa.shortest_end(state)) == NEXT_CALL
 
 
 def _native_tail_mask(grammar: Grammar, pos: Tail, tail: CompiledTail, follow_ok: bool) -> tuple[Mask, bool]:
     """:func:`_tail_mask` outside strings and whitespace runs, by the compiled walk, which sets the
-    tokens that end inside in the mask itself (a new tool's masks are mostly these: one NumPy pass
-    per list of rows was most of their time); the tokens at an exit are judged as elsewhere."""
+    tokens that end inside in the mask itself; the tokens at an exit are judged as elsewhere."""
     index = grammar.compiler.index
     dfa = tail.dfa
     got = native_mask(index, dfa, pos.state)
@@ -476,10 +458,8 @@ def _tail_mask(grammar: Grammar, pos: Tail, tail: CompiledTail, follow_ok: bool)
         return Mask.from_ids(ids, index.words, int(after.max()) if after.size else 0), crossing.depends
     table, content = compiler.string_place(grammar.dialect.form_style(pos.form), spot)
     string = table.walk(content)
-    count = spot.count_class
-    high = spot.high
-    limit = None if high is None or count == MID else high - count
-    parts = [string.inside_packed(limit, index.words)]
+    count, high = spot.count_class, spot.high
+    inside = string.inside_packed(None if high is None or count == MID else high - count, index.words)
     # tokens that close the string: characters before the quote must fit the bounds
     chars = string.closing_chars
     fits = np.ones(chars.size, dtype=bool)
@@ -519,15 +499,13 @@ def _tail_mask(grammar: Grammar, pos: Tail, tail: CompiledTail, follow_ok: bool)
         depends = crossing.depends
     closing_ok = fits & ok_rep[string.rest_of]
     closing_ids = index.ids[string.closing_rows[closing_ok]]
-    packed = parts[0].copy()
+    packed = inside.copy()
     if closing_ids.size:
         packed |= Mask.from_ids(closing_ids, index.words, unique=False).packed
-    mask = Mask(packed)
     inside_after = 0
     if string.final_set.size:
         owed = 0 if count == MID else max(0, spot.low - count)
         quote_after = int(dfa.arrays.dist[spot.after_quote]) if spot.after_quote != SINK else 0
         inside_after = int(table.dfa.arrays.dist[string.final_set].max()) + owed + quote_after
     closing_after = int(after_rep[string.rest_of][closing_ok].max()) if closing_ok.any() else 0
-    mask.max_after = max(inside_after, closing_after)
-    return mask, depends
+    return Mask(packed, max(inside_after, closing_after)), depends

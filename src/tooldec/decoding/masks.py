@@ -79,8 +79,7 @@ class Mask:
     """The allowed tokens at one position (immutable once made), as packed bits over the
     vocabulary, or, for a sparse mask (a literal's or a name's few tokens), as its sorted ids
     alone: 120 bytes where the bits are 19 KB at 151k tokens, so a bounded cache holds a hundred
-    times more of them. A sparse mask's bits are made when asked for (:attr:`packed`) and not kept;
-    :meth:`write` sets them straight into a bitmask row.
+    times more of them (their bits are made when asked for and not kept).
 
     Attributes:
         bits: uint8, little-endian bit order: bit ``i`` of byte ``i // 8`` is token ``i`` (an int32
@@ -100,9 +99,8 @@ class Mask:
 
     @classmethod
     def from_ids(cls, ids: np.ndarray, words: int, max_after: int = 0, *, unique: bool = True) -> Mask:
-        """The mask of ``ids`` (any order, repeats allowed) over ``words`` 32-bit words, its count
-        known without unpacking; sparse when they are few. ``unique=False``: the bits are all the
-        caller wants (a dense mask; its ids are not listed)."""
+        """The mask of ``ids`` (any order, repeats allowed) over ``words`` 32-bit words; sparse when
+        they are few. ``unique=False``: the bits are all the caller wants (its ids are not listed)."""
         ids = np.asarray(ids)
         if unique and ids.size * SPARSE_SHARE <= words:
             return cls.sparse(ids, words, max_after)
@@ -124,9 +122,8 @@ class Mask:
 
     @classmethod
     def sparse(cls, ids: np.ndarray, words: int, max_after: int = 0) -> Mask:
-        """The sparse mask of ``ids`` (any order, repeats allowed, all below ``words * 32``). A few
-        ids are sorted in Python: a name's or an opener's mask has a handful, and the NumPy calls
-        cost more than the sort (tens of µs once a forward pass has swept the CPU caches)."""
+        """The sparse mask of ``ids`` (any order, repeats allowed, all below ``words * 32``); a few
+        ids are sorted in Python, where NumPy's calls cost more than the sort."""
         if len(ids) <= _FEW_IDS:
             listed = sorted(set(ids.tolist() if isinstance(ids, np.ndarray) else ids))
             ends = (listed[0], listed[-1]) if listed else None
@@ -144,8 +141,7 @@ class Mask:
     @classmethod
     def from_sorted(cls, ids: np.ndarray, words: int, max_after: int, packed: np.ndarray | None) -> Mask:
         """The mask of sorted, distinct int32 ``ids`` whose bits a walk may have set in ``packed``
-        already: sparse when they are few, as :meth:`from_ids` makes them; else those bits (made
-        here if the walk did not), with the ids kept when no larger than them."""
+        already: sparse when they are few, as :meth:`from_ids` makes them."""
         if ids.size * SPARSE_SHARE <= words:
             return cls(None, max_after, _ids=ids, known_count=int(ids.size), _width=words)
         if packed is None:
@@ -162,8 +158,7 @@ class Mask:
 
     @property
     def packed(self) -> np.ndarray:
-        """The bits (see ``bits``); a sparse mask's are made anew on each call and not kept (the
-        cache counted its ids only): a writable copy."""
+        """The bits (see ``bits``); a sparse mask's are made anew on each call (a writable copy)."""
         return self.bits if self.bits is not None else self.words(self._width).view(np.uint8)
 
     @property
@@ -183,9 +178,8 @@ class Mask:
 
     @property
     def ids(self) -> np.ndarray:
-        """Sorted int32 ids (treat as read-only). Kept only when no larger than the packed mask:
-        a cached mask must not grow past the size its cache counted (a text mask's ids are 32
-        times its bits)."""
+        """Sorted int32 ids (treat as read-only); kept only when no larger than the packed mask, so
+        a cached mask does not grow past the size its cache counted."""
         if self._ids is not None:
             return self._ids
         ids = np.flatnonzero(np.unpackbits(self.packed, bitorder="little")).astype(np.int32)
@@ -194,9 +188,8 @@ class Mask:
         return ids
 
     def refused(self, size: int) -> np.ndarray:
-        """Sorted int32 ids below ``size`` that are not allowed (ids past the mask's bits are not);
-        kept like :attr:`ids` when no larger than the packed mask (in text, where nearly every
-        token is allowed, this is the short list). Treat as read-only."""
+        """Sorted int32 ids below ``size`` that are not allowed (in text, the short list); kept like
+        :attr:`ids`. Treat as read-only."""
         found = self._refused
         if found is not None and found[0] == size:
             return found[1]
@@ -211,9 +204,7 @@ class Mask:
 
     def pick_lists(self, size: int) -> tuple[np.ndarray | None, np.ndarray | None]:
         """``(allowed, refused)`` ids for a sampler over ``size`` logits: only the shorter list,
-        ``None`` for the other (both ``None``: every token is allowed). Listing a text mask's tens
-        of thousands of allowed ids took 0.1-0.3 ms a token; its few refused ones are kept with
-        the cached mask.
+        ``None`` for the other (both ``None``: every token is allowed).
 
         Examples:
             >>> Mask.from_ids(np.arange(30), 1).pick_lists(32)
@@ -227,8 +218,8 @@ class Mask:
         return None, refused if refused.size else None
 
     def words(self, n: int) -> np.ndarray:
-        """The mask as ``n`` int32 words (zero padded: ids past the vocabulary are masked). A dense
-        mask's rows are kept; a sparse mask's is made anew (:meth:`write` fills one in place)."""
+        """The mask as ``n`` int32 words (zero padded: ids past the vocabulary are masked); a dense
+        mask's rows are kept."""
         if self.bits is None:
             row = np.zeros(n, dtype=np.int32)
             self.write(row)
@@ -247,7 +238,7 @@ class Mask:
 
     def write(self, row: np.ndarray) -> None:
         """Set ``row`` (int32 words, C-contiguous, written in place) to the mask: the bitmask row a
-        backend applies. For a sparse mask, zeros and then its few bits.
+        backend applies.
 
         Examples:
             >>> row = np.full(2, -1, dtype=np.int32)
@@ -267,9 +258,8 @@ class Mask:
         np.bitwise_or.at(row.view(np.uint8), ids >> 3, np.left_shift(1, ids & 7).astype(np.uint8))
 
     def without(self, ids: np.ndarray) -> Mask:
-        """This mask less ``ids`` (repeats, or ids it does not allow, change nothing), made from a
-        copy of its bits and with its ``max_after``: a text mask less the few tokens a budget or the tool list
-        refuses, without listing the vocabulary's ids.
+        """This mask less ``ids`` (repeats, or ids it does not allow, change nothing), with its
+        ``max_after``: a text mask less the few tokens a budget refuses, without listing its ids.
 
         Examples:
             >>> Mask.from_ids(np.arange(30), 1).without(np.array([3, 7])).count

@@ -1,22 +1,17 @@
 """The shortest call below a name prefix without building every tool's automaton.
 
 A budget asks, before a name, for the shortest bytes that finish a call through any tool below
-what is written: the least over every tool of its remaining name and its tail's shortest text.
-Built naively, that is one tail automaton per tool and form, seconds for a new list of a thousand
-tools. Here the tools are visited from the smallest lower bound up and the search stops once the
-next bound exceeds the best text found, so only a handful of automata are built. The result is
-the same text, ties broken the same way.
+what is written. Built naively, that is one tail automaton per tool and form (seconds for a new
+list of a thousand tools). Here the tools are visited from the smallest lower bound up and the
+search stops once the next bound exceeds the best text found, so only a handful of automata are
+built; the result is the same text, ties broken the same way.
 
-A tool's bound is its remaining name, plus the bytes every tail of the form has around the
-arguments (measured once per form on an empty schema), plus a lower bound of the arguments
-object read from the schema (:func:`least_bytes`). The last two only for dialects whose tails are
-fixed bytes around a JSON arguments object (``Dialect.arguments_in_tail``); for the others the
-bound is the remaining name alone.
-
-The other way round, a budget that is plainly enough needs no search at all: one valid
-arguments object read from the schema (:func:`witness`) bounds a tool's shortest call from above
-(:func:`name_most`, per name). Witnesses are not validated while decoding; the tests check every
-real tool's against its schema and its own argument automaton.
+A tool's lower bound is its remaining name, plus, for dialects whose tails are fixed bytes around
+a JSON arguments object (``Dialect.arguments_in_tail``), the bytes every tail of the form has
+around the arguments and a lower bound of the arguments read from the schema
+(:func:`least_bytes`). The other way round, one valid arguments object read from the schema
+(:func:`witness`) bounds a tool's shortest call from above (:func:`name_most`), so a budget that
+is plainly enough needs no search; the tests check every real tool's witness.
 """
 
 from __future__ import annotations
@@ -93,9 +88,8 @@ def _least_of_type(schema: dict[str, Any], kind: Any, item: int, key: int) -> in
 
 
 WITNESS_REPEATS = 256
-"""The most items or characters a witness writes: past that, writing one costs time in proportion
-to the count (``minItems: 1000000``), and the tool's own shortest call, whose repeats are runs
-(:mod:`tooldec.automata.shortest`), bounds the name instead."""
+"""The most items or characters a witness writes (past that, the tool's own shortest call, whose
+repeats are runs, bounds the name instead)."""
 NO_WITNESS: Any = object()
 """What :func:`witness` returns for a schema it does not read (then no upper bound is taken)."""
 _WITNESS_KEYS = frozenset({"type", "enum", "const", "properties", "required", "additionalProperties", "items",
@@ -163,9 +157,8 @@ def _witness_of_type(schema: dict[str, Any], kind: str, style: Style) -> Any:
 
 def name_most(grammar: Grammar, form: int, follow_ok: bool) -> np.ndarray | None:
     """For each name of the snapshot (sorted), an upper bound of the bytes of its shortest call
-    from the name's start: the name, the form's tail floor and the tool's witness (a tool without
-    one: its own shortest call, from its automaton). ``None`` for dialects without a tail floor.
-    Cached per snapshot (looked up before the floor: budgets ask this at every opener state)."""
+    from the name's start: the name, the form's tail floor and the tool's witness (without one:
+    its own shortest call). ``None`` for dialects without a tail floor. Cached per snapshot."""
     compiler = grammar.compiler
     key = ("name-most", grammar.serial, form, follow_ok)
     found: np.ndarray | None = compiler.masks.get(key)  # type: ignore[assignment]
@@ -224,8 +217,7 @@ def tail_floor(grammar: Grammar, form: int, chained: bool) -> int | None:
 
 def _empty_tail(grammar: Grammar, form: int, chained: bool) -> tuple[bytes, bytes] | None:
     """An empty schema's shortest tail in ``form`` and its shortest arguments (``None`` where the
-    dialect's tails are not fixed bytes around JSON arguments): what the tail floor and the tail
-    frame are read from. Cached per compiler."""
+    dialect's tails are not fixed bytes around JSON arguments). Cached per compiler."""
     compiler = grammar.compiler
 
     def make() -> tuple[bytes, bytes] | tuple[()]:
@@ -235,7 +227,7 @@ def _empty_tail(grammar: Grammar, form: int, chained: bool) -> tuple[bytes, byte
             return ()
         nfa = NFA()
         tail = LazyDFA(nfa, dialect.call_tail(nfa, _EMPTY, form=form, next_call=chained), window=compiler.index.longest)
-        return tail.shortest(tail.start, {}), _shortest_arguments(grammar, _EMPTY, style)
+        return tail.shortest(tail.start), _shortest_arguments(grammar, _EMPTY, style)
 
     found = compiler.kept(("empty-tail", compiler.key, form, chained), lambda: _Pair(make()))
     return (found[0], found[1]) if found else None
@@ -243,15 +235,11 @@ def _empty_tail(grammar: Grammar, form: int, chained: bool) -> tuple[bytes, byte
 
 def tail_start_text(grammar: Grammar, name: str, form: int, chained: bool) -> bytes:
     """The shortest text of the tool's tail from its start (after the name), kept per schema in the
-    compiler's mask cache: a few dozen bytes that outlive the automaton, which the bounded tail
-    cache may drop (a search for the shortest call visits many tools once).
+    compiler's mask cache (it outlives the automaton, which the bounded tail cache may drop).
 
     Where the form's tails are fixed bytes around the arguments (:func:`tail_frame`), it is those
-    bytes around the shortest arguments, which are made once per schema and style: a budget asks
-    for every form's shortest call, and Hermes' five forms have two argument styles, so a tool's
-    whole tail was built five times where two small argument automata now do. The arguments
-    are read from the tail of the first form asked for in a style: that tail is the one decoding
-    walks if the tool is called (a separate arguments automaton was built twice per called tool)."""
+    bytes around the shortest arguments, made once per schema and style (Hermes' five forms
+    have two argument styles), from the tail of the first form asked for in a style."""
     tool = grammar.tools[name]
     compiler = grammar.compiler
 
@@ -269,12 +257,12 @@ def tail_start_text(grammar: Grammar, name: str, form: int, chained: bool) -> by
 
 def _tail_shortest(grammar: Grammar, name: str, form: int, chained: bool) -> bytes:
     tail = grammar.tail(name, form, chained).dfa
-    return tail.shortest(tail.start, {})
+    return tail.shortest(tail.start)
 
 
 def _arguments_in_tail(grammar: Grammar, name: str, form: int, chained: bool, frame: tuple[bytes, bytes]) -> bytes:
-    """The shortest arguments, cut from the tool's shortest tail between the form's frame (from
-    an arguments automaton of their own where the tail is not framed so)."""
+    """The shortest arguments, cut from the tool's shortest tail between the form's frame (else
+    from an arguments automaton of their own)."""
     text = _tail_shortest(grammar, name, form, chained)
     before, after = frame
     if len(text) >= len(before) + len(after) and text.startswith(before) and text.endswith(after):
@@ -285,13 +273,13 @@ def _arguments_in_tail(grammar: Grammar, name: str, form: int, chained: bool, fr
 def _shortest_arguments(grammar: Grammar, tool: Tool, style: Style) -> bytes:
     nfa = NFA()
     args = LazyDFA(nfa, grammar.dialect.arguments(nfa, tool, style), window=grammar.compiler.index.longest)
-    return args.shortest(args.start, {})
+    return args.shortest(args.start)
 
 
 def tail_frame(grammar: Grammar, form: int, chained: bool) -> tuple[bytes, bytes] | None:
     """The bytes before and after the arguments in every shortest tail of ``form``, read from an
-    empty schema's (``None`` where the dialect's tails are not fixed bytes around JSON arguments,
-    or the split is not plain). A test checks it against real tools' tails."""
+    empty schema's (``None`` where the tails are not fixed bytes around JSON arguments, or the
+    split is not plain)."""
     empty = _empty_tail(grammar, form, chained)
     if empty is None or empty[0].count(empty[1]) != 1:
         return None
@@ -305,8 +293,7 @@ class _Pair(tuple):  # type: ignore[type-arg]
 
 def name_least(grammar: Grammar, form: int, follow_ok: bool) -> np.ndarray:
     """For each name of the snapshot (sorted), a lower bound of the bytes of its shortest call from
-    the name's start: the name, and for dialects with a tail floor the floor and
-    :func:`least_bytes` of the schema. Cached per snapshot (each schema's bound per compiler)."""
+    the name's start (see the module docstring). Cached per snapshot."""
     compiler = grammar.compiler
     floor = tail_floor(grammar, form, follow_ok)
 

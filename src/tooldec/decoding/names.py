@@ -62,22 +62,8 @@ class NameIndex:
         """The index range of the names starting with ``prefix``."""
         names = self._bytes
         a = bisect_left(names, prefix)
-        if not prefix:
-            return a, len(names)
-        z = a
-        n = len(names)
-        step = 1
-        while z < n and names[z].startswith(prefix):  # galloping: ranges are usually short
-            z = min(n, z + step)
-            step *= 2
-        lo, hi = a, z
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if names[mid].startswith(prefix):
-                lo = mid + 1
-            else:
-                hi = mid
-        return a, lo
+        stem = prefix.rstrip(b"\xff")  # the names that start with ``prefix`` sort below its successor
+        return a, bisect_left(names, stem[:-1] + bytes([stem[-1] + 1]), a) if stem else len(names)
 
     def has_prefix(self, prefix: bytes) -> bool:
         names = self._bytes
@@ -117,9 +103,6 @@ class NameIndex:
     def at(self, i: int) -> str:
         """The ``i``-th name in sorted order."""
         return self._bytes[i].decode()
-
-    def sorted_bytes(self) -> list[bytes]:
-        return list(self._bytes)
 
     @property
     def sorted_names(self) -> Sequence[bytes]:

@@ -1,12 +1,11 @@
 """Upper bounds of what finishing a call needs from an opener or head position.
 
-A budget lets a whole opener or head mask through when it clears the largest need its tokens
-leave, and an upper bound of that is enough to say so (:func:`.budget.within`). The bound of a
-position is the least over the ways on from it of ``bytes + the name bound of the form`` they
-reach (the name bound: :func:`upper` at the form's empty name, from the tool list's witnesses).
-The bytes come from the dialect's opener tables alone, so a position's :class:`UpperPlan` (each
-token's ways on) is worked out once per compiler and shared by every tool list; a new list adds
-only its name bounds, where it walked every token of the opener's mask again before.
+A budget lets a whole opener or head mask through when it clears an upper bound of the largest
+need its tokens leave (:func:`.budget.within`). The bound of a position is the least over the
+ways on from it of ``bytes + the name bound of the form`` they reach (:func:`upper` at the form's
+empty name, from the tool list's witnesses). The bytes come from the opener tables alone, so a
+position's :class:`UpperPlan` is worked out once per compiler and a new tool list adds only its
+name bounds.
 """
 
 from __future__ import annotations
@@ -57,9 +56,8 @@ def _open_paths_of(grammar: Grammar, state: int) -> dict[int, bytes]:
 
 def upper(grammar: Grammar, pos: Position, follow_ok: bool) -> int:
     """An upper bound of ``need(pos)`` before a call's arguments, in specials plus bytes of one way
-    to finish it (a longest-match cut has at most a token per byte): the least of what the
-    canonical completion chooses among, each bounded through :func:`.name_bounds.name_most`.
-    ``FAR`` elsewhere (an argument position's need is not bounded here)."""
+    to finish it (a longest-match cut has at most a token per byte), each way bounded through
+    :func:`.name_bounds.name_most`; ``FAR`` elsewhere."""
     if isinstance(pos, (Open, Head)):  # its ways come from the opener tables: kept by their owner
         ways = grammar.compiler.kept(("ways", grammar.openers_owner, pos, follow_ok),
                                      lambda: _ways(grammar, pos, follow_ok))
@@ -80,9 +78,8 @@ def upper(grammar: Grammar, pos: Position, follow_ok: bool) -> int:
 
 def _ways(grammar: Grammar, pos: Position, follow_ok: bool) -> tuple[Way, ...] | None:
     """:func:`upper` of an opener, head or empty name position as the ways it takes the least of;
-    ``None`` for other positions (a name being written, a tail: the tool list decides them). An
-    opener that names its tool (only where the snapshot has opener tables of its own) goes on as
-    a way whose bytes include that tool's bound."""
+    ``None`` for other positions (the tool list decides them). An opener that names its tool goes
+    on as a way whose bytes include that tool's bound."""
     if isinstance(pos, Name):
         return ((0, pos.form),) if not pos.prefix else None
     openers = grammar.openers
@@ -145,9 +142,8 @@ class UpperPlan:
 
 
 def upper_plan(grammar: Grammar, pos: Open | Head, mask: Mask, start_ok: bool, follow_ok: bool) -> UpperPlan:
-    """The plan of ``pos`` (kept per compiler), made from ``mask``'s tokens: a token is planned
-    where it stays at an opener or head, or ends right at the name (no name byte read, no call
-    closed); the others (a name partly written, a tail reached) are for the caller to bound."""
+    """The plan of ``pos`` (kept per compiler), made from ``mask``'s tokens: those that stay at an
+    opener or head or end right at the name; the others are for the caller to bound."""
     key = ("upper-plan", grammar.openers_owner, pos, start_ok, follow_ok)
     return grammar.compiler.kept(key, lambda: _made_plan(grammar, pos, mask, start_ok, follow_ok))
 

@@ -6,11 +6,10 @@
 * ``open``: a call must come first (``required``, a named tool): only the openers, anchored.
 * ``heads``: after a tag opener, the form's head (``\\n{"name": "``) up to the name.
 
-Tags the vocabulary holds as special tokens are matched by id (``special_forms``); the others are
-text, matched in the byte stream like any text opener. Built once per compiler (vocabulary and
-dialect), immutable afterwards except the per-state walks of tokens, kept in bounded caches. A dialect
-with a named opener (Pythonic's ``[name(``, which commits only on a real tool name) gets one more
-set of tables per snapshot, built from its names (``Grammar.openers``).
+Tags the vocabulary holds as special tokens are matched by id (``special_forms``), the others
+in the byte stream. Built once per compiler, immutable afterwards but for the per-state walks of
+tokens, kept in bounded caches; a dialect with a named opener (Pythonic's ``[name(``, which
+commits only on a real tool name) gets its tables per snapshot (``Grammar.openers``).
 """
 
 from __future__ import annotations
@@ -97,54 +96,43 @@ class OpenerTables:
         for form in range(dialect.forms):
             head_nfa = NFA()
             self.heads.append(LazyDFA(head_nfa, dialect.head_piece(head_nfa, form), window=index.longest).expand_all())
-        # Per state, what its tokens do: bounded, since a dialect with named openers builds these
-        # automata from the tool names (a state per name byte).
+        # per state, what its tokens do (bounded: named openers make a state per name byte)
         self._committers: BoundedCache[int, list[Committer]] = BoundedCache(
             4 << 20, sizer=lambda found: 80 * len(found) + 200)
         self._open_walks: BoundedCache[int, OpenWalk] = BoundedCache(
             4 << 20, sizer=lambda walk: 80 * (len(walk[0]) + len(walk[2])) + 200)
-        # Per search state (no more entries than the automaton has states; one dict lookup, as
-        # text positions ask it for every token): whether the names decide its text mask.
+        # per search state (at most one entry each): whether the names decide its text mask
         self._text_names: dict[int, bool] = {}
         self._head_walks: BoundedCache[tuple[int, int], HeadWalk] = BoundedCache(
             1 << 20, sizer=lambda walk: 60 * len(walk[0]) + 90 * sum(map(len, walk[2].values())) + 200)
         self._closers: BoundedCache[int, list[Committer]] = BoundedCache(1 << 20, sizer=lambda found: 80 * len(found) + 200)
         self._think_refuses = dialect.reasoning is not None and bool(dialect.reasoning.refused_inside)
         self._think_refused: BoundedCache[int, list[int]] = BoundedCache(1 << 22, sizer=lambda found: 8 * len(found) + 100)
-        self._has_text = bool(self.commits)
-
-    @property
-    def text_only(self) -> bool:
-        """No opener can complete in text (every opener is a special token, or there is none)."""
-        return not self._has_text
 
     def commit_of(self, dfa: LazyDFA, state: int) -> int:
         """The index into ``commits`` of the opener ``state`` (an exit of ``dfa``) completes."""
         return self.automaton.commit_of(dfa, state)
 
     def committers(self, state: int) -> list[Committer]:
-        """Tokens that complete an opener from search state ``state``, and what they have left.
-
-        Only tokens holding a byte that can end an opener can complete one, so only those are
-        walked (a vectorised walk per state, kept in a bounded cache; shared: read only).
-        """
+        """Tokens that complete an opener from search state ``state``, and what they have left;
+        only the tokens holding a byte that can end an opener are walked (kept; read only)."""
         found = self._committers.get(state)
         if found is not None:
             return found
         index = self.index
-        if self.text_only:
-            out: list[Committer] = []
-        else:
+        out: list[Committer] = []
+        if self.commits:  # else every opener is a special token (or there is none)
             rows = np.unique(np.concatenate([index.rows_containing(b) for b in self.commit_bytes]))
-            out = self._scan(self.search, state, rows)
+            if rows.size:
+                walk = walk_rows(index, self.search, rows, np.full(rows.size, state, dtype=np.int32),
+                                 np.zeros(rows.size, np.int64))
+                out = self._exits(self.search, walk.exit_rows, walk.exit_states, walk.exit_offsets)
         return self._committers.put(state, out)
 
     def open_committers(self, state: int) -> OpenWalk:
         """From an ``open`` state: tokens that stay inside (ids, end states) and those that commit,
-        less those whose bytes after the opener leave its form's head (:meth:`_fate`).
-
-        Kept per state in a bounded cache; the lists are shared: read them, do not change them.
-        """
+        less those whose bytes after the opener leave its form's head (:meth:`_fate`). Kept per
+        state; read only."""
         found = self._open_walks.get(state)
         if found is not None:
             return found
@@ -156,18 +144,14 @@ class OpenerTables:
         return self._open_walks.put(state, (ids, ends, going_on, any(fate == _NAME for _, fate in fates)))
 
     def open_names_matter(self, state: int, *, walk: bool = True) -> bool | None:
-        """Whether the tool names decide the ``open`` mask at ``state``: some token that completes an
-        opener there goes on into a name. Where none does, the mask is the dialect's alone, the
-        same for every tool list (the masks cache it once per compiler). Without ``walk``, nothing
-        is computed: ``None`` if the state's tokens are not listed yet."""
+        """Whether the tool names decide the ``open`` mask at ``state`` (a token that completes an
+        opener goes on into a name); else the mask is the same for every tool list. Without
+        ``walk``, nothing is computed: ``None`` if the state's tokens are not listed yet."""
         found = self.open_committers(state) if walk else self._open_walks.get(state)
         return None if found is None else found[3]
 
     def text_names_matter(self, state: int, *, walk: bool = True) -> bool | None:
-        """Whether the tool names decide which tokens that complete an opener free text allows at
-        ``state`` (one goes on into a name). Where none does, the text mask is the dialect's alone,
-        the same for every tool list. Without ``walk``, nothing is listed: ``None`` if the state's
-        committers are not listed yet."""
+        """:meth:`open_names_matter` for the tokens that complete an opener in free text."""
         found = self._text_names.get(state)
         if found is None:
             if not walk and self._committers.get(state) is None:
@@ -177,10 +161,8 @@ class OpenerTables:
 
     def _fate(self, committer: Committer) -> int:
         """What ``committer`` writes after its opener: leaves the form's head (refused whatever the
-        tools: after Hermes' ``<tool_call``, 264 of Qwen's 266 tokens that close the tag go on with
-        something other than the head's ``\\n{"name": "``, and every tool list's masks walked them
-        all), stays on the head (allowed whatever the tools), or writes part of a name (which only
-        a tool list can judge)."""
+        tools: after Hermes' ``<tool_call``, 264 of Qwen's 266 tokens that close the tag do), stays
+        on the head (allowed whatever the tools), or writes part of a name (a tool list judges)."""
         info = self.commits[committer.commit]
         if info.kind is CommitKind.REFUSED:
             return _LEAVES
@@ -200,8 +182,8 @@ class OpenerTables:
         return _HEAD
 
     def head_walk(self, form: int, state: int) -> HeadWalk:
-        """From a state of ``form``'s head: what every token does (see :data:`HeadWalk`). It does
-        not depend on the tools, so it is kept per form and state (bounded; shared: read only)."""
+        """From a state of ``form``'s head: what every token does (see :data:`HeadWalk`); kept per
+        form and state, read only."""
         key = (form, state)
         found = self._head_walks.get(key)
         if found is not None:
@@ -215,13 +197,6 @@ class OpenerTables:
             exits.setdefault(rest[0] if rest else -1, []).append((int(index.ids[r]), rest))
         return self._head_walks.put(key, (index.ids[walk.rows].tolist(), walk.finals.tolist(), exits))
 
-    def _scan(self, dfa: LazyDFA, state: int, rows: np.ndarray) -> list[Committer]:
-        index = self.index
-        if not rows.size:
-            return []
-        walk = walk_rows(index, dfa, rows, np.full(rows.size, state, dtype=np.int32), np.zeros(rows.size, np.int64))
-        return self._exits(dfa, walk.exit_rows, walk.exit_states, walk.exit_offsets)
-
     def _exits(self, dfa: LazyDFA, rows: np.ndarray, states: np.ndarray, offsets: np.ndarray) -> list[Committer]:
         index = self.index
         out = []
@@ -231,20 +206,18 @@ class OpenerTables:
         return out
 
     def walk_text(self, state: int, data: bytes) -> tuple[int, int, int]:
-        """Follow free text: ``(state, bytes consumed, commit index or -1)``; stops at a commit.
-        (A dead end, which text has not, comes back as ``SINK``.)"""
+        """Follow free text: ``(state, bytes consumed, commit index or -1)``; stops at a commit."""
         return self._walk(self.search, state, data)
 
     def walk_think(self, state: int, data: bytes) -> tuple[int, int, bool]:
         """Follow reasoning text: ``(state, bytes consumed, whether the section closed)``; stops at
         the close."""
         assert self.think is not None
-        state, used, closed = self.think.walk_classes(state, data)
-        return state, used, bool(closed)
+        return self.think.walk_classes(state, data)
 
     def closers(self, state: int) -> list[Committer]:
         """Tokens that close the reasoning section from ``state``, and what they have left after
-        the close (kept per state, bounded; shared: read only)."""
+        the close (kept per state; read only)."""
         found = self._closers.get(state)
         if found is not None:
             return found
@@ -263,7 +236,7 @@ class OpenerTables:
     def think_refused(self, state: int) -> list[int]:
         """Tokens that cannot follow ``state`` where the reasoning section refuses markers
         (``Reasoning.refused_inside``): those markers, and inside its close whatever does not go
-        on with it, tokens without bytes too (kept per state, bounded; shared: read only)."""
+        on with it (kept per state; read only)."""
         if not self._think_refuses:
             return []
         found = self._think_refused.get(state)

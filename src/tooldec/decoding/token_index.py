@@ -1,16 +1,10 @@
 """The vocabulary laid out for mask computation, built once per vocabulary and shared.
 
-Two layouts of the same token bytes:
-
-* by length, longest first, as one flat byte array with offsets: pushing all tokens through a
-  DFA one byte column at a time touches only the tokens still long enough and alive;
-* sorted by bytes: tokens sharing a prefix form one contiguous range, found by bisection, so a
-  walk over the tool names only looks at tokens that can spell a name.
-
-Thread-safety: an index is immutable once built, except ``extras``, a locked per-vocabulary
-cache of derived tables (string tables, opener scans) that lives and dies with the index. Indexes
-are kept in a weak map keyed by the vocabulary, so they are freed when nothing holds the
-vocabulary (an index does not hold it).
+Two layouts of the same token bytes: by length, longest first, as one flat byte array with
+offsets (a DFA pushes all tokens one byte column at a time); and sorted by bytes, where tokens
+sharing a prefix form one range found by bisection. An index is immutable once built but for
+``extras``, a locked cache of derived tables; indexes are kept in a weak map keyed by the
+vocabulary (which an index does not hold), so they are freed with it.
 """
 
 from __future__ import annotations

@@ -1,15 +1,10 @@
 """The vocabulary walked from a DFA state by the compiled trie walk, when it is built.
 
-``_trie_walk`` (C, built by ``make setup`` through setup.py) walks a byte trie of the sorted
-vocabulary through the tool's DFA, each prefix once per state it is reached in; it has the states
-whose rows are not built yet expanded as it meets them (by the compiled expansion where the DFA
-has it, else it stops and :func:`_walked` expands the state and walks again). Its answer is the
-same set of ended and exiting tokens as the pure-Python walk in :mod:`.vector_walk`, which is used
-where the extension is absent (no C compiler at install) or when ``TOOLDEC_NATIVE=0`` is set
-(tests run both and compare them).
-
-The trie is built once per vocabulary and kept with its :class:`TokenIndex` (immutable: shareable
-across threads); walks run under the DFA's lock.
+``_trie_walk`` (C, built by setup.py) walks a byte trie of the sorted vocabulary through the
+tool's DFA, each prefix once per state it is reached in, expanding states as it meets them. Its
+answer is the same as the pure-Python walk in :mod:`.vector_walk`, used where the extension is
+absent or ``TOOLDEC_NATIVE=0`` is set (tests compare them). The trie is built once per vocabulary
+and kept with its :class:`TokenIndex`; walks run under the DFA's lock.
 """
 
 from __future__ import annotations
@@ -36,11 +31,9 @@ NATIVE = _native is not None
 
 @dataclass(frozen=True)
 class Trie:
-    """The vocabulary's byte trie in pre-order (see ``_trie_walk.c``): per node its byte
-    (``labels``), the end of its subtree, the first of its tokens in sorted order and how many
-    tokens end at it; and the children of the root and of the widest first-byte nodes in tables
-    of 256 by byte (``tables``, ``wide``), which the walks read instead of chaining through the
-    subtree ends (a cache miss per child once a forward pass has evicted the trie)."""
+    """The vocabulary's byte trie in pre-order (see ``_trie_walk.c``): per node its byte, the end
+    of its subtree, its first token in sorted order and how many tokens end at it; and tables of
+    256 children by byte for the root and the widest first-byte nodes (fewer cache misses)."""
 
     labels: bytes
     ends: bytes
@@ -75,11 +68,14 @@ def strings_trie(strings: Sequence[bytes]) -> tuple[Trie, np.ndarray]:
     return _built([strings[i] for i in order]), np.array(order, dtype=np.int64)
 
 
-def walk_trie(t: Trie, rows: np.ndarray, dfa: LazyDFA, state: int) -> tuple[np.ndarray, ...]:
+WalkArrays = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+"""Rows and end states of the tokens that end inside, rows, states and offsets of those at an exit."""
+
+
+def walk_trie(t: Trie, rows: np.ndarray, dfa: LazyDFA, state: int, skip: np.ndarray | None = None) -> WalkArrays:
     """:func:`native_walk` over another trie (``rows``: what to report for each of its sorted
-    positions): the rows and end states of the strings that end inside, and the rows, states and
-    offsets of those that reach an exit. Needs the extension."""
-    out = _walked(t.arrays, rows, dfa, state, None)
+    positions). Needs the extension."""
+    out = _walked(t.arrays, rows, dfa, state, skip)
     return (np.frombuffer(out[0], np.int64), np.frombuffer(out[1], np.int32), np.frombuffer(out[2], np.int64),
             np.frombuffer(out[3], np.int32), np.frombuffer(out[4], np.int64))
 
@@ -87,22 +83,15 @@ def walk_trie(t: Trie, rows: np.ndarray, dfa: LazyDFA, state: int) -> tuple[np.n
 def trie(index: TokenIndex) -> Trie:
     """The trie of ``index``'s vocabulary, built once and kept with the index (needs the extension)."""
     assert _native is not None
-
     return index.extra("trie", lambda: _built(index.sorted_bytes))
 
 
-def native_walk(index: TokenIndex, dfa: LazyDFA, state: int, skip: np.ndarray | None
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def native_walk(index: TokenIndex, dfa: LazyDFA, state: int, skip: np.ndarray | None) -> WalkArrays:
     """Every token from ``state`` (those whose first byte ``skip`` flags left out): the rows and end
     states of those that end inside the DFA, and the rows, states and offsets of those that reach
-    an exit, in no particular order (the contract of ``vector_walk.narrow_rows`` and ``walk_rows``
-    together). States are expanded as the walk reaches them. Needs the extension (``NATIVE``)."""
-    assert _native is not None
-    t = trie(index)
+    an exit, in no particular order (as ``vector_walk.walk_state``). Needs the extension."""
     skip_flags = None if skip is None else np.ascontiguousarray(skip, dtype=np.bool_)
-    out = _walked(t.arrays, index.sorted_rows, dfa, state, skip_flags)
-    return (np.frombuffer(out[0], np.int64), np.frombuffer(out[1], np.int32), np.frombuffer(out[2], np.int64),
-            np.frombuffer(out[3], np.int32), np.frombuffer(out[4], np.int64))
+    return walk_trie(trie(index), index.sorted_rows, dfa, state, skip_flags)
 
 
 class TrieMask(NamedTuple):
@@ -118,10 +107,9 @@ class TrieMask(NamedTuple):
 
 
 def native_mask(index: TokenIndex, dfa: LazyDFA, state: int) -> TrieMask:
-    """:func:`native_walk` from ``state`` (no tokens skipped), with the tokens that end inside given
-    by id, and set in a packed mask by the walk itself unless they are few (a sparse mask, see
-    ``masks.SPARSE_SHARE``): the common tail mask, without a NumPy pass per list. ``packed`` is a
-    fresh writable array. Needs the extension."""
+    """:func:`native_walk` from ``state``, with the tokens that end inside given by id and set in
+    a fresh packed mask by the walk itself unless they are few (``masks.SPARSE_SHARE``). Needs
+    the extension."""
     trie_arrays, rows, mask = _walk_args(index)
     out = _walked(trie_arrays, rows, dfa, state, None, mask)
     packed = None if out[0] is None else np.frombuffer(out[0], np.uint8)
@@ -159,9 +147,8 @@ def _walked(trie_arrays: TrieArrays, rows: np.ndarray, dfa: LazyDFA, state: int,
 def _walked(trie_arrays: TrieArrays, rows: np.ndarray, dfa: LazyDFA, state: int, skip: np.ndarray | None,
             mask: MaskArgs | None = None) -> tuple[object, ...]:
     """The compiled walk under the DFA's lock. Where it meets a state it cannot expand (no
-    compiled expansion, or the DFA's arrays are full) it returns the state: the DFA expands it
-    (growing its arrays) and the walk runs again, which finds what it had expanded (arrays grow
-    by doubling, so a DFA's walks run again a few times in all)."""
+    compiled expansion, or the arrays are full) it returns the state: the DFA expands it and the
+    walk runs again."""
     assert _native is not None
     with dfa.lock:
         while True:
@@ -177,11 +164,11 @@ _NO_EXITS = (np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int64)
 
 def native_names(index: TokenIndex, names: Sequence[bytes], lo: int, hi: int, prefix_len: int,
                  literal: bytes) -> tuple[np.ndarray, np.ndarray]:
-    """The tokens allowed at a name position, by the compiled walk (see ``names_walk`` in
-    ``_trie_walk.c``): ``names[lo:hi]`` are the names that start with the ``prefix_len`` bytes
-    written, ``literal`` what every tail of the form starts with. Returns the sorted ids allowed,
-    and the tokens that complete a name and run past the literal as rows of (sorted position,
-    name index, bytes before the rest) for the caller to walk into the tail. Needs the extension."""
+    """The tokens allowed at a name position (``names_walk`` in ``_trie_walk.c``): ``names[lo:hi]``
+    start with the ``prefix_len`` bytes written, ``literal`` starts every tail of the form. The
+    sorted ids allowed, and as rows of (sorted position, name index, bytes before the rest) the
+    tokens that complete a name and run past the literal, for the caller to walk. Needs the
+    extension."""
     assert _native is not None
     t = trie(index)
     sorted_ids = index.extra("sorted-ids", lambda: np.ascontiguousarray(index.ids[index.sorted_rows], dtype=np.int32))
@@ -190,9 +177,8 @@ def native_names(index: TokenIndex, names: Sequence[bytes], lo: int, hi: int, pr
 
 
 def native_count(index: TokenIndex, data: bytes) -> int | None:
-    """How many tokens the longest-match cut of ``data`` has (``Vocabulary.longest_match``'s
-    length), by the compiled walk of the trie; ``None`` where a byte begins no token. Needs the
-    extension."""
+    """How many tokens the longest-match cut of ``data`` has, by the compiled walk of the trie;
+    ``None`` where a byte begins no token. Needs the extension."""
     assert _native is not None
     found = _native.longest_count(trie(index).arrays, data)
     return None if found < 0 else found

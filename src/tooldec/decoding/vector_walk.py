@@ -2,19 +2,13 @@
 
 Every token of the vocabulary is a row of one flat byte array (``TokenIndex``). A walk keeps
 three arrays (row, DFA state, byte offset) and advances all rows one byte per pass, dropping the
-rows that died or ended. Rows are bucketed by first byte, so a narrow state (a literal, a digit)
-only ever touches the tokens that start right.
+rows that died or ended; a narrow state (a literal, a digit) splits the sorted vocabulary instead.
 
-Most of the vocabulary is valid inside a JSON string, which makes string states the expensive ones.
-Their behaviour does not depend on the tool: a state that is exactly a string's content
-(``LazyDFA.string_spot``: a plain string, or a copy of a template that keeps a call format's stop
-texts out) reuses a per-vocabulary table of which tokens stay inside the string and how many
-characters they write, and only the few tokens that close the string are walked further. Runs of
-whitespace between JSON tokens are the same kind of spot (``LazyDFA.blank_spot``,
-:class:`BlankTable`): a token's leading whitespace is read from a table, not walked through a state
-per count.
-
-Walks hold the DFA's lock (it may grow while they run).
+Most of the vocabulary is valid inside a JSON string, and what it does there does not depend on
+the tool: a state that is exactly a string's content (``LazyDFA.string_spot``) reuses a
+per-vocabulary :class:`StringTable`, and only the few tokens that close the string are walked
+further. Inside a whitespace run (``LazyDFA.blank_spot``) a token's leading whitespace is read
+from a :class:`BlankTable`, not walked through a state per count. Walks hold the DFA's lock.
 """
 
 from __future__ import annotations
@@ -68,12 +62,10 @@ FEW_ROWS = 24
 
 def narrow_rows(index: TokenIndex, dfa: LazyDFA, start: int,
                 skip: np.ndarray | None = None) -> tuple[list[int], list[int], np.ndarray, np.ndarray, np.ndarray]:
-    """Split the sorted vocabulary along the DFA while it is narrow (a literal, a digit).
-
-    Tokens sharing a prefix are one range of ``sorted_bytes``, so following the few live bytes
-    of a state costs two bisections each, whatever the vocabulary size. Where the DFA widens
-    (or at an exit), the remaining range is handed to :func:`walk_rows`. ``skip`` (a flag per
-    byte) leaves out the tokens whose first byte it flags.
+    """Split the sorted vocabulary along the DFA while it is narrow (a literal, a digit): two
+    bisections per live byte, whatever the vocabulary size. Where the DFA widens (or at an exit),
+    the remaining range is handed to :func:`walk_rows`. ``skip`` (a flag per byte) leaves out the
+    tokens whose first byte it flags.
 
     Returns:
         Rows and end states of the tokens that ended inside the narrow part, then the rows,
@@ -128,14 +120,12 @@ def narrow_rows(index: TokenIndex, dfa: LazyDFA, start: int,
 
 def walk_state(index: TokenIndex, dfa: LazyDFA, state: int, blanks: BlankTable | None = None) -> Walk:
     """Every token from ``state``: the rows that end inside the DFA with their end states, and the
-    rows that reach an exit (in no particular order). The compiled trie walk does this where it is
-    built (:mod:`.trie_walk`), else :func:`narrow_rows` and :func:`walk_rows`.
+    rows that reach an exit (in no particular order); by the compiled trie walk where it is built.
 
-    With ``blanks``, a state inside a whitespace run (``LazyDFA.blank_spot``) takes each token's
-    leading whitespace from the table instead of walking it through a state per count (a run of
-    24 made 25 states, each built and walked): a token that is only whitespace gets the state
-    after the run as its end state, which has the same completions (whitespace is never part of
-    a shortest one), and the rest of a token after its whitespace is walked from there.
+    With ``blanks``, inside a whitespace run (``LazyDFA.blank_spot``) each token's leading
+    whitespace comes from the table: a token that is only whitespace ends in the state after the
+    run (the same completions: whitespace is never part of a shortest one), and the rest of a
+    token after its whitespace is walked from there.
     """
     spot = None if blanks is None else dfa.blank_spot(state)
     skip = None if spot is None else BLANK
@@ -218,18 +208,9 @@ def start_rows(index: TokenIndex, dfa: LazyDFA, state: int) -> tuple[np.ndarray,
 
 def walk_rows(index: TokenIndex, dfa: LazyDFA, rows: np.ndarray, states: np.ndarray, offsets: np.ndarray,
               *, counter: np.ndarray | None = None, start_counts: np.ndarray | None = None) -> Walk:
-    """Advance ``rows`` (each at ``offsets`` bytes, in ``states``) to their ends or an exit state.
-
-    ``dfa.exits`` flags states where the walk hands over to another part of the grammar; a row
-    that reaches one stops there, whatever bytes it has left. With ``counter`` (an
-    ``(n_states, 256)`` table of 0/1), the increments along each row are summed too.
-    """
-    with dfa.lock:
-        return _walk(index, dfa, rows, states, offsets, counter, start_counts)
-
-
-def _walk(index: TokenIndex, dfa: LazyDFA, rows: np.ndarray, states: np.ndarray, offsets: np.ndarray,
-          counter: np.ndarray | None, start_counts: np.ndarray | None) -> Walk:
+    """Advance ``rows`` (each at ``offsets`` bytes, in ``states``) to their ends or an exit state,
+    where a row stops whatever bytes it has left. With ``counter`` (an ``(n_states, 256)`` table
+    of 0/1), the increments along each row are summed too. Holds the DFA's lock."""
     sink = dfa.sink
     flat = index.flat
     cursor = index.offsets[rows] + offsets  # absolute position of each row's next byte in ``flat``
@@ -237,45 +218,43 @@ def _walk(index: TokenIndex, dfa: LazyDFA, rows: np.ndarray, states: np.ndarray,
     counts = None if counter is None else (np.zeros(rows.size, np.int64) if start_counts is None else start_counts.copy())
     done: list[tuple[np.ndarray, ...]] = []
     out: list[tuple[np.ndarray, ...]] = []
-    while rows.size:
-        exits = dfa.arrays.exits
-        dead = states == sink
-        hit = exits[states]
-        ended = cursor >= end
-        stop = dead | hit | ended
-        if stop.any():
-            if hit.any():
-                out.append((rows[hit], states[hit], cursor[hit] - index.offsets[rows[hit]],
-                            np.zeros(0) if counts is None else counts[hit]))
-            fin = ended & ~(dead | hit)
-            if fin.any():
-                done.append((rows[fin], states[fin], np.zeros(0) if counts is None else counts[fin]))
-            keep = ~stop
-            rows, states, cursor, end = rows[keep], states[keep], cursor[keep], end[keep]
-            if counts is not None:
-                counts = counts[keep]
-            if not rows.size:
+    with dfa.lock:
+        while rows.size:
+            dead = states == sink
+            hit = dfa.arrays.exits[states]
+            ended = cursor >= end
+            stop = dead | hit | ended
+            if stop.any():
+                if hit.any():
+                    out.append((rows[hit], states[hit], cursor[hit] - index.offsets[rows[hit]],
+                                np.zeros(0) if counts is None else counts[hit]))
+                fin = ended & ~(dead | hit)
+                if fin.any():
+                    done.append((rows[fin], states[fin], np.zeros(0) if counts is None else counts[fin]))
+                keep = ~stop
+                rows, states, cursor, end = rows[keep], states[keep], cursor[keep], end[keep]
+                if counts is not None:
+                    counts = counts[keep]
+                if not rows.size:
+                    break
+            if rows.size <= FEW_ROWS and counter is None:  # a handful left: per-token Python beats a pass per byte
+                _finish_few(index, dfa, rows, states, cursor - index.offsets[rows], done, out)
                 break
-        if rows.size <= FEW_ROWS and counter is None:  # a handful left: per-token Python beats a pass per byte
-            _finish_few(index, dfa, rows, states, cursor - index.offsets[rows], done, out)
-            break
-        if not dfa.arrays.expanded[states].all():
-            dfa.ensure(states)
-        byte = flat[cursor]
-        if counts is not None and counter is not None:
-            counts += counter[states, byte]
-        states = dfa.arrays.table[states, byte]
-        cursor += 1
+            if not dfa.arrays.expanded[states].all():
+                dfa.ensure(states)
+            byte = flat[cursor]
+            if counts is not None and counter is not None:
+                counts += counter[states, byte]
+            states = dfa.arrays.table[states, byte]
+            cursor += 1
 
-    def cat(k: int, dtype: type) -> np.ndarray:
-        return np.concatenate([p[k] for p in done]).astype(dtype) if done else np.empty(0, dtype)
-
-    def cat_out(k: int, dtype: type) -> np.ndarray:
-        return np.concatenate([p[k] for p in out]).astype(dtype) if out else np.empty(0, dtype)
+    def cat(parts: list[tuple[np.ndarray, ...]], k: int, dtype: type) -> np.ndarray:
+        return np.concatenate([p[k] for p in parts]).astype(dtype) if parts else np.empty(0, dtype)
 
     return Walk(
-        cat(0, np.int64), cat(1, np.int32), cat_out(0, np.int64), cat_out(1, np.int32), cat_out(2, np.int64),
-        None if counter is None else cat(2, np.int64), None if counter is None else cat_out(3, np.int64),
+        cat(done, 0, np.int64), cat(done, 1, np.int32), cat(out, 0, np.int64), cat(out, 1, np.int32),
+        cat(out, 2, np.int64), None if counter is None else cat(done, 2, np.int64),
+        None if counter is None else cat(out, 3, np.int64),
     )
 
 
@@ -353,15 +332,11 @@ def _rests_trie(some: list[bytes], rests: dict[bytes, int]) -> tuple[Trie, np.nd
 
 
 class StringTable:
-    """Per vocabulary and string automaton: what each token does inside a JSON string.
-
-    The automaton reads string content, then the closing quote: ``char* "`` for a plain string of
-    one syntax (:meth:`plain`), or a quoted-string template's own (``piece_automaton``: content
-    that holds none of a call format's stop texts). For each of its content states the table
-    keeps the tokens that stay inside (as packed bits, with the state they end in and the
-    characters they start) and the tokens that reach the closing quote (with the offset after it
-    and the characters before it). Thread-safe: walks are computed outside any lock and kept in
-    a cache bounded by ``max_bytes`` (a walk holds a few arrays the size of the vocabulary).
+    """Per vocabulary and string automaton (``char* "`` of one syntax, :meth:`plain`, or a
+    quoted-string template's, ``piece_automaton``): what each token does inside the string. Per
+    content state, the tokens that stay inside (packed, with their end states and characters)
+    and those that reach the closing quote (with the offset after it and the characters before
+    it), kept in a cache bounded by ``max_bytes``. Thread-safe.
     """
 
     def __init__(self, index: TokenIndex, dfa: LazyDFA, *, max_bytes: int | None = None) -> None:
