@@ -135,10 +135,7 @@ class SlotBatch:
             slot, token = tokens[index]
             rows.append((slot, rows[-1][1] + 1 if rows and rows[-1][0] == slot else len(self.held[slot]), token))
         self._decode(rows, outputs=True)
-        logits: list[np.ndarray] = [np.empty(0)] * len(tokens)
-        for row, index in enumerate(order):
-            logits[index] = self._logits(row)
-        return logits, first
+        return [self._logits(int(row)) for row in np.argsort(order)], first  # each token's row in the batch
 
     def forget(self, slot: int, count: int) -> None:
         """Take the last ``count`` tokens of ``slot`` out of its cache (a draft's tokens the model
