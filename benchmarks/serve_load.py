@@ -4,7 +4,7 @@ Run from the repository root (``make qwen`` first for Qwen, ``make llama-server`
 
     python benchmarks/serve_load.py --model qwen --parallel 1 4 8 --clients 1 4 8 16 --requests 16
     python benchmarks/serve_load.py --model smollm2 --parallel 1 4 --clients 1 4 --requests 8
-    python benchmarks/serve_load.py --model qwen --parallel 1 --clients 1 --requests 16 --jump-forward both
+    python benchmarks/serve_load.py --model qwen --parallel 1 4 --clients 1 8 --requests 16 --jump-forward both
     python benchmarks/serve_load.py --model qwen --engine tooldec llama-server --parallel 4 --clients 4 8
 
 For each ``--engine`` and ``--parallel`` value a server subprocess on 127.0.0.1 with N slots
@@ -18,8 +18,11 @@ p50 and p99 latency and time to first token (first delta with content or a call)
 (an error or no end), invalid calls (a call that does not parse or fails its schema, or none
 where one is required), and how many greedy answers differ from the same server's answer at one
 client (a batch's kernels change the last bits of the logits: ``tooldec.backends.llamabatch``).
-``--jump-forward both`` runs every one-slot cell without and then with ``tooldec serve
---jump-forward`` and counts the answers that differ between the two (tooldec only).
+``--jump-forward both`` runs every cell without and then with ``tooldec serve --jump-forward`` and
+counts the answers that differ between the two (tooldec only). tooldec's rows also give, per
+answer, the batches llama.cpp evaluated (``llama_decode`` calls: prompt chunks, tokens and drafts;
+with several slots each is shared by the answers in it) and the draft tokens the model confirmed,
+from ``/metrics``.
 
 ``--engine llama-server`` runs the same cells against ``llama-server`` built from the llama.cpp
 that our backend links (``scripts/build_llama_server.sh``), on the same GGUF, to see what
@@ -100,12 +103,15 @@ def command(engine: str, model: Path, port: int, parallel: int, threads: int, sl
             *([] if cache_mib is None else ["--prompt-cache-mib", str(cache_mib)])]
 
 
-def prompt_cache_counts(url: str) -> tuple[int, int]:
-    """tooldec serve's prompt cache hits and tokens restored so far (from ``/metrics``)."""
+COUNTS = ("tooldec_prompt_cache_hits_total", "tooldec_prompt_cache_tokens_restored_total", "tooldec_decodes_total",
+          "tooldec_tokens_forced_total")
+
+
+def server_counts(url: str) -> dict[str, int]:
+    """tooldec serve's prompt cache hits and tokens restored, decodes and tokens forced so far (from ``/metrics``)."""
     with urllib.request.urlopen(f"{url}/metrics") as answer:
         samples = dict(line.rsplit(" ", 1) for line in answer.read().decode().splitlines() if not line.startswith("#"))
-    return (int(float(samples.get("tooldec_prompt_cache_hits_total", 0))),
-            int(float(samples.get("tooldec_prompt_cache_tokens_restored_total", 0))))
+    return {name: int(float(samples.get(name, 0))) for name in COUNTS}
 
 
 def prompt_cache_defaults(binary: Path) -> str:
@@ -230,6 +236,11 @@ async def cell(url: str, model_id: str, bodies: list[dict[str, Any]], clients: i
         return time.perf_counter() - start, results
 
 
+def per(row: dict[str, Any], key: str) -> str:
+    """A per-answer figure of tooldec's row, '-' for llama-server's."""
+    return f"{row[key]:.1f}" if key in row else "-"
+
+
 def quantile(values: list[float], q: float) -> float:
     if len(values) < 2:
         return values[0] if values else float("nan")
@@ -252,7 +263,7 @@ def main() -> None:
     parser.add_argument("--no-warm-up", dest="warm_up", action="store_false",
                         help="no warm-up pass: the first cell also compiles each tool list")
     parser.add_argument("--jump-forward", choices=("off", "on", "both"), default="off",
-                        help="tooldec serve with --jump-forward (one slot only), or each one-slot cell both ways")
+                        help="tooldec serve with --jump-forward or --no-jump-forward, or each cell both ways")
     parser.add_argument("--prompt-cache-mib", nargs="+", type=int, default=[None],
                         help="prompt cache bounds to run each server with (tooldec serve --prompt-cache-mib, "
                              "llama-server --cache-ram; 0: off; default: each server's own)")
@@ -273,13 +284,13 @@ def main() -> None:
           + (f"; llama-server prompt cache defaults: {cache}" if cache else ""))
     print("| engine | parallel | prompt cache (MiB) | jump-forward | clients | tokens/s | answers/s | p50 latency (s) | p99 latency (s) "
           "| p50 TTFT (s) | p99 TTFT (s) | lost | invalid calls | answers unlike 1 client | answers unlike without jump-forward "
-          "| prompts from the cache |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "| prompts from the cache | decodes per answer | tokens per answer | forced tokens per answer |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     jumps = {"off": [False], "on": [True], "both": [False, True]}[args.jump_forward]
     # tooldec's answers without jump-forward, by (parallel, prompt cache, clients)
     plain: dict[tuple[int, int | None, int], list[str]] = {}
     cells = [(engine, p, c, j) for engine in args.engine for p in args.parallel for c in args.prompt_cache_mib
-             for j in (jumps if engine == "tooldec" else [False]) if not (j and p > 1)]
+             for j in (jumps if engine == "tooldec" else [False])]
     for engine, parallel, cache_mib, jump in cells:
         tooldec = engine == "tooldec"
         log = args.out.with_suffix(f".{engine}.p{parallel}{'' if cache_mib is None else f'.c{cache_mib}'}"
@@ -293,9 +304,9 @@ def main() -> None:
                 asyncio.run(cell(url, model_id, bodies, max(args.clients)))
             alone: list[str] | None = None
             for clients in args.clients:
-                hits, restored = prompt_cache_counts(url) if tooldec else (0, 0)
+                counts = server_counts(url) if tooldec else {}
                 wall, results = asyncio.run(cell(url, model_id, bodies, clients))
-                hits_after, restored_after = prompt_cache_counts(url) if tooldec else (0, 0)
+                counts = {name: value - counts[name] for name, value in server_counts(url).items()} if tooldec else {}
                 kept = [r for r in results if not r["lost"]]
                 answers = [r.get("answer", "") for r in results]
                 alone = answers if alone is None else alone
@@ -313,8 +324,10 @@ def main() -> None:
                        "unlike_alone": sum(a != b for a, b in zip(answers, alone)),
                        "unlike_no_jump": sum(a != b for a, b in zip(answers, before)) if jump and before else None}
                 if tooldec:
-                    row["prompt_cache_hits"] = hits_after - hits
-                    row["prompt_tokens_restored"] = restored_after - restored
+                    row["prompt_cache_hits"] = counts["tooldec_prompt_cache_hits_total"]
+                    row["prompt_tokens_restored"] = counts["tooldec_prompt_cache_tokens_restored_total"]
+                    row["decodes_per_answer"] = counts["tooldec_decodes_total"] / max(len(kept), 1)
+                    row["forced_per_answer"] = counts["tooldec_tokens_forced_total"] / max(len(kept), 1)
                 else:
                     row["prompt_cache"] = cache
                 with args.out.open("a") as out:
@@ -324,7 +337,9 @@ def main() -> None:
                       f"{('on' if jump else 'off') if tooldec else '-'} | {clients} | "
                       f"{row['tokens_per_s']:.1f} | {row['answers_per_s']:.2f} | {row['latency_p50']:.2f} | {row['latency_p99']:.2f} | "
                       f"{row['ttft_p50']:.2f} | {row['ttft_p99']:.2f} | {row['lost']} | {row['invalid']} | "
-                      f"{row['unlike_alone']} | {unlike} | {row.get('prompt_cache_hits', '-')} |", flush=True)
+                      f"{row['unlike_alone']} | {unlike} | {row.get('prompt_cache_hits', '-')} | "
+                      f"{per(row, 'decodes_per_answer')} | {sum(r['tokens'] for r in kept) / max(len(kept), 1):.1f} | "
+                      f"{per(row, 'forced_per_answer')} |", flush=True)
         finally:
             stop(process)
 

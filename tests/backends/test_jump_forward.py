@@ -90,5 +90,5 @@ def test_the_switch_is_on_by_default_and_turns_off() -> None:
     model, tokenizer, vocab = loaded()
     assert LlamaCppGenerator(model, tokenizer, vocab).jump_forward
     assert not LlamaCppGenerator(model, tokenizer, vocab, jump_forward=False).jump_forward
-    assert parser().parse_args([]).jump_forward is None  # on with one slot, off with --parallel
+    assert parser().parse_args([]).jump_forward is True  # with any --parallel
     assert parser().parse_args(["--no-jump-forward"]).jump_forward is False

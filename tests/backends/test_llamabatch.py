@@ -73,3 +73,30 @@ def test_a_slot_left_mid_prompt_takes_a_new_one() -> None:
         assert np.array_equal(read(slots, 0, other), other_first)
     finally:
         slots.close()
+
+
+def test_a_slot_evaluates_several_tokens_in_one_step_and_forgets_those_not_confirmed() -> None:
+    """A draft in the batch, as jump-forward gives one: slot 0's tokens come after slot 1's in the
+    request, each row's logits come back in the order given, and the tail forgotten leaves the
+    slot holding exactly what it had taken (its next tokens are those of the slot alone)."""
+    story, river = prompt("Write a long story about a dragon."), prompt("Name three rivers of Europe.")
+    _, story_alone = alone(story, 8)
+    _, river_alone = alone(river, 3)
+    slots = SlotBatch(loaded()[0], 2, 2048)
+    try:
+        assert int(np.argmax(read(slots, 0, story))) == story_alone[0]
+        assert int(np.argmax(read(slots, 1, river))) == river_alone[0]
+        wrong = story_alone[4] + 1  # a token the model does not write there
+        rows, _ = slots.step([(1, river_alone[0]), *((0, token) for token in [*story_alone[:4], wrong])])
+        assert slots.decodes == 1 + 1 + 1  # two prompts in a chunk each, then one batch
+        picks = [int(np.argmax(row)) for row in rows]
+        assert picks[0] == river_alone[1] and picks[1:5] == story_alone[1:5]
+        slots.forget(0, 1)
+        assert slots.held[0] == [*story, *story_alone[:4]] and slots.held[1] == [*river, river_alone[0]]
+        tokens = story_alone[:5]
+        while len(tokens) < 8:
+            rows, _ = slots.step([(0, tokens[-1]), (1, river_alone[1])] if len(tokens) == 5 else [(0, tokens[-1])])
+            tokens.append(int(np.argmax(rows[0])))
+        assert tokens == story_alone
+    finally:
+        slots.close()

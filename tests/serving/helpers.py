@@ -36,12 +36,13 @@ SERVED = "SmolLM2-135M-Instruct.Q4_1"
 
 
 def service_on(llama: tuple[Any, Any], *, max_queue: int = 8, parallel: int = 1, prompt_cache: Any = None,
-               **settings: Any) -> Any:
+               jump_forward: bool = True, **settings: Any) -> Any:
     """``tooldec serve``'s :class:`Service` over the session's SmolLM2 (the ``smollm2_llama``
     fixture), ``parallel`` > 1: in a context of its own of 1024 positions per slot, as
-    ``--parallel``, its slots' prompts kept in ``prompt_cache`` if given; ``settings``:
-    :class:`Settings` fields."""
+    ``--parallel``, its slots' prompts kept in ``prompt_cache`` if given; without
+    ``jump_forward``: as ``--no-jump-forward``; ``settings``: :class:`Settings` fields."""
     from tooldec.backends.llamabatch import SlotBatch
+    from tooldec.backends.llamacpp import LlamaCppGenerator
     from tooldec.dialects import Hermes
     from tooldec.serving.app import Service, Settings
     from tooldec.serving.batching import BatchWorker
@@ -49,6 +50,9 @@ def service_on(llama: tuple[Any, Any], *, max_queue: int = 8, parallel: int = 1,
     from tooldec.serving.worker import Worker
 
     generator, tokenizer = llama
+    if not jump_forward:
+        generator = LlamaCppGenerator(generator.model, tokenizer, generator.vocab, mask_worker=generator.mask_worker,
+                                      jump_forward=False)
     constraints = Constraints(generator.vocab, Hermes())
     worker = (BatchWorker(generator, SlotBatch(generator.model, parallel, 1024 * parallel, prompt_cache), constraints,
                           max_queue=max_queue) if parallel > 1 else Worker(generator, constraints, max_queue=max_queue))

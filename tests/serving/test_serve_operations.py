@@ -121,6 +121,9 @@ def test_metrics_count_requests_tokens_calls_and_refusals(smollm2_llama: tuple[A
         assert after["tooldec_time_to_first_token_seconds_count"] == 1
         assert after["tooldec_time_to_first_token_seconds_sum"] > 0
         assert after["tooldec_masking_seconds_total"] > 0 and after["tooldec_generation_seconds_total"] > 0
+        worker = client.service.worker
+        assert after["tooldec_tokens_forced_total"] == worker.tokens_forced > 0  # the call's framing, drafted
+        assert after["tooldec_decodes_total"] == worker.decodes > 0
         refusals = {name.split('"')[1]: value for name, value in after.items() if name.startswith("tooldec_refusals_total{")}
         assert refusals == client.service.worker.refusals  # what the model's picks would have broken, by kind
         assert "# TYPE tooldec_refusals_total counter" in client.get("/metrics").text

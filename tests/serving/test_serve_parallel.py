@@ -187,10 +187,36 @@ def test_a_negative_prompt_cache_is_refused_before_loading() -> None:
     check_args(parser().parse_args(["--prompt-cache-mib", "0"]))
 
 
-def test_jump_forward_with_parallel_slots_is_refused_before_loading() -> None:
+def test_jump_forward_is_on_by_default_with_any_number_of_slots() -> None:
     from tooldec.serving.cli import check_args, parser
 
-    with pytest.raises(ValueError, match="--jump-forward .* --parallel 4"):
-        check_args(parser().parse_args(["--parallel", "4", "--jump-forward"]))
-    check_args(parser().parse_args(["--parallel", "4"]))
-    check_args(parser().parse_args(["--jump-forward"]))
+    for argv in (["--parallel", "4"], []):
+        args = parser().parse_args(argv)
+        check_args(args)
+        assert args.jump_forward is True
+    assert parser().parse_args(["--parallel", "4", "--no-jump-forward"]).jump_forward is False
+
+
+def test_jump_forward_in_the_batch_gives_the_one_slot_loop_s_answers(smollm2_llama: tuple[Any, Any]) -> None:
+    """Required calls on two slots and on one, each with and without drafts: the batch's answers
+    are the one-slot loop's, every call valid, and the drafts' tokens cost fewer decodes. With
+    drafts and without, the answers differ only where the one-slot loop's do (a draft's batch
+    moves the last bits of its logits: here Rome's text after the call, and Lima's case)."""
+    indices = [0, 2, 4, 6]  # four questions, a call required
+    answers, forced, decodes = {}, {}, {}
+    for parallel, jump in ((2, False), (2, True), (1, False), (1, True)):
+        with served_on_a_port(smollm2_llama, parallel=parallel, jump_forward=jump) as (address, service, _):
+            worker = service.worker
+            if parallel == 1:
+                answers[parallel, jump] = [asyncio.run(stream(address, index)) for index in indices]
+                continue
+            answers[parallel, jump] = asyncio.run(together(address, indices))  # counted before each answer ends
+            forced[jump], decodes[jump] = worker.tokens_forced, worker.decodes
+            assert worker.widest == 2
+    assert answers[2, True] == answers[1, True]
+    assert answers[2, False] == answers[1, False]
+    assert [index for index, answer in zip(indices, answers[2, True]) if not valid(index, answer)] == []
+    assert all(calls for _, calls in answers[2, True])
+    assert answers[2, True][:2] == answers[2, False][:2]
+    assert forced[False] == 0 < forced[True]
+    assert decodes[True] < decodes[False]

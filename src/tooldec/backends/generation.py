@@ -174,11 +174,8 @@ class TokenGenerator(Generator):
         draft) are evaluated with it in one batch, and the logits after each confirm them: the
         stepper picks at every place as it would have one pass at a time, and at the first pick
         that is not the draft's the rest of the draft is dropped from the cache. The tokens are
-        the model's own, and a confirmed draft token costs no forward pass. A draft is cut to the
-        length the last one kept, doubled after one kept whole, so a model that keeps cutting a
-        long span otherwise evaluates at most about twice its tokens."""
+        the model's own, and a confirmed draft token costs no forward pass."""
         left = budget
-        longest = JUMP_LIMIT - 1  # the draft length the model's picks have lately kept
         logits = self.start(prompt_ids)
         while left:
             token = stepper.step(logits, left)
@@ -187,7 +184,7 @@ class TokenGenerator(Generator):
                 yield token
                 if not left:
                     return
-                draft = stepper.forced(left, longest)
+                draft = stepper.forced(left, JUMP_LIMIT - 1)
                 stepper.ahead(left)  # the next mask is made while the model evaluates
                 if not draft:
                     logits = self.push(token)
@@ -198,14 +195,12 @@ class TokenGenerator(Generator):
                     left -= 1
                     if token != expected:
                         self.drop(len(draft) - place)
-                        longest = max(place, 1)
                         break
                     yield token
                     if not left:
                         return
                 else:
                     logits = rows[-1]
-                    longest = min(2 * longest, JUMP_LIMIT - 1)
                     break
 
     def run(self, prompt_ids: Sequence[int], request: Request) -> Generation:

@@ -15,10 +15,14 @@ the cache held does not decide a prompt's logits. With a
 :class:`~tooldec.backends.promptcache.PromptCache`, a slot's whole chunks are copied to host memory
 before a prompt that does not keep them overwrites them, and a prompt starts from the cache's entry
 when it shares more with it than with its slot (copied in, the rest evaluated the same way).
-:meth:`SlotBatch.step` evaluates one chunk of a prompt and then one token of every running slot, so
-running answers keep coming while a prompt is evaluated. A sequence's next-token logits may still
-differ in the last bits with the batch it is stepped in (other rows change llama.cpp's matrix
-kernels): ``benchmarks/serve_load.py --compare`` counts how often a greedy answer changes.
+:meth:`SlotBatch.step` evaluates one chunk of a prompt and then the next tokens of every running
+slot (the token it took, and a jump-forward draft after it), so running answers keep coming while
+a prompt is evaluated; a draft's tokens the model did not confirm leave with :meth:`SlotBatch.forget`.
+llama.cpp evaluates a batch in passes (ubatches) of equal runs per sequence, each of consecutive
+sequence ids: the rows go in slot order, and a slot with a longer draft than the others takes
+passes of its own for the rest of it. A sequence's next-token logits may so differ in the last
+bits with the batch it is stepped in (other rows change llama.cpp's matrix kernels):
+``benchmarks/serve_load.py`` counts how often a greedy answer changes.
 
 One thread drives a :class:`SlotBatch` (the server's worker): nothing in it is locked.
 """
@@ -75,13 +79,16 @@ class SlotBatch:
         """Positions each slot holds: its prompt and every generated token but the last."""
         self.width = int(llm.n_vocab())
         self._batch = llama_cpp.llama_batch_init(int(params.n_batch), 0, 1)
-        self._capacity = int(params.n_batch)
+        self.capacity = int(params.n_batch)
+        """The most tokens one :meth:`step` evaluates, all slots together."""
         self.held: list[list[int]] = [[] for _ in range(slots)]
         """Per slot, the tokens its cache holds, in order (prompt, then the generated tokens evaluated)."""
         self._chunked = [0] * slots  # leading positions evaluated in whole prompt chunks
         self._prompts: dict[int, list[int]] = {}  # per slot, its prompt's tokens not yet evaluated
         self.prompt_tokens_evaluated = 0
         """Prompt tokens evaluated, all slots (the rest came from their caches)."""
+        self.decodes = 0
+        """``llama_decode`` calls: prompt chunks and steps."""
 
     def shared(self, slot: int, ids: Sequence[int]) -> int:
         """How many of ``ids`` (never the last) the cache of ``slot`` can keep: whole chunks only."""
@@ -111,8 +118,9 @@ class SlotBatch:
         self.prompt_tokens_evaluated += len(ids) - kept
 
     def step(self, tokens: Sequence[tuple[int, int]], prompt: int | None = None) -> tuple[list[np.ndarray], np.ndarray | None]:
-        """The next chunk of ``prompt``'s slot (:meth:`begin`), if given, then one more token for
-        each ``(slot, token)`` in one batch.
+        """The next chunk of ``prompt``'s slot (:meth:`begin`), if given, then every ``(slot,
+        token)`` in one batch, each after its slot's tokens (a slot may come several times: its
+        tokens follow each other in the order given).
 
         Returns:
             Each token's next-token logits, in order (views valid until the next evaluation); and
@@ -121,8 +129,21 @@ class SlotBatch:
         first = None if prompt is None else self._prompt_chunk(prompt)
         if not tokens:
             return [], first
-        self._decode([(slot, len(self.held[slot]), token) for slot, token in tokens], outputs=True)
-        return [self._logits(row) for row in range(len(tokens))], first
+        order = sorted(range(len(tokens)), key=lambda index: tokens[index][0])  # consecutive slots share passes
+        rows: list[tuple[int, int, int]] = []
+        for index in order:
+            slot, token = tokens[index]
+            rows.append((slot, rows[-1][1] + 1 if rows and rows[-1][0] == slot else len(self.held[slot]), token))
+        self._decode(rows, outputs=True)
+        return [self._logits(int(row)) for row in np.argsort(order)], first  # each token's row in the batch
+
+    def forget(self, slot: int, count: int) -> None:
+        """Take the last ``count`` tokens of ``slot`` out of its cache (a draft's tokens the model
+        did not confirm), as if never evaluated."""
+        if count > 0:
+            kept = len(self.held[slot]) - count
+            self._api.llama_memory_seq_rm(self.memory, slot, kept, -1)
+            del self.held[slot][kept:]
 
     def _prompt_chunk(self, slot: int) -> np.ndarray | None:
         """Evaluate the next chunk of ``slot``'s prompt in a batch of its own, as a fresh context
@@ -146,7 +167,8 @@ class SlotBatch:
 
     def _decode(self, rows: Sequence[tuple[int, int, int]], *, outputs: bool) -> None:
         """One ``llama_decode`` of ``rows`` (slot, position, token); each slot then holds its tokens."""
-        decode_rows(self.ctx, self._batch, self._capacity, rows, outputs=outputs)
+        decode_rows(self.ctx, self._batch, self.capacity, rows, outputs=outputs)
+        self.decodes += 1
         for slot, _, token in rows:
             self.held[slot].append(token)
 

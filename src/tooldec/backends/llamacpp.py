@@ -101,17 +101,21 @@ class LlamaCppGenerator(TokenGenerator):
         weakref.finalize(self, llama_cpp.llama_batch_free, self._draft_batch)
         self.prompt_tokens_evaluated = 0
         """Prompt tokens actually evaluated, all calls (the rest came from the KV cache)."""
+        self.decodes = 0
+        """``llama_decode`` calls: prompt chunks, tokens and drafts."""
 
     def start(self, prompt_ids: Sequence[int]) -> np.ndarray:
         """Evaluate what the KV cache does not hold of ``prompt_ids``; the logits after it: a view
         into llama.cpp's buffer, valid until the next eval."""
         same = keep_prefix(self.model, prompt_ids, self.prompt_cache)
         self.prompt_tokens_evaluated += len(prompt_ids) - same
+        self.decodes += -(-(len(prompt_ids) - same) // PROMPT_CHUNK)
         evaluate_prompt(self.model, prompt_ids, same)
         return self._logits()
 
     def push(self, token: int) -> np.ndarray:
         self.model.eval([token])
+        self.decodes += 1
         return self._logits()
 
     def push_all(self, tokens: Sequence[int]) -> list[np.ndarray]:
@@ -122,6 +126,7 @@ class LlamaCppGenerator(TokenGenerator):
         api.llama_memory_seq_rm(api.llama_get_memory(llm.ctx), -1, past, -1)  # what a dropped draft left
         decode_rows(llm.ctx, self._draft_batch, JUMP_LIMIT, [(0, past + row, token) for row, token in enumerate(tokens)],
                     outputs=True)
+        self.decodes += 1
         llm.input_ids[past:past + len(tokens)] = tokens
         llm.n_tokens = past + len(tokens)
         return [np.ctypeslib.as_array(self._logits_of(llm.ctx, row), shape=(self.width,)) for row in range(len(tokens))]

@@ -134,6 +134,9 @@ class Stepper:
         self.forced_steps = 0
         self.jumps = 0
         self.refusals: dict[str, int] = {}
+        self._longest: int | None = None  # the draft length the model's picks lately kept (None: not cut yet)
+        self._draft: list[int] = []
+        self._kept = 0  # tokens of the draft confirmed so far
         self._pending: Future[Lists] | Lists | None = None
         self._pool: ThreadPoolExecutor | None = None
 
@@ -214,25 +217,35 @@ class Stepper:
 
     def forced(self, budget: int, most: int | None = None) -> list[int]:
         """The tokens the grammar forces next within ``budget`` (tokens left), at most ``most``: a
-        draft for the loop to evaluate in one batch and :meth:`confirm` token by token; the cursor
-        does not move. Empty without a cursor or an encoder."""
+        draft for the loop to evaluate in one batch and :meth:`confirm` token by token, in order;
+        the cursor does not move. Empty without a cursor or an encoder. A draft is cut to the length
+        the model's picks kept of the last one cut, doubled after each one kept whole, so a model
+        that keeps cutting a long span otherwise evaluates at most about twice its tokens."""
         machine = self.machine
         if machine is None or self.encode is None:
             return []
         start = time.perf_counter()
+        if self._longest is not None:
+            most = self._longest if most is None else min(most, self._longest)
         found = forced_tokens(machine, self.encode, budget, most)
         if found:
             self.jumps += 1
+        self._draft, self._kept = found, 0
         self.masking_seconds += time.perf_counter() - start
         return found
 
     def confirm(self, logits: np.ndarray, budget: int, expected: int) -> int:
-        """:meth:`step` at a place of a draft, from the logits the draft's batch gave there: the
-        model's pick, as one pass at a time would give it; ``expected`` (the draft's token) is
-        counted in ``forced_steps`` when the pick is it."""
+        """:meth:`step` at the next place of the last draft, from the logits the draft's batch gave
+        there: the model's pick, as one pass at a time would give it; ``expected`` (the draft's
+        token) is counted in ``forced_steps`` when the pick is it."""
         token = self.step(logits, budget)
-        if token == expected:
-            self.forced_steps += 1
+        if token != expected:
+            self._longest = max(self._kept, 1)
+            return token
+        self.forced_steps += 1
+        self._kept += 1
+        if self._kept == len(self._draft) and self._longest is not None:
+            self._longest *= 2
         return token
 
     def _note_refusal(self, machine: Machine, token: int) -> None:

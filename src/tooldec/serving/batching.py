@@ -2,22 +2,29 @@
 
 One worker thread owns a :class:`~tooldec.backends.llamabatch.SlotBatch` and loops: jobs from the
 queue take free slots; then each round evaluates the next chunk of the oldest prompt still being
-evaluated and one batch of every running job's last token, and each running job's next token is
-picked from its row by its own stepper and cursor (:class:`~tooldec.serving.worker.JobRun`, the
-loop of ``--parallel 1`` cut per token); a job whose prompt that chunk ended takes its first
-token. Running answers so wait for one chunk of a new prompt, not all of it. A job leaves between
-rounds when it ends, and one whose client went away is stopped before the next. A new job takes
-the free slot whose cache shares the most of its prompt (else the one used longest ago); with a
-prompt cache, the slot starts from the cache's entry instead when it shares more. Each
-slot holds ``n_ctx / N`` positions: the server's context, as requests are checked against it, is
-a slot's.
+evaluated and one batch of every running job's last token, each followed by the tokens its grammar
+forces after it (jump-forward: its stepper's draft), and each running job's next tokens are picked
+from its rows by its own stepper and cursor (:class:`~tooldec.serving.worker.JobRun`, the loop of
+``--parallel 1`` cut per round): as in that loop, each draft token is confirmed by the pick from
+the row before it, the rest of a draft is taken out of the slot's cache at the first pick that is
+not its token, and a draft kept whole gives one more pick. A job whose prompt that chunk ended
+takes its first token. Running answers so wait for one chunk of a new prompt, not all of it. A
+job leaves between rounds when it ends, and one whose client went away is stopped at its next
+token. A new job takes the free slot whose cache shares the most of its prompt (else the one used
+longest ago); with a prompt cache, the slot starts from the cache's entry instead when it shares
+more. Each slot holds ``n_ctx / N`` positions: the server's context, as requests are checked
+against it, is a slot's.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
+import numpy as np
+
+from ..backends.generation import JUMP_LIMIT
 from ..backends.llamabatch import SlotBatch
 from ..backends.llamacpp import LlamaCppGenerator
 from ..backends.promptcache import PromptCache
@@ -29,12 +36,12 @@ __all__ = ["BatchWorker"]
 
 @dataclass
 class Running:
-    """A job in a slot, and the token it took that the next batch evaluates (``None`` while its
-    prompt is evaluated)."""
+    """A job in a slot, and what the next batch evaluates for it: the token it took, then its draft
+    (empty while its prompt is evaluated)."""
 
     slot: int
     run: JobRun
-    token: int | None = None
+    tokens: list[int] = field(default_factory=list)
 
 
 class BatchWorker(Worker):
@@ -47,12 +54,17 @@ class BatchWorker(Worker):
         self.slots = slots
         self.context = slots.context
         self._used = [0] * slots.slots  # per slot, when it last took a job (the worker thread's)
+        self._most = min(JUMP_LIMIT, slots.capacity // slots.slots) - 1  # a draft's tokens: every slot's fit a batch
         self.widest = 0
         """The most jobs stepped in one batch so far."""
 
     @property
     def prompt_cache(self) -> PromptCache | None:
         return self.slots.cache
+
+    @property
+    def decodes(self) -> int:
+        return self.slots.decodes
 
     def _end(self, running: Running | JobRun, done: Done | None = None) -> None:
         run = running.run if isinstance(running, Running) else running
@@ -106,16 +118,16 @@ class BatchWorker(Worker):
 
     def _step(self, active: dict[int, Running]) -> None:
         """One round: a chunk of the oldest prompt (its job takes its first token if the chunk
-        ended it), then every running job's last token evaluated and its next one taken."""
+        ended it), then every running job's tokens evaluated and its next ones taken."""
         for slot, running in list(active.items()):  # a client gone is stopped before the batch
             if running.run.job.cancelled.is_set():
                 del active[slot]
                 self._end(running)
         if not active:
             return
-        tokens = [(running.slot, running.token) for running in active.values() if running.token is not None]
-        order = [active[slot] for slot, _ in tokens]
-        prompted = next((running for running in active.values() if running.token is None), None)
+        order = [running for running in active.values() if running.tokens]
+        tokens = [(running.slot, token) for running in order for token in running.tokens]
+        prompted = next((running for running in active.values() if not running.tokens), None)
         self.widest = max(self.widest, len(order) + (prompted is not None))
         for running in order:
             running.run.stepper.ahead(running.run.budget)
@@ -125,17 +137,40 @@ class BatchWorker(Worker):
             for running in [*order, *([prompted] if prompted is not None else [])]:
                 self._fail(active, running, error)
             return
-        picks = list(zip(order, rows))
+        at = 0
+        for running in order:
+            at += len(running.tokens)
+            self._take(active, running, rows[at - len(running.tokens):at])
         if prompted is not None and first is not None:
-            picks.append((prompted, first))
-        for running, logits in picks:
-            run = running.run
-            try:
-                running.token = run.stepper.step(logits, run.budget)
-                over = run.take(running.token)
-            except Exception as error:
-                self._fail(active, running, error)
-                continue
-            if over:
-                del active[running.slot]
-                self._end(running)
+            self._take(active, prompted, [first])
+
+    def _take(self, active: dict[int, Running], running: Running, rows: Sequence[np.ndarray]) -> None:
+        """The job's picks from ``rows``, the logits after each of its tokens evaluated: one per
+        draft token while they confirm it (:meth:`~tooldec.backends.step.Stepper.confirm`), the
+        rest of the draft then forgotten by the slot, and one more after a draft kept whole; then
+        the draft after the last pick, evaluated with it next round."""
+        run, draft = running.run, running.tokens[1:]
+        stepper = run.stepper
+        try:
+            kept, over = 0, False  # draft tokens confirmed
+            for logits in rows:
+                expected = draft[kept] if kept < len(draft) else None
+                if expected is None:
+                    token = stepper.step(logits, run.budget)
+                else:
+                    token = stepper.confirm(logits, run.budget, expected)
+                over = run.take(token)
+                if token != expected:
+                    break
+                kept += 1
+                if over:
+                    break
+            self.slots.forget(running.slot, len(draft) - kept)
+            if not over:
+                running.tokens = [token, *stepper.forced(run.budget, self._most)]
+        except Exception as error:
+            self._fail(active, running, error)
+            return
+        if over:
+            del active[running.slot]
+            self._end(running)

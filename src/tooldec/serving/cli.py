@@ -63,9 +63,9 @@ def parser() -> argparse.ArgumentParser:
                         "/health stays open (default: TOOLDEC_API_KEY, else none)")
     p.add_argument("--insecure", action="store_true",
                    help="serve on an address other machines reach (--host 0.0.0.0) without --api-key")
-    p.add_argument("--jump-forward", action=argparse.BooleanOptionalAction, default=None,
+    p.add_argument("--jump-forward", action=argparse.BooleanOptionalAction, default=True,
                    help="evaluate the tokens the grammar forces in one batch, each confirmed by the model "
-                        "(default: on with one slot, off with --parallel)")
+                        "(default: on)")
     p.add_argument("--log-level", default="warning", help="uvicorn log level (default: warning)")
     return p
 
@@ -96,9 +96,6 @@ def check_args(args: argparse.Namespace) -> None:
     if args.n_ctx // args.parallel < 64:  # a slot holds at least one prompt chunk
         raise ValueError(f"--n-ctx {args.n_ctx} split between --parallel {args.parallel} slots leaves "
                          f"{args.n_ctx // args.parallel} positions each; give at least {64 * args.parallel}")
-    if args.jump_forward is True and args.parallel > 1:
-        raise ValueError("--jump-forward evaluates forced spans one request at a time: it does not run with "
-                         f"--parallel {args.parallel} (the batch steps one token per slot)")
     if args.shutdown_timeout < 0:
         raise ValueError("--shutdown-timeout must be 0 or more seconds")
     if args.request_timeout is not None and args.request_timeout <= 0:
@@ -128,7 +125,7 @@ def build_service(args: argparse.Namespace) -> Service:
     llm, tokenizer = load_llama(path, n_ctx=PROMPT_CHUNK if batched else args.n_ctx, threads=args.threads,
                                 progress=lambda message: print(message, file=sys.stderr))
     cache = PromptCache(args.prompt_cache_mib * 2**20) if args.prompt_cache_mib else None  # one slot or N: the same
-    generator = LlamaCppGenerator(llm, tokenizer, jump_forward=args.jump_forward is not False and args.parallel == 1,
+    generator = LlamaCppGenerator(llm, tokenizer, jump_forward=args.jump_forward,
                                   prompt_cache=None if batched else cache)
     constraints = Constraints(generator.vocab, dialect, cache_size=args.cache_size)
     worker = (BatchWorker(generator, SlotBatch(llm, args.parallel, args.n_ctx, cache), constraints,

@@ -93,6 +93,8 @@ class Worker:
         calls_returned, calls_cut: Calls given out, and calls the end of a job left unfinished.
         first_token_seconds: Time to first token (from the queue) summed over ``jobs_with_tokens``.
         refusals: What models tried to write that the format refuses, by name (``Stepper.refusals``).
+        tokens_forced: Tokens of jump-forward drafts the model confirmed, evaluated without a
+            pass of their own (``Stepper.forced_steps``).
     """
 
     def __init__(self, generator: LlamaCppGenerator, constraints: Constraints, *, max_queue: int = 256) -> None:
@@ -112,6 +114,7 @@ class Worker:
         self.tokens_generated = self.calls_returned = self.calls_cut = self.jobs_with_tokens = 0
         self.masking_seconds = self.busy_seconds = self.first_token_seconds = 0.0
         self.refusals: dict[str, int] = {}
+        self.tokens_forced = 0
 
     def start(self) -> None:
         self._thread.start()
@@ -143,6 +146,11 @@ class Worker:
     def prompt_cache(self) -> PromptCache | None:
         """Where evaluated prompts are kept between requests, if anywhere (its counters go to ``/metrics``)."""
         return self.generator.prompt_cache
+
+    @property
+    def decodes(self) -> int:
+        """``llama_decode`` calls so far: prompt chunks, tokens, drafts (each may take several passes)."""
+        return self.generator.decodes
 
     @property
     def running(self) -> int:
@@ -315,6 +323,7 @@ class JobRun:
         job, machine, worker, stepper = self.job, self.machine, self.worker, self.stepper
         worker.tokens_generated += self.made
         worker.masking_seconds += stepper.masking_seconds
+        worker.tokens_forced += stepper.forced_steps
         for label, count in stepper.refusals.items():
             worker.refusals[label] = worker.refusals.get(label, 0) + count
         finish = "cancelled" if job.cancelled.is_set() else self.finish
