@@ -115,7 +115,9 @@ class BoundedCache(Generic[K, V]):
     def put(self, key: K, value: V, size: int | None = None) -> V:
         """Store ``value`` (or return the one stored meanwhile under ``key``); ``size``: its
         bytes where the caller knows them (the sizer is then not asked)."""
-        return self.put_many([(key, value)], None if size is None else [size])[0]
+        size = self._sizer(value) if size is None else size
+        with self._lock:
+            return self._put_held(key, value, size)
 
     def put_many(self, items: list[tuple[K, V]], sizes: list[int] | None = None) -> list[V]:
         """``put`` of each pair under one lock (a new tool list: a thousand stores); returns what
@@ -130,19 +132,21 @@ class BoundedCache(Generic[K, V]):
         if sizes is None:
             sizer = self._sizer
             sizes = [sizer(value) for _, value in items]
-        stored, bound, out = self._items, self.max_bytes, []
+        put = self._put_held
         with self._lock:
-            for (key, value), size in zip(items, sizes):
-                found = stored.get(key, _ABSENT)
-                if found is not _ABSENT:
-                    stored.move_to_end(key)
-                    out.append(cast(V, found))
-                    continue
-                out.append(value)
-                self._store(key, value, size)
-                if self._bytes > bound:  # as put does: a key given again later is stored again
-                    self._evict(keep=0)
-        return out
+            return [put(key, value, size) for (key, value), size in zip(items, sizes)]
+
+    def _put_held(self, key: K, value: V, size: int) -> V:
+        """``put`` with the lock held: what ``key`` holds afterwards (the bound kept after each
+        store, so a key given again later in one ``put_many`` is stored again)."""
+        found = self._items.get(key, _ABSENT)
+        if found is not _ABSENT:
+            self._items.move_to_end(key)
+            return cast(V, found)
+        self._store(key, value, size)
+        if self._bytes > self.max_bytes:
+            self._evict(keep=0)
+        return value
 
     def _store(self, key: K, value: V, size: int) -> None:
         """Keep a new item, unless it alone is over the bound (the lock is held)."""

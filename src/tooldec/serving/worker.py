@@ -302,13 +302,11 @@ class JobRun:
         events = self.assembler.feed(_bytes(worker.constraints.vocab, token),
                                      in_call=machine is not None and _in_call(machine),
                                      in_reasoning=machine is not None and machine.advanced.mode is Mode.REASONING)
-        if self.forced and self.assembler.calls:  # a forced message is its calls: no text after them
-            if any(isinstance(event, ContentEvent) and event.text.strip() for event in events):
-                self.finish = "stop"  # the model answers its own calls: the client runs them
-                return True
-            events = [event for event in events if not isinstance(event, ContentEvent)]
-        for event in events:
-            job.emit(event)
+        if self.forced and self.assembler.calls and any(
+                isinstance(event, ContentEvent) and event.text.strip() for event in events):
+            self.finish = "stop"  # a forced message is its calls: the model answers them, the client runs them
+            return True
+        self._emit(events)
         if machine is not None and machine.advanced.turn_over:  # the client runs the calls
             self.finish = "stop"
             return True
@@ -316,6 +314,14 @@ class JobRun:
             self.finish = "cancelled"
             return True
         return self.budget < 1
+
+    def _emit(self, events: list[Event]) -> None:
+        """Send ``events`` to the client; after a forced message's calls, without content (the
+        whitespace between calls)."""
+        if self.forced and self.assembler.calls:
+            events = [event for event in events if not isinstance(event, ContentEvent)]
+        for event in events:
+            self.job.emit(event)
 
     def end(self) -> Done:
         """Close the stepper, flush the last events, add the costs to the worker; the job's :class:`Done`."""
@@ -329,9 +335,7 @@ class JobRun:
         finish = "cancelled" if job.cancelled.is_set() else self.finish
         if machine is not None and _in_call(machine) and finish != "cancelled":
             worker.calls_cut += 1
-        for event in self.assembler.finish():
-            if not (self.forced and self.assembler.calls and isinstance(event, ContentEvent)):
-                job.emit(event)
+        self._emit(self.assembler.finish())
         worker.calls_returned += len(self.assembler.calls)
         if finish == "cancelled":
             return Done(finish, len(job.prompt_ids), self.made, "the request was cancelled")
