@@ -1,9 +1,5 @@
 """Call formats: how a tool call is written, one class per format, looked up by name.
 
-Each dialect gives the grammar pieces of a call (trigger, head, the tail after the name), parses
-calls out of generated text, writes a call as text (``format_call``, for prompts and tests) and
-writes a tool's result back in the format's own way.
-
 Examples:
     >>> sorted(DIALECTS)  # doctest: +NORMALIZE_WHITESPACE
     ['deepseek_v31', 'glm45', 'gpt_oss', 'hermes', 'kimi_k2', 'llama3_json', 'minimax_m2', 'mistral',

@@ -1,19 +1,8 @@
 """What a call format must provide: how calls open, their grammar pieces, a parser, a renderer.
 
-A dialect declares every way its model family begins a call (:class:`Opener`), not only the
-official one: a special token or tag (``<tool_call>``, ``[TOOL_CALLS]``), a fenced
-````` ```json ````` block, a bare ``{"name": "`` object at the start of a line or anywhere, the
-OpenAI tool shape ``{"type": "function", "function": {"name": "``. Each opener leads
-to a *form*: after a tag comes the form's head (``\\n{"name": "``), after a text opener directly
-the name; then the tool's *tail*, the bytes after its name up to the end of the call, arguments
-included. The engine joins the pieces: the names come from the tool set, the tail's automaton is
-compiled the first time its tool is chosen.
-
-Text mode watches for every opener byte-exactly, across any token split; from the last byte of a
-text opener (the first byte that commits to a call) the rest is constrained exactly. A *named*
-opener (Pythonic's ``[name(``) spells a tool's whole name before it commits, so its automaton is
-built per snapshot from the tool names. Which texts
-count as a call in auto mode is therefore exactly the list of :meth:`Dialect.openers`.
+Each :class:`Opener` leads to a *form*: after a tag the form's head, after a text opener the
+name; then the tool's *tail* up to the end of the call. Which texts count as a call in auto
+mode is exactly :meth:`Dialect.openers` (docs/call-formats.md, "What counts as a call in auto mode").
 """
 
 from __future__ import annotations
@@ -48,12 +37,8 @@ MAX_WHITESPACE = 24
 
 
 def require_plain_properties(tool: Tool, why: str) -> None:
-    """Formats that write arguments one by one (positional, keywords) need a plain list of
-    ``properties`` at the top level, not a combination of schemas.
-
-    Raises:
-        UnsupportedSchemaError: Naming the tool and the combining keyword; ``why`` says why.
-    """
+    """Formats that write arguments one by one need plain top-level ``properties``, not a
+    combination of schemas (``UnsupportedSchemaError`` naming the keyword; ``why`` says why)."""
     for word in _COMBINATORS:
         if word in tool.parameters:
             raise UnsupportedSchemaError(
@@ -105,18 +90,9 @@ class Anchor(enum.Enum):
 
 @dataclass(frozen=True)
 class Opener:
-    """One way a call begins.
-
-    Attributes:
-        name: What to call it in options and reports (``"tag"``, ``"fenced"``, ``"bare"``).
-        form: The call form that follows (the dialect's ``head_piece``/``call_tail`` index).
-        tag: A special token's text: matched by id when the vocabulary has it as a special
-            token, else as text; the form's head follows it.
-        text: Builds the bytes that commit to the call (a text opener).
-        anchor: Where it may begin.
-        head: Whether the form's head follows a text opener (always after a tag): a JSON object
-            commits at its first key, ``{"name"``, and the head ``: "`` leads to the name.
-    """
+    """One way a call begins: a ``tag`` (matched by id where it is a special token, else as
+    text) or a ``text`` automaton, leading to ``form``; ``head``: the form's head follows a text
+    opener too (an object commits at ``{"name"``, then ``: "``)."""
 
     name: str
     form: int
@@ -125,10 +101,8 @@ class Opener:
     anchor: Anchor = Anchor.ANYWHERE
     head: bool = False
     named: bool = False
-    """The text is followed by a real tool name and the start of the form's tail
-    (:meth:`Dialect.form_tail_literal`, e.g. Pythonic's ``(``), and commits only at the last
-    byte of that: which texts open a call then depends on the tool set, so the engine builds
-    this opener's automaton per snapshot (``[get_weather(`` commits, ``[see here](url)`` is prose)."""
+    """A real tool name and the form's tail literal follow the text, and commit only at its last
+    byte, so the automaton is built per snapshot (``[get_weather(`` commits, ``[see](url)`` is prose)."""
 
     def __post_init__(self) -> None:
         if (self.tag is None) == (self.text is None):
@@ -139,17 +113,8 @@ class Opener:
 
 @dataclass(frozen=True)
 class Refusal:
-    """Text that free text may never write: a format's tool-result markers (a result the model
-    wrote itself would read as one from a tool), or the near misses of an opener that no call
-    and no valid JSON can become (``{"name}``). Free text refuses the token that completes it.
-
-    Attributes:
-        name: What to call it in reports.
-        text: Builds the bytes refused (an automaton piece, as an opener's text).
-        tag: A special token's text instead: refused by id where the vocabulary has it as a
-            special token, else as text (as an opener's tag).
-        anchor: Where it counts.
-    """
+    """Text free text may never write (a ``text`` automaton or a ``tag``, as an opener's): result
+    markers, or an opener's near misses (docs/call-formats.md, "What free text may not write")."""
 
     name: str
     text: Callable[[NFA], Frag] | None = None
@@ -163,17 +128,10 @@ class Refusal:
 
 @dataclass(frozen=True)
 class Reasoning:
-    """A section the model reasons in before it answers (``<think>`` ... ``</think>``).
+    """A section the model reasons in before it answers (docs/call-formats.md, "Reasoning").
 
-    Its text is free and never opens a call (a call written there is counted apart, as one in
-    reasoning); it must close before the output ends, and a token budget keeps room for the close
-    (and for a call that must follow). The delimiters may hold the format's markers.
-
-    Attributes:
-        open: The text that begins the section (at the start of the output, after any whitespace).
-        close: The text that ends it.
-        inside_at_start: The prompt opened the section already (DeepSeek-R1 and QwQ templates end
-            with ``<think>\n``): the output starts inside it.
+    ``inside_at_start``: the prompt opened it already (DeepSeek-R1 and QwQ templates end with
+    ``<think>\n``).
     """
 
     open: str
@@ -192,8 +150,7 @@ class CallScan:
 
     calls: list[ToolCall]
     broken: list[str]
-    """Each opener occurrence that did not become a call, and each JSON object with a ``"name"``
-    key outside a call: the text from where it starts (at most 200 characters)."""
+    """Openers that did not become a call and ``"name"`` objects outside one (200 characters each)."""
     in_reasoning: list[str] = field(default_factory=list)
     """Call-like text inside reasoning sections (never a call, never counted as broken)."""
     reasoning: str = ""
@@ -214,24 +171,17 @@ class Dialect(abc.ABC):
     """One call format. Subclasses set the class attributes and build the tail.
 
     Attributes:
-        trigger: the official opener (a special token's text or plain text), or ``None`` when
-            calls start at the beginning of the output only.
+        trigger: the official opener, or ``None`` when calls start at the beginning of the output only.
         head: bytes written after the official trigger and before the name.
-        style: how argument values are spelled (syntax and whitespace) in the official form.
-        stop_after_call: the runtime runs the tool as soon as a call closes and writes the result
-            into the text (ToolkenGPT, ReAct); otherwise calls run when the model stops (Hermes).
-            The grammar then ends a token where a call ends: nothing of the model's may come
-            between a call and its result (``Grammar.walk``).
+        stop_after_call: the runtime runs the tool as soon as a call closes (ToolkenGPT, ReAct), so
+            a token ends where a call ends (``Grammar.walk``); otherwise calls run when the model stops.
 
     Args:
-        openers: Names of the declared openers to keep (``("tag",)`` keeps only the official
-            one); ``None`` keeps the dialect's ``default_openers`` (all of them unless it says).
-        forced: Names of the openers (among those in use) a call that must come first
-            (``tool_choice`` required or named) may open with; ``None`` takes the dialect's
-            ``default_forced`` where one of them is in use, else every opener in use.
-        reasoning: The reasoning section the model writes first (:class:`Reasoning`), ``None``
-            for none (a model whose thinking the chat template turned off); by default the
-            dialect's own.
+        openers: Names of the declared openers to keep; ``None``: the dialect's ``default_openers``.
+        forced: Openers in use a call that must come first may open with; ``None``: the
+            dialect's ``default_forced`` where one is in use, else every opener in use.
+        reasoning: The :class:`Reasoning` section the model writes first, ``None`` for none; by
+            default the dialect's own.
     """
 
     name: ClassVar[str]
@@ -243,27 +193,22 @@ class Dialect(abc.ABC):
     """The openers kept when ``openers`` is not given (``None``: every declared one)."""
     default_forced: ClassVar[tuple[str, ...] | None] = None
     """The openers a forced call opens with when ``forced`` is not given (``None``: every one in
-    use). Free text is the model's to write, so auto mode takes every opener it may write a call
-    in; a forced call is written by the mask, so it may as well open the way the model was
-    trained to (docs/RESULTS.md, "BFCL", measures the difference)."""
+    use): the mask writes a forced call, so it may open the way the model was trained to
+    (docs/RESULTS.md, "BFCL", measures the difference)."""
     answer_prefix: ClassVar[str] = ""
-    """Text that opens the answer and is not part of it (gpt-oss's ``<|channel|>final<|message|>``):
-    a server leaves it out of ``content``."""
+    """Text that opens the answer and is not part of it (gpt-oss's ``<|channel|>final<|message|>``)."""
     call_ends_output: ClassVar[bool] = False
-    """The token that ends a call ends the output (gpt-oss's ``<|call|>``): nothing follows a call."""
+    """The token that ends a call ends the output (gpt-oss's ``<|call|>``)."""
     markers: ClassVar[tuple[str, ...]] = ()
-    """Texts of the tokens the format writes as single tokens (``tooldec.tokens.markers``): in its
-    grammar pieces they are spelled with :meth:`spelled`, which only that token can write."""
+    """Tokens the format writes as single tokens, spelled in its grammar with :meth:`spelled`."""
     reasoning: Reasoning | None = None
-    """The reasoning section the model writes before it answers, if any (an instance option of
-    the dialects that take one)."""
+    """The reasoning section the model writes before it answers, if any."""
     tail_literal: ClassVar[bytes] = b""
-    """Bytes every form-0 tail of this dialect starts with: a token that runs from a name into
-    them is checked against these without building the tool's automaton (a test keeps them honest)."""
+    """Bytes every form-0 tail starts with: a token from a name into them is checked without
+    building the tool's automaton (a test keeps them honest)."""
     arguments_in_tail: ClassVar[bool] = False
-    """Every tail is fixed bytes around :meth:`arguments` in the form's style, so a tail's shortest
-    text is at least those bytes plus the shortest arguments: budgets then search the shortest call
-    among many tools from bounds (``decoding.name_bounds``; a test keeps this honest)."""
+    """Every tail is fixed bytes around :meth:`arguments`, so budgets bound the shortest call
+    among many tools (``decoding.name_bounds``; a test keeps this honest)."""
 
     def __init__(self, *, openers: Sequence[str] | None = None, forced: Sequence[str] | None = None,
                  reasoning: Reasoning | None | DefaultType = DEFAULT) -> None:
@@ -316,16 +261,14 @@ class Dialect(abc.ABC):
     # -- how calls open -----------------------------------------------------------------------------
 
     def declared_openers(self) -> tuple[Opener, ...]:
-        """Every opener the dialect knows (default: the official trigger; without one, the head
-        at the very start of the output)."""
+        """Every opener the dialect knows (default: the trigger, else the head at the start)."""
         if self.trigger is None:
             head = self.head
             return (Opener("start", 0, text=lambda nfa: nfa.literal(head), anchor=Anchor.START),)
         return (Opener("tag", 0, tag=self.trigger),)
 
     def openers(self) -> tuple[Opener, ...]:
-        """The openers in use (the declared ones, filtered by the ``openers`` option); made once,
-        as every cursor asks (a dialect's options are fixed when it is made)."""
+        """The declared openers the ``openers`` option keeps; made once, as every cursor asks."""
         found = self._in_use
         if found is None:
             declared = self.declared_openers()
@@ -361,8 +304,7 @@ class Dialect(abc.ABC):
 
     @property
     def opens_in_text(self) -> bool:
-        """Whether a call can begin after free text (``tool_choice="auto"``): some opener in use
-        is not bound to the very start of the output."""
+        """Whether a call can begin after free text: some opener in use is not bound to the start."""
         return any(o.anchor is not Anchor.START for o in self.openers())
 
     @property
@@ -396,42 +338,33 @@ class Dialect(abc.ABC):
     def tail(self, nfa: NFA, tool: Tool, *, next_call: bool) -> Frag:
         """The official form's tail: the bytes after the tool name up to the end of the call.
 
-        The first byte must not be a name character. ``next_call`` asks for a branch to another
-        call (marked with ``NEXT_CALL`` right where the next name starts), for formats that list
-        several calls in one block.
+        The first byte must not be a name character. ``next_call`` asks for a branch marked
+        ``NEXT_CALL`` where another name starts (formats that list calls in one block).
         """
 
     def arguments(self, nfa: NFA, tool: Tool, style: Style | None = None) -> Frag:
-        """The arguments object of ``tool`` as ``style`` (default: the dialect's) writes it, no
-        string holding a :meth:`value_stops` text."""
+        """The arguments of ``tool`` in ``style``, no string holding a :meth:`value_stops` text."""
         return SchemaCompiler(nfa, tool.parameters, style or self.style, forbidden=self.value_stops()).value(tool.parameters)
 
     def value_stops(self) -> tuple[str, ...]:
-        """Texts no string value may hold. The readers of a format read text (vLLM's parsers, and
-        :meth:`scan`): where a value holds the text that ends a call, or a reasoning delimiter,
-        they cut the call there. By default the reasoning delimiters (vLLM drops ``</think>``
-        wherever it stands); dialects add their own (``benchmarks/formats.py`` measures them)."""
+        """Texts no string value may hold, since a format's readers (vLLM's, :meth:`scan`) cut a
+        call there: by default the reasoning delimiters (``benchmarks/formats.py`` measures them)."""
         reasoning = self.reasoning
         return () if reasoning is None else (reasoning.open, reasoning.close)
 
     def check_tool(self, tool: Tool) -> None:
-        """Raise a ``ToolRegistrationError`` if this format cannot write calls to ``tool``.
-
-        Called for every tool when an inventory is compiled, so that no error waits for decode time.
-        """
+        """Raise a ``ToolRegistrationError`` if this format cannot write calls to ``tool`` (at compile time)."""
 
     # -- text -------------------------------------------------------------------------------------
 
     def parse_calls(self, text: str, tools: Mapping[str, Tool] | None = None) -> list[ToolCall]:
-        """The complete calls in generated text, in order, written in any declared form, outside
-        reasoning sections. ``tools`` (by name) lets formats that write arguments one by one read
-        a value by its declared type; without them such values read as JSON where they can."""
+        """The complete calls in text, in any declared form, outside reasoning. ``tools`` lets
+        formats that write arguments one by one read a value by its declared type."""
         return self.scan(text, tools).calls
 
     def scan(self, text: str, tools: Mapping[str, Tool] | None = None) -> CallScan:
-        """The calls in ``text`` and the call-like text that did not become one (honest
-        counting); reasoning sections apart: what is call-like there is counted as such, never
-        as a call or a broken one."""
+        """The calls in ``text`` and the call-like text that did not become one; what is call-like
+        in reasoning is counted apart, never as a call or a broken one."""
         answer, reasoning = self.split_reasoning(text)
         found = self.scan_answer(answer, tools)
         if not reasoning:
@@ -441,8 +374,7 @@ class Dialect(abc.ABC):
         return CallScan(found.calls, found.broken, in_reasoning, reasoning)
 
     def split_reasoning(self, text: str) -> tuple[str, str]:
-        """``(answer, reasoning)``: the text outside the reasoning section and the section's
-        text, delimiters left out (an unclosed section runs to the end)."""
+        """``(answer, reasoning)``, delimiters left out (an unclosed section runs to the end)."""
         reasoning = self.reasoning
         if reasoning is None:
             return text, ""
@@ -456,9 +388,8 @@ class Dialect(abc.ABC):
         return (after if closed else ""), inside
 
     def scan_answer(self, text: str, tools: Mapping[str, Tool] | None = None) -> CallScan:
-        """:meth:`scan` of text without reasoning. Call-like: an official trigger beyond the calls
-        parsed, and a JSON object whose first key is ``"name"`` outside every parsed call.
-        Dialects with more forms refine this."""
+        """:meth:`scan` without reasoning. Call-like: a trigger beyond the calls parsed, and a
+        ``"name"`` object outside every parsed call."""
         calls = self.read_calls(text, tools)
         broken: list[str] = []
         trigger = self.trigger
@@ -467,12 +398,11 @@ class Dialect(abc.ABC):
             starts = [m.start() for m in re.finditer(re.escape(trigger), text)]
             broken += [text[s:s + 200] for s in starts[len(starts) - extra:]] if extra > 0 else []
         broken += [text[m.start():m.start() + 200] for m in NAME_OBJECT.finditer(text)
-                   if not _inside_call(text, m.start(), calls, self)]
+                   if not _inside_call(text, m.start(), calls)]
         return CallScan(calls, broken)
 
     def read_calls(self, text: str, tools: Mapping[str, Tool] | None = None) -> list[ToolCall]:
-        """The calls in text without reasoning (what :meth:`scan_answer` counts from, unless a
-        dialect refines that instead)."""
+        """The calls in text without reasoning (what :meth:`scan_answer` counts from)."""
         raise NotImplementedError(f"{type(self).__name__} must define read_calls or scan_answer")
 
     @abc.abstractmethod
@@ -485,8 +415,7 @@ class Dialect(abc.ABC):
 
 
 def spelled_text(markers: Sequence[str], text: str) -> bytes:
-    """``text`` as a grammar spells it: each of ``markers`` as only its token can write it
-    (``tooldec.tokens.markers``), the rest as UTF-8.
+    """``text`` with each of ``markers`` spelled as only its token can write it, the rest as UTF-8.
 
     Examples:
         >>> spelled_text(["[TOOL_CALLS]", "[ARGS]"], "f[ARGS]{}")
@@ -505,7 +434,7 @@ def _marker_pattern(markers: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile("(" + "|".join(re.escape(m) for m in sorted(markers, key=len, reverse=True)) + ")")
 
 
-def _inside_call(text: str, at: int, calls: list[ToolCall], dialect: Dialect) -> bool:
+def _inside_call(text: str, at: int, calls: list[ToolCall]) -> bool:
     """Whether the object at ``at`` decodes to one of ``calls`` (it was parsed as a call)."""
     try:
         data, _ = _DECODER.raw_decode(text, at)
@@ -522,11 +451,9 @@ KEY_BYTES = [(0x2D, 0x2D), (0x30, 0x39), (0x41, 0x5A), (0x5F, 0x5F), (0x61, 0x7A
 
 
 def near_miss(nfa: NFA, *, indent: bool) -> Frag:
-    """``{"name`` followed by a byte that neither closes the key (the opener) nor carries it on
-    into another plain key: ``{"name}``, ``{"name ``. No call and no valid JSON key of a call
-    object begins so, and a model that writes it meant a call: free text refuses it, so the
-    model writes the call (or another key) instead of call-like garbage (``indent``: after
-    spaces or tabs, for a line anchor)."""
+    """``{"name`` then a byte that neither closes the key nor carries it on (``{"name}``): no
+    call begins so, and free text refuses it so the model writes the call instead of garbage
+    (``indent``: after spaces or tabs, for a line anchor)."""
     pieces = [line_indent(nfa)] if indent else []
     pieces += [nfa.literal(b"{"), json_space(nfa), nfa.literal(b'"name'),
                nfa.byte_ranges(_complement([(0x22, 0x22), *KEY_BYTES]))]
@@ -556,9 +483,8 @@ def loose_style(style: Style) -> Style:
 
 
 class JsonObjectDialect(Dialect):
-    """A format whose tag (form 0) is followed by one call in exact ``json.dumps`` spacing, and
-    whose other forms are JSON objects as models write them by hand: committed at ``{"name"``,
-    then ``: "`` and the name, any whitespace (Hermes, Llama 3, Mistral)."""
+    """A format whose tag (form 0) is followed by one call in ``json.dumps`` spacing, and whose
+    other forms are hand-written JSON objects committed at ``{"name"`` (Hermes, Llama 3, Mistral)."""
 
     json_forms: ClassVar[Mapping[str, JsonForm]]
     """Per opener name, how :meth:`scan_answer` finds its calls."""
@@ -581,8 +507,7 @@ class JsonObjectDialect(Dialect):
         return self.style if form == 0 else loose_style(self.style)
 
     def loose_arguments(self, nfa: NFA, tool: Tool, form: int, key: Frag) -> list[Frag]:
-        """After the name in a hand-written object: ``"``, ``,``, the arguments ``key``, ``:`` and
-        the arguments in the form's style."""
+        """After the name in a hand-written object: ``", <key>: <arguments>``, any whitespace."""
         ws = json_ws
         return [nfa.literal(b'"'), ws(nfa), nfa.literal(b","), ws(nfa), key, ws(nfa), nfa.literal(b":"), ws(nfa),
                 self.arguments(nfa, tool, self.form_style(form))]

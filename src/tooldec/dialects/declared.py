@@ -1,17 +1,9 @@
-"""Call formats as data: one declaration per model family, one engine for all of them.
+"""Call formats as data: one declaration per model family, one engine for all of them
+(docs/call-formats.md, "Formats as data"), so a new format is one declaration in
+``tooldec.dialects.families`` and its tests.
 
-A :class:`CallFormat` says how a family writes its calls, as XGrammar's structural tags do:
-what opens a block of calls, the text before each name and after it, how the arguments are
-encoded (one JSON object, or key/value tags: :mod:`.key_values`), what ends a call, what joins
-two calls of one block and what ends the block, the special tokens it writes (its markers), its
-reasoning section, how a tool's result goes back, and the result markers free text may never
-write. :class:`DeclaredDialect` compiles any declaration into the engine's pieces (the opener,
-the head before the name, each tool's tail after it) and reads calls back out of text, so a new
-format is one declaration (``tooldec.dialects.families``) and its tests.
-
-The opener commits alone: once it is written, the mask writes the head and the name follows
-(as Hermes' ``<tool_call>`` does). Everything between two markers is exact text: the formats'
-chat templates write it one way.
+The opener commits alone, as Hermes' ``<tool_call>`` does. Everything between two markers is
+exact text: the formats' chat templates write it one way.
 """
 
 from __future__ import annotations
@@ -43,35 +35,19 @@ class JsonArguments:
 
 @dataclass(frozen=True)
 class CallIndex:
-    """A call's number in its output, written after its name (Kimi K2's ``functions.f:0``):
-    any decimal number in the grammar, counted from 0 when a call is written out."""
+    """A call's number in its output, after its name (Kimi K2's ``functions.f:0``)."""
 
 
 @dataclass(frozen=True)
 class CallFormat:
-    """How one model family writes tool calls (see the module docstring).
+    """How one model family writes tool calls (docs/call-formats.md, "Formats as data").
 
     Attributes:
-        name: The dialect's name (``tooldec serve --dialect``).
-        families: The models that write it, for tables and messages.
-        opener: Commits to a block of calls (``<tool_call>``).
-        head: After the opener, before the first name (``\\n<function=``).
         after_name: After each name, before its arguments (pieces: text, or a :class:`CallIndex`).
-        arguments: How the arguments are written.
-        call_end: After each call's arguments.
         next_call: Within a block, between one call's end and the next name (``None``: one call
-            per block; more calls open blocks of their own).
-        block_end: After a block's last call.
-        call_ends_output: The token that ends a call ends the output (gpt-oss's ``<|call|>``).
-        answer_prefix: Text that opens the answer and is not part of it (gpt-oss's final channel).
-        markers: The special tokens the format writes, each as one token (their texts appear in
-            the pieces above).
-        reasoning: The reasoning section the family writes first, if any.
-        result: How a tool's result goes back into the text: ``{result}``, ``{name}``, ``{id}``
-            are filled in.
-        refused: Texts free text may never write: the family's result markers, so the model
-            cannot write a tool's result itself.
-        vllm_parser: The name of vLLM's tool parser for the family (``--tool-call-parser``).
+            per block).
+        result: How a tool's result goes back: ``{result}``, ``{name}``, ``{id}`` are filled in.
+        refused: Texts free text may never write (the family's result markers).
     """
 
     name: str
@@ -141,8 +117,8 @@ class DeclaredDialect(Dialect):
         return (Opener("tag", 0, tag=self.format.opener, anchor=Anchor.ANYWHERE),)
 
     def refusals(self) -> tuple[Refusal, ...]:
-        """The refused texts, and the opener: each also as its text in ordinary pieces, where it
-        is written with markers (text readers, vLLM's and :meth:`scan`, cannot tell them apart)."""
+        """The refused texts, and also as ordinary text each of them and the opener that is
+        written with markers (text readers cannot tell the two apart)."""
         found = [Refusal(f"refused {text!r}", tag=text) for text in self.format.refused]
         for text in (*self.format.refused, self.format.opener):
             plain = text.encode()
@@ -154,8 +130,7 @@ class DeclaredDialect(Dialect):
         return nfa.literal(self.head)
 
     def check_tool(self, tool: Tool) -> None:
-        """Raises ``UnsupportedSchemaError`` where the arguments' encoding cannot write or read
-        back the tool's values (see :mod:`.key_values`)."""
+        """``UnsupportedSchemaError`` where key/value arguments cannot carry the tool's values."""
         arguments = self.format.arguments
         if isinstance(arguments, KeyValueArguments):
             arguments.check(tool, self.name)
@@ -167,8 +142,7 @@ class DeclaredDialect(Dialect):
         return SchemaCompiler(nfa, tool.parameters, style or arguments.style, forbidden=self.value_stops()).value(tool.parameters)
 
     def value_stops(self) -> tuple[str, ...]:
-        """The texts of the format's markers and opener, and the reasoning delimiters: a text
-        reader takes them for structure wherever they stand."""
+        """The format's markers and opener too: a text reader takes them for structure anywhere."""
         return tuple(dict.fromkeys((*self.markers_in_use, self.format.opener, *super().value_stops())))
 
     def tail(self, nfa: NFA, tool: Tool, *, next_call: bool) -> Frag:
@@ -185,8 +159,8 @@ class DeclaredDialect(Dialect):
     # -- text ------------------------------------------------------------------------------------
 
     def scan_answer(self, text: str, tools: Mapping[str, Tool] | None = None) -> CallScan:
-        """Each block's calls, and as broken each opener that did not become a whole block (one
-        left open when the output ends right after a call's end counts: models stop there)."""
+        """Each block's calls; broken: each opener that became no whole block (one left open at
+        the end of the output after a call's end counts: models stop there)."""
         fmt = self.format
         calls: list[ToolCall] = []
         broken: list[str] = []

@@ -1,10 +1,5 @@
-"""Which call format a model writes, from its special tokens and chat template.
-
-``dialect_for`` looks for each family's own tokens (gpt-oss's ``<|constrain|>``, DeepSeek's
-``<｜tool▁calls▁begin｜>``, GLM's ``<arg_key>``...) and, where tokens alone cannot tell (Qwen3
-and Qwen3-Coder share a tokenizer), for the chat template's way of writing a call. The first rule
-that matches wins; a model none matches is a clear error that lists the formats.
-"""
+"""Which call format a model writes, from its special tokens and, where they cannot tell (Qwen3
+and Qwen3-Coder share a tokenizer), its chat template. The first rule that matches wins."""
 
 from __future__ import annotations
 
@@ -26,8 +21,7 @@ AUTO = "auto"
 
 @dataclass(frozen=True)
 class Signals:
-    """What a model shows of its call format: the texts of its single tokens that look like
-    markup (``<...>``, ``[...]``), and its chat template (empty when unknown)."""
+    """A model's markup-like single tokens (``<...>``, ``[...]``) and chat template ('' if unknown)."""
 
     tokens: frozenset[str]
     template: str = ""
@@ -74,15 +68,8 @@ def _rules() -> list[_Rule]:
 def dialect_for(source: Vocabulary | str | Path, *, template: str | None = None,
                 exclude: Collection[str] = ()) -> Dialect:
     """The call format of the model whose vocabulary (or GGUF file, ``tokenizer.json`` or Hugging
-    Face folder) is ``source``.
-
-    Args:
-        source: A vocabulary, or a path to load one from (a GGUF file's or folder's chat template
-            is read too).
-        template: The model's chat template, when ``source`` does not carry it.
-
-    Raises:
-        UnknownDialectError: No rule matches; the message lists the formats and how to name one.
+    Face folder, whose chat template is read too) is ``source``; ``UnknownDialectError`` when no
+    rule matches, listing the formats.
 
     Examples:
         >>> from tooldec.tokens import Vocabulary
@@ -104,11 +91,7 @@ def dialect_for(source: Vocabulary | str | Path, *, template: str | None = None,
 
 def dialect_named(name: str, source: Vocabulary | str | Path, **options: Any) -> Dialect:
     """The dialect ``name`` with ``options``, or for :data:`AUTO` the one :func:`dialect_for`
-    finds for ``source`` (made again with ``options`` where any is given).
-
-    Raises:
-        UnknownDialectError: An unknown name, or ``auto`` for a model no rule knows.
-    """
+    finds for ``source`` (made again with ``options`` where any is given)."""
     given = {key: value for key, value in options.items() if value is not None}
     if name != AUTO:
         return get_dialect(name, **given)

@@ -1,9 +1,7 @@
 """The call formats of today's open model families, each one declaration (``.declared``).
 
-Each class names the chat template's way of writing a call and a result, the special tokens the
-family writes as single tokens (markers), and its reasoning section. Where a family thinks only
-in one mode of its template (DeepSeek V3.1, Magistral), the section is a constant to pass as
-``reasoning=``; the default is the template's default.
+Where a family thinks only in one mode of its template (DeepSeek V3.1, Magistral), the section
+is a constant to pass as ``reasoning=``; the default is the template's default.
 """
 
 from __future__ import annotations

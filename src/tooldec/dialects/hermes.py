@@ -68,9 +68,8 @@ def _fence(nfa: NFA) -> list[Frag]:
 
 
 def json_object_opener(nfa: NFA, *, fenced: bool, indent: bool = True) -> Frag:
-    """The bytes that commit to a JSON call object: ``{`` and its first key, ``"name"`` (any whitespace);
-    ``fenced``: after a fence line; else after indentation (``indent``). The form's head (``: "``)
-    follows."""
+    """``{"name"`` (any whitespace), the bytes that commit to a JSON call object; after a fence
+    line when ``fenced``, else after indentation when ``indent``."""
     parts = []
     if fenced:
         parts += _fence(nfa)
@@ -82,8 +81,7 @@ def json_object_opener(nfa: NFA, *, fenced: bool, indent: bool = True) -> Frag:
 
 def typed_opener(nfa: NFA, *, fenced: bool = False, nested: bool = True) -> Frag:
     """``{"type": "function", "function": {"name"`` (the OpenAI tool shape; ``nested=False``:
-    Llama 3's flat ``{"type": "function", "name"``), any JSON whitespace, after a fence line when
-    ``fenced``. The form's head (``: "``) follows."""
+    Llama 3's flat one), any JSON whitespace, after a fence line when ``fenced``."""
     parts = _fence(nfa) if fenced else []
     for piece in (b"{", b'"type"', b":", b'"function"', b","):
         parts += [nfa.literal(piece), json_space(nfa)]
@@ -97,29 +95,15 @@ def typed_opener(nfa: NFA, *, fenced: bool = False, nested: bool = True) -> Frag
 class Hermes(JsonObjectDialect):
     """The format of Qwen 2.5 and Hermes models; results go back as ``tool`` chat messages.
 
-    Openers (``openers=`` keeps a subset; all are in use by default). Where two complete at the
-    same byte, the one listed first wins (a fenced object is not taken for an ``inline`` one):
+    Openers, all in use by default, the first listed winning a tie: ``tag`` (``<tool_call>``;
+    ``layout="inline"``: no newlines), ``fenced``, ``bare`` (at a line start), ``fenced_openai``,
+    ``openai`` (the OpenAI tool shape) and ``inline`` (a ``{"name"`` object anywhere), as
+    docs/call-formats.md, "What counts as a call in auto mode", lists them.
 
-    * ``tag``: ``<tool_call>``, then ``\\n{"name": "`` (``layout="inline"``: no newlines), the
-      name, ``", "arguments": `` + the arguments (``json.dumps`` spacing) + ``}\\n</tool_call>``;
-    * ``fenced``: a ````` ```json ````` (or ````` ```tool_call `````, or bare ````` ``` `````) line, then an
-      object whose first key is ``"name"``: ``{"name": "`` commits, then ``"arguments"`` (or
-      ``"parameters"``) and the arguments, any JSON whitespace (pretty printing), ``}``, the fence;
-    * ``bare``: the same object without a fence, at the start of the answer or of a line;
-    * ``fenced_openai``, ``openai``: the OpenAI tool shape ``{"type": "function", "function":
-      {"name": "`` (fenced, or anywhere), then as above and one more ``}``;
-    * ``inline``: an object whose first key is ``"name"`` anywhere in text (``return {"name": "``
-      in code, ``Result: {"name": "`` in a sentence): the same text ``scan`` counts as call-like,
-      so every call-like object is constrained. ``openers=["tag", "fenced", "bare"]`` leaves
-      such objects in prose free (they are then counted as broken calls when they do not parse).
-
-    A call that must come first (``tool_choice`` required or named) opens with the tag alone
-    (``forced=`` picks others): offered the fence as well, the Qwen2.5-Coder models fence their
-    calls and write one where the tag leads them to write several (BFCL parallel: docs/RESULTS.md,
-    "BFCL"). Calls after it, and every call in auto mode, may take any opener in use.
-
-    A tagged call left unclosed when the output ends right after its JSON counts (Qwen models often
-    stop there, and vLLM's Hermes parser accepts it).
+    A call that must come first opens with the tag alone (``forced=`` picks others): offered the
+    fence, the Qwen2.5-Coder models write one call where the tag leads them to write several
+    (docs/RESULTS.md, "BFCL"). A tagged call left unclosed at the end of the output counts (Qwen
+    models often stop there, and vLLM's Hermes parser accepts it).
 
     Examples:
         >>> text = '<tool_call>\\n{"name": "get_weather", "arguments": {"city": "Paris"}}\\n</tool_call>'
@@ -174,8 +158,7 @@ class Hermes(JsonObjectDialect):
         )
 
     def refusals(self) -> tuple[Refusal, ...]:
-        """``<tool_response>`` (a result only a tool writes), and the near misses of the object
-        openers in use (``{"name}``: :func:`.base.near_miss`), where they may begin."""
+        """``<tool_response>`` (only a tool writes a result), and the object openers' near misses."""
         found = [Refusal("result", tag="<tool_response>")]
         names = {o.name for o in self.openers()}
         if "inline" in names:

@@ -1,17 +1,9 @@
-"""Arguments written one by one between tags instead of as one JSON object.
+"""Arguments written one by one between tags (Qwen3-Coder's ``<parameter=city>\\nParis\\n</parameter>\\n``).
 
-Qwen3-Coder writes ``<parameter=city>\\nParis\\n</parameter>\\n``, GLM-4.5
-``<arg_key>city</arg_key>\\n<arg_value>Paris</arg_value>\\n`` and MiniMax-M2
-``<parameter name="city">Paris</parameter>\\n``. A string is its raw text; a number, boolean,
-null, object or array its JSON. The readers of these formats (vLLM's parsers, and
-:meth:`KeyValueArguments.read` here) take a value by its property's declared type, stop a value
-at the first closing tag, and read ``null`` (in any case) as null, so:
-
-* a property must have one type, or one type and null (its ``type`` declared unless it is a
-  string); others are refused at registration, since no reader could tell what a value is;
-* no string, raw or inside JSON, holds a text a reader stops at, and no raw string reads as null;
-* properties are written in the order the schema declares them, optional ones may be left out,
-  and no other key is written.
+A string is its raw text, anything else its JSON. The readers (vLLM's parsers, and
+:meth:`KeyValueArguments.read`) take a value by its property's declared type, stop it at the
+first closing tag and read ``null`` in any case as null, so a property has one type (or one and
+null), no value holds a stop text, and no raw string reads as null.
 """
 
 from __future__ import annotations
@@ -110,8 +102,7 @@ class _RawStrings(SchemaCompiler):
 
 @functools.lru_cache(maxsize=32)
 def _free_raw_string(forbidden: tuple[str, ...]) -> tuple[NFA, Frag]:
-    """Any raw string that holds none of ``forbidden`` and does not read as null, built once per
-    format (shared, never modified: :meth:`NFA.stamp` copies it)."""
+    """Any raw string without ``forbidden`` that does not read as null (shared, never modified)."""
     nfa = NFA()
     fsm = subtract(fsm_of((r"[\s\S]*",)), holding(forbidden), fsm_of((_NULLISH,)))
     return nfa, fsm_fragment(nfa, fsm, _raw_char)
@@ -140,14 +131,9 @@ class KeyValueArguments:
     """Each argument as ``key_open`` KEY ``key_close`` VALUE ``value_close``.
 
     Attributes:
-        key_open: Before a key (``<parameter=``).
-        key_close: Between a key and its value (``>\\n``).
-        value_close: After a value (``\\n</parameter>\\n``).
-        string_key_close: Between a key and a string value, where the format marks strings
-            (``None``: ``key_close``).
+        string_key_close: Between a key and a string value, where the format marks strings.
         stops: Texts a reader ends a value at, which no value may hold (default: the first line
             of ``value_close``).
-        style: How JSON values (objects, arrays) are spaced.
     """
 
     key_open: str
@@ -164,11 +150,7 @@ class KeyValueArguments:
     # -- registration ----------------------------------------------------------------------------
 
     def check(self, tool: Tool, format_name: str) -> None:
-        """Refuse what these formats cannot write or read back (see the module docstring).
-
-        Raises:
-            UnsupportedSchemaError: Naming the tool, the property's JSON pointer and the keyword.
-        """
+        """Refuse what these formats cannot write or read back (``UnsupportedSchemaError``)."""
         require_plain_properties(tool, f"{format_name} writes arguments one by one")
         params = tool.parameters
         props = params.get("properties", {})
@@ -196,8 +178,7 @@ class KeyValueArguments:
     # -- grammar ---------------------------------------------------------------------------------
 
     def fragment(self, nfa: NFA, tool: Tool, spelled: Callable[[str], bytes], stops: tuple[str, ...] = ()) -> Frag:
-        """The arguments of ``tool``: every declared property in order, optional ones optional;
-        no value holds a stop text, the format's own or one of ``stops``."""
+        """The arguments of ``tool`` in declared order; no value holds a stop text or ``stops``."""
         params = tool.parameters
         required = set(params.get("required", []))
         forbidden = tuple(dict.fromkeys((*self.stop_texts, *stops)))
@@ -218,8 +199,7 @@ class KeyValueArguments:
     # -- text ------------------------------------------------------------------------------------
 
     def read(self, body: str, tool: Tool | None) -> dict[str, Any] | None:
-        """The arguments in ``body`` (the text between a call's name and its end), read by the
-        declared types when ``tool`` is given; ``None`` if it is not a list of arguments."""
+        """The arguments in ``body``, by the declared types of ``tool``; ``None`` if it holds none."""
         closes = [re.escape(self.key_close)]
         if self.string_key_close is not None:
             closes.insert(0, re.escape(self.string_key_close))
@@ -252,8 +232,7 @@ _READ_AS = {"string": {"string"}, "integer": {"integer", "number"}, "number": {"
 
 
 def _reader_kind(declared: Any) -> str:
-    """How the formats' readers (vLLM's) take a value of a property declared ``declared``: as
-    a string, an integer, a number, a boolean, JSON, or by guessing (``other``)."""
+    """How vLLM's readers take a value of a property declared ``declared`` (``other``: a guess)."""
     if declared is None:
         return "string"
     name = str(declared).strip().lower()

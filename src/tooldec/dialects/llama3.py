@@ -1,11 +1,5 @@
-"""Llama 3.1 / 3.3 JSON tool calls: ``{"name": "f", "parameters": {...}}``.
-
-Meta's chat template asks for custom tools "in the format {"name": function name, "parameters":
-dictionary of argument name and its value}"; the model writes that object (sometimes after
-``<|python_tag|>``) and ends the turn, and results come back as ``ipython`` messages. The
-``<|python_tag|>`` code calls of the built-in tools (``brave_search.call(query=...)``) are a
-different format and are not covered here.
-"""
+"""Llama 3.1 / 3.3 JSON tool calls: ``{"name": "f", "parameters": {...}}``, as Meta's chat
+template asks for custom tools (the built-in tools' ``<|python_tag|>`` code calls are not covered)."""
 
 from __future__ import annotations
 
@@ -34,10 +28,8 @@ _FORMS = {  # per opener, the group: the text that commits to it (JSON whitespac
 class Llama3Json(JsonObjectDialect):
     """``{"name": "f", "parameters": {"a": 1}}`` anywhere in the output; results as ``ipython`` turns.
 
-    Openers: ``python_tag`` (``<|python_tag|>`` then ``{"name": "``), ``object`` (``{"name": "``,
-    any JSON whitespace, anywhere) and ``typed`` (``{"type": "function", "name": "``). After the
-    name: ``", "parameters": `` (or ``"arguments"``) + the arguments + ``}``; after the tag, with
-    ``json.dumps`` spacing, as the template writes it. ``parse_calls`` reads every form.
+    Openers: ``python_tag``, ``object`` (``{"name": "`` anywhere) and ``typed``
+    (``{"type": "function", "name": "``); after the tag, ``json.dumps`` spacing.
 
     Examples:
         >>> text = '<|python_tag|>{"name": "get_weather", "parameters": {"city": "Paris"}}'
@@ -82,7 +74,12 @@ class Llama3Json(JsonObjectDialect):
         return nfa.seq(*self.loose_arguments(nfa, tool, form, key), json_ws(nfa), nfa.literal(b"}"))
 
     def make_call(self, item: Any) -> ToolCall | None:
-        return _call(item)
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+            return None
+        arguments = item.get("parameters", item.get("arguments"))
+        if not isinstance(arguments, dict):
+            return None
+        return ToolCall(item["name"], arguments)
 
     def render_result(self, call: ToolCall, result: str) -> str:
         """The result text as the ``ipython`` message content (the template adds the header)."""
@@ -90,12 +87,3 @@ class Llama3Json(JsonObjectDialect):
 
     def format_call(self, call: ToolCall) -> str:
         return json.dumps({"name": call.name, "parameters": dict(call.arguments)}, ensure_ascii=False)
-
-
-def _call(item: Any) -> ToolCall | None:
-    if not isinstance(item, dict) or not isinstance(item.get("name"), str):
-        return None
-    arguments = item.get("parameters", item.get("arguments"))
-    if not isinstance(arguments, dict):
-        return None
-    return ToolCall(item["name"], arguments)

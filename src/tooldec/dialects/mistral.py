@@ -1,13 +1,8 @@
 """Mistral tool calls (SentencePiece tokenizers v3 and v7): ``[TOOL_CALLS] [{"name": "f", "arguments": {...}}]``.
 
-``[TOOL_CALLS]`` is a control token of these tokenizers (Mistral-7B-Instruct-v0.3,
-Mixtral-8x22B-Instruct, Mistral Small/Large of late 2024); it has no bytes. What follows is a
-JSON list of calls encoded as ordinary text, and SentencePiece's leading ``▁`` makes it start
-with a space: ``mistral-common`` encodes an assistant tool call as
-``[TOOL_CALLS]▁[{"name":▁"f",▁"arguments":▁{...},▁"id":▁"abcdefghi"}]``. Results go back in v3's
-``[TOOL_RESULTS] {"content": ..., "call_id": ...}[/TOOL_RESULTS]`` blocks (v7 writes
-``[TOOL_RESULTS] id[TOOL_CONTENT] content[/TOOL_RESULTS]``; a chat template does that). The Tekken
-tokenizers' ``[TOOL_CALLS]name[ARGS]{...}`` (v11 on) is a different format.
+``[TOOL_CALLS]`` is a control token with no bytes; SentencePiece's leading ``▁`` makes the JSON
+list after it start with a space, as ``mistral-common`` encodes it. The Tekken tokenizers'
+``[TOOL_CALLS]name[ARGS]{...}`` (v11 on) is a different format.
 """
 
 from __future__ import annotations
@@ -54,11 +49,8 @@ def _new_id() -> str:
 class Mistral(JsonObjectDialect):
     """``[TOOL_CALLS] [{"name": "f", "arguments": {...}}, ...]``: one list, one or more calls.
 
-    After the name the grammar is ``", "arguments": `` + the arguments (``json.dumps`` spacing),
-    optionally ``, "id": "<9 letters or digits>"`` (how ``mistral-common`` writes calls in the
-    history, so a model may copy it), then ``}`` and either ``]`` or, when ``next_call`` is
-    asked for, ``, {"name": "`` and the next name. Calls parsed without a valid id get a fresh
-    one, because v3 results must name the call they answer.
+    A call may end with ``, "id": "<9 letters or digits>"``, as ``mistral-common`` writes the
+    history; calls parsed without a valid id get a fresh one, as v3 results name their call.
 
     Examples:
         >>> text = ('[TOOL_CALLS] [{"name": "get_weather", "arguments": {"city": "Paris"}}, '
@@ -79,19 +71,13 @@ class Mistral(JsonObjectDialect):
     json_forms = _FORMS
 
     def check_tool(self, tool: Tool) -> None:
-        """Mistral's request validator takes only names of up to 64 letters, digits, ``_`` and ``-``.
-
-        Raises:
-            InvalidToolNameError: A name with ``.`` or longer than 64 characters (rename it, e.g.
-                ``math.factorial`` to ``math_factorial``, as BFCL does for such models).
-        """
+        """``InvalidToolNameError`` for a name mistral-common refuses (``math.factorial``: rename it)."""
         if _NAME.fullmatch(tool.name) is None:
             raise InvalidToolNameError(
                 "Mistral tool names must match ^[a-zA-Z0-9_-]{1,64}$ (mistral-common refuses others)", tool=tool.name)
 
     def refusals(self) -> tuple[Refusal, ...]:
-        """``[TOOL_RESULTS]`` (the control token, where the vocabulary has it): only a tool's
-        result comes after it."""
+        """``[TOOL_RESULTS]``: only a tool's result comes after it."""
         return (Refusal("result", tag="[TOOL_RESULTS]"),)
 
     def value_stops(self) -> tuple[str, ...]:
@@ -134,7 +120,15 @@ class Mistral(JsonObjectDialect):
                        ws(), nfa.literal(b"}"), end)
 
     def make_call(self, item: Any) -> ToolCall | None:
-        return _call(item)
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+            return None
+        arguments = item.get("arguments", {})
+        if not isinstance(arguments, dict):
+            return None
+        call_id = item.get("id")
+        if not isinstance(call_id, str) or _ID.fullmatch(call_id) is None:
+            call_id = _new_id()
+        return ToolCall(item["name"], arguments, id=call_id)
 
     def render_result(self, call: ToolCall, result: str) -> str:
         """The v3 result block; JSON results are embedded as values, as ``mistral-common`` does."""
@@ -151,15 +145,3 @@ class Mistral(JsonObjectDialect):
         if _ID.fullmatch(call.id):
             item["id"] = call.id
         return f"{_TRIGGER} {json.dumps([item], ensure_ascii=False)}"
-
-
-def _call(item: Any) -> ToolCall | None:
-    if not isinstance(item, dict) or not isinstance(item.get("name"), str):
-        return None
-    arguments = item.get("arguments", {})
-    if not isinstance(arguments, dict):
-        return None
-    call_id = item.get("id")
-    if not isinstance(call_id, str) or _ID.fullmatch(call_id) is None:
-        call_id = _new_id()
-    return ToolCall(item["name"], arguments, id=call_id)

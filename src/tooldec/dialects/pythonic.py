@@ -1,11 +1,5 @@
-"""Pythonic tool calls of Llama 3.2 and Llama 4: ``[f(a=1, b="x"), g()]``.
-
-Meta's templates for these models ask for the reply ``[func_name1(param_name1=value1, ...),
-func_name2(...)]``: a Python list of calls with keyword arguments and literal values, and
-nothing else in the reply. vLLM's ``pythonic`` parser accordingly treats a reply as calls only
-when the whole of it is such a list. Small models also write the list after a sentence, on a
-line of its own: the ``call`` opener takes those in auto mode.
-"""
+"""Pythonic tool calls of Llama 3.2 and Llama 4: ``[f(a=1, b="x"), g()]``, the reply Meta's
+templates ask for; small models also write the list on a line after a sentence (``call``)."""
 
 from __future__ import annotations
 
@@ -28,30 +22,11 @@ __all__ = ["Pythonic"]
 class Pythonic(Dialect):
     """``[f(a=1, b="x"), g()]``: a list of keyword calls.
 
-    There is no trigger (``trigger`` is ``None``) and no special token for the list (Llama 4's
-    optional ``<|python_start|>`` wrapper is left to the prompt). A bare ``[`` cannot open a
-    call in free text: it would turn every bracket of prose (markdown links, citations, check
-    boxes, lists) into a forced tool call. The openers (``openers=`` picks; the default keeps
-    ``start`` alone, so ``tool_choice="auto"`` must ask for ``call``):
-
-    * ``start``: ``[`` at the very start of the output commits (``required`` or a named tool:
-      the list is the whole reply, as Meta's template asks);
-    * ``call``: ``[`` + the *whole* name of a tool of the inventory + ``(``, at the start of
-      the answer or of a line (after spaces or tabs), commits at the ``(``; the opener is built
-      from the tool names, per snapshot. Before the ``(`` nothing is constrained, so prose
-      stays free however it begins: ``[1]``, ``[x] done``, ``[ ]``, ``[see here](url)``,
-      ``[get_weather]`` (a name without ``(``), ``[f(x) for x in xs]`` when ``f`` is no tool.
-      Why the whole name: a prefix cannot tell ``[get_weather(`` from ``[get a coffee]`` or
-      ``[g]``, and committing earlier would force prose into a call; the cost is that a
-      misspelled name (``[get_wether(``) is not corrected, only counted (an unknown tool);
-    * ``inline_call``: the same anywhere in a line (``I will call [get_weather(``), left out
-      of ``call`` because a list of calls inside a sentence or an expression is code
-      (``foo([bar(1)])``) more often than a tool call.
-
-    From the committing byte the rest is constrained exactly as a required call: ``name=value``
-    pairs in declared order (Python ``True``/``False``/``None``, double-quoted strings, ``, ``
-    between pairs), ``)``, then ``]`` or, when another call may follow, ``, `` and the next
-    name, a real one.
+    Openers: ``start`` (``[`` at the start of the output, the default), ``call`` (``[``, a whole
+    tool name and ``(`` at a line start) and ``inline_call`` (the same anywhere). A bare ``[``
+    never commits in free text, as prose is full of brackets; a prefix of a name cannot tell
+    ``[get_weather(`` from ``[get a coffee]`` (docs/call-formats.md, "What counts as a call in
+    auto mode").
 
     Examples:
         >>> text = '[get_weather(city="Paris", days=3), math.factorial(number=5)]'
@@ -80,11 +55,7 @@ class Pythonic(Dialect):
         )
 
     def tail(self, nfa: NFA, tool: Tool, *, next_call: bool) -> Frag:
-        """``(a=1, b="x")`` then ``]`` or ``, `` before the next name.
-
-        Raises:
-            UnsupportedSchemaError: As :meth:`check_tool`.
-        """
+        """``(a=1, b="x")`` then ``]`` or ``, `` before the next name."""
         _check_parameters(tool)
         members = SchemaCompiler(nfa, tool.parameters, self.style).object_members(tool.parameters, kwargs=True)
         end = nfa.literal(b"]")
@@ -95,25 +66,16 @@ class Pythonic(Dialect):
         return nfa.seq(nfa.literal(b"("), members, nfa.literal(b")"), end)
 
     def check_tool(self, tool: Tool) -> None:
-        """Python must be able to read the call.
-
-        Raises:
-            InvalidToolNameError: A name Python cannot call (``my-tool``, ``class``).
-            UnsupportedSchemaError: A parameter name that is not a Python identifier, or a schema
-                whose parameters are not a plain ``properties`` list.
-        """
+        """Python must be able to read the call: ``InvalidToolNameError`` for a name it cannot
+        call (``my-tool``, ``class``), ``UnsupportedSchemaError`` for a parameter it cannot pass."""
         if not all(part.isidentifier() and not keyword.iskeyword(part) for part in tool.name.split(".")):
             raise InvalidToolNameError(
                 "a pythonic call needs a Python name (identifiers joined by '.', no keywords)", tool=tool.name)
         _check_parameters(tool)
 
     def scan_answer(self, text: str, tools: Mapping[str, Tool] | None = None) -> CallScan:
-        """The calls, and as broken each ``[name(`` that did not become a list of calls: at the
-        start of the text or of a line (after indentation), and anywhere when ``inline_call``
-        is in use (exactly where the openers may commit, whatever the tool names), a list
-        comprehension (``[f(x) for x in xs]``) excepted; with ``start`` in use, a ``[`` that
-        begins the text and no list of calls (that opener commits at the bracket alone); and
-        each object whose first key is ``"name"`` outside the calls."""
+        """Broken: each ``[name(`` where the openers may commit that became no list of calls (a
+        comprehension excepted), a first ``[`` under ``start``, and ``"name"`` objects outside calls."""
         lists = _call_lists(text)
         spans = [(a, b) for a, b, _ in lists]
         anywhere = any(o.name == "inline_call" for o in self.openers())
@@ -233,11 +195,7 @@ def _calls(source: str) -> list[ToolCall] | None:
 
 
 def _json_value(value: Any) -> Any:
-    """A literal as JSON data (tuples become lists).
-
-    Raises:
-        TypeError: A set, bytes, complex number or a dict key that is not a string.
-    """
+    """A literal as JSON data (tuples become lists); ``TypeError`` for what JSON cannot hold."""
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     if isinstance(value, (list, tuple)):

@@ -1,10 +1,7 @@
 """ReAct calls as ToolBench's ToolLLaMA writes them: ``Action: name\\nAction Input: {json}``.
 
-A ReAct step (Yao et al., 2023) is ``Thought: ...``, ``Action: <tool name>``, ``Action Input:
-<arguments>``; the tool runs and its result comes back as an observation, after which the model
-writes the next thought. ToolBench (Qin et al., 2023) fixes the arguments as a JSON object and
-parses a step with ``react_parser`` (``toolbench/inference/utils.py``): the name is the text
-between ``Action: `` and ``\\nAction Input: ``, the arguments everything after ``Action Input: ``.
+A ReAct step (Yao et al., 2023) is a thought, an action and its input; ToolBench (Qin et al.,
+2023) fixes the input as a JSON object, read as its ``react_parser`` reads it.
 """
 
 from __future__ import annotations
@@ -28,13 +25,9 @@ _DECODER = json.JSONDecoder()
 class ReAct(Dialect):
     """``Action: name\\nAction Input: {"a": 1}\\n``, then ``Observation: result\\n``.
 
-    The call is exactly ``Action: `` + name + ``\\nAction Input: `` + the arguments as one line
-    of JSON (``json.dumps`` spacing) + ``\\n``; the runtime then writes ``Observation: ...\\n``
-    and the model continues with its next ``Thought:``. Two differences from ToolLLaMA's
-    training data are deliberate: ToolLLaMA saw arguments pretty-printed over several lines
-    (``{\\n  "url": ...\\n}``), which ``parse_calls`` reads but the grammar does not write, and
-    its chat template returns results as a ``Function:`` turn rather than an observation line;
-    a runtime serving ToolLLaMA passes results in that role instead of ``render_result``.
+    The arguments are one line of JSON (``json.dumps`` spacing). ToolLLaMA saw them pretty-printed,
+    which ``parse_calls`` reads but the grammar does not write, and its template returns results
+    as a ``Function:`` turn, which a runtime serving it passes instead of ``render_result``.
 
     Examples:
         >>> text = ('Thought: I need the weather.\\nAction: get_weather\\n'

@@ -1,8 +1,7 @@
 """Reading calls written as JSON objects, in every form a dialect declares, and counting the rest.
 
-Each form is a regular expression that finds where a call object starts (after a tag, a fence,
-or at the start of a line) and what must close it. The text is scanned left to right; a span
-that became a call is not read again, so a tagged call is not also counted as a bare object.
+The text is scanned left to right; a span that became a call is not read again, so a tagged call
+is not also counted as a bare object.
 """
 
 from __future__ import annotations
@@ -22,26 +21,16 @@ NAME_KEY = r'\{' + WS + r'"name"'
 """``{"name"``: where an object opener commits (the key's closing quote), ``:`` or not."""
 NAME_OBJECT = re.compile(r'\{' + WS + r'"name(?:"|(?![A-Za-z0-9_-]))')
 """An object whose first key is ``"name"``, or begins as one and cannot be another key
-(``{"name}``, ``{"name`` at the end): call-like text, what an object opener commits at or
-refuses (``tooldec.dialects.base.near_miss``)."""
+(``{"name}``): call-like text, what an object opener commits at or refuses."""
 
 
 @dataclass(frozen=True)
 class JsonForm:
-    """One way a JSON call object is written.
+    """One way a JSON call object is written: ``start`` matches up to the object's ``{``, ``end``
+    what must follow it (``lenient_end``: unless the text ends), ``make`` reads a wrapped one.
 
-    Attributes:
-        start: Matches from where the form begins up to the object's ``{`` (exclusive).
-        end: What must follow the object (``\\s*</tool_call>``, ``\\s*````), or ``None``.
-        lenient_end: The end may be missing when the text ends right after the object.
-        list_of_calls: The value is a JSON list of call objects.
-        make: Reads a decoded value as a call (default: the ``make`` given to the scan), for
-            wrapped objects such as the OpenAI tool shape.
-
-    A capturing group in ``start`` (inside its lookahead) marks the text that commits to a call
-    (for a tag: the tag alone, and the object's ``{"name"`` when it follows): when the object does
-    not parse, the scan resumes after that text, or after the whole JSON value when one decodes
-    there, so a failed occurrence is counted once (not again for a ``{"name"`` nested in it).
+    A capturing group in ``start`` marks the text that commits to a call: a failed occurrence
+    resumes the scan past it (or past the JSON value there), so it is counted once.
     """
 
     start: re.Pattern[str]
@@ -53,11 +42,8 @@ class JsonForm:
 
 def scan_json_calls(text: str, forms: Sequence[JsonForm], make: Callable[[Any], Any | None],
                     ) -> tuple[list[Any], list[str]]:
-    """Every call object in ``text`` in any of ``forms`` (tried at each position in order; ``make``
-    reads a decoded object as a call, or ``None``), and the call-like text that did not parse:
-    ``(calls, broken)``, the calls in order, and for each form occurrence (or JSON object with a
-    leading ``"name"`` key outside every call) that did not become a call, the text from where it
-    starts (200 characters at most)."""
+    """``(calls, broken)``: every call object in ``text`` in any of ``forms`` (the first listed
+    wins a tie), and each form occurrence or ``"name"`` object that became no call (200 characters)."""
     calls: list[Any] = []
     broken: list[str] = []
     spans: list[tuple[int, int]] = []  # calls read, and form occurrences that failed
@@ -92,10 +78,8 @@ def scan_json_calls(text: str, forms: Sequence[JsonForm], make: Callable[[Any], 
 
 
 def _past_failed(text: str, match: re.Match[str]) -> int:
-    """Where the scan resumes after a form occurrence that did not become a call, so that it
-    counts once: past its JSON value when one decodes there (``<tool_call>{"type": ...}``, a
-    list whose items are no calls), else past the committing text (the group, when the form
-    has one) or the first character after the match."""
+    """Where the scan resumes after a failed occurrence, so that it counts once: past its JSON
+    value when one decodes there, else past the committing text."""
     at = match.end()
     while at < len(text) and text[at] in " \t\r\n":
         at += 1

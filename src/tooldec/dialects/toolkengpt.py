@@ -1,10 +1,7 @@
 """ToolkenGPT calls as FuncQA writes them: ``<add>(3, 4)=7``, numbers in and a number out.
 
-ToolkenGPT (Hao et al., 2023) predicts a tool as one token, ``<add>``, then the arguments in
-parentheses and ``=``; the tool runs and its result is written right after ``=``, so the model
-goes on reasoning with the number (``... 311+112=<add>(311, 112)=423.``). Arguments are
-positional, so a tool's parameters must all be numbers, written in the order the schema
-declares them.
+ToolkenGPT (Hao et al., 2023) predicts a tool as one token, then positional arguments and ``=``;
+the result is written right after ``=`` and the model goes on reasoning with it.
 """
 
 from __future__ import annotations
@@ -30,20 +27,10 @@ _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 class ToolkenGPT(Dialect):
     """``<name>(1, 2.5)=``: the tool-token format of ToolkenGPT and the FuncQA prompts.
 
-    The grammar after the name is ``>(`` + one JSON number per parameter, in declared order and
-    within the parameter's bounds (integers only for ``integer`` parameters) + ``)=``. Numbers are
-    separated by ``,`` and an optional space: FuncQA's per-tool prompts write ``(311, 112)``, its
-    multi-tool prompt and answers ``(311,112)``. As in Python, trailing parameters that are not
-    required may be left out. A parameter that is an array of numbers, if it is the last one,
-    takes the remaining values (``<add>(277, 209, 72)=``, within ``minItems``/``maxItems``), as
-    FuncQA's ``add``, ``multiply``, ``gcd`` and ``lcm`` need.
-
-    Because the call is positional, ``parse_calls`` needs the tools to name the arguments;
-    without them (or for an unknown name) the values are keyed ``"0"``, ``"1"``, ...
-
-    Args:
-        tools: The tools whose calls are parsed; a ``ToolSet`` is read live, so tools added to
-            it later are known too.
+    One JSON number per parameter in declared order, ``,`` and an optional space between
+    (FuncQA's prompts write both); trailing optional parameters may be left out, and a last
+    array parameter takes the remaining values (FuncQA's ``add``, ``gcd``). ``tools`` name the
+    parsed arguments (a ``ToolSet`` is read live); an unknown tool's are keyed ``"0"``, ``"1"``...
 
     Examples:
         >>> add = Tool.from_dict({"name": "add", "parameters": {"type": "object", "properties": {
@@ -71,20 +58,11 @@ class ToolkenGPT(Dialect):
         self._tools: ToolSet | dict[str, Tool] = tools if isinstance(tools, ToolSet) else {t.name: t for t in tools}
 
     def check_tool(self, tool: Tool) -> None:
-        """Every parameter must be a number (or, last, an array of numbers).
-
-        Raises:
-            UnsupportedSchemaError: A parameter that is not a number (or a trailing array of
-                numbers), or a schema whose parameters are not a plain ``properties`` list.
-        """
+        """``UnsupportedSchemaError`` unless every parameter is a number (or, last, an array of them)."""
         _Signature.of(tool)
 
     def tail(self, nfa: NFA, tool: Tool, *, next_call: bool) -> Frag:
-        """``>(`` numbers ``)=``; ``next_call`` is ignored (one call per tool token).
-
-        Raises:
-            UnsupportedSchemaError: As :meth:`check_tool`.
-        """
+        """``>(`` numbers ``)=``; ``next_call`` is ignored (one call per tool token)."""
         sig = _Signature.of(tool)
         properties = tool.parameters.get("properties", {})
         compiler = SchemaCompiler(nfa, tool.parameters, self.style)
@@ -131,11 +109,7 @@ class ToolkenGPT(Dialect):
         return result.strip()
 
     def format_call(self, call: ToolCall) -> str:
-        """``<name>(a, b)=``, arguments in the tool's declared order when the tool is known.
-
-        Raises:
-            ValueError: An argument that is not a number (or a list of numbers).
-        """
+        """``<name>(a, b)=`` in the tool's declared order; ``ValueError`` for a value not a number."""
         values: list[Any] = []
         for key, value in self._ordered(call):
             for v in value if isinstance(value, list) else [value]:

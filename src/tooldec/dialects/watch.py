@@ -1,9 +1,7 @@
 """The dialect's openers as one search automaton over text, and a watcher for streamed text.
 
-``search_automaton`` builds "any text, then an opener" (anchors included) once; the engine walks it
-in free text (``tooldec.decoding.openers``), and :class:`OpenerWatch` follows decoded text with it,
-so a streaming server knows how much of the end of the text may still become a call (hold it
-back, never send it as content and take it back) and where a call began.
+The engine walks ``search_automaton`` in free text (``tooldec.decoding.openers``); :class:`OpenerWatch`
+follows decoded text with it, so a streaming server holds back what may still become a call.
 """
 
 from __future__ import annotations
@@ -34,9 +32,7 @@ class CommitKind(enum.Enum):
 
 @dataclass(frozen=True)
 class Commit:
-    """What completing one watched text leads to: its kind and, for an opener, the form, whether
-    its head comes next, and for a named opener the tool it named (the call goes on inside that
-    tool's tail)."""
+    """What completing one watched text leads to; for a named opener, the tool it named."""
 
     form: int
     head: bool
@@ -53,24 +49,14 @@ class SearchAutomaton:
     """The openers of a dialect (those written as text) as automata.
 
     Attributes:
-        nfa: Holds every piece.
         search: Free text then an opener; exits (marks ``commit<i>``) where an opener completes.
-        open: The forced openers alone (``Dialect.forced_openers``), anchored at the start (a call
-            that must come first).
-        commits: Per mark index, what the opener leads to.
+        open: The forced openers alone, anchored at the start (a call that must come first).
         special_tags: Tags left out because they are special tokens (matched by id), by form.
-        open_special_tags: Those of them a call that must come first may open with.
-        commit_bytes: Bytes that can end an opener.
-        after_call: The search state right after a call (mid-line).
-        think: The reasoning section's automaton (``None`` without one): any text, then its
-            close, an exit (mark ``close``).
-        after_think: The search state right after a reasoning section (as at the start of the
-            answer, after any whitespace).
-        open_after_think: The ``open`` state right after a reasoning section that a call must
-            follow (the forced openers, after any whitespace).
-        refused_tags: Refused texts that are special tokens (refused by id), with their refusal's name.
+        think: Any reasoning text, then its close (mark ``close``); ``None`` without reasoning.
+        after_think: The search state right after a reasoning section (``open_after_think``: the
+            ``open`` one, for a call that must follow).
         think_text: The ``think`` NFA state of the section's free text (``-1``: none): a state
-            without it is inside the close, where only the close goes on.
+            without it is inside the close.
     """
 
     nfa: NFA
@@ -105,12 +91,8 @@ def search_automaton(dialect: Dialect, special: Collection[str] = (), *, window:
                      names: Collection[str] | None = None, spelled: bool = True) -> SearchAutomaton:
     """The search automata of ``dialect``; tags in ``special`` are matched by token id instead.
 
-    Args:
-        spelled: Spell the format's markers as the engine does (``Dialect.spelled``); ``False``
-            reads them as their text, as a tokenizer decodes them (a watch over decoded text).
-        names: The tool names a named opener (``Opener.named``) commits on, one commit per name;
-            ``None``: any dotted Python identifier, as one commit without a tool (for watching
-            text when the tools are not known: it holds back at least what the engine would).
+    ``spelled=False`` reads markers as their decoded text (a watch). ``names``: the tool names a
+    named opener commits on; ``None``: any dotted identifier, one commit without a tool.
     """
     def spell(text: str) -> bytes:
         return dialect.spelled(text) if spelled else text.encode("utf-8")
@@ -219,8 +201,7 @@ def search_automaton(dialect: Dialect, special: Collection[str] = (), *, window:
 
 
 def _text_without(nfa: NFA, markers: Collection[bytes]) -> Frag:
-    """Any text in which none of the spelled ``markers`` (two bytes, :data:`MARK` and an index)
-    occurs; its start state is its end, and the one state of its free text."""
+    """Any text without the spelled ``markers``; its start state is its end and its free text's."""
     refused = sorted({m[1] for m in markers if len(m) == 2 and m[0] == MARK})
     if not refused:
         return nfa.star(nfa.byte_ranges([(0, 255)]))
@@ -252,11 +233,8 @@ _IDENT = [(0x30, 0x39), *_IDENT_START]
 
 def _named_opener(nfa: NFA, piece: tuple[int, int], literal: bytes,
                   names: Collection[str] | None) -> tuple[int, list[tuple[str | None, int]]]:
-    """``piece``, a tool name, then ``literal``: the start state and, per name, its end state.
-
-    The names are spelled as a byte trie (one state per prefix), so the automaton grows with the
-    total length of the names, and each name ends in its own state (its own commit).
-    """
+    """``piece``, a tool name, then ``literal``: the start state and, per name, its end state
+    (a byte trie, so the automaton grows with the names' total length)."""
     if not literal:
         raise ValueError("a named opener needs the form's tail to start with a fixed byte (form_tail_literal)")
     ends: list[tuple[str | None, int]] = []
@@ -296,21 +274,14 @@ def _bytes_into(nfa: NFA, target: int) -> set[int]:
 
 
 _SHARED: BoundedCache[tuple[str, tuple[str, ...] | None], SearchAutomaton] = BoundedCache(64, sizer=lambda _: 1)
-"""Search automata by dialect (and tool names, for a named opener): a server's watches share
-them, as the engine shares its opener tables. Bounded (64), locked."""
+"""Search automata by dialect (and named opener's tool names), shared by a server's watches. Bounded, locked."""
 
 
 class OpenerWatch:
     """Follows a generation's text and tells where calls may begin (streaming servers).
 
-    Every tag counts as text here (special tokens and markers are decoded to their text).
-    Reasoning text is not fed to it (:meth:`after_reasoning`). Not thread-safe: one watch per
-    generation.
-
-    Args:
-        names: The tool names, for a dialect with a named opener (Pythonic's ``[name(``);
-            without them any dotted identifier counts, so a watch holds back at least what the
-            engine would.
+    Tags count as decoded text; reasoning text is not fed (:meth:`after_reasoning`). ``names``:
+    the tools of a named opener (else any identifier). Not thread-safe: one watch per generation.
 
     Examples:
         >>> from tooldec.dialects import Hermes
@@ -331,7 +302,7 @@ class OpenerWatch:
         self._length = 0
         self._quiet_at = 0
         self.call_start: int | None = None
-        """Byte offset where the opener of the call begun began (``None``: no call yet)."""
+        """Byte offset where the current call's opener began (``None``: no call yet)."""
 
     @property
     def held(self) -> int:
