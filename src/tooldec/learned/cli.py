@@ -26,11 +26,7 @@ __all__ = ["main", "read_demos"]
 
 
 def read_demos(path: Path) -> list[Demonstration]:
-    """The demonstrations of a JSON Lines file.
-
-    Raises:
-        ValueError: A line that is not a demonstration (the message names the line).
-    """
+    """The demonstrations of a JSON Lines file (``ValueError`` naming a line that is none)."""
     demos = []
     for number, line in enumerate(path.read_text().splitlines(), 1):
         if not line.strip():

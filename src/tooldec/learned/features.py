@@ -1,15 +1,8 @@
 """What training a learned row needs from the frozen model: one forward pass per demonstration.
 
-A learned row only enters the output layer, so its gradient needs, per position, the final hidden
-state ``h`` and the log-sum-exp of the model's own logits there; no gradient flows through the
-model. One forward pass per demonstration (llama.cpp on the GGUF file as quantised, or
-transformers) gives them; they are kept as arrays (:class:`Features`) and, when a cache folder is
-given, written to disk in parts so that a stopped run resumes where it was.
-
-A demonstration is text with marks: at each mark a call is made (the learned token is the target
-there) and the text the call stands for (its result, ``[at, end)``) is not trained, as in
-ToolkenGPT. The text is tokenized in pieces cut at the marks, so the token boundary at a call is
-the one a prompt ending there has at inference.
+A learned row only enters the output layer, so its gradient needs, per position, only the final
+hidden state and the log-sum-exp of the model's own logits. The text is tokenized in pieces cut
+at the marks, so the token boundary at a call is the one a prompt ending there has at inference.
 """
 
 from __future__ import annotations
@@ -33,13 +26,8 @@ TEXT = -1
 
 @dataclass(frozen=True)
 class Mark:
-    """A call in a demonstration.
-
-    Attributes:
-        at: Character offset where the call starts (the learned token is predicted here).
-        end: Character offset where the text the call stands for ends (``end >= at``).
-        tool: The tool called.
-    """
+    """A call in a demonstration: the learned token is predicted at ``at``; the text it stands
+    for (its result, up to ``end``) is not trained, as in ToolkenGPT."""
 
     at: int
     end: int
@@ -64,12 +52,8 @@ class Demonstration:
 
 def tokenize_demo(encode: Callable[[str], Sequence[int]], demo: Demonstration, labels: dict[str, int],
                   max_tokens: int) -> tuple[list[int], list[int]]:
-    """Token ids and, per position, the label of the next token (``TEXT``, ``IGNORE`` or a row).
-
-    ``labels`` maps a tool to its learned row (one row for ``<T>``: every tool maps to 0); a
-    tool not in it is not trained (its position is ``IGNORE``). Sequences longer than
-    ``max_tokens`` are cut at the end (a call past the cut is dropped).
-    """
+    """Token ids and, per position, the label of the next token (``TEXT``, ``IGNORE`` or a row);
+    ``labels`` maps a tool to its row (a tool not in it is not trained)."""
     ids: list[int] = []
     label: list[int] = []
     pos = 0
@@ -95,10 +79,7 @@ def tokenize_demo(encode: Callable[[str], Sequence[int]], demo: Demonstration, l
 @dataclass
 class Features:
     """Per trained position: final hidden state, log-sum-exp and max of the model's logits, the
-    logit of the true next token, and the label (``TEXT``, or the learned row at a call).
-
-    ``seq`` is the demonstration index of each position, ``group`` each demonstration's group.
-    """
+    logit of the true next token, the label and the demonstration's index (``seq``)."""
 
     h: np.ndarray
     lse: np.ndarray
@@ -195,16 +176,9 @@ def _key(model_name: str, demos: Sequence[Demonstration], labels: dict[str, int]
 def extract(model: Any, tokenizer: Any, demos: Sequence[Demonstration], labels: dict[str, int], *,
             max_tokens: int = 128, cache: Path | None = None, model_name: str = "", part: int = 100,
             progress: bool = True) -> Features:
-    """Run the frozen model over ``demos`` and keep what training the rows needs.
-
-    Args:
-        model: A ``llama_cpp.Llama`` or a transformers causal LM (frozen; only read).
-        labels: Tool -> learned row (see :func:`tokenize_demo`).
-        max_tokens: Longest sequence kept (longer demonstrations are cut at the end).
-        cache: A folder for the features in parts of ``part`` demonstrations: a stopped run
-            resumes with the parts already there.
-        model_name: Part of the cache key (the model file).
-    """
+    """Run the frozen model (llama.cpp or transformers) over ``demos`` and keep what training
+    the rows needs; with a ``cache`` folder, in parts of ``part`` demonstrations, so that a
+    stopped run resumes."""
     from tqdm import tqdm  # type: ignore[import-untyped]
 
     from ..backends.llamacpp import is_llama

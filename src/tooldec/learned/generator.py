@@ -1,17 +1,9 @@
 """Decoding with learned tokens on llama.cpp: ``<T>`` then the tool under the grammar, or toolkens.
 
-At each step in text mode the learned rows are scored against the model's final hidden state
-(llama.cpp's embeddings output, switched on only for those steps) and appended to the model's
-logits, so a learned token competes with the vocabulary as one more token would. The learned
-tokens are special ids past the model's own (``width``, ``width + 1``, ...) in an extended
-:class:`~tooldec.tokens.Vocabulary`; a dialect whose ``trigger`` is ``"<T>"`` therefore enters
-tool mode on it, and the grammar writes the call from there (name over *all* tools, then
-arguments). The model never reads a learned token: it reads the token's expansion (nothing for
-``<T>``; ``<add>(`` for a ToolkenGPT toolken, after which the model writes the arguments freely,
-as ToolkenGPT does, until the call closes).
-
-``generate`` returns only the ids the model read, so the runtime's text and prompts stay plain;
-where learned tokens fired is in ``events``.
+In text mode the learned rows' logits (from llama.cpp's embeddings output, switched on only for
+those steps) are appended to the model's, as special ids past its own in an extended vocabulary:
+a dialect whose ``trigger`` is ``"<T>"`` enters tool mode on it. The model reads only a learned
+token's expansion, and ``generate`` returns only the ids it read; ``events`` says where they fired.
 """
 
 from __future__ import annotations
@@ -62,20 +54,13 @@ def extended_vocabulary(vocab: Vocabulary, names: Sequence[str]) -> Vocabulary:
 
 class LearnedGenerator(LlamaCppGenerator):
     """A ``llama_cpp.Llama`` with learned output rows, scored by ``generate`` and ``next_logits``
-    (not by the plain ``tokens`` it inherits).
+    (not by the plain ``tokens`` it inherits). ``vocab`` is padded to the logits.
 
     Args:
-        llm: The model (its context is created without embeddings; they are switched on per step).
-        vocab: The model's vocabulary padded to its logits (``tooldec.backends.load`` gives it).
-        learned: The rows; checked against the model (hidden size, vocabulary).
-        stop_after_learned: End the generation as soon as a learned token and its expansion are
-            written (to read which toolken was chosen without its arguments).
-        stop: Strings that end a generation in text mode (ends as the end-of-sequence token
-            does): a raw few-shot prompt has no end of turn, and the model would go on with the
-            next question.
-
-    Raises:
-        LearnedTokenError: Rows trained for another model.
+        stop_after_learned: End as soon as a learned token and its expansion are written (to read
+            which toolken was chosen without its arguments).
+        stop: Strings that end a generation in text mode: a raw few-shot prompt has no end of
+            turn, and the model would go on with the next question.
     """
 
     def __init__(self, llm: Any, tokenizer: Any, vocab: Vocabulary, learned: LearnedTokens, *,
@@ -94,8 +79,7 @@ class LearnedGenerator(LlamaCppGenerator):
         self.stop_after_learned = stop_after_learned
         self.stop = tuple(text.encode() for text in stop)
         self.events: list[Fired] = []
-        """Where learned tokens fired (position in its generation's ids), every ``generate`` since
-        the list was last cleared."""
+        """Where learned tokens fired, every ``generate`` since the list was last cleared."""
         self._lib = llama_cpp
         self._dim = int(llm.n_embd())
 
@@ -121,8 +105,7 @@ class LearnedGenerator(LlamaCppGenerator):
         self.model.eval(list(ids[-1:]))
 
     def _feed(self, ids: Sequence[int], hidden: bool) -> None:
-        """Make the context hold exactly ``ids``, evaluating only what the cache does not hold (the
-        last id alone, after the rest in chunks, cached or not: the same logits either way)."""
+        """Make the context hold exactly ``ids``, evaluating only what the cache does not hold."""
         kept = keep_prefix(self.model, ids)
         self._switch(False)
         evaluate_prompt(self.model, ids[:-1], kept)
@@ -211,17 +194,8 @@ class LearnedGenerator(LlamaCppGenerator):
 
 
 def learned_decoder(generator: LearnedGenerator, tools: Any, **options: Any) -> Any:
-    """A runtime ``ToolDecoder`` that decodes with ``generator`` (and its learned tokens).
-
-    ``options`` go to ``ToolDecoder`` (``dialect``, ``constrained``, budgets). With
-    ``constrained=True`` the dialect's trigger should be a learned token's name (``"<T>"``), and
-    the grammar is built on the generator's extended vocabulary; with ``constrained=False``
-    toolkens are chosen freely and write their expansions.
-
-    Examples:
-        ``learned_decoder(LearnedGenerator(llm, tokenizer, vocab, LearnedTokens.load("t.npz")),
-        tools, dialect=MyTriggerDialect(), constrained=True)``
-    """
+    """A runtime ``ToolDecoder`` that decodes with ``generator``; ``options`` go to it. With
+    ``constrained=True`` the dialect's trigger should be a learned token's name (``"<T>"``)."""
     from ..runtime import ToolDecoder
 
     decoder = ToolDecoder(generator.model, generator.tokenizer, tools, vocab=generator.base_vocab, **options)

@@ -1,16 +1,9 @@
 """Learned output rows: ToolDec's ``<T>`` trigger and ToolkenGPT's toolkens, as a small file.
 
-Both methods add tokens to a frozen model by learning only their rows of the output layer: the
-logit of a learned token is the dot product of its row with the model's final hidden state (after
-the last norm), the same way the model's own tokens are scored. ``<T>`` is one row that says
-"a tool call starts here" (the tool is then chosen by name under the finite-state machine, so it
-works for tools never seen in training); ToolkenGPT learns one row per tool (``<add>``), so it can
-only call the tools it was trained on. Nothing is fed back as a learned input embedding: once a
-learned token is chosen, what the model reads next is its *expansion*, ordinary text (nothing for
-``<T>``, whose call the grammar writes; ``<add>(`` for a toolken), as ToolkenGPT does.
-
-A file holds the rows (float16), their names and expansions, and what model they fit (its hidden
-size and vocabulary fingerprint), so a file trained for one model is refused for another.
+Both learn only output rows of a frozen model: a learned token's logit is its row's dot product
+with the final hidden state. ``<T>`` is one row (the grammar then picks the tool by name, so it
+works for unseen tools); ToolkenGPT learns one row per tool. Once chosen, the model reads the
+token's *expansion*, ordinary text. A file records the model it fits, and is refused for another.
 
 Examples:
     >>> import numpy as np
@@ -48,19 +41,8 @@ class LearnedTokenError(ToolDecError, ValueError):
 
 @dataclass(frozen=True, eq=False)
 class LearnedTokens:
-    """Learned output rows, their names and what each expands to.
-
-    Args:
-        names: One name per row: ``("<T>",)`` or ``("<add>", "<subtract>", ...)``.
-        expansions: The text the model reads after each token is chosen (``""`` for ``<T>``).
-        rows: ``(len(names), dim)`` float32: each row's dot product with the final hidden state
-            is its logit.
-        model: The model file they were trained on (for messages).
-        vocab_fingerprint: ``Vocabulary.fingerprint`` of the model's vocabulary (not padded).
-
-    Raises:
-        LearnedTokenError: Shapes or counts that do not match.
-    """
+    """Learned output rows ``(len(names), dim)``, their names and what each expands to; the
+    ``model`` file and ``vocab_fingerprint`` (unpadded) they were trained on. Immutable."""
 
     names: tuple[str, ...]
     expansions: tuple[str, ...]
@@ -93,11 +75,7 @@ class LearnedTokens:
         return scores
 
     def check(self, dim: int, vocab_fingerprint: str) -> None:
-        """Refuse rows trained for another model.
-
-        Raises:
-            LearnedTokenError: Another hidden size or another vocabulary.
-        """
+        """Refuse rows trained for another model (``LearnedTokenError``)."""
         if dim != self.dim:
             raise LearnedTokenError(f"learned tokens {list(self.names)[:3]} were trained on {self.model} "
                                     f"(hidden size {self.dim}); this model's hidden size is {dim}")
@@ -120,11 +98,7 @@ class LearnedTokens:
 
     @classmethod
     def load(cls, path: str | Path) -> LearnedTokens:
-        """Read a file written by :meth:`save`.
-
-        Raises:
-            LearnedTokenError: No such file, or not a learned-token file of this format.
-        """
+        """Read a file written by :meth:`save` (``LearnedTokenError`` if it is none)."""
         path = Path(path)
         if not path.is_file():
             raise LearnedTokenError(f"no learned-token file at {path}")

@@ -1,16 +1,14 @@
 """Fit learned output rows on a frozen model's features, and measure when they fire.
 
-The model's next-token distribution with learned tokens is the softmax over its own logits and
-the rows' logits ``h @ W.T``. Training minimises the cross-entropy of the demonstrations' next
-tokens, where the target at a call is the learned token (``<T>``, or the tool's toolken) and
-elsewhere the model's own next token, which teaches a row both to fire at calls and to stay quiet
-in text (ToolkenGPT's objective; the model itself is frozen). With the model fixed this loss is
+Training minimises the cross-entropy of the demonstrations' next tokens over the model's logits
+and the rows' ``h @ W.T``, the target at a call being the learned token, which teaches a row to
+fire at calls and stay quiet in text (ToolkenGPT's objective). With the model frozen the loss is
 convex in ``W``, so full-batch L-BFGS on the cached features finds it in seconds.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
@@ -22,9 +20,7 @@ __all__ = ["SwitchScores", "fit_rows", "switch_scores"]
 
 def fit_rows(features: Features, rows: int, *, l2: float = 1e-4, steps: int = 200, seed: int = 0) -> tuple[np.ndarray, dict[str, Any]]:
     """The ``(rows, dim)`` matrix that minimises the mean cross-entropy plus ``l2 * |W|^2`` (weight
-    decay keeps rows small where the data do not pin them down) in at most ``steps`` L-BFGS
-    iterations, and a record: loss before and after, positions, calls. Labels ``>= 0`` pick a
-    row; ``seed`` seeds torch (L-BFGS from zero is deterministic; kept for the record)."""
+    decay keeps rows small where the data do not pin them down), and a record of the fit."""
     import torch
 
     torch.manual_seed(seed)
@@ -62,12 +58,8 @@ def fit_rows(features: Features, rows: int, *, l2: float = 1e-4, steps: int = 20
 
 @dataclass(frozen=True)
 class SwitchScores:
-    """Whether the learned tokens fire at the demonstrations' calls (teacher forcing, greedy).
-
-    A learned token fires at a position when its logit is above every logit of the model's own
-    tokens there. ``tool_accuracy``: at the calls where one fires, the share where it is the
-    right row (toolkens; always 1 for a single ``<T>``).
-    """
+    """Whether the learned tokens fire (beat every logit of the model's own tokens) at the
+    demonstrations' calls; ``tool_accuracy``: the share of those where the right row fires."""
 
     precision: float
     recall: float
@@ -77,17 +69,12 @@ class SwitchScores:
     tool_accuracy: float
 
     def as_dict(self) -> dict[str, float]:
-        return {"precision": self.precision, "recall": self.recall, "f1": self.f1, "calls": float(self.calls),
-                "fired": float(self.fired), "tool_accuracy": self.tool_accuracy}
+        return {key: float(value) for key, value in asdict(self).items()}
 
 
 def switch_scores(features: Features, weight: np.ndarray, *, rows_of: dict[int, int] | None = None) -> SwitchScores:
-    """Precision, recall and F1 of firing at the gold call positions (labels ``>= 0``).
-
-    Args:
-        rows_of: Label -> the row that is right there (default: the label itself); labels without
-            a row (unseen tools for toolkens) count for mode switching only.
-    """
+    """Precision, recall and F1 of firing at the gold call positions (labels ``>= 0``);
+    ``rows_of`` maps a label to its right row (default: the label itself)."""
     z = features.h @ np.asarray(weight, dtype=np.float32).T
     best = z.argmax(axis=1)
     fire = z.max(axis=1) > features.zmax
