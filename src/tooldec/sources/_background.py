@@ -1,9 +1,5 @@
-"""What the sources share: an asyncio event loop in a thread of its own, so synchronous code can
-drive async clients, and the tool function and ``with`` support of a source.
-
-The MCP SDK is async, while a tool's function is called synchronously (from the runtime's
-executor threads). One loop per source runs in a daemon thread; coroutines are handed to it with
-``run`` from any thread, and wait at most a timeout.
+"""What the sources share: an asyncio event loop in a thread of its own, so a tool's function,
+called synchronously from the runtime's executor threads, can drive an async client (the MCP SDK).
 """
 
 from __future__ import annotations
@@ -73,12 +69,8 @@ class BackgroundLoop:
         return asyncio.run_coroutine_threadsafe(coroutine, self.loop)
 
     def run(self, coroutine: Coroutine[Any, Any, T], timeout: float | None) -> T:
-        """Run ``coroutine`` on the loop and wait for its result.
-
-        Raises:
-            TimeoutError: Not done within ``timeout`` seconds (the coroutine is cancelled).
-            Exception: Whatever the coroutine raised.
-        """
+        """Run ``coroutine`` on the loop and wait for its result; ``TimeoutError`` (the coroutine
+        cancelled) when it is not done within ``timeout`` seconds."""
         future = self.submit(coroutine)
         try:
             return future.result(timeout)

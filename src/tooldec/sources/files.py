@@ -1,9 +1,7 @@
 """A tools file, whatever the user wrote it as: a Python module, a JSON (or YAML) file of tool
-definitions in the OpenAI, MCP or Anthropic shape, or an OpenAPI 3 document.
-
-Every tool is registered when the file is read, so a mistake is reported before any model
-loads, as one line that names the file and, where there is one, the line (a syntax error, a
-``TOOLS`` that is not a list, a tool whose schema cannot be used).
+definitions in the OpenAI, MCP or Anthropic shape, or an OpenAPI 3 document. Every tool is
+registered when the file is read, so a mistake is one line naming the file (and line) before any
+model loads.
 """
 
 from __future__ import annotations
@@ -32,13 +30,7 @@ Kind = Literal["python", "definitions", "openapi"]
 @dataclass
 class ToolFile(Closing):
     """The tools of one file; ``close`` (or ``with``) releases an OpenAPI source's connections.
-
-    Attributes:
-        path: The file.
-        kind: ``python``, ``definitions`` (tool dicts: no function, so calls are checked but not
-            run) or ``openapi`` (each operation makes its HTTP request).
-        tools: The tools, registered.
-    """
+    ``kind`` ``definitions``: tool dicts, with no function, so calls are checked but not run."""
 
     path: Path
     kind: Kind
@@ -54,18 +46,9 @@ def load_tools_file(path: str | Path, *, base_url: str | None = None, headers: M
                     credentials: Mapping[str, str] | None = None) -> ToolFile:
     """Read and register the tools of ``path``; the kind is told by the suffix and the content.
 
-    Args:
-        path: A ``.py`` file (its ``TOOLS`` list, else its public functions), or a ``.json``,
-            ``.yaml`` or ``.yml`` file: an OpenAPI 3 document (it has an ``openapi`` key), or
-            tool definitions (a list of them, one, or ``{"tools": [...]}`` as MCP lists them).
-        base_url: For an OpenAPI document, overrides its ``servers``.
-        headers: For an OpenAPI document, sent with every request.
-        credentials: For an OpenAPI document, security scheme name -> secret.
-
-    Raises:
-        FileNotFoundError: No such file.
-        ToolSourceError: The file does not parse, defines no tools, or a tool cannot be
-            registered; one line naming the file (and the line, where there is one).
+    ``base_url``, ``headers`` and ``credentials`` (security scheme name -> secret) are for an
+    OpenAPI document. ``ToolSourceError``: the file does not parse, defines no tools, or a tool
+    cannot be registered.
     """
     file = Path(path)
     if not file.is_file():
@@ -90,11 +73,7 @@ def load_tools_file(path: str | Path, *, base_url: str | None = None, headers: M
 
 
 def read_document(path: Path) -> Any:
-    """A JSON or YAML file as data (YAML needs ``pyyaml``).
-
-    Raises:
-        ToolSourceError: It does not parse: ``file:line:column: the reason``.
-    """
+    """A JSON or YAML file as data (YAML needs ``pyyaml``); ``ToolSourceError`` ``file:line:column``."""
     text = path.read_text(encoding="utf-8")
     if path.suffix in (".yaml", ".yml"):
         try:
@@ -116,13 +95,8 @@ def read_document(path: Path) -> Any:
 
 
 def python_tools(file: Path) -> list[Tool]:
-    """The tools of a Python file: its ``TOOLS`` list, else its public functions (those defined
-    in the file itself, not imported, whose names do not start with ``_``), registered.
-
-    Raises:
-        ToolSourceError: A syntax error, an exception while the file runs, a ``TOOLS`` that is
-            not a list, no tools, or a tool that cannot be registered (``file:line: ...``).
-    """
+    """The tools of a Python file: its ``TOOLS`` list, else the public functions defined in it,
+    registered (``ToolSourceError`` ``file:line: ...`` for any mistake)."""
     source = file.read_text(encoding="utf-8")
     try:
         tree = ast.parse(source, filename=str(file))

@@ -1,22 +1,15 @@
 """The operations of an OpenAPI document as tools that make their HTTP requests (with ``httpx``).
 
-Each argument goes where the document says (``tools.openapi.Operation.arguments``): path
-parameters are percent-encoded whole, ``/``, ``?``, ``#`` and ``%`` included, and a value made only
-of dots is encoded too, so that no value can change the path (``../admin`` stays one segment);
-query parameters are encoded by httpx (arrays exploded, as OpenAPI's default form style says);
-header values with a line break are refused; body properties make the JSON body.
+Path values are percent-encoded whole (dots too when a value is only dots), so that no value can
+change the path (``../admin`` stays one segment); header values with a line break are refused.
 
 Credentials come from ``credentials`` (security scheme name -> secret) or, for a scheme not given
-there, from the environment variable ``TOOLDEC_AUTH_<SCHEME>`` (the scheme's name upper-cased,
-other characters as ``_``: TMDB's ``api_key`` scheme reads ``TOOLDEC_AUTH_API_KEY``). They are
-sent as the scheme says (an API key in a header, the query or a cookie; ``Authorization: Bearer``
-or ``Basic``) with every operation that does not declare ``security: []``, or only with those
-naming the scheme when the operation names its schemes.
+there, from the environment variable ``TOOLDEC_AUTH_<SCHEME>`` (TMDB's ``api_key`` scheme reads
+``TOOLDEC_AUTH_API_KEY``), and are sent as the scheme says to the operations that require it.
 
-A response is the observation: JSON as a value, other text as text. A status outside 2xx, a
-timeout or a network error becomes the call's error (``ToolCallError``), never an exception in
-the loop. Redirects are followed only to the same scheme, host and port; one to another host is
-reported, not followed (credentials must not leak). Responses are read up to a size limit.
+A response is the observation. A status outside 2xx, a timeout or a network error is the call's
+``ToolCallError``. Redirects to another scheme, host or port are reported, not followed
+(credentials must not leak).
 """
 
 from __future__ import annotations
@@ -47,12 +40,7 @@ class OpenAPISource(Closing):
     Args:
         spec: The parsed document, or the path of a JSON or YAML file.
         base_url: Where the API is (default: the document's first ``servers`` URL).
-        headers: Headers sent with every request (e.g. ``{"Authorization": "Bearer ..."}``).
         credentials: Security scheme name -> secret (see the module docstring).
-        environ: Where ``TOOLDEC_AUTH_<SCHEME>`` is read (default: ``os.environ``).
-        timeout: Seconds for connecting and for each read.
-        max_response_bytes: A longer response is cut there (and says so).
-        naming: How operations are named (see ``tools.openapi.tools_from_openapi``).
         names: Names chosen elsewhere, by ``"METHOD /path"``; they win over ``naming``
             (``tooldec.runtime.naming.rewrite_names`` writes them from the documentation).
         transport: An ``httpx`` transport (tests, proxies); default: the network.
@@ -96,12 +84,8 @@ class OpenAPISource(Closing):
         """One tool per operation, in document order; each makes its request."""
 
     def call(self, name: str, arguments: Mapping[str, Any]) -> Any:
-        """Make the request of operation ``name`` and return what the model should read.
-
-        Raises:
-            ToolCallError: A status outside 2xx, a redirect to another host, a timeout, a
-                network error, or an argument that cannot be sent (a line break in a header).
-        """
+        """Make the request of operation ``name`` and return what the model should read
+        (``ToolCallError`` for any failure of the request)."""
         import httpx
 
         op = self._by_name[name]

@@ -1,16 +1,8 @@
 """The tools of an MCP server, listed and called through the official ``mcp`` SDK.
 
-``MCPSource("python server.py")`` starts the server as a subprocess and talks to it over stdio;
-``MCPSource("http://127.0.0.1:8000/mcp")`` connects over streamable HTTP. Each tool the server
-lists becomes a :class:`~tooldec.tools.Tool` whose ``inputSchema`` is its parameter schema and
-whose function calls the server's ``tools/call``; a schema tooldec must refuse is reported in
-``refused`` (with the typed error) and the other tools stay usable. The result goes back to the
-model as the observation: the text blocks (or the structured content, when the text is only its
-JSON, or when there is no text), and an ``isError`` result as ``error: <its text>``.
-
-The SDK is async; a source runs it on an event loop in its own thread, so ``tools``, ``call``
-and ``close`` are plain synchronous calls, safe from any thread (the runtime calls tools from
-its executor threads).
+A schema tooldec must refuse is reported in ``refused`` (with the typed error) and the other tools
+stay usable. The async SDK runs on an event loop in its own thread, so ``tools``, ``call`` and
+``close`` are plain synchronous calls, safe from any thread.
 """
 
 from __future__ import annotations
@@ -47,16 +39,12 @@ class MCPSource(Closing):
     """A connection to an MCP server and its tools.
 
     Args:
-        server: A URL (``http://`` or ``https://``: streamable HTTP), or the command that starts
-            the server (a string split as a shell would, or a list of arguments: stdio).
-        env: Environment variables for a stdio server, set over the SDK's minimal environment
-            (``mcp.client.stdio.get_default_environment``: ``HOME``, ``PATH``, ``USER`` and a few
-            more, as Claude Desktop starts servers); nothing else of this process's environment
-            reaches the server, so pass what it needs (an API key), or ``env=os.environ`` for all
-            of it (what ``tooldec run`` does, as VS Code does).
-        cwd: Working directory of a stdio server.
+        server: A URL (streamable HTTP), or the command that starts the server (a string split as
+            a shell would, or a list of arguments: stdio).
+        env: Environment variables for a stdio server, over the SDK's minimal environment
+            (``HOME``, ``PATH``...): pass what it needs (an API key), or ``env=os.environ`` for all
+            of this process's (what ``tooldec run`` does, as VS Code does).
         timeout: Seconds to wait for one call (or one page of the tool listing).
-        connect_timeout: Seconds to wait for the server to start and answer.
         errlog: Where a stdio server's stderr goes (default: a temporary file, quoted in the
             error if the server fails to start).
 
@@ -153,16 +141,8 @@ class MCPSource(Closing):
         return tools
 
     def call(self, name: str, arguments: Mapping[str, Any]) -> Any:
-        """Call a tool on the server and return what the model should read.
-
-        Returns:
-            The text of the result (text blocks joined by newlines; other blocks described in
-            brackets), or its structured content.
-
-        Raises:
-            ToolCallError: The server answered ``isError``, or the call failed (the server is
-                gone, a timeout, a protocol error); the message says which.
-        """
+        """Call a tool on the server and return its :func:`observation`; ``ToolCallError`` when
+        the server answered ``isError`` or the call failed."""
         if self._client is None or self._session.done():
             raise ToolCallError(f"the MCP server {self.server!r} is not connected{self._stderr_tail()}")
         try:
@@ -209,15 +189,9 @@ class MCPSource(Closing):
 
 
 def observation(result: Any) -> Any:
-    """What the model reads of a ``CallToolResult``.
-
-    Text blocks are joined by newlines. Structured content is returned (written as compact JSON
-    by the runtime) when there is no text, or when the text is only that content as JSON (as the
-    SDK writes it, indented). Images, audio and binary resources are named, not inlined.
-
-    Raises:
-        ToolCallError: The result is an error (``isError``); the message is its text.
-    """
+    """What the model reads of a ``CallToolResult``: its text blocks, or its structured content
+    when there is no text or the text is only that content as JSON (as the SDK writes it).
+    Images, audio and binary resources are named, not inlined; ``isError`` is a ``ToolCallError``."""
     parts = [_block_text(block) for block in result.content]
     text = "\n".join(parts)
     if result.is_error:
