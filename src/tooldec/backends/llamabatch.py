@@ -1,7 +1,7 @@
 """Several sequences in one llama.cpp context, each in a slot of its own, evaluated as one batch
-(``tooldec serve --parallel N``: docs/serving.md). Where decoding is bound by arithmetic, a batch
-costs more: on 2 cores, 4 rows of Qwen2.5-Coder-0.5B cost 2.7 times one
-(``benchmarks/batch_decode.py``). The cache is not unified: each slot holds ``n_ctx / slots``.
+(``tooldec serve --parallel N``: docs/serving.md). N rows cost little more than one where decoding
+reads the weights; on 2 cores, bound by arithmetic, 4 rows of Qwen2.5-Coder-0.5B cost 2.7 times
+one (``benchmarks/batch_decode.py``). The cache is not unified: each slot holds ``n_ctx / slots``.
 
 A new prompt keeps what its slot shares of it in whole
 :data:`~tooldec.backends.llamacpp.PROMPT_CHUNK` s and evaluates the rest chunk by chunk, aligned to

@@ -52,7 +52,8 @@ T = TypeVar("T")
 @dataclass(frozen=True)
 class Settings:
     """How much the server takes from one client: the largest body read (a larger one is a 413
-    before it is parsed), and the seconds a request may take, queued and generating (then a 503)."""
+    before it is parsed), and the seconds a request may take, queued and generating (then a 503;
+    ``None``: no limit)."""
 
     max_body_bytes: int = 16 * 2**20
     request_timeout: float | None = None

@@ -40,7 +40,7 @@ class Done:
 @dataclass
 class Job:
     """One request's generation (``specs`` empty: unconstrained). ``emit`` is called from the
-    worker thread with each event, then a :class:`Done` (none for a job cancelled while queued);
+    worker thread with each event, then a :class:`Done` (none for a job cancelled before it ran);
     time to first token counts from ``submitted``."""
 
     prompt_ids: list[int]
@@ -67,8 +67,8 @@ class QueueFull(Exception):
 
 class Worker:
     """The thread that runs jobs on a loaded llama.cpp model (only it touches ``generator`` from
-    now on); more than ``max_queue`` jobs waiting are refused with :class:`QueueFull`. Its
-    counters are written by this thread alone (``/metrics`` describes them)."""
+    now on); more than ``max_queue`` jobs waiting are refused with :class:`QueueFull`. ``/metrics``
+    describes its counters."""
 
     def __init__(self, generator: LlamaCppGenerator, constraints: Constraints, *, max_queue: int = 256) -> None:
         if max_queue < 1:
