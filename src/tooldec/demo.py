@@ -1,8 +1,5 @@
-"""The demo's tools and questions: arithmetic, unit conversion and a small lookup table.
-
-Small on purpose: each tool is a typed function whose docstring is its description, which is
-all tooldec needs to turn it into a tool (``Tool.from_function``).
-"""
+"""The demo's tools and questions: typed functions whose docstrings describe them, all
+``Tool.from_function`` needs."""
 
 from __future__ import annotations
 

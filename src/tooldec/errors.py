@@ -1,9 +1,5 @@
-"""Typed errors of tooldec.
-
-Everything a user can get wrong is reported when a tool is registered, a list compiled or a
-tokenizer loaded, never in the middle of generation; model output that leaves the grammar is not an
-error (``Machine.advance`` returns ``False``). The hierarchy and the whole contract:
-docs/DESIGN.md, "Error contract".
+"""Typed errors of tooldec: what a user can get wrong is reported when a tool is registered, a list
+compiled or a tokenizer loaded, never in the middle of generation (docs/DESIGN.md, "Error contract").
 """
 
 from __future__ import annotations
@@ -56,10 +52,8 @@ class InvalidSchemaError(ToolRegistrationError):
 
 
 class UnsupportedSchemaError(ToolRegistrationError):
-    """A schema keyword that constrains values but that tooldec cannot enforce.
-
-    Raised instead of ignoring the keyword, which would let the model produce invalid arguments.
-    """
+    """A schema keyword that constrains values but that tooldec cannot enforce (ignoring it would
+    let the model write invalid arguments)."""
 
     def __init__(self, message: str, *, tool: str | None = None, pointer: str = "", keyword: str = "") -> None:
         self.pointer = pointer

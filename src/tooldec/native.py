@@ -1,9 +1,5 @@
-"""tooldec's optional compiled modules, loaded once: ``None`` where one is not built.
-
-The C extensions (setup.py) are optional for a user's install: without a C compiler the install
-goes on and tooldec runs the same algorithms in Python. ``TOOLDEC_NATIVE=0`` turns them all off
-(the tests run both ways and compare).
-"""
+"""tooldec's optional C extensions: without a compiler, the install goes on and tooldec runs the
+same algorithms in Python (``TOOLDEC_NATIVE=0`` too: the tests run both ways and compare)."""
 
 from __future__ import annotations
 

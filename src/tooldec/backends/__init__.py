@@ -1,9 +1,5 @@
-"""Where masks meet a model: one module per inference engine, and the step they share.
-
-``tooldec.backends.hf`` (transformers, imports torch) and ``tooldec.backends.llamacpp``
-(llama-cpp-python); import them explicitly, so that ``import tooldec.backends`` stays free of ML
-frameworks. :func:`generator_for` picks the :class:`Generator` a loaded model needs.
-"""
+"""Where masks meet a model: one module per inference engine (``hf``, ``llamacpp``: import them
+explicitly, so ``import tooldec.backends`` loads no ML framework), and the step they share."""
 
 from .generation import Generation, Generator, Request, TokenGenerator
 from .loading import Backend, generator_for, load, pick_backend

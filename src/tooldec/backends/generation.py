@@ -27,18 +27,11 @@ class Generation:
     """The new tokens of one ``generate`` call and what it cost.
 
     Attributes:
-        ids: Tokens after the prompt, up to and including the end-of-sequence token if one was
-            generated (the padding after it is dropped).
-        ended: The model emitted an end-of-sequence token.
-        call_closed: Generation stopped because a call closed (``stop_after_call`` dialects).
-        masking_seconds, masked_steps, overlapped_seconds, checked_steps: What masking cost,
-            as :class:`~tooldec.backends.step.Stepper` counts it (0 when unconstrained).
-        refusals: What the model tried to write that the format refuses, by name, and how often
-            (``Stepper.refusals``).
-        forced_steps, jumps: Tokens the grammar forced and the model confirmed, evaluated in
-            ``jumps`` batches without a forward pass each (``Stepper.forced_steps``; each is also a
-            masked step): forward passes = ``len(ids) - forced_steps`` (the last token is never
-            evaluated) plus the prompt's.
+        ids: Tokens after the prompt, an end-of-sequence token included (no padding).
+        ended, call_closed: It ended on an end token; it stopped as a call closed (``stop_after_call``).
+        masking_seconds, masked_steps, overlapped_seconds, checked_steps, refusals, forced_steps,
+            jumps: As :class:`~tooldec.backends.step.Stepper` counts them (0 unconstrained): forward
+            passes = ``len(ids) - forced_steps`` (the last token is never evaluated) plus the prompt's.
     """
 
     ids: list[int]
@@ -106,16 +99,10 @@ class Generator(Protocol):
         stop_after_call: Dialect | None = None,
         prefix: str = "",
     ) -> Generation:
-        """Generate up to ``max_new_tokens`` tokens after ``prompt_ids`` (a batch of one).
-
-        Args:
-            max_new_tokens: The budget; with a grammar, a call is always closed within it.
-            temperature: 0 for greedy decoding, else plain sampling at that temperature.
-            grammar: ``None`` for unconstrained generation.
-            tool_choice, parallel_tool_calls, max_calls: See ``Machine`` (ignored without a grammar).
-            stop_after_call: Stop as soon as a call of this dialect closes.
-            prefix: Text at the end of the prompt that is part of the output (a forced call
-                start); unconstrained, it is parsed with the new text to see a call close.
+        """Up to ``max_new_tokens`` tokens after ``prompt_ids`` (a batch of one); with a ``grammar``
+        a call always closes within them. ``stop_after_call``: stop as a call of this dialect
+        closes; ``prefix``: prompt text that belongs to the output (a forced call start), parsed
+        with the new text when unconstrained.
 
         Raises:
             BudgetError: A call must come first and cannot close within the budget.
@@ -169,12 +156,8 @@ class TokenGenerator(Generator):
 
     def tokens(self, prompt_ids: Sequence[int], stepper: Stepper, budget: int) -> Iterator[int]:
         """Up to ``budget`` tokens after ``prompt_ids``, each evaluated when the next is asked for.
-
-        With jump-forward, the tokens the grammar forces after a pick (:meth:`Stepper.forced`, a
-        draft) are evaluated with it in one batch, and the logits after each confirm them: the
-        stepper picks at every place as it would have one pass at a time, and at the first pick
-        that is not the draft's the rest of the draft is dropped from the cache. The tokens are
-        the model's own, and a confirmed draft token costs no forward pass."""
+        With jump-forward a pick's draft (:meth:`Stepper.forced`) is evaluated with it in one batch
+        and confirmed pick by pick; at the first pick that is not the draft's, the rest is dropped."""
         left = budget
         logits = self.start(prompt_ids)
         while left:

@@ -1,7 +1,6 @@
-"""Hugging Face transformers backend: the generator, a logits processor and stopping criteria
-for ``model.generate``, model loading. The only module of tooldec (with ``tokens/hf.py``) that
-imports torch and transformers, so ``import tooldec`` stays light.
-"""
+"""Hugging Face transformers backend: a logits processor and stopping criteria for
+``model.generate``, a generator, model loading. Only this module and ``tokens/hf.py`` import torch
+and transformers, so ``import tooldec`` stays light."""
 
 from __future__ import annotations
 
@@ -41,23 +40,11 @@ __all__ = [
 class ToolDecLogitsProcessor(LogitsProcessor):
     """Masks every token that would take a row's output out of the tool-call grammar.
 
-    ``generate`` calls it once per step with all the ids so far; the tokens after the prompt are
-    fed to one ``Machine`` per row, so a processor is reusable: it starts fresh states when the
-    batch size or the prompt changes, or when the sequence is not the continuation of the one it
-    last saw. Call :meth:`reset` between two ``generate`` calls to make that explicit.
-
-    ``__call__`` follows transformers' contract and never writes into ``scores``: it returns
-    ``scores`` itself when nothing is masked and a new tensor otherwise. Logits wider than the
-    vocabulary (models pad the embedding matrix) are fine: the ids past the vocabulary are
-    always masked. Rows whose machine has ended (an end-of-sequence token was accepted) are left
-    alone, since ``generate`` replaces their tokens with padding anyway.
-
-    ``tool_choice``, ``parallel_tool_calls`` and ``max_calls`` are ``Machine``'s.
-
-    Args:
-        max_new_tokens: The ``max_new_tokens`` given to ``generate``. When set, each step passes
-            the tokens left as the machine's budget, so a call is never cut off by the length
-            limit: near the end only tokens that can still close it are allowed.
+    The tokens after the prompt feed one ``Machine`` per row; fresh machines start when the batch
+    or the prompt changes, or after :meth:`reset`. Ids past the vocabulary (a padded embedding
+    matrix) are always masked; rows whose machine ended are left alone (``generate`` pads them).
+    ``max_new_tokens`` (``generate``'s) makes the tokens left each step's budget, so a call is
+    never cut off by the length limit.
 
     Raises:
         ValueError: ``max_new_tokens`` is not positive.
@@ -97,10 +84,8 @@ class ToolDecLogitsProcessor(LogitsProcessor):
         self.max_calls = max_calls
         self.max_new_tokens = max_new_tokens
         self._new_machine()  # checks tool_choice and max_calls now, not in the middle of generate
-        self.masking_seconds = 0.0
-        """Time spent in this processor (feeding tokens, computing and applying masks), all calls."""
-        self.steps = 0
-        """How many times ``__call__`` ran, over all calls."""
+        self.masking_seconds = 0.0  # feeding tokens, computing and applying masks, all calls
+        self.steps = 0  # calls of __call__
         self.reset()
 
     def _new_machine(self) -> Machine:
@@ -133,13 +118,11 @@ class ToolDecLogitsProcessor(LogitsProcessor):
         self._finished[row] = True
 
     def sync(self, input_ids: torch.Tensor) -> None:
-        """Feed the machines every token of ``input_ids`` they have not seen yet.
-
-        Idempotent, so both the processor and :class:`StopOnCallClose` can call it each step.
+        """Feed the machines the tokens of ``input_ids`` they have not seen (idempotent: the
+        processor and :class:`StopOnCallClose` both call it).
 
         Raises:
-            ToolDecError: A row's new token is one its machine does not allow, which means
-                something sampled outside the mask (another processor after this one, say).
+            ToolDecError: A new token its machine refuses (something sampled outside the mask).
         """
         start = time.perf_counter()
         batch, length = input_ids.shape
@@ -170,8 +153,8 @@ class ToolDecLogitsProcessor(LogitsProcessor):
         self.masking_seconds += time.perf_counter() - start
 
     def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
-        """Return ``scores`` (nothing masked) or a new tensor with the disallowed tokens of each live
-        row set to ``-inf``; ``input_ids`` holds the prompt and the tokens generated so far.
+        """``scores`` itself when nothing is masked (never written into, as transformers asks), else
+        a copy with each live row's disallowed tokens at ``-inf``.
 
         Raises:
             ValueError: ``scores`` is narrower than the vocabulary (a different tokenizer?).
@@ -211,12 +194,8 @@ class ToolDecLogitsProcessor(LogitsProcessor):
 
 
 class StopOnCallClose(StoppingCriteria):
-    """Stops a row as soon as one of its calls closes, so the runtime can run the tool.
-
-    For dialects whose result is written into the text right after the call (ToolkenGPT's
-    ``<T>add(1, 2)=3``, ReAct's ``Observation:``), i.e. ``Dialect.stop_after_call``. Shares the
-    processor's machines, so pass both to the same ``generate``.
-    """
+    """Stops a row once one of its calls closes, for dialects whose result follows the call in the
+    text (``Dialect.stop_after_call``); shares the processor's machines: pass both to one ``generate``."""
 
     def __init__(self, processor: ToolDecLogitsProcessor) -> None:
         self.processor = processor
@@ -231,15 +210,9 @@ class StopOnCallClose(StoppingCriteria):
 
 
 class StopOnParsedCall(StoppingCriteria):
-    """Unconstrained twin of :class:`StopOnCallClose`: stops once the new text holds a complete call.
-
-    Used for the baseline (no grammar, so no machine knows where a call ends): the generated text
-    is decoded and parsed with the dialect after each token, past ``prompt_length``. Batch of one only.
-
-    Args:
-        prefix: The end of the prompt that belongs to the output (a call start written into
-            the prompt to force it), parsed with the new text.
-    """
+    """Unconstrained twin of :class:`StopOnCallClose` (the baseline: no machine knows where a call
+    ends): stops once ``prefix`` (a call start forced into the prompt) and the text after
+    ``prompt_length`` parse as a call. Batch of one only."""
 
     def __init__(self, dialect: Dialect, vocab: Vocabulary, prompt_length: int, prefix: str = "") -> None:
         self.dialect = dialect
@@ -259,16 +232,8 @@ class StopOnParsedCall(StoppingCriteria):
 
 
 class HFGenerator(TokenGenerator):
-    """``generate`` on token ids with a transformers causal language model: it evaluates one token
-    at a time on its KV cache, tooldec's loop picks each, and torch stays out of the runtime.
-
-    Args:
-        model: A transformers causal language model.
-        tokenizer: Its tokenizer.
-        vocab: Its vocabulary padded to the logits width (default: :func:`vocabulary_for`).
-        mask_worker, check_first: As ``LlamaCppGenerator``'s, beside torch's threads.
-        jump_forward: As ``LlamaCppGenerator``'s: a forced span is one forward over the cache.
-    """
+    """``generate`` with a transformers causal LM, one token at a time on its KV cache, tooldec's
+    loop picking each; ``mask_worker``, ``check_first``, ``jump_forward`` as ``LlamaCppGenerator``'s."""
 
     def __init__(self, model: Any, tokenizer: Any, vocab: Vocabulary | None = None, *,
                  mask_worker: bool | None = None, check_first: bool = True, jump_forward: bool = True) -> None:
@@ -303,9 +268,8 @@ class HFGenerator(TokenGenerator):
         self._cache.crop(-count)  # transformers 5: a negative count removes that many
 
     def _forward(self, ids: list[int], rows: int = 1) -> np.ndarray:
-        """Evaluate ``ids`` after the cached context (the cache's name changed in transformers 5);
-        the logits of the last ``rows`` positions, one row each, through the head alone as
-        ``model.generate`` computes them."""
+        """The logits of the last ``rows`` of ``ids`` evaluated after the cache, through the head
+        alone as ``model.generate`` computes them (the cache's name changed in transformers 5)."""
         with torch.inference_mode():
             out = self.model(input_ids=torch.tensor([ids], dtype=torch.long, device=self.model.device),
                              use_cache=True, logits_to_keep=rows, **{self._cache_name: self._cache})
@@ -315,11 +279,7 @@ class HFGenerator(TokenGenerator):
 
 
 def set_torch_threads(threads: int) -> None:
-    """Use ``threads`` CPU threads for torch (on a busy machine, fewer threads are often faster).
-
-    Raises:
-        ValueError: ``threads`` is not positive.
-    """
+    """Use ``threads`` (>= 1, else ``ValueError``) CPU threads for torch: fewer are often faster on a busy machine."""
     if threads < 1:
         raise ValueError(f"threads must be >= 1, got {threads}")
     torch.set_num_threads(threads)
@@ -335,11 +295,8 @@ def logits_width(model: Any) -> int:
 
 
 def vocabulary_for(model: Any, tokenizer: Any) -> Vocabulary:
-    """The tokenizer's vocabulary padded to the model's logits width, ready for a ``Grammar``.
-
-    Raises:
-        TokenizerError: The tokenizer cannot be read, or has more tokens than the model logits.
-    """
+    """The tokenizer's vocabulary padded to the model's logits width (``TokenizerError`` if it
+    cannot be read or has more tokens than the model has logits)."""
     return from_hf_tokenizer(tokenizer, vocab_size=logits_width(model))
 
 
@@ -348,15 +305,9 @@ def _stderr(message: str) -> None:
 
 
 def load_model(path_or_gguf: str | Path, *, progress: Callable[[str], None] | None = _stderr) -> tuple[Any, Any]:
-    """Load a causal language model and its tokenizer from a local directory or ``.gguf`` file.
-
-    A GGUF file is dequantised to float32 by transformers (it needs ``accelerate``), which
-    takes a while; ``progress`` is told what is happening and how long it took.
-
-    Args:
-        path_or_gguf: A model directory (``config.json``, weights, tokenizer) or a ``.gguf`` file.
-        progress: Called with one-line status messages (default: printed to stderr); ``None``
-            for silence.
+    """A causal LM and its tokenizer from a model directory or a ``.gguf`` file (dequantised to
+    float32 by transformers with ``accelerate``: slow); ``progress`` is told what is happening
+    (default: stderr; ``None``: silence).
 
     Raises:
         FileNotFoundError: The path does not exist.

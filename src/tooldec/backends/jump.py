@@ -1,12 +1,7 @@
-"""Jump-forward: the tokens of the bytes the grammar forces, a draft for a loop to evaluate in one batch.
-
-The bytes come from the cursor (``machine.advanced.forced_bytes``); their tokens are the tokenizer's
-own encoding of them, what the model is trained to write. The loop evaluates the draft with the
-token before it and confirms each draft token by the model's own pick from the logits before it
-(``TokenGenerator.tokens``): where the model cuts the bytes otherwise (`` {`` then ``"`` against
-the tokenizer's `` {"``), its pick stands and the rest of the draft is dropped, so the tokens are
-those of one pass at a time. Two boundaries need care, as in XGrammar's jump-forward and
-llguidance's fast-forward tokens:
+"""Jump-forward: the tokens of the bytes the grammar forces, a draft for a loop to evaluate in one
+batch and confirm by the model's picks (docs/library.md, "The tool loop"). The tokens are the
+tokenizer's own encoding of the bytes, what the model is trained to write. Two boundaries need
+care, as in XGrammar's jump-forward and llguidance's fast-forward tokens:
 
 * the start: what the model already wrote is never tokenised again (no rollback), so the span
   begins at the last token's end;

@@ -1,28 +1,15 @@
-"""Several sequences in one llama.cpp context, each in a slot of its own, evaluated as one batch.
+"""Several sequences in one llama.cpp context, each in a slot of its own, evaluated as one batch
+(``tooldec serve --parallel N``: docs/serving.md). N rows cost little more than one where decoding
+reads the weights; on 2 cores, bound by arithmetic, 4 rows of Qwen2.5-Coder-0.5B cost 2.7 times
+one (``benchmarks/batch_decode.py``). The cache is not unified: each slot holds ``n_ctx / slots``.
 
-Where decoding is bound by reading the weights (a GPU, a CPU with many cores), a batch of N next
-tokens (one per slot) costs little more than one, so N requests stepped together give nearly N
-times the tokens per second; where it is bound by arithmetic, much less: on 2 cores, 4 rows of
-Qwen2.5-Coder-0.5B cost 2.7 times one, 1.5 times the tokens per second
-(``benchmarks/batch_decode.py``), and the slots mostly keep one request from waiting for another
-(``benchmarks/serve_load.py``). llama.cpp's cache is not unified across sequences: the context's
-``n_ctx`` is split evenly, each slot holding ``n_ctx / slots`` positions (:attr:`SlotBatch.context`).
-
-A slot keeps the KV cache of its last prompt; a new prompt keeps what it shares of it in whole
+A new prompt keeps what its slot shares of it in whole
 :data:`~tooldec.backends.llamacpp.PROMPT_CHUNK` s and evaluates the rest chunk by chunk, aligned to
-position 0 on that slot alone as :func:`~tooldec.backends.llamacpp.evaluate_prompt` does, so what
-the cache held does not decide a prompt's logits. With a
-:class:`~tooldec.backends.promptcache.PromptCache`, a slot's whole chunks are copied to host memory
-before a prompt that does not keep them overwrites them, and a prompt starts from the cache's entry
-when it shares more with it than with its slot (copied in, the rest evaluated the same way).
-:meth:`SlotBatch.step` evaluates one chunk of a prompt and then the next tokens of every running
-slot (the token it took, and a jump-forward draft after it), so running answers keep coming while
-a prompt is evaluated; a draft's tokens the model did not confirm leave with :meth:`SlotBatch.forget`.
-llama.cpp evaluates a batch in passes (ubatches) of equal runs per sequence, each of consecutive
-sequence ids: the rows go in slot order, and a slot with a longer draft than the others takes
-passes of its own for the rest of it. A sequence's next-token logits may so differ in the last
-bits with the batch it is stepped in (other rows change llama.cpp's matrix kernels):
-``benchmarks/serve_load.py`` counts how often a greedy answer changes.
+position 0 on that slot alone, as :func:`~tooldec.backends.llamacpp.evaluate_prompt` does, so what
+the cache held does not decide a prompt's logits. llama.cpp evaluates a batch in passes of equal
+runs per sequence, each of consecutive sequence ids: rows go in slot order, and a slot's longer
+draft takes passes of its own. A row's logits may so differ in the last bits with its batch
+(``benchmarks/serve_load.py`` counts how often a greedy answer changes).
 
 One thread drives a :class:`SlotBatch` (the server's worker): nothing in it is locked.
 """
@@ -42,13 +29,8 @@ __all__ = ["SlotBatch"]
 
 
 class SlotBatch:
-    """A llama.cpp context of ``slots`` sequences over the weights of a loaded ``llama_cpp.Llama``.
-
-    Args:
-        llm: The loaded model (its weights and context settings; its own context is not used).
-        slots: Sequences stepped together (slot ``i`` is llama.cpp's sequence id ``i``).
-        n_ctx: Positions of the whole context, split evenly between the slots.
-        cache: Where slots' prompts are kept once overwritten, for any slot to start from (default: none).
+    """A llama.cpp context of ``slots`` sequences (slot ``i`` is sequence id ``i``), ``n_ctx``
+    positions split evenly, over the weights of ``llm``; ``cache`` keeps overwritten prompts.
 
     Raises:
         ValueError: Fewer than one slot, or fewer than :data:`PROMPT_CHUNK` positions per slot.
@@ -75,32 +57,23 @@ class SlotBatch:
         self.memory = llama_cpp.llama_get_memory(self.ctx)
         self.slots = slots
         self.cache = cache
-        self.context = int(llama_cpp.llama_n_ctx_seq(self.ctx))
-        """Positions each slot holds: its prompt and every generated token but the last."""
+        self.context = int(llama_cpp.llama_n_ctx_seq(self.ctx))  # positions per slot
         self.width = int(llm.n_vocab())
         self._batch = llama_cpp.llama_batch_init(int(params.n_batch), 0, 1)
-        self.capacity = int(params.n_batch)
-        """The most tokens one :meth:`step` evaluates, all slots together."""
-        self.held: list[list[int]] = [[] for _ in range(slots)]
-        """Per slot, the tokens its cache holds, in order (prompt, then the generated tokens evaluated)."""
+        self.capacity = int(params.n_batch)  # the most tokens one step evaluates, all slots together
+        self.held: list[list[int]] = [[] for _ in range(slots)]  # per slot, the tokens its cache holds
         self._chunked = [0] * slots  # leading positions evaluated in whole prompt chunks
         self._prompts: dict[int, list[int]] = {}  # per slot, its prompt's tokens not yet evaluated
-        self.prompt_tokens_evaluated = 0
-        """Prompt tokens evaluated, all slots (the rest came from their caches)."""
-        self.decodes = 0
-        """``llama_decode`` calls: prompt chunks and steps."""
+        self.prompt_tokens_evaluated = 0  # all slots; the rest came from their caches
+        self.decodes = 0  # llama_decode calls: prompt chunks and steps
 
     def shared(self, slot: int, ids: Sequence[int]) -> int:
         """How many of ``ids`` (never the last) the cache of ``slot`` can keep: whole chunks only."""
         return chunked_prefix(self.held[slot][: self._chunked[slot]], ids)
 
     def begin(self, slot: int, ids: Sequence[int]) -> None:
-        """Make ``ids`` the prompt of ``slot``: the cache it shares kept (or the prompt cache's
-        entry that shares more, copied in), the rest evaluated by the next :meth:`step` s, a chunk each.
-
-        Raises:
-            ValueError: ``ids`` empty, or as long as a slot's context.
-        """
+        """Make ``ids`` the prompt of ``slot``: what its cache (or a prompt cache entry sharing more)
+        holds kept, the rest evaluated by the next :meth:`step` s (``ValueError``: empty or too long)."""
         if not ids:
             raise ValueError("the prompt is empty: give at least one token")
         if len(ids) >= self.context:
@@ -118,14 +91,9 @@ class SlotBatch:
         self.prompt_tokens_evaluated += len(ids) - kept
 
     def step(self, tokens: Sequence[tuple[int, int]], prompt: int | None = None) -> tuple[list[np.ndarray], np.ndarray | None]:
-        """The next chunk of ``prompt``'s slot (:meth:`begin`), if given, then every ``(slot,
-        token)`` in one batch, each after its slot's tokens (a slot may come several times: its
-        tokens follow each other in the order given).
-
-        Returns:
-            Each token's next-token logits, in order (views valid until the next evaluation); and
-            the logits after the prompt once this chunk ended it (a copy), else ``None``.
-        """
+        """Evaluate the next chunk of ``prompt``'s slot, if given, then every ``(slot, token)`` in one
+        batch, each after its slot's earlier ones. Each token's logits (views valid until the next
+        evaluation), and the logits after the prompt if this chunk ended it (a copy), else ``None``."""
         first = None if prompt is None else self._prompt_chunk(prompt)
         if not tokens:
             return [], first
@@ -138,8 +106,7 @@ class SlotBatch:
         return [self._logits(int(row)) for row in np.argsort(order)], first  # each token's row in the batch
 
     def forget(self, slot: int, count: int) -> None:
-        """Take the last ``count`` tokens of ``slot`` out of its cache (a draft's tokens the model
-        did not confirm), as if never evaluated."""
+        """Take the last ``count`` tokens of ``slot`` out of its cache (a draft's unconfirmed tokens)."""
         if count > 0:
             kept = len(self.held[slot]) - count
             self._api.llama_memory_seq_rm(self.memory, slot, kept, -1)
@@ -147,9 +114,8 @@ class SlotBatch:
 
     def _prompt_chunk(self, slot: int) -> np.ndarray | None:
         """Evaluate the next chunk of ``slot``'s prompt in a batch of its own, as a fresh context
-        would; the logits after the prompt once it ends. (llama.cpp splits a batch of several
-        sequences in a cache that is not unified into equal runs per sequence, so a chunk in the
-        running tokens' batch would share no pass with them, and greedy answers moved with it.)"""
+        would (in the running tokens' batch it would share no pass with them, and greedy answers
+        moved with it); the logits after the prompt once it ends."""
         rest, position = self._prompts[slot], len(self.held[slot])
         chunk = rest[: PROMPT_CHUNK - position % PROMPT_CHUNK]
         self._decode([(slot, position + k, token) for k, token in enumerate(chunk)], outputs=False)

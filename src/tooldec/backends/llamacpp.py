@@ -1,11 +1,7 @@
-"""llama.cpp backend (llama-cpp-python): the model evaluates, tooldec's loop picks each token.
-
-llama.cpp runs a GGUF file as it is quantised, several times faster on a CPU than transformers,
-which dequantises it to float32. The KV cache is kept between calls: a prompt that begins with
-what is already evaluated (the next round of a tool loop, a shared few-shot prompt) only
-evaluates its new tokens, from the last whole :data:`PROMPT_CHUNK` it shares. The tokenizer and chat template come from transformers
-(``AutoTokenizer`` reads them from the GGUF file), so both backends see the same ids and prompts.
-"""
+"""llama.cpp backend (llama-cpp-python): the model evaluates a GGUF file as quantised (several
+times faster on a CPU than transformers), tooldec's loop picks each token. The KV cache is kept
+between calls, from the last whole :data:`PROMPT_CHUNK` a prompt shares with it; tokenizer and chat
+template come from transformers, so both backends see the same ids and prompts."""
 
 from __future__ import annotations
 
@@ -38,12 +34,10 @@ tool docs, about 4,400 tokens) plus the answer."""
 
 PROMPT_CHUNK = 64
 """Prompts are evaluated in batches of this many tokens from position 0, and a cached prefix is
-kept only to a multiple of it. llama.cpp's logits for a token depend on the batch it was evaluated
-in (a prompt's last token evaluated alone moves Qwen2.5-Coder-0.5B's by 0.33 at the median, and
-SmolLM2 answered 14 of 20 repeated BFCL questions otherwise through a cache that keeps every
-shared prefix: ``benchmarks/repeatable.py``), so this is what makes identical greedy requests give
-identical answers whatever the cache held. It costs up to 63 cached tokens evaluated again, and
-prompts evaluate 4-10% slower than in one call on a CPU (same command)."""
+kept only to a multiple of it: llama.cpp's logits depend on the batch a token was evaluated in
+(SmolLM2 answered 14 of 20 repeated BFCL questions otherwise), so identical greedy requests give
+identical answers whatever the cache held. It costs up to 63 tokens evaluated again and 4-10%
+slower prompts on a CPU (``benchmarks/repeatable.py``)."""
 
 _chunked: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
 """Per llama.cpp context, how many leading cached positions :func:`evaluate_prompt` evaluated in
@@ -56,23 +50,17 @@ def is_llama(model: Any) -> bool:
 
 
 class LlamaCppGenerator(TokenGenerator):
-    """``generate`` on token ids with a ``llama_cpp.Llama``, with or without tooldec's constraint.
+    """``generate`` with a ``llama_cpp.Llama`` (:func:`load_llama`), with or without tooldec's constraint.
 
     Args:
-        llm: A ``llama_cpp.Llama`` (see :func:`load_llama`).
-        tokenizer: The model's transformers tokenizer (for the vocabulary and eos ids).
-        vocab: Its vocabulary padded to ``llm.n_vocab()`` (default: built from ``tokenizer``).
+        vocab: The tokenizer's vocabulary padded to ``llm.n_vocab()`` (default: built here).
         mask_worker, check_first: The :class:`~tooldec.backends.step.Stepper`'s; the worker by
-            default only where a core is free beside llama.cpp's threads (else its time comes out
-            of theirs: ``benchmarks/end_to_end.py --mask-worker on|off``).
-        jump_forward: Evaluate the tokens the grammar forces in one batch with the token before
-            them, each confirmed by the model's pick from the logits before it (:mod:`.jump`):
-            the same picks in fewer passes (``benchmarks/jump_forward.py``). On by default; the
-            logits of a batch differ from one pass's in the last bits, so a near tie can go the
-            other way than without it.
-        prompt_cache: Where the context's prompt is kept once a prompt that does not keep it
-            overwrites it, and the prompts start from when they share more with an entry than
-            with the context (default: none; ``tooldec serve`` gives one).
+            default only where a core is free beside llama.cpp's threads.
+        jump_forward: Evaluate the tokens the grammar forces in one batch, each confirmed by the
+            model's pick (:mod:`.jump`; ``benchmarks/jump_forward.py``); a batch's logits differ
+            from one pass's in the last bits, so a near tie can go the other way.
+        prompt_cache: Keeps the context's prompt when another overwrites it, for later prompts
+            that share more with it (``tooldec serve`` gives one).
     """
 
     def __init__(self, llm: Any, tokenizer: Any, vocab: Vocabulary | None = None, *,
@@ -99,10 +87,8 @@ class LlamaCppGenerator(TokenGenerator):
         self._api = llama_cpp
         self._draft_batch = llama_cpp.llama_batch_init(JUMP_LIMIT, 0, 1)
         weakref.finalize(self, llama_cpp.llama_batch_free, self._draft_batch)
-        self.prompt_tokens_evaluated = 0
-        """Prompt tokens actually evaluated, all calls (the rest came from the KV cache)."""
-        self.decodes = 0
-        """``llama_decode`` calls: prompt chunks, tokens and drafts."""
+        self.prompt_tokens_evaluated = 0  # all calls; the rest came from the KV cache
+        self.decodes = 0  # llama_decode calls: prompt chunks, tokens and drafts
 
     def start(self, prompt_ids: Sequence[int]) -> np.ndarray:
         """Evaluate what the KV cache does not hold of ``prompt_ids``; the logits after it: a view
@@ -148,11 +134,7 @@ class LlamaCppGenerator(TokenGenerator):
 def decode_rows(ctx: Any, batch: Any, capacity: int, rows: Sequence[tuple[int, int, int]], *, outputs: bool) -> None:
     """One ``llama_decode`` on ``ctx`` of ``rows`` (sequence id, position, token) through ``batch``
     (a ``llama_batch`` of ``capacity`` tokens); logits for every row (``outputs``) or the last only.
-
-    Raises:
-        ValueError: No rows, or more than ``capacity``.
-        RuntimeError: llama.cpp refused the batch.
-    """
+    ``ValueError`` for no rows or over ``capacity``, ``RuntimeError`` when llama.cpp refuses them."""
     import llama_cpp
 
     if not 0 < len(rows) <= capacity:
@@ -170,11 +152,9 @@ def decode_rows(ctx: Any, batch: Any, capacity: int, rows: Sequence[tuple[int, i
 
 
 def keep_prefix(llm: Any, ids: Sequence[int], cache: PromptCache | None = None) -> int:
-    """Keep what the KV cache of ``llm`` holds of ``ids`` in whole :data:`PROMPT_CHUNK` s evaluated
-    by :func:`evaluate_prompt` (never the last id, evaluated again for fresh logits), drop the
-    rest; how many are kept. With a ``cache``, what it held is stored there first if ``ids`` does
-    not keep it all, and the cache's entry is copied in if it shares more. Refuses ``ids`` empty
-    or too long."""
+    """Keep what the KV cache of ``llm`` holds of ``ids`` in whole :data:`PROMPT_CHUNK` s (never the
+    last id, evaluated again for fresh logits), drop the rest; how many are kept. A ``cache`` first
+    stores what is dropped and gives its entry if that shares more. Refuses ``ids`` empty or too long."""
     if not ids:
         raise ValueError("the prompt is empty: give at least one token")
     if len(ids) >= llm.n_ctx():
@@ -218,14 +198,9 @@ def vocabulary_for_llama(llm: Any, tokenizer: Any) -> Vocabulary:
 
 def load_llama(path: str | Path, *, n_ctx: int = DEFAULT_CONTEXT, threads: int | None = None,
                progress: Callable[[str], None] | None = None) -> tuple[Any, Any]:
-    """Load a GGUF file with llama.cpp (``n_ctx`` tokens of context, ``threads`` CPU threads, by
-    default ``TOOLDEC_THREADS`` or every core), and its tokenizer with transformers; ``progress`` is
-    told what is loading and how long it took.
-
-    Raises:
-        FileNotFoundError: No ``.gguf`` file at ``path``.
-        ImportError: llama-cpp-python is not installed.
-    """
+    """A GGUF file loaded with llama.cpp (``threads``: default ``TOOLDEC_THREADS`` or every core)
+    and its tokenizer with transformers; ``progress`` is told what loads and how long it took.
+    ``FileNotFoundError`` without a ``.gguf`` file, ``ImportError`` without llama-cpp-python."""
     say = progress or (lambda message: None)
     path = Path(path)
     if not path.is_file() or path.suffix != ".gguf":

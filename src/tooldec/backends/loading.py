@@ -1,8 +1,5 @@
-"""Which backend runs a model, loading a model with it, and settling what is loaded.
-
-Each backend module is imported only when a model needs it, so torch is loaded only for a
-transformers model.
-"""
+"""Which backend runs a model, loading a model with it, and settling what is loaded. Each backend
+is imported only when a model needs it, so torch is loaded only for a transformers model."""
 
 from __future__ import annotations
 
@@ -21,11 +18,7 @@ __all__ = ["Backend", "generator_for", "load", "pick_backend", "settle"]
 
 def generator_for(model: Any, tokenizer: Any, vocab: Vocabulary | None = None, *,
                   jump_forward: bool = True) -> TokenGenerator:
-    """The generator that runs ``model``: llama.cpp for a ``llama_cpp.Llama``, else transformers
-    (``jump_forward``: the generator's option, see :mod:`.jump`).
-
-    Imports the backend only then, so torch is loaded only for a transformers model.
-    """
+    """The generator that runs ``model``: llama.cpp for a ``llama_cpp.Llama``, else transformers."""
     from .llamacpp import LlamaCppGenerator, is_llama
 
     if is_llama(model):
@@ -54,17 +47,9 @@ def pick_backend(path: Path, backend: Backend = "auto") -> Literal["llamacpp", "
 
 def load(path: str | Path, backend: Backend = "auto", *, threads: int | None = None,
          progress: Callable[[str], None] | None = None, context: int | None = None) -> tuple[Any, Any, Any, str]:
-    """Load a model and its tokenizer with the backend ``backend`` (see :func:`pick_backend`).
-
-    Args:
-        threads: CPU threads (default: the backend's choice).
-        progress: Told what is loading.
-        context: llama.cpp's context window in tokens (default: ``llamacpp.DEFAULT_CONTEXT``);
-            a transformers model's window is fixed by the model.
-
-    Returns:
-        ``(model, tokenizer, vocabulary padded to the logits, backend name)``.
-    """
+    """``(model, tokenizer, vocabulary padded to the logits, backend name)`` loaded with ``backend``
+    (:func:`pick_backend`); ``context``: llama.cpp's window (default ``llamacpp.DEFAULT_CONTEXT``;
+    a transformers model's is its own)."""
     path = Path(path)
     if pick_backend(path, backend) == "llamacpp":
         from .llamacpp import DEFAULT_CONTEXT, load_llama, vocabulary_for_llama
@@ -83,14 +68,11 @@ def load(path: str | Path, backend: Backend = "auto", *, threads: int | None = N
 
 
 def settle() -> None:
-    """Take what is alive now (the model, its tokenizer, the libraries behind them: hundreds of
-    thousands of objects) out of the garbage collector's generations, after one collection.
-
-    A full collection traverses every tracked object; with these in it, one took ~200 ms inside
-    a generation loop (SmolLM2 on llama.cpp, ``python benchmarks/end_to_end.py --model smollm2``). Frozen, they are never
-    traversed again, nor freed before exit: call this once what is loaded lives as long as the
-    process, as a loader or a server's start-up does. Process-wide, like the collector itself.
-    """
+    """Take what is alive now (the model, its tokenizer, their libraries: hundreds of thousands of
+    objects) out of the garbage collector's reach, after one collection: with them, a full
+    collection took ~200 ms inside a generation loop (``benchmarks/end_to_end.py --model smollm2``).
+    Frozen, they are never freed before exit: call it once what is loaded lives as long as the
+    process. Process-wide, like the collector itself."""
     gc.collect()
     gc.freeze()
     atexit.unregister(gc.unfreeze)  # once: at exit the frozen objects are collected again, so

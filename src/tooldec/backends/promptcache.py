@@ -1,17 +1,10 @@
 """A bounded host-memory cache of evaluated prompts' KV states, so that a prompt can start from
-the longest one it shares, whichever sequence of the context evaluated it.
+the longest one it shares, whichever sequence of the context evaluated it (why: docs/serving.md).
 
-Tool-use clients send the same system prompt and tool list on every turn (an agent loop sends
-the whole conversation again), but a sequence keeps only its last prompt: with more clients than
-sequences each prompt overwrites another's cache, and the next turn evaluates it all again.
-llama-server keeps a host-RAM prompt cache (``--cache-ram``) for the same reason.
-
-An entry is what a sequence held in whole :data:`~tooldec.backends.llamacpp.PROMPT_CHUNK` s
-from position 0, copied out with llama.cpp's per-sequence state (``llama_state_seq_get_data``)
-just before the sequence takes a prompt that does not keep it all. The tokens generated after a
-prompt were evaluated in decode batches, not in chunks, so they are never stored (as a sequence's
-own cache never reuses them): a prompt restored from an entry, trimmed to the whole chunks it
-shares and its rest evaluated chunk by chunk, gets the logits of a fresh evaluation, to the bit.
+An entry is what a sequence held in whole :data:`~tooldec.backends.llamacpp.PROMPT_CHUNK` s from
+position 0 (``llama_state_seq_get_data``), copied just before it takes a prompt that does not keep
+it all. Generated tokens were not evaluated in chunks, so they are never stored: a restored prompt
+gets the logits of a fresh evaluation, to the bit.
 
 Only the thread that drives the context changes its cache (the server's worker): nothing in it is
 locked. Other threads may read its counters (``/metrics`` does): integers, each read whole. An
@@ -51,16 +44,8 @@ class Entry:
 
 class PromptCache:
     """Sequences' evaluated prompt prefixes, up to ``budget`` bytes of state, the least recently
-    used evicted first.
-
-    Args:
-        budget: Bytes of KV state held at most (0 holds nothing).
-
-    Attributes:
-        hits: Prompts that started from an entry rather than from what their sequence held.
-        tokens_restored: Prompt tokens those entries gave (kept, not evaluated).
-        saved, evicted: Entries stored, and those dropped for room.
-    """
+    used evicted first. Counts ``hits`` (prompts that started from an entry), ``tokens_restored``
+    (the prompt tokens they gave), ``saved`` and ``evicted`` (entries stored, dropped for room)."""
 
     def __init__(self, budget: int) -> None:
         if budget < 0:
@@ -89,14 +74,10 @@ class PromptCache:
         return best
 
     def resume(self, ctx: Any, seq: int, held: Sequence[int] | np.ndarray, ids: Sequence[int]) -> list[int] | None:
-        """Before sequence ``seq`` of ``ctx`` takes the prompt ``ids``: store what it ``held`` (the
-        tokens at its positions 0 on, evaluated in whole chunks) if ``ids`` does not keep it all,
-        then put the entry sharing the most of ``ids`` in it if that is more than it keeps itself.
-
-        Returns:
-            The tokens ``seq`` holds from position 0 after a restore (``[]`` if llama.cpp refused
-            the state: the sequence is empty then), or ``None`` when it keeps what it ``held``.
-        """
+        """Before sequence ``seq`` of ``ctx`` takes ``ids``: store what it ``held`` (whole chunks from
+        position 0) unless ``ids`` keeps it all, then restore the entry sharing the most of ``ids``
+        if that beats what it keeps. The tokens ``seq`` then holds (``[]``: llama.cpp refused the
+        state, the sequence is empty), or ``None`` when it keeps what it ``held``."""
         own = chunked_prefix(held, ids)
         key, length = self.best(ids)
         if key is None or length <= own:

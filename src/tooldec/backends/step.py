@@ -1,9 +1,6 @@
-"""One decoding step: a row of logits and a cursor in, the next token out.
-
-Every loop that samples its own tokens (the backends', the server's, the learned generators', the
-name selector's) takes each from a :class:`Stepper`; a sampler not ours (vLLM's, transformers'
-``model.generate``) takes the mask half alone: :func:`tooldec.decoding.fill_bitmasks`.
-"""
+"""One decoding step: a row of logits and a cursor in, the next token out (docs/DESIGN.md, "One
+step"). Every loop that samples its own tokens takes each from a :class:`Stepper`; a sampler not
+ours takes the mask half alone (:func:`tooldec.decoding.fill_bitmasks`)."""
 
 from __future__ import annotations
 
@@ -27,13 +24,9 @@ cold after a forward pass, a third cheaper than NumPy (``benchmarks/cold_replay.
 
 def pick_token(logits: np.ndarray, allowed: np.ndarray | None, temperature: float,
                rng: np.random.Generator, refused: np.ndarray | None = None) -> int:
-    """The next token from one row of logits: the most probable allowed one, or a sample at
-    ``temperature`` (0: greedy).
-
-    Args:
-        allowed: Sorted ids of the allowed tokens, ``None`` when every token is allowed.
-        refused: With ``allowed`` ``None``, sorted ids that are not allowed (``Mask.pick_lists``:
-            the shorter list of the two).
+    """The next token from one row of logits: the best allowed one, or a sample at ``temperature``
+    (0: greedy). ``allowed``: the sorted allowed ids (``None``: all), or else ``refused``: the
+    sorted ids not allowed (``Mask.pick_lists`` gives the shorter list).
 
     Examples:
         >>> rng = np.random.default_rng(0)
@@ -76,31 +69,20 @@ class Stepper:
     :meth:`step` with them, and :meth:`close` at the end (or uses it as a context manager).
 
     Args:
-        machine: The sequence's cursor, advanced by every token taken (``None``: unconstrained);
-            a loop may replace it between steps.
-        width: Logits per step; the masks made ahead are made for it.
-        temperature: 0 for greedy, else a sample from the allowed part of the distribution.
-        check_first: Without the worker, take the model's own pick when the grammar allows it
-            under the budget (``machine.advanced.advance_within``) and make a mask only when it does
-            not. Exact: the best token is the best allowed one when allowed, and a sample kept
-            when allowed, else drawn from the allowed part, is a sample of the allowed part.
-        mask_worker: Make a mask that is not cached on a worker thread while the model evaluates
-            (releasing the GIL), not after: worth it where a core is free beside the model's
-            threads (:func:`core_beside`; ``benchmarks/end_to_end.py --mask-worker on|off``).
-        encode: The tokenizer's encode, to jump forward: after each step the loop asks
-            :meth:`forced` for the tokens the grammar forces, evaluates them in one batch and
-            :meth:`confirm` s them (:mod:`.jump`); ``None``: no drafts.
+        machine: The cursor (``None``: unconstrained); a loop may replace it between steps.
+        check_first: Without the worker, take the model's own pick when the grammar allows it and
+            make a mask only when it does not (exact: docs/DESIGN.md, "One step").
+        mask_worker: Make an uncached mask on a worker thread while the model evaluates: worth it
+            where a core is free (:func:`core_beside`; ``benchmarks/end_to_end.py --mask-worker on|off``).
+        encode: The tokenizer's encode, for jump-forward drafts (:meth:`forced`; :mod:`.jump`).
 
     Attributes:
-        masking_seconds: The loop's time masking: waiting for or looking up masks, checking
-            picks, picking from masks, advancing the cursor (the worker's: ``overlapped_seconds``).
-        steps: Steps under the cursor; ``checked``: those whose pick was the model's own.
-        forced_steps: Tokens of a draft (the tokens the grammar forced) that the model's pick
-            confirmed, so they needed no forward pass of their own (each is a step too);
-            ``jumps``: the drafts (each evaluated in one batch of the model's).
+        masking_seconds: The loop's time masking (the worker's: ``overlapped_seconds``).
+        steps, checked: Steps under the cursor, and those whose pick was the model's own.
+        forced_steps, jumps: Draft tokens the model's pick confirmed (no forward pass of their
+            own; each is a step too), and the drafts.
         refusals: How often the model's own pick would have written text the format refuses
-            (``machine.advanced.refusal``: a tool-result marker, an opener's near miss), by its name:
-            a model that tries to write its own tool results shows here, not in the text.
+            (``machine.advanced.refusal``), by name: a model writing its own tool results shows here.
 
     Examples:
         >>> from tooldec import Grammar, ToolSet, Vocabulary
@@ -170,11 +152,8 @@ class Stepper:
             self.overlapped_seconds += time.perf_counter() - start
 
     def step(self, logits: np.ndarray, budget: int) -> int:
-        """The next token from ``logits`` (one row; read, never written), the cursor advanced by it.
-
-        Args:
-            logits: The model's next-token logits; learned rows may follow the vocabulary's.
-            budget: Tokens the loop may still take, this one included: an open call closes in them.
+        """The next token from ``logits`` (one row, never written; learned rows may follow the
+        vocabulary's), the cursor advanced by it; ``budget``: tokens left, this one included.
 
         Raises:
             ToolDecError: No token is allowed, or the cursor refuses one from its own mask.
@@ -216,11 +195,10 @@ class Stepper:
         return token
 
     def forced(self, budget: int, most: int | None = None) -> list[int]:
-        """The tokens the grammar forces next within ``budget`` (tokens left), at most ``most``: a
-        draft for the loop to evaluate in one batch and :meth:`confirm` token by token, in order;
-        the cursor does not move. Empty without a cursor or an encoder. A draft is cut to the length
-        the model's picks kept of the last one cut, doubled after each one kept whole, so a model
-        that keeps cutting a long span otherwise evaluates at most about twice its tokens."""
+        """The tokens the grammar forces next within ``budget``, at most ``most``: a draft to
+        evaluate in one batch and :meth:`confirm` in order (the cursor does not move). Cut to what
+        the model kept of the last draft it cut, doubled after each kept whole, so a model that
+        keeps cutting a long span evaluates at most about twice its tokens."""
         machine = self.machine
         if machine is None or self.encode is None:
             return []
@@ -235,9 +213,8 @@ class Stepper:
         return found
 
     def confirm(self, logits: np.ndarray, budget: int, expected: int) -> int:
-        """:meth:`step` at the next place of the last draft, from the logits the draft's batch gave
-        there: the model's pick, as one pass at a time would give it; ``expected`` (the draft's
-        token) is counted in ``forced_steps`` when the pick is it."""
+        """:meth:`step` at the next place of the last draft, from its batch's logits there; a pick
+        that is ``expected`` (the draft's token) counts in ``forced_steps``."""
         token = self.step(logits, budget)
         if token != expected:
             self._longest = max(self._kept, 1)

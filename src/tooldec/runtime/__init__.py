@@ -1,7 +1,4 @@
-"""Running the tools a model calls, and the loop that feeds their results back.
-
-``ToolDecoder`` needs a transformers model (torch is imported when one is made, not here).
-"""
+"""Running the tools a model calls, and the loop that feeds their results back."""
 
 from .executor import Executor, clean_text, describe_exception, serialize_result
 from .limits import context_window, truncate_tokens

@@ -1,16 +1,9 @@
-"""Running one tool call so that nothing the tool does can stop the loop.
+"""Running one tool call so that nothing the tool does can stop the loop (DESIGN invariant 6).
 
-Each call runs in its own daemon thread, and the loop waits at most ``timeout`` seconds for it.
-A thread is used rather than a process because tools are arbitrary Python callables (closures,
-lambdas, bound methods) that a process pool would have to pickle; the price is that a tool that
-overruns cannot be killed, only abandoned: it keeps running in the background, and, being a
-daemon thread, never keeps the interpreter from exiting.
-
-Everything that touches what the tool made happens in that thread, under the same timeout:
-writing the result as JSON (a result can be circular, 200,000 lists deep, or a mapping whose
-``items`` never returns) and reading an exception's message (its ``__str__`` can raise, or
-hang). The text that comes out is valid Unicode: lone surrogates, which no tokenizer encodes,
-become U+FFFD.
+Each call runs in its own daemon thread, waited for at most ``timeout`` seconds: a thread, not a
+process, because tools are closures, lambdas and bound methods a process pool would have to
+pickle; a tool that overruns is abandoned, never killed. Serialising the result and reading an
+exception's message (either can hang or raise) happen in that thread, under the same timeout.
 """
 
 from __future__ import annotations
@@ -127,11 +120,9 @@ class Executor:
         self.timeout = timeout
 
     def run(self, tool: Tool, call: ToolCall) -> CallRecord:
-        """Run ``tool`` with the call's arguments; never raises for what the tool does. The record
-        holds the serialised result, or the error (exception, timeout, a result that is not
-        JSON-serialisable, a tool without a function). A :class:`ToolCallError` (a tool reporting
-        its own failure: an MCP ``isError`` result, an HTTP error status) gives its message as the
-        error, without the "raised" prefix."""
+        """Run ``tool`` with the call's arguments; never raises for what the tool does. A
+        :class:`ToolCallError` (a tool reporting its own failure) gives its message as the error,
+        without the "raised" prefix."""
         outcome: list[tuple[str | None, str | None]] = []
         arguments: Mapping[str, Any] = call.arguments
 

@@ -1,10 +1,5 @@
-"""Keeping the turn inside the model's context window.
-
-A tool can return far more text than the model can read (a 40 KB web page, a whole table). Fed
-back as it is, it would overflow the context and end the turn with an error; instead each result
-is cut to a share of the room the context has left, and the cut says so, so the model knows it
-did not see everything. What counts is tokens of the model's own tokenizer, not characters.
-"""
+"""Keeping the turn inside the model's context window: a tool result longer than a share of the
+room left (a 40 KB web page) is cut, in the model's own tokens, and the cut says so."""
 
 from __future__ import annotations
 
@@ -20,11 +15,8 @@ _UNKNOWN = 10**8
 
 
 def context_window(model: Any, tokenizer: Any) -> int | None:
-    """The model's context window in tokens, as the backend loaded it; ``None`` if unknown.
-
-    llama.cpp: the ``n_ctx`` it was loaded with; transformers: the model's
-    ``max_position_embeddings``, else the tokenizer's ``model_max_length``.
-    """
+    """The context window in tokens as the backend loaded it (llama.cpp's ``n_ctx``; transformers'
+    ``max_position_embeddings``, else the tokenizer's ``model_max_length``); ``None`` if unknown."""
     n_ctx = getattr(model, "n_ctx", None)
     if callable(n_ctx):
         return int(n_ctx())

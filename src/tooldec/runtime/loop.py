@@ -1,13 +1,8 @@
 """The tool loop: generate, run the calls, give the results back (``Conversation``), generate
-again, until the model stops without calling a tool or a budget runs out.
-
-With ``constrained=False`` the same loop runs without the grammar: the baseline, in which calls
-can be unparseable, name unknown tools or break their schema; those are counted, not run.
-
-The turn stays inside the context window: each generation's budget is what the window has left,
-tool results are cut to a share of that room (``limits.truncate_tokens``), and when the window is
-full the turn ends with a notice in its trace rather than an error.
-"""
+again, until the model stops without calling a tool or a budget runs out. With
+``constrained=False`` it is the baseline: broken calls are counted, not run. The turn stays inside
+the context window: results are cut to a share of the room left (``limits.truncate_tokens``), and
+a full window ends the turn with a notice in its trace rather than an error."""
 
 from __future__ import annotations
 
@@ -44,8 +39,8 @@ class ToolDecoder:
         dialect: How calls are written (default: ``Hermes()``).
         tool_choice: For the first generation of a turn: ``"auto"``, ``"required"``, ``"none"``
             or a tool name. Later generations (after tool results) use ``"auto"`` (or ``"none"``).
-        parallel_tool_calls: Whether one assistant message may hold several calls. When off, a
-            generation stops as soon as its call closes (nothing useful can follow it).
+        parallel_tool_calls: Whether one message may hold several calls (off: a generation stops
+            as its call closes).
         max_calls_per_turn: Calls allowed in a turn; then tools are switched off.
         max_new_tokens: Token budget of the whole turn, over all generations. A call is never
             cut off by it (constrained decoding only).
@@ -117,12 +112,9 @@ class ToolDecoder:
             self.tools[tool_choice]  # raises ToolNotFoundError with the names there are
 
     def run(self, messages_or_prompt: str | Sequence[Message]) -> Result:
-        """Answer one turn.
-
-        ``messages_or_prompt``: chat messages, rendered with the tokenizer's chat template and the
-        tools; or a plain prompt string, continued as it is (write the tool instructions into it
-        yourself). A tool that misbehaves or a context that fills up still gives a result
-        (``trace.stop_reason`` then says so).
+        """Answer one turn: chat messages, rendered with the tokenizer's chat template and the tools,
+        or a plain prompt, continued as it is. A tool that misbehaves or a full context still gives
+        a result (``trace.stop_reason`` says so).
 
         Raises:
             ContextLengthError: The prompt alone does not fit the context window.
@@ -175,7 +167,7 @@ class ToolDecoder:
             answer = text
             trace.events.append(Event(EventKind.TEXT, text))
             calls = self.dialect.parse_calls(text)
-            self._count_unparseable(text, calls, trace)
+            self._count_unparseable(text, trace)
             if not calls:
                 context.add_text(text)
                 break
@@ -224,12 +216,9 @@ class ToolDecoder:
         kept = [t for t in ids if t not in self.generator.eos_ids]
         return str(self.vocab.decode(kept).decode("utf-8", errors="replace"))
 
-    def _count_unparseable(self, text: str, calls: list[ToolCall], trace: Trace) -> None:
-        """Call-like text that did not become a call: an opener of the dialect that did not parse
-        (bad syntax, cut off), and a JSON object with a ``"name"`` key outside every call. Never
-        counted silently as prose (DESIGN invariant 3). With a one-character trigger (ToolkenGPT's
-        ``<``) an ordinary ``<`` in prose counts too, so the count is an upper bound there.
-        """
+    def _count_unparseable(self, text: str, trace: Trace) -> None:
+        """Count call-like text that did not become a call, never as prose (DESIGN invariant 3);
+        with a one-character trigger (ToolkenGPT's ``<``) the count is an upper bound."""
         for snippet in self.dialect.scan(text).broken:
             message = f"call-like text that does not parse as a call: {snippet[:80]!r}"
             trace.invalid.append(InvalidCall(InvalidKind.UNPARSEABLE, message))
@@ -257,9 +246,8 @@ class ToolDecoder:
 
 
 def forced_start(dialect: Dialect, choice: ToolChoice) -> str:
-    """The text that makes an unconstrained model call a tool: ``required`` and a named tool can
-    only be had by writing the start of the call into the prompt (trigger, head, name); the
-    model writes the rest. Empty for ``auto`` and ``none``.
+    """The start of a call (trigger, head, name) written into an unconstrained model's prompt: the
+    only way to have a ``required`` or named call there. Empty for ``auto`` and ``none``.
 
     Examples:
         >>> forced_start(Hermes(), "required"), forced_start(Hermes(), "auto")
@@ -272,10 +260,8 @@ def forced_start(dialect: Dialect, choice: ToolChoice) -> str:
 
 
 def tool_instructions(tools: ToolSet, dialect: Dialect) -> str:
-    """A system prompt that lists the tools and shows how this dialect writes a call.
-
-    For chat templates that do not take ``tools=`` (SmolLM2's, for one). Hermes gets Qwen 2.5's
-    own wording; other dialects an example call of their format.
+    """A system prompt that lists the tools and shows how this dialect writes a call, for chat
+    templates that take no ``tools=`` (SmolLM2's): Hermes gets Qwen 2.5's wording, others an example.
 
     Examples:
         >>> def add(a: int, b: int) -> int:
@@ -344,11 +330,10 @@ def _example_arguments(tool: Tool) -> dict[str, Any]:
 class Conversation:
     """The prompt as the turn goes on: chat messages (``source``), or a plain prompt that grows.
 
-    Chat formats (``stop_after_call`` false) add an assistant message with the calls and one
-    result message per call, re-rendered through the chat template; when the template takes no
-    ``tools=``, the tools go in a system prompt and the results in one ``tool`` message in the
-    dialect's own form (SmolLM2 answers better after a ``tool`` turn than after a ``user`` one). Inline formats (``stop_after_call``) keep one assistant message open and
-    write each result right after its call.
+    Chat formats add an assistant message with the calls and a result message per call; when the
+    template takes no ``tools=``, the tools go in a system prompt and the results in one ``tool``
+    message in the dialect's form (SmolLM2 answers better after a ``tool`` turn than a ``user``
+    one). Inline formats (``stop_after_call``) write each result right after its call.
     """
 
     def __init__(self, tokenizer: Any, tools: ToolSet, dialect: Dialect, source: str | Sequence[Message]) -> None:

@@ -1,11 +1,8 @@
 """Tool names written from documentation by a local model (the ToolDec paper's appendix A.6).
 
-ToolDec picks a tool by its name alone, so a name must say what the tool does. REST operations
-are often named from their route (``get_movie_movie_id_credits`` for
-``GET /movie/{movie_id}/credits``), which a model reads poorly. :func:`rewrite_names` asks a
-model, once per operation, for a short snake_case name from the operation's documentation (worked
-examples as earlier chat turns, the paper's first); the names are cached in a JSON file so that a run
-is reproducible, and given to the OpenAPI loader:
+ToolDec picks a tool by its name alone, and a REST operation named from its route
+(``get_movie_movie_id_credits``) reads poorly: :func:`rewrite_names` asks a model for a short
+name from each operation's documentation, for the OpenAPI loader:
 ``tools_from_openapi(spec, names=rewrite_names(openapi_operations(spec), generator, cache=path))``.
 
 Examples:
@@ -83,19 +80,10 @@ def name_distance(a: str, b: str) -> float:
 
 def rewrite_names(operations: Sequence[Operation], generator: Generator, *, temperature: float = 0.0, seed: int = 0,
                   cache: Path | None = None, model: str = "", max_new_tokens: int = 24) -> dict[str, str]:
-    """A name per operation, by ``"METHOD /path"``, written by ``generator``'s model.
-
-    Args:
-        generator: A tooldec generator (``generator_for(model, tokenizer)``); its ``tokenizer``'s chat
-            template frames the prompt.
-        temperature: 0 for greedy; above, each ``seed`` gives another set of names (the paper's A.8).
-        cache: A JSON file: read when it holds every operation, else written after the run.
-        model: Recorded in the cache file.
-
-    Returns:
-        ``{"GET /movie/{movie_id}/credits": "get_movie_cast_and_crew", ...}``; an empty answer
-        keeps the route's own name (``get_movie_movie_id_credits``).
-    """
+    """A name per operation, by ``"METHOD /path"``, written by ``generator``'s model (an empty
+    answer keeps the route's own name). Above 0, each ``seed`` of ``temperature`` gives another set
+    (the paper's A.8). ``cache``: a JSON file, read when it holds every operation, else written
+    (with ``model``) so that a run is reproducible."""
     routes = [f"{op.method} {op.path}" for op in operations]
     if cache is not None and cache.exists():
         stored = json.loads(cache.read_text())

@@ -3,17 +3,9 @@
 Greedy decoding under the name trie commits to a tool by its first token: for "Where was 964
 Subamara discovered?" a model that starts with ``sub`` (for Subamara) ends in ``subsidiaries``,
 though it would give ``discoverer_or_inventor`` more probability as a whole. :class:`NameSelector`
-wraps a generator and, at the start of each call, keeps the ``width`` most probable partial names
-(sum of the model's log-probabilities of their tokens) until the best *complete* name (its last
-token crosses into the call's next bytes, so ``add`` and ``add_numbers`` are told apart) is more
-probable than every partial one left. Text and arguments are decoded as the wrapped generator would.
-With ``width`` at least the number of tools the search is exhaustive over names (each name scored
-by its most probable tokenization).
-
-It uses the cursor and generator surface: ``Machine.fork``, ``advance``, ``allowed_token_ids``,
-``machine.advanced``'s ``mode``, ``text``, ``position`` (to know where the name starts, whatever
-opener led there) and the generator's ``next_logits(ids)``; with llama.cpp the KV cache makes each step cost the
-hypothesis' new tokens only.
+keeps the ``width`` most probable partial names (summed log-probabilities of their tokens) until
+the best *complete* name (its last token crosses into the call's next bytes, so ``add`` and
+``add_numbers`` are told apart) beats every partial one left.
 
 Examples:
     >>> from tooldec.decoding import Grammar
@@ -73,17 +65,9 @@ class _Hyp:
 
 
 class NameSelector(Generator):
-    """A generator that chooses each tool name by the model's probability of the whole name.
-
-    Args:
-        generator: The generator to wrap (``LlamaCppGenerator``, ``HFGenerator`` or one with
-            learned tokens): ``vocab``, ``eos_ids``, ``next_logits(ids)`` and ``run`` are used.
-        width: Beam width (partial names kept per step); at least the number of tools makes
-            the search exhaustive over names.
-
-    Raises:
-        ValueError: ``width`` below 1.
-    """
+    """A generator that chooses each tool name by the model's probability of the whole name, text
+    and arguments as ``generator`` would. A ``width`` (>= 1) of at least the number of tools makes
+    the search exhaustive over names (each scored by its most probable tokenization)."""
 
     def __init__(self, generator: Generator, *, width: int = 5) -> None:
         if width < 1:
@@ -94,8 +78,7 @@ class NameSelector(Generator):
         self.eos_ids = generator.eos_ids
         self.model = getattr(generator, "model", None)
         self.tokenizer = getattr(generator, "tokenizer", None)
-        self.selections: list[Selection] = []
-        """Every name chosen since this selector was made (the experiments read and clear it)."""
+        self.selections: list[Selection] = []  # every name chosen (the experiments read and clear it)
         self._names: dict[int, tuple[Grammar, frozenset[bytes], frozenset[bytes]]] = {}
 
     def seed(self, seed: int) -> None:
@@ -118,12 +101,8 @@ class NameSelector(Generator):
         return entry[1], entry[2]
 
     def run(self, prompt_ids: Sequence[int], request: Request) -> Generation:
-        """Generate as the wrapped generator does, choosing each name with the beam.
-
-        Without a grammar there is no name to choose: the wrapped generator runs alone. Text and
-        arguments are greedy (``temperature`` is used by the wrapped generator only when there is
-        no grammar).
-        """
+        """Generate as the wrapped generator does, each name chosen with the beam; with a grammar,
+        text and arguments are greedy (without one, the wrapped generator runs alone)."""
         machine = request.machine()
         if machine is None:
             return self.generator.run(prompt_ids, request)
@@ -163,11 +142,9 @@ class NameSelector(Generator):
                           stepper.checked, stepper.refusals)
 
     def choose(self, context: Sequence[int], machine: Machine, budget: int) -> tuple[list[int], Machine]:
-        """Write the rest of the call's opener (trigger, head) greedily, then the best whole name;
-        the tokens written (the last one may run past the name into the call's next bytes) and
-        the machine after them (``machine`` is not changed: forks are). ``context``: the ids before
-        ``machine``'s position (learned ids allowed with a generator that maps them, such as
-        ``LearnedGenerator``). The choice is appended to :attr:`selections`."""
+        """Write the rest of the call's opener greedily, then the best whole name: the tokens (the
+        last may run past the name) and a fork of ``machine`` after them; ``context``: the ids
+        before ``machine``'s position. The choice goes to :attr:`selections`."""
         names, prefixes = self._trie(machine.advanced.grammar)
         machine = machine.fork()
         tokens: list[int] = []

@@ -1,8 +1,5 @@
-"""What one turn did: every call with its outcome, every invalid call, tokens and time.
-
-The runtime never raises because a model or a tool misbehaved (DESIGN invariant 6); instead it
-writes down what happened here, so a caller (or the demo) can show it and benchmarks can count it.
-"""
+"""What one turn did: every call with its outcome, every invalid call, tokens and time. The
+runtime never raises because a model or a tool misbehaved (DESIGN invariant 6): it writes it here."""
 
 from __future__ import annotations
 
@@ -36,18 +33,9 @@ class InvalidCall:
 
 @dataclass(frozen=True)
 class CallRecord:
-    """One call and its outcome.
-
-    Attributes:
-        call: The call as parsed from the model's output.
-        result: The result as the text given back to the model (JSON, or the string a tool
-            returned); ``None`` if the call failed.
-        error: Why it failed (an exception, a timeout, an unserialisable result, an invalid
-            call); ``None`` if it succeeded.
-        seconds: Wall time spent running the tool (0 for a call that was never run).
-        truncated_from: The observation's length in tokens before it was cut to fit the
-            context (the cut text says so); ``None`` when it was not cut.
-    """
+    """One call and its outcome: the ``result`` text given back to the model (JSON, or the string
+    the tool returned), or the ``error`` (an exception, a timeout, an invalid call); ``seconds`` the
+    tool ran; ``truncated_from``: the observation's tokens before it was cut to fit the context."""
 
     call: ToolCall
     result: str | None
@@ -89,23 +77,16 @@ class Event:
 
 @dataclass
 class Trace:
-    """Counts and timings of one turn.
+    """Counts and timings of one turn (``seconds``: tools included).
 
     Attributes:
-        tokens_generated: New tokens over all generations of the turn.
-        seconds: Wall time of the whole turn (tools included).
-        masking_seconds: Time spent computing and applying token masks (feeding the tokens to
-            the grammar included).
-        masked_steps: Decoding steps that were masked (all of them, when constrained).
-        forced_steps: Of those, tokens the grammar forced that the model confirmed, evaluated
-            in batches without a forward pass of their own (jump-forward).
-        generations: How many times the model was run (once, plus once after each tool round).
-        events: The turn's log, in order.
+        masked_steps, forced_steps: Decoding steps masked (all, when constrained), and of those
+            the tokens the grammar forced that the model confirmed (jump-forward).
+        generations: Model runs: one, plus one after each tool round.
         invalid: Calls that were not run (always empty with constrained decoding).
-        refusals: What the model tried to write that the call format refuses (a tool-result
-            marker, an opener's near miss), by name, and how often: the masks kept it out.
-        stop_reason: Why the turn ended before the model finished (the context is full);
-            ``None`` when it ended normally or on the token budget.
+        refusals: What the model tried to write that the call format refuses, by name: the masks
+            kept it out.
+        stop_reason: Why the turn ended before the model finished (the context is full), else ``None``.
     """
 
     tokens_generated: int = 0
@@ -131,16 +112,9 @@ class Trace:
 
 @dataclass
 class Result:
-    """What :meth:`ToolDecoder.run` returns.
-
-    Attributes:
-        text: The assistant's whole turn as the context now holds it: generated text with the
-            calls as written and, for dialects that write results into the text, the results.
-        answer: The text generated after the last tool round (the model's final words).
-        calls: Every call that parsed, in order, with its outcome (invalid ones included, with
-            their ``error``).
-        trace: Counts, timings and the event log.
-    """
+    """What :meth:`ToolDecoder.run` returns: ``text``, the whole turn as the context holds it
+    (calls as written, and results for dialects that write them inline); ``answer``, the text after
+    the last tool round; ``calls``, every call that parsed, with its outcome (invalid ones too)."""
 
     text: str
     answer: str

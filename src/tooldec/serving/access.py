@@ -38,12 +38,7 @@ def is_loopback(host: str) -> bool:
 
 class ApiKey:
     """ASGI middleware: every request but :data:`OPEN_PATHS` carries ``Authorization: Bearer
-    <key>``, or is answered 401 in OpenAI's error shape (the key compared in constant time).
-
-    Args:
-        app: The application behind it.
-        key: The key clients give as ``api_key``.
-    """
+    <key>``, or is answered 401 in OpenAI's error shape (the key compared in constant time)."""
 
     def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]], key: str) -> None:
         if not key:

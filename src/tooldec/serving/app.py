@@ -1,13 +1,6 @@
-"""``tooldec serve``'s HTTP surface: an OpenAI-compatible Starlette app over one llama.cpp model.
-
-Routes: ``POST /v1/chat/completions`` (tools, tool_choice, parallel_tool_calls, max_tokens,
-temperature, seed, stream), ``GET /v1/models``, ``GET /health`` (200 once the model is loaded,
-503 while it loads), ``GET /metrics`` (Prometheus). Tools are executed by the
-client, as with OpenAI: a call comes back as ``tool_calls`` and its result goes in the next
-request's ``tool`` message. Every error is OpenAI's error object; a client's fault has a 4xx
-status (a body too large (413) or nested too deep, malformed JSON, an unknown model (404), a bad
-tool schema (the typed error's message)), and only the server's own faults are 5xx.
-"""
+"""``tooldec serve``'s HTTP surface: an OpenAI-compatible Starlette app over one llama.cpp model
+(routes, errors and limits: docs/serving.md). A client's fault is a 4xx in OpenAI's error object;
+only the server's own faults are 5xx."""
 
 from __future__ import annotations
 
@@ -58,13 +51,9 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class Settings:
-    """How much the server takes from one client.
-
-    Attributes:
-        max_body_bytes: The largest request body read; a larger one is a 413 before it is parsed.
-        request_timeout: Seconds a request may take, queued and generating; then it is cancelled
-            and answered with a 503 (``None``: no limit).
-    """
+    """How much the server takes from one client: the largest body read (a larger one is a 413
+    before it is parsed), and the seconds a request may take, queued and generating (then a 503;
+    ``None``: no limit)."""
 
     max_body_bytes: int = 16 * 2**20
     request_timeout: float | None = None
@@ -87,12 +76,9 @@ class Service:
         self.refused: Counter[str] = Counter()  # refused requests by error code
 
     def prepare(self, request: ChatRequest) -> Job:
-        """Compile the tools and render the prompt (on a thread: both can take a while).
-
-        Raises:
-            RequestError: A tool cannot be registered, tool_choice names none of them, or a call
-                that must come first cannot close within max_tokens.
-        """
+        """Compile the tools and render the prompt (on a thread: both can take a while); a
+        :class:`RequestError` for a bad tool, a tool_choice naming none, or a required call that
+        cannot close within max_tokens."""
         toolset = compiled = None
         if request.tools and request.tool_choice != "none":
             try:  # here, not on the worker thread, whose every running request would wait for it
@@ -126,11 +112,8 @@ class Service:
         return job
 
     def _check_context(self, request: ChatRequest, prompt: int, toolset: ToolSet | None) -> None:
-        """Refuse a prompt, or a prompt and ``max_tokens``, over the context, as OpenAI does.
-
-        Raises:
-            RequestError: 400 with code ``context_length_exceeded``, both numbers in its message.
-        """
+        """Refuse a prompt, or a prompt and ``max_tokens``, over the context, as OpenAI does (400,
+        ``context_length_exceeded``, both numbers in the message)."""
         context = self.worker.context
         if prompt >= context:
             share = ""
@@ -173,11 +156,7 @@ def _done_error(done: Done) -> RequestError:
 
 async def _events(service: Service, job: Job) -> AsyncGenerator[Event | Done, None]:
     """Submit ``job`` and yield its events as the worker produces them; the job is cancelled when
-    the consumer stops early (its client left) or the request's time is up.
-
-    Raises:
-        RequestError: 429 when the queue is full, 503 when the request timed out.
-    """
+    the consumer stops early (its client left) or the time is up (a 503; a full queue: 429)."""
     loop = asyncio.get_running_loop()
     inbox: asyncio.Queue[Event | Done] = asyncio.Queue()
     timeout = service.settings.request_timeout
@@ -230,11 +209,7 @@ async def read_body(request: Request, limit: int) -> bytes:
 
 
 def _service(request: Request) -> Service:
-    """The app's service, once the model is loaded.
-
-    Raises:
-        RequestError: 503 while the model loads, or when loading it failed.
-    """
+    """The app's service, once the model is loaded (a 503 while it loads, or if loading failed)."""
     service: Service | None = request.app.state.service
     if service is None:
         failed = request.app.state.failed
@@ -411,14 +386,9 @@ async def _server_fault(request: Request, exc: Exception) -> Response:
 
 def create_app(service: Service | Callable[[], Service], *, api_key: str | None = None,
                on_failure: Callable[[], None] | None = None) -> Starlette:
-    """The app; the worker thread starts with it and stops with it.
-
-    Args:
-        service: The service, or what loads it: then the app answers at once, ``/health`` says
-            ``loading`` (503) until it is loaded, and requests are refused with a 503 meanwhile.
-        api_key: Requests but ``/health`` must carry it (``Authorization: Bearer``); ``None``: open.
-        on_failure: Called (from the loading thread) when loading failed.
-    """
+    """The app; the worker thread starts and stops with it. Given what loads the ``service``, the
+    app answers at once, with 503 until it is loaded; ``on_failure`` is called (from the loading
+    thread) if that fails. ``api_key``: every route but ``/health`` requires it."""
 
     def load(app: Starlette, make: Callable[[], Service]) -> None:
         try:

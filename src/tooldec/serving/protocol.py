@@ -1,9 +1,6 @@
-"""The OpenAI Chat Completions wire format: requests checked field by field, responses built.
-
-Only what ``tooldec serve`` does is accepted; a field it would silently ignore in a way that
-changes the answer (``n`` > 1, ``stop``, ``logprobs``, a JSON ``response_format``) is refused with
-a 400 that names it, as OpenAI names the ``param`` of a bad request.
-"""
+"""The OpenAI Chat Completions wire format: requests checked field by field, responses built. A
+field ``tooldec serve`` would ignore in a way that changes the answer (``n`` > 1, ``stop``, a JSON
+``response_format``) is refused with a 400 naming it, not dropped."""
 
 from __future__ import annotations
 
@@ -55,10 +52,7 @@ def error_body(message: str, *, param: str | None = None, code: str | None = Non
 
 
 def decode_body(data: bytes, max_depth: int = MAX_DEPTH) -> Any:
-    """A request body's JSON, nested at most ``max_depth`` deep.
-
-    Raises:
-        RequestError: The body is not UTF-8 JSON, or is nested deeper.
+    """A request body's JSON, nested at most ``max_depth`` deep, else a :class:`RequestError`.
 
     Examples:
         >>> decode_body(b'{"a": [1, {"b": null}]}', max_depth=3)
@@ -144,9 +138,8 @@ def _messages(value: Any) -> list[dict[str, Any]]:
 
 
 def _content(value: Any, where: str) -> None:
-    """A message's content: text, or a list of text parts. A part of another kind (``image_url``,
-    ``input_audio``, ``file``, ...) is refused by type and index: the model reads text only, and
-    dropping the part would answer a question the client did not ask."""
+    """A message's content: text, or text parts. Another part (``image_url``, ...) is refused by
+    type and index: dropping it would answer a question the client did not ask."""
     if value is None or isinstance(value, str):
         return
     if not isinstance(value, list):
@@ -162,8 +155,7 @@ def _content(value: Any, where: str) -> None:
 
 
 def _tool_calls(value: Any, where: str) -> None:
-    """An assistant message's ``tool_calls``: objects whose ``function`` has a string ``name`` and
-    ``arguments`` as a JSON string or an object."""
+    """An assistant message's ``tool_calls``: a string ``function.name``, arguments a string or object."""
     if value is None:
         return
     if not isinstance(value, list):
@@ -179,12 +171,8 @@ def _tool_calls(value: Any, where: str) -> None:
 
 
 def parse_request(body: Any, model: str) -> ChatRequest:
-    """Check a decoded request body against what the server does (a ``model`` other than the
-    served one is a 404).
-
-    Raises:
-        RequestError: The first problem found, naming its field.
-    """
+    """Check a decoded request body against what the server does: a :class:`RequestError` naming
+    the first bad field (a ``model`` other than the served one is a 404)."""
     if not isinstance(body, dict):
         raise RequestError("the request body must be a JSON object")
     if body.get("model") != model:
@@ -256,8 +244,7 @@ def chunk(request_id: str, model: str, delta: dict[str, Any] | None, finish: str
 
 
 def call_deltas(index: int, call: ToolCall) -> list[dict[str, Any]]:
-    """The deltas OpenAI streams for one call: its id, type and name with empty arguments, then
-    the arguments."""
+    """The deltas OpenAI streams for one call: id, type and name with empty arguments, then the arguments."""
     whole = call.to_openai()
     return [
         {"tool_calls": [{"index": index, "id": whole["id"], "type": "function",

@@ -1,12 +1,9 @@
 """One llama.cpp context, one thread: requests are queued and run one after another.
 
-A ``llama_cpp.Llama`` holds one KV cache; two requests stepping it in turn would corrupt each
-other's context. So every request becomes a :class:`Job` on a bounded queue and one worker
-thread runs them in order, with the loop of ``tooldec run`` (``LlamaCppGenerator.tokens``), and
-hands the events (content, calls, the end) back to the request's event loop as they come (the
-threads: docs/DESIGN.md, concurrency contract). A prompt that begins like the previous one (the same system
-prompt and tools) only evaluates its new tokens. A job whose client went away is taken out of the
-queue at once (:meth:`Worker.cancel`), or stopped after the token being generated if it runs.
+A ``llama_cpp.Llama`` holds one KV cache, which two requests stepping it in turn would corrupt:
+every request becomes a :class:`Job` on a bounded queue, and one worker thread runs them with the
+loop of ``tooldec run`` (``LlamaCppGenerator.tokens``), handing the events back to the request's
+event loop (the threads: docs/DESIGN.md, concurrency contract).
 """
 
 from __future__ import annotations
@@ -42,16 +39,9 @@ class Done:
 
 @dataclass
 class Job:
-    """One request's generation.
-
-    Attributes:
-        specs: The request's tools (empty: unconstrained); ``key``: their cache key.
-        seed: Seeds the sampler (None: fresh entropy).
-        emit: Called from the worker thread with each event, then a :class:`Done` (none for a job
-            cancelled before it ran).
-        cancelled: Set (by :meth:`Worker.cancel`) when its client went away.
-        submitted: When it was queued (``time.perf_counter``): time to first token counts from here.
-    """
+    """One request's generation (``specs`` empty: unconstrained). ``emit`` is called from the
+    worker thread with each event, then a :class:`Done` (none for a job cancelled before it ran);
+    time to first token counts from ``submitted``."""
 
     prompt_ids: list[int]
     specs: Sequence[Any]
@@ -67,11 +57,8 @@ class Job:
 
 
 class QueueFull(Exception):
-    """More requests are waiting than the server accepts, or it is shutting down.
-
-    Attributes:
-        retry_after: Seconds after which a retry may find room (the queue's work at the mean job time).
-    """
+    """More requests are waiting than the server accepts, or it is shutting down; ``retry_after``:
+    seconds until a retry may find room (the queue's work at the mean job time)."""
 
     def __init__(self, message: str, retry_after: int) -> None:
         super().__init__(message)
@@ -79,23 +66,9 @@ class QueueFull(Exception):
 
 
 class Worker:
-    """The thread that runs jobs on a loaded llama.cpp model.
-
-    Args:
-        generator: The model (only this worker's thread touches it from now on).
-        constraints: Compiles request tool lists.
-        max_queue: Most jobs waiting; more are refused with :class:`QueueFull`.
-
-    Attributes:
-        jobs_started, jobs_done: Jobs taken from the queue, and those finished (also when stopped).
-        jobs_cancelled: Jobs whose client left: taken out of the queue, or stopped while running.
-        tokens_generated, masking_seconds, busy_seconds: All jobs' tokens, masking time and run time.
-        calls_returned, calls_cut: Calls given out, and calls the end of a job left unfinished.
-        first_token_seconds: Time to first token (from the queue) summed over ``jobs_with_tokens``.
-        refusals: What models tried to write that the format refuses, by name (``Stepper.refusals``).
-        tokens_forced: Tokens of jump-forward drafts the model confirmed, evaluated without a
-            pass of their own (``Stepper.forced_steps``).
-    """
+    """The thread that runs jobs on a loaded llama.cpp model (only it touches ``generator`` from
+    now on); more than ``max_queue`` jobs waiting are refused with :class:`QueueFull`. ``/metrics``
+    describes its counters."""
 
     def __init__(self, generator: LlamaCppGenerator, constraints: Constraints, *, max_queue: int = 256) -> None:
         if max_queue < 1:
@@ -120,8 +93,7 @@ class Worker:
         self._thread.start()
 
     def stop(self) -> None:
-        """Refuse new jobs, cancel the waiting ones and the running one (after its current
-        token), end the thread."""
+        """Refuse new jobs, cancel the waiting and running ones (after the current token), end the thread."""
         with self._changed:
             self._closing = True
             for job in self._waiting:
@@ -144,7 +116,7 @@ class Worker:
 
     @property
     def prompt_cache(self) -> PromptCache | None:
-        """Where evaluated prompts are kept between requests, if anywhere (its counters go to ``/metrics``)."""
+        """Where evaluated prompts are kept between requests, if anywhere."""
         return self.generator.prompt_cache
 
     @property
@@ -158,11 +130,7 @@ class Worker:
         return len(self._running)
 
     def submit(self, job: Job) -> None:
-        """Queue a job.
-
-        Raises:
-            QueueFull: The queue is at its bound, or the server is shutting down.
-        """
+        """Queue a job (:class:`QueueFull` at the bound, or shutting down)."""
         with self._changed:
             if self._closing:
                 raise QueueFull("the server is shutting down", retry_after=1)
@@ -244,15 +212,9 @@ class Worker:
 
 
 class JobRun:
-    """One job's generation as its tokens come, whichever loop evaluates them: its cursor,
-    stepper and assembler; the events go to the job's client, the costs to the worker (both
-    from the worker thread, the only one that touches a run).
-
-    Attributes:
-        budget: Tokens the job may still generate.
-        refused: Why the job cannot run (its :class:`Done`), else ``None``.
-        stepper: Picks each token under the job's cursor and counts what masking cost.
-    """
+    """One job's generation as its tokens come, whichever loop evaluates them: its cursor, stepper
+    and assembler; the events go to its client, the costs to the worker (from the worker thread,
+    the only one that touches a run). ``refused``: why the job cannot run (its :class:`Done`)."""
 
     def __init__(self, worker: Worker, job: Job) -> None:
         self.worker = worker
@@ -276,9 +238,7 @@ class JobRun:
         self.stepper = worker.generator.stepper(machine, job.temperature, np.random.default_rng(job.seed))
         self.made = 0
         self.finish = "length"
-        self.forced = job.tool_choice not in ("auto", "none")
-        """``required`` or a named tool: the answer ends where the model, after its calls, writes
-        text that opens no call (the whitespace between calls is not content)."""
+        self.forced = job.tool_choice not in ("auto", "none")  # the answer is its calls: text after them ends it
 
     def _machine(self) -> Machine | None:
         job, constraints = self.job, self.worker.constraints

@@ -1,11 +1,6 @@
-"""What a request tells tooldec inside vLLM: its tools, tool choice, parallel calls, dialect.
-
-It travels in ``SamplingParams.extra_args["tooldec"]`` as one JSON string (the OpenAI API's
-``vllm_xargs`` only carries strings, numbers and lists of them). With the ``tooldec`` tool
-parser (``--tool-call-parser tooldec``) the server copies the request's own ``tools`` and
-``tool_choice`` there, so a client sends its tools once, as it would to OpenAI. Without it, or
-offline, :func:`extra_body` and :func:`extra_args` build the value.
-"""
+"""What a request tells tooldec inside vLLM: its tools, tool choice, parallel calls, dialect, as
+one JSON string in ``SamplingParams.extra_args["tooldec"]`` (``vllm_xargs`` carries only strings,
+numbers and lists). The tool parser writes it; without it, :func:`extra_body` and :func:`extra_args`."""
 
 from __future__ import annotations
 
@@ -29,14 +24,11 @@ class ToolDecArgs:
     """One request's constraint, parsed and checked for shape (the tools are checked apart).
 
     Attributes:
-        tools: Tool definitions (OpenAI, MCP, Anthropic or plain dicts).
-        tool_choice: ``"auto"``, ``"required"``, ``"none"`` or a tool name.
-        parallel_tool_calls: Several calls in one answer.
-        dialect: How the model writes calls (a name in ``tooldec.dialects.DIALECTS``).
-        key: Cache key of the request's tools, choice and dialect (of the JSON text when it came as
-            text, :func:`text_key`; else :func:`~tooldec.serving.engine.tools_key` of the tools).
-        openers: The dialect's openers to use in auto mode (``None``: its default ones).
-        forced: The openers a required or named call opens with (``None``: the dialect's own).
+        dialect: A name in ``tooldec.dialects.DIALECTS``.
+        key: Cache key: :func:`text_key` when it came as JSON text, else
+            :func:`~tooldec.serving.engine.tools_key` of the tools.
+        openers, forced: The openers in auto mode, and those a required or named call opens with
+            (``None``: the dialect's own).
     """
 
     tools: tuple[Mapping[str, Any], ...]
@@ -59,11 +51,7 @@ class ToolDecArgs:
 
     @classmethod
     def parse(cls, value: Any) -> ToolDecArgs:
-        """Read the ``tooldec`` extra argument (a JSON string or an already decoded mapping).
-
-        Raises:
-            ValueError: Malformed JSON or a field of the wrong type; the message names it.
-        """
+        """Read the ``tooldec`` extra argument (JSON text or a mapping); a ``ValueError`` names a bad field."""
         key = None
         if isinstance(value, (str, bytes)):
             key = text_key(value)
@@ -98,10 +86,8 @@ class ToolDecArgs:
 
 
 def text_key(value: str | bytes) -> str:
-    """The key of arguments sent as JSON text: a hash of the text itself. A server gets the same
-    text with every request of a client, and hashing it is cheaper than writing a thousand tools
-    out again in canonical JSON (:func:`~tooldec.serving.engine.tools_key`); the same tools in
-    another text get another key here and meet again in the compiler's snapshot cache."""
+    """The key of arguments sent as JSON text: a hash of the text, cheaper than writing a thousand
+    tools out again in canonical JSON; the same tools in another text meet again in the compiler's cache."""
     data = value.encode() if isinstance(value, str) else value
     return "text:" + hashlib.sha256(data).hexdigest()
 

@@ -1,27 +1,12 @@
 """tooldec as a vLLM V1 logits processor: per-request tools, batched masks, overlapped with the forward.
 
-vLLM calls ``update_state(batch_update)`` before each forward pass and ``apply(logits)`` after
-it, on the whole persistent batch. A request is constrained when its ``SamplingParams.extra_args``
-carries ``"tooldec"`` (see :mod:`tooldec.serving.vllm.args`); any other request is left alone
-(its logits row is not touched, and a batch without tooldec requests costs one dict check).
-
-``update_state`` applies the batch changes to the row map and hands one job to a worker thread:
-compile new tool lists (cached across requests by key), move each cursor by its new output
-tokens, and fill all constrained rows of one int32 bitmask. The forward pass runs meanwhile;
-``apply`` joins the job and writes ``-inf`` where the mask says no. The worker thread is the only
-one that touches cursors (docs/DESIGN.md, concurrency contract). With async
-scheduling (vLLM on GPUs; vLLM on CPU runs without it) the last sampled token is a placeholder
-(-1) at ``update_state`` time; those rows are finished in ``apply`` once vLLM has filled it in,
-without the overlap. A row whose cursor
-cannot go on (a token the grammar refuses) is allowed only end-of-sequence tokens: it ends,
-never with a broken call.
-
-With ``TOOLDEC_VLLM_STATS=<path>`` in the engine's environment, each step's timings go to that
-file (:mod:`tooldec.serving.vllm.stats`).
-
-Load it with ``--logits-processors tooldec.serving.vllm.processor:ToolDecLogitsProcessor``, or
-installed, through the ``vllm.logits_processors`` entry point (vLLM then loads it in every
-engine of that environment).
+``update_state`` (before each forward pass) applies the batch changes and hands one job to a
+worker thread: compile new tool lists, move each cursor by its new tokens, fill one int32 bitmask
+for the constrained rows. ``apply`` (after the pass) joins it and writes ``-inf`` where the mask
+says no. Only the worker touches cursors (docs/DESIGN.md, concurrency contract). Under async
+scheduling the last sampled token is a placeholder at ``update_state``; those rows are finished in
+``apply``, without the overlap. A row whose cursor cannot go on is allowed only end tokens: it
+ends, never with a broken call. Requests without ``extra_args["tooldec"]`` are not touched.
 """
 
 from __future__ import annotations
@@ -95,13 +80,7 @@ def _checker(args: ToolDecArgs) -> Constraints:
 
 
 class ToolDecLogitsProcessor(LogitsProcessor):
-    """Masks the logits of requests that carry ``extra_args["tooldec"]``.
-
-    Args:
-        vllm_config: The engine's configuration (model, tokenizer, batch size).
-        device: Where the logits live.
-        is_pin_memory: Unused (the masks are built on the CPU).
-    """
+    """Masks the logits of requests that carry ``extra_args["tooldec"]`` (the masks are built on the CPU)."""
 
     @classmethod
     def validate_params(cls, sampling_params: SamplingParams) -> None:
@@ -270,12 +249,9 @@ class ToolDecLogitsProcessor(LogitsProcessor):
             row.consumed += 1
 
     def _masks(self, rows: list[tuple[int, _Row]], final: bool = False) -> tuple[list[int], np.ndarray]:
-        """Move every cursor, then fill one bitmask for all rows; returns the allowed flags.
-
-        ``final``: this is the last chance before sampling; a row whose sampled token is still
-        a placeholder (vLLM hands processors loaded only by entry point no tokens under async
-        scheduling) is ended rather than left unconstrained.
-        """
+        """Move every cursor, then fill one bitmask for all rows; the allowed flags. ``final``: the
+        last chance before sampling, so a row still waiting for its token (a processor loaded by
+        entry point alone gets none under async scheduling) is ended, not left unconstrained."""
         start = time.perf_counter()
         bitmask = np.zeros((len(rows), self._words), dtype=np.int32)
         masked = [True] * len(rows)

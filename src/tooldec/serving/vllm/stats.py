@@ -1,15 +1,8 @@
-"""Per-step timings of the vLLM processor, opt-in with ``TOOLDEC_VLLM_STATS=<path>``.
-
-What tooldec adds to a decoding step on the engine's thread is the time ``apply`` takes: waiting
-for the worker's masks (when they are not ready by the end of the forward pass) and writing them
-into the logits. The worker's own time overlaps the forward pass; on a CPU-only machine it also
-competes with the forward for cores, so both are logged. End-to-end latencies on a shared machine
-vary by more than the overhead itself; these timings are what ``benchmarks/serving.py`` reports
-beside them.
-
-One JSON line per step with constrained rows: ``t`` (wall clock, seconds since the epoch),
-``rows``, ``interval`` (seconds since the previous step began: the previous step's length),
-``apply``, ``wait`` and ``work`` (seconds). Line-buffered, so a terminated server loses nothing.
+"""Per-step timings of the vLLM processor, opt-in with ``TOOLDEC_VLLM_STATS=<path>``: what ``apply``
+costs the engine's thread (and how much of it waited for masks), and the worker's time, which on a
+CPU competes with the forward for cores (``benchmarks/serving.py`` reports them). One JSON line per
+constrained step: ``t`` (epoch seconds), ``rows``, ``interval`` (the previous step's length),
+``apply``, ``wait``, ``work``; line-buffered, so a terminated server loses nothing.
 """
 
 from __future__ import annotations

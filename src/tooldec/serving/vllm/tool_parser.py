@@ -1,18 +1,10 @@
 """The ``tooldec`` tool parser for vLLM's OpenAI server: tools sent once, calls parsed by the dialect.
 
-Start vLLM with ``--tool-parser-plugin tooldec.serving.vllm.tool_parser --tool-call-parser
-tooldec --enable-auto-tool-choice`` (and the logits processor). For every request with tools,
-``adjust_request`` copies its ``tools``, ``tool_choice`` and ``parallel_tool_calls`` into
-``vllm_xargs["tooldec"]``, which vLLM hands to the logits processor as ``extra_args``: the
-client sends its tools once, in the ordinary OpenAI way, and nothing else. It does not ask vLLM
-for a JSON or structural-tag grammar (``supports_required_and_named = False``): tooldec
-constrains auto, required and named choices itself, and this parser reads the calls of all of
-them with the dialect's own ``parse_calls`` (streaming and not), so calls come back as
-``tool_calls`` and never as call-like ``content``. A client that already put ``tooldec`` into
-``vllm_xargs`` keeps its own value. ``TOOLDEC_DIALECT`` chooses the dialect (default: hermes)
-and ``TOOLDEC_OPENERS`` its openers (comma-separated, e.g. ``start,call`` for Pythonic; default:
-the dialect's own); for a named opener (Pythonic's ``call``) the request's tool names tell the
-parser where a call begins, as they tell the engine.
+``adjust_request`` copies a request's ``tools``, ``tool_choice`` and ``parallel_tool_calls`` into
+``vllm_xargs["tooldec"]``, which vLLM hands the logits processor (a client's own value there is
+kept). vLLM is asked for no grammar of its own (``supports_required_and_named = False``): tooldec
+constrains every choice itself, and calls come back as ``tool_calls``, never as ``content``.
+``TOOLDEC_DIALECT`` and ``TOOLDEC_OPENERS`` choose the format (docs/serving.md, "Inside vLLM").
 """
 
 from __future__ import annotations
