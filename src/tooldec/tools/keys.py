@@ -120,10 +120,10 @@ def list_key(values: Sequence[object], filed: Filed | None = None) -> ListKey | 
         found = _native_list(values)
         if found is not None:
             data, packed_order, packed_ends, sample = found
-            ends = _int64s(packed_ends)
+            ends = array("q", packed_ends)  # the extension's native int64s: one copy, no int objects
             if type(data) is not bytes:  # a long key's sorted pieces, joined or found filed
                 data = _native_join(data, filed(ends[-1], sample) if filed is not None else ())
-            return ListKey(data, _int64s(packed_order), ends, sample)
+            return ListKey(data, array("q", packed_order), ends, sample)
     if not all(type(v) is dict for v in values):
         return None
     keys = dict_keys(values)
@@ -134,10 +134,3 @@ def list_key(values: Sequence[object], filed: Filed | None = None) -> ListKey | 
     data = b"".join(map(present.__getitem__, order))
     return ListKey(data, array("q", order), array("q", accumulate(len(present[i]) for i in order)),
                    data if len(data) <= SAMPLE_WHOLE else data[::SAMPLE_STEP])
-
-
-def _int64s(packed: bytes) -> array[int]:
-    """The extension's native int64 bytes as an array (one copy, no int objects)."""
-    out = array("q")
-    out.frombytes(packed)
-    return out
