@@ -136,7 +136,7 @@ def test_threads_sharing_position_records_agree_with_one_thread(smollm2_vocab: V
 @pytest.mark.parametrize("one_slot", [False, True], ids=["own-slots", "one-slot"])
 def test_repeated_tool_lists_registered_from_threads_are_each_their_own(
         one_slot: bool, fast_switching: None, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The list key's extension calls back into Python (the cache's filed keys) mid-call, so other
+    """The cache's filed keys are looked up between the list key's two extension calls, so other
     threads run meanwhile: each thread still gets its own list's tools, whatever others register,
     also when every list is filed in one slot (each new list then compared with the others)."""
     if one_slot:

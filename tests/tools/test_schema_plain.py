@@ -110,6 +110,12 @@ def test_the_shortcut_agrees_with_the_reader_on_random_plain_schemas(monkeypatch
 @pytest.mark.parametrize("schema", [
     {"type": "object", "properties": {"\ud800": {"type": "integer"}}},  # a key the grammar cannot write
     {"type": "object", "properties": {"a": {"type": "string", "enum": ["x", "\udfff"]}}},
+    {"type": "object", "properties": {"é\udc00": {"type": "integer"}}},  # lone surrogates in wider strings
+    {"type": "object", "properties": {"a": {"type": "string", "enum": ["日本", "\U0001f600\ud800"]}}},
+    {"type": "object", "properties": {"a": {"type": "string", "enum": [["a"]]}}},  # values of another type
+    {"type": "object", "properties": {"a": {"type": "string", "enum": [{"a": "b"}]}}},
+    {"type": "object", "properties": {"a": {"type": "integer", "enum": [1, 2.0]}}},
+    {"type": "object", "properties": {"a": {"type": "boolean", "enum": [True, None]}}},
     {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["b"]},  # required, not listed
     {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a", "a"]},  # invalid
     {"type": "object", "properties": {"a": {"type": "integer", "enum": [1, True]}}},  # True is no integer
@@ -142,6 +148,12 @@ def test_what_is_not_plain_goes_to_the_reader(schema: dict[str, Any]) -> None:
     {"required": ["a"], "properties": {"a": {"items": {"type": "null"}, "type": "array"}}, "type": "object"},
     {"type": "object", "properties": {"a": {"type": "string", "enum": []}}},  # an empty enum: the reader's
     {"type": "object", "properties": {"a": {"type": "number", "enum": [1.5]}}},
+    {"type": "object", "properties": {"a": {"type": "number", "enum": [0.1, 1e300, float("nan")]}}},
+    {"type": "object", "properties": {"a": {"type": "array", "enum": [[1, {"b": None}]], "items": {}}}},
+    {"type": "object", "properties": {"é": {"type": "string"}, "日本": {"type": "string"}, "\U0001f600": {}}},
+    {"type": "object", "properties": {"a": {"type": "string", "enum": ["é", "日本", "\U0001f600", '"\\\b\f\n\r\t\x00\x1f \x7f~']}}},
+    {"type": "object", "properties": {"a": {"type": "integer", "enum": [0, -1, 9, 10, -10, 2**63 - 1, -2**63, 2**63, -2**63 - 1, 10**40]}}},
+    {"type": "object", "properties": {"a": {"type": "boolean", "enum": [False, True]}}},
     {"type": "object", "properties": {"a": {"type": "string", "enum": "ab"}}},
     {"type": "object", "required": "a", "properties": {"a": {"type": "string"}}},
     {"type": "object", "properties": {"a": {"type": "string"}}, "required": [1]},
@@ -205,3 +217,28 @@ def test_a_plain_schema_too_large_is_refused_by_the_reader() -> None:
 def test_an_enum_costs_its_values_json_bytes(values: list[Any]) -> None:
     """The quick count of a plain string (its length and two quotes) is its JSON's."""
     assert enum_cost(values) == 2 + sum(len(json.dumps(v, ensure_ascii=False).encode()) + 1 for v in values)
+
+
+JSON_TEXT = st.text(st.characters(codec=None, exclude_categories=()), max_size=8)
+"""Any code points, lone surrogates and control characters included."""
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.dictionaries(JSON_TEXT, st.sampled_from(["string", "integer", "boolean"]), max_size=3),
+       st.lists(JSON_TEXT, min_size=1, max_size=5), st.lists(st.integers(-2**70, 2**70), min_size=1, max_size=5),
+       st.lists(st.booleans(), min_size=1, max_size=3))
+def test_the_walks_agree_on_names_and_enums_of_any_text_and_integers(
+        names: dict[str, str], texts: list[str], numbers: list[int], flags: list[bool]) -> None:
+    """The compiled walk checks strings for lone surrogates and counts enums' JSON bytes itself:
+    the Python walk's answer (``is_writable``, ``enum_cost``) on every name and value."""
+    enums = {"string": texts, "integer": numbers, "boolean": flags}
+    same_walks({"type": "object", "properties": {name: {"type": kind, "enum": enums[kind]} for name, kind in names.items()}})
+
+
+def test_an_integer_past_the_digit_limit_fails_alike_in_both_walks() -> None:
+    """Both walks write an enum's integers with CPython's own conversion, which refuses past its
+    digit limit (json.dumps's own error)."""
+    schema = {"type": "object", "properties": {"a": {"type": "integer", "enum": [10**5000]}}}
+    for walk in (plain_form_cost, plain_form_cost_in_python):
+        with pytest.raises(ValueError, match="digits"):
+            walk(schema)

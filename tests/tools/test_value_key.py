@@ -145,6 +145,35 @@ def test_a_list_key_equal_to_a_filed_one_is_that_very_bytes_object(data_dir: Pat
     assert small is not None and len(asked) == 2 and small == keys.list_key(specs[:2])
 
 
+@native_only
+def test_a_long_list_key_comes_as_pieces_that_own_their_buffer(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The extension hands a long key back unjoined and runs no Python code: its pieces keep the
+    buffer they lie in while another list is keyed, and are joined (or matched) by a second call
+    given plain bytes."""
+    from tooldec.tools import _value_key
+
+    specs = [spec for load in (bfcl_tools, kamel_tools) for spec in load(data_dir)][:300]
+    want = python_list_key(specs, monkeypatch)
+    other = python_list_key(specs[100:], monkeypatch)
+    assert want is not None and other is not None
+    first = _value_key.list_key(json.loads(json.dumps(specs)))
+    second = _value_key.list_key(specs[100:])  # keyed while the first pieces hold their buffer
+    assert first is not None and second is not None and type(first[0]) is not bytes
+    assert _value_key.list_join(second[0], ()) == other.data
+    assert _value_key.list_join(first[0], [b"x", want.data[:-1] + b"?"]) == want.data
+    assert _value_key.list_join(first[0], (other.data, want.data)) is want.data
+    assert first[1:] == (want.order.tobytes(), want.ends.tobytes(), want.sample)
+    with pytest.raises(TypeError):
+        _value_key.list_join(first[0], iter([want.data]))  # only a list or tuple: iterating could run Python
+    with pytest.raises(ValueError):
+        _value_key.list_join(want.data, [])  # type: ignore[arg-type]
+    del first, second
+    again = _value_key.list_key(specs)  # the buffer given back is written again
+    assert again is not None and _value_key.list_join(again[0], []) == want.data
+    small = _value_key.list_key(specs[:2])
+    assert small is not None and type(small[0]) is bytes and small[0] is small[3]
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.dictionaries(st.text(max_size=3), JSON, max_size=3), max_size=6))
 def test_list_keys_of_random_dicts_agree_with_and_without_the_extension(values: list[dict[str, Any]]) -> None:

@@ -5,13 +5,17 @@
  * same walk over exact dicts, lists and strings: the same answer, key order
  * included, or None where the Python walk says "not plain" (tests compare the two on every schema
  * of the inventories and on random ones). The keyword sets, type maps and costs are the Python
- * module's own, given once by configure(); an enum's cost and a non-ASCII string's check call
- * back the Python functions, so no rule is written twice. The GIL is held throughout.
+ * module's own, given once by configure() as plain frozensets, dicts and ints. The two rules it
+ * writes again are small and compared with Python's by the tests: a string the grammar can write
+ * has no lone surrogate (schema_core.is_writable), and an enum costs its values' JSON bytes
+ * (schema_size.enum_cost). It calls no Python function: a schema is read through exact dicts,
+ * lists and strings (only a key of a Python class runs its own __hash__ or __eq__ on lookup, as
+ * in the Python walk). The GIL is held throughout.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
-static PyObject *READ, *READ_BUT_TYPE, *SCALARS, *BFCL_TYPES, *PLAIN_OWN, *ENUM_COST, *IS_WRITABLE;
+static PyObject *READ, *READ_BUT_TYPE, *SCALARS, *BFCL_TYPES, *PLAIN_OWN;
 static long long PLAIN_MEMBER, PLAIN_NO_PROPERTIES, PLAIN_ANY;
 static int DEPTH = -1; /* -1: not configured */
 static PyObject *S_TYPE, *S_PROPERTIES, *S_REQUIRED, *S_ITEMS, *S_ENUM, *S_OBJECT, *S_ARRAY;
@@ -23,15 +27,76 @@ static int is_ascii_str(PyObject *s) {
     return PyUnicode_IS_ASCII(s);
 }
 
-/* Python's _writable for an exact str: ASCII, or is_writable(text). 1, 0 or -1 (error). */
+/* Python's _writable for an exact str: no code point in 0xD800-0xDFFF (a lone surrogate, which
+ * only a string of two or four bytes a code point can hold). 1, 0 or -1 (error). */
 static int writable(PyObject *text) {
     int ascii = is_ascii_str(text);
     if (ascii != 0) return ascii;
-    PyObject *r = PyObject_CallOneArg(IS_WRITABLE, text);
-    if (!r) return -1;
-    int ok = PyObject_IsTrue(r);
-    Py_DECREF(r);
-    return ok;
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    if (kind == PyUnicode_1BYTE_KIND) return 1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        if (c >= 0xD800 && c <= 0xDFFF) return 0;
+    }
+    return 1;
+}
+
+/* len(json.dumps(text, ensure_ascii=False).encode()) of a writable exact str: its quotes, a
+ * two-byte escape for '"', '\\' and \b \f \n \r \t, \u00XX for another control character, and
+ * every other code point as its UTF-8 (json's escape_unicode). -1: an error is set. */
+static long long json_str_bytes(PyObject *text) {
+    if (is_ascii_str(text) < 0) return -1;
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    long long total = 2;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        if (c == '"' || c == '\\' || c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t') total += 2;
+        else if (c < 0x20) total += 6;
+        else total += c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
+    }
+    return total;
+}
+
+/* len(json.dumps(value, ensure_ascii=False).encode()) of an enum value node() takes (an exact
+ * writable str, int or bool); 0: another value, which node() never gives (so: not plain);
+ * -1: an error is set. An int beyond 64 bits is written by CPython's own int-to-decimal C
+ * conversion (json.dumps's, with its digit limit and error). */
+static long long json_bytes(PyObject *v) {
+    if (v == Py_True) return 4;
+    if (v == Py_False) return 5;
+    if (PyUnicode_CheckExact(v)) return json_str_bytes(v);
+    if (!PyLong_CheckExact(v)) return 0;
+    int overflow;
+    long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+    if (x == -1 && PyErr_Occurred()) return -1;
+    if (overflow) {
+        PyObject *digits = PyObject_Str(v);
+        if (!digits) return -1;
+        long long n = PyUnicode_GET_LENGTH(digits);
+        Py_DECREF(digits);
+        return n;
+    }
+    unsigned long long m = x < 0 ? 0ULL - (unsigned long long)x : (unsigned long long)x;
+    long long n = x < 0 ? 2 : 1;
+    while (m >= 10) { m /= 10; n++; }
+    return n;
+}
+
+/* schema_size.enum_cost(values) for the distinct values of a plain enum: 1: *cost is set; 0: a
+ * value json_bytes does not write (not plain); -1: an error is set. */
+static int enum_cost(PyObject *values, long long *cost) {
+    long long total = 2;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(values); i++) {
+        long long n = json_bytes(PyList_GET_ITEM(values, i));
+        if (n <= 0) return (int)n;
+        total += n + 1;
+    }
+    *cost = total;
+    return 1;
 }
 
 static int eq(PyObject *a, PyObject *b) { return a == b ? 1 : PyObject_RichCompareBool(a, b, Py_EQ); }
@@ -80,11 +145,8 @@ static int enum_values(PyObject *kind, PyObject *value, int *taken) {
     for (Py_ssize_t i = 0; i < n; i++)
         if (Py_TYPE(PyList_GET_ITEM(value, i)) != want) return 0;
     if (want == &PyUnicode_Type) {
-        for (Py_ssize_t i = 0; i < n && i < PyList_GET_SIZE(value); i++) {
-            PyObject *v = PyList_GET_ITEM(value, i);
-            Py_INCREF(v);
-            int ok = writable(v);
-            Py_DECREF(v);
+        for (Py_ssize_t i = 0; i < n; i++) {
+            int ok = writable(PyList_GET_ITEM(value, i));
             if (ok <= 0) return ok;
         }
     }
@@ -116,7 +178,7 @@ static int node(PyObject *n, int depth, long long *cost, PyObject **out) {
     if (!own_obj) return PyErr_Occurred() ? -1 : 0;
     long long own = PyLong_AsLongLong(own_obj);
     if (own == -1 && PyErr_Occurred()) return -1;
-    Py_INCREF(kind);  /* kept while the node's own callbacks run */
+    Py_INCREF(kind);  /* kept while a key of a Python class runs its __hash__ or __eq__ */
     int scalar = PySet_Contains(SCALARS, kind);
     if (scalar < 0) goto error_kind;
     Py_ssize_t pos = 0;
@@ -201,30 +263,22 @@ static int node(PyObject *n, int depth, long long *cost, PyObject **out) {
     if (enumerated) {
         Py_DECREF(d);
         Py_DECREF(kind);
-        PyObject *values = NULL, *unique = PyDict_New(), *c = NULL;
-        if (!unique) return -1;
+        PyObject *values = NULL, *unique = PyDict_New();  /* the values, first occurrences in order */
+        long long add = 0;
+        status = unique ? 1 : -1;
         Py_ssize_t m = PyList_GET_SIZE(enumerated);
-        for (Py_ssize_t i = 0; i < m && i < PyList_GET_SIZE(enumerated); i++)
-            if (PyDict_SetDefault(unique, PyList_GET_ITEM(enumerated, i), Py_None) == NULL) goto enum_error;
-        values = PyDict_Keys(unique);
-        if (!values) goto enum_error;
-        c = PyObject_CallOneArg(ENUM_COST, values);
-        if (!c) goto enum_error;
-        long long add = PyLong_AsLongLong(c);
-        if (add == -1 && PyErr_Occurred()) goto enum_error;
-        *cost += add;
-        d = PyDict_New();
-        if (!d || PyDict_SetItem(d, S_ENUM, values) < 0) { Py_XDECREF(d); goto enum_error; }
-        Py_DECREF(c);
-        Py_DECREF(values);
-        Py_DECREF(unique);
-        *out = d;
-        return 1;
-    enum_error:
-        Py_XDECREF(c);
+        for (Py_ssize_t i = 0; status == 1 && i < m; i++)
+            if (PyDict_SetDefault(unique, PyList_GET_ITEM(enumerated, i), Py_None) == NULL) status = -1;
+        if (status == 1) values = PyDict_Keys(unique);
+        if (status == 1) status = values ? enum_cost(values, &add) : -1;
+        if (status == 1) {
+            d = PyDict_New();
+            if (!d || PyDict_SetItem(d, S_ENUM, values) < 0) { Py_XDECREF(d); status = -1; }
+            else { *cost += add; *out = d; }
+        }
         Py_XDECREF(values);
-        Py_DECREF(unique);
-        return -1;
+        Py_XDECREF(unique);
+        return status;
     }
     if (is_object) status = object_checks(d, &own);
     else if (is_array) {
@@ -267,15 +321,15 @@ static PyObject *plain_form_cost(PyObject *Py_UNUSED(self), PyObject *schema) {
 }
 
 static PyObject *configure(PyObject *Py_UNUSED(self), PyObject *args) {
-    PyObject *read, *read_but_type, *scalars, *bfcl, *own, *enum_cost, *is_writable;
+    PyObject *read, *read_but_type, *scalars, *bfcl, *own;
     int depth;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!O!LLLOOi", &PyFrozenSet_Type, &read, &PyFrozenSet_Type, &read_but_type,
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!LLLi", &PyFrozenSet_Type, &read, &PyFrozenSet_Type, &read_but_type,
                           &PyFrozenSet_Type, &scalars, &PyDict_Type, &bfcl, &PyDict_Type, &own,
-                          &PLAIN_MEMBER, &PLAIN_NO_PROPERTIES, &PLAIN_ANY, &enum_cost, &is_writable, &depth))
+                          &PLAIN_MEMBER, &PLAIN_NO_PROPERTIES, &PLAIN_ANY, &depth))
         return NULL;
-    PyObject **slots[] = {&READ, &READ_BUT_TYPE, &SCALARS, &BFCL_TYPES, &PLAIN_OWN, &ENUM_COST, &IS_WRITABLE};
-    PyObject *given[] = {read, read_but_type, scalars, bfcl, own, enum_cost, is_writable};
-    for (int i = 0; i < 7; i++) {
+    PyObject **slots[] = {&READ, &READ_BUT_TYPE, &SCALARS, &BFCL_TYPES, &PLAIN_OWN};
+    PyObject *given[] = {read, read_but_type, scalars, bfcl, own};
+    for (int i = 0; i < 5; i++) {
         Py_INCREF(given[i]);
         Py_XSETREF(*slots[i], given[i]);
     }
@@ -286,7 +340,7 @@ static PyObject *configure(PyObject *Py_UNUSED(self), PyObject *args) {
 static PyMethodDef methods[] = {
     {"configure", configure, METH_VARARGS,
      "configure(read, read_but_type, scalars, bfcl_types, plain_own, plain_member, plain_no_properties, plain_any,"
-     " enum_cost, is_writable, depth): schema_plain's tables and rules, given once."},
+     " depth): schema_plain's tables, given once."},
     {"plain_form_cost", plain_form_cost, METH_O,
      "plain_form_cost(schema) -> (dict, int) | None: schema_plain.plain_form_cost, compiled."},
     {NULL, NULL, 0, NULL},

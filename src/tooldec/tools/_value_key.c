@@ -11,8 +11,9 @@
  * Only exact dicts, lists, strings, ints of 32 bits, floats, booleans and None are written; for
  * anything else (tuples, big ints, subclasses, nesting deeper than marshal's limit, which is also
  * where a cycle ends) dumps() returns None and the caller asks marshal itself, so the answer
- * never depends on whether this extension was built. The GIL is held throughout, but for
- * list_key's call of its `filed` argument (Python code: other threads may run meanwhile).
+ * never depends on whether this extension was built. The GIL is held throughout and no Python
+ * code runs: list_key gives a long key's sorted pieces back unjoined, its caller looks up the keys
+ * a cache holds under the key's sample, and list_join compares the pieces with those (plain bytes).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -201,8 +202,9 @@ static uint64_t word_at(const Piece *p, Py_ssize_t at) {
 /* The buffer list_key writes into, kept between calls (up to KEPT_MAX bytes): a fresh megabyte
  * for every request is a realloc chain and a page fault per 4 kB. Safe without a lock: `kept` is
  * read and written only with the GIL held, and a call takes the buffer out of it for as long as
- * it runs, so a call made meanwhile (another thread's, while `filed` runs Python code) allocates
- * its own; whichever ends first with `kept` empty puts its buffer back. */
+ * its pieces live (until it returns, or for a long key until its Pieces are dropped), so a call
+ * made meanwhile (another thread's, between list_key and list_join) allocates its own; whichever
+ * ends first with `kept` empty puts its buffer back. */
 static Buf kept = {NULL, 0, 0};
 #define KEPT_MAX (2 << 20)  /* a list of ~2,000 tool dicts; larger lists allocate their own */
 
@@ -226,16 +228,31 @@ static int joins_to(const Piece *sorted, Py_ssize_t n, Py_ssize_t len, PyObject 
     return 1;
 }
 
+/* A long key's sorted pieces, not yet joined (a capsule of this name): they point into `b`. */
+#define PIECES "tooldec.tools._value_key.Pieces"
+typedef struct {
+    Buf b;
+    Piece *pieces, *sorted;
+    Py_ssize_t n;
+} Pieces;
+
+static void drop_pieces(PyObject *capsule) {
+    Pieces *p = PyCapsule_GetPointer(capsule, PIECES);
+    if (!p) return;
+    if (p->b.cap <= KEPT_MAX && !kept.data) kept = p->b;
+    else PyMem_Free(p->b.data);
+    PyMem_Free(p->pieces);
+    PyMem_Free(p);
+}
+
 /* (the items' keys sorted and joined, the item of each sorted key, the end of each in the join,
  * both as native int64 bytes, the join's sample), or None if an item is not a dict this writer
  * writes: one pass and one sort, no Python object per item.
  *
- * With `filed` (a callable of the join's length and sample giving the keys filed under them), a
- * key longer than SAMPLE_WHOLE that equals one of those is returned as that very bytes object: a
- * list seen before is compared where its pieces lie, with no new half megabyte written. */
-static PyObject *list_key(PyObject *Py_UNUSED(self), PyObject *args) {
-    PyObject *values, *filed = Py_None;
-    if (!PyArg_ParseTuple(args, "O|O:list_key", &values, &filed)) return NULL;
+ * A key longer than SAMPLE_WHOLE comes unjoined, as Pieces for list_join: a list seen before is
+ * then compared with the keys a cache holds under its sample where its pieces lie, with no new
+ * half megabyte written. */
+static PyObject *list_key(PyObject *Py_UNUSED(self), PyObject *values) {
     if (!PyList_CheckExact(values)) Py_RETURN_NONE;
     Py_ssize_t n = PyList_GET_SIZE(values);
     Buf b = kept;
@@ -247,7 +264,7 @@ static PyObject *list_key(PyObject *Py_UNUSED(self), PyObject *args) {
     b.len = 0;
     Py_ssize_t *starts = PyMem_Malloc((n + 1) * sizeof *starts);
     Piece *pieces = PyMem_Malloc((n ? 2 * n : 1) * sizeof *pieces), *sorted = pieces;
-    PyObject *out = NULL, *data = NULL, *order = NULL, *ends = NULL, *sample = NULL, *found = NULL;
+    PyObject *out = NULL, *data = NULL, *order = NULL, *ends = NULL, *sample = NULL;
     if (!b.data || !starts || !pieces) { PyErr_NoMemory(); goto done; }
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *item = PyList_GET_ITEM(values, i);
@@ -295,25 +312,17 @@ static PyObject *list_key(PyObject *Py_UNUSED(self), PyObject *args) {
         memcpy(order_at + j * sizeof index, &index, sizeof index);
         memcpy(end_at + j * sizeof end, &end, sizeof end);
     }
-    if (!whole && filed != Py_None) {
-        found = PyObject_CallFunction(filed, "nO", b.len, sample);  /* the GIL may change hands here */
-        if (!found) goto done;
-        PyObject *each = PySequence_Fast(found, "list_key: filed() must give a sequence of bytes");
-        if (!each) goto done;
-        for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE(each) && !data; k++) {
-            PyObject *known = PySequence_Fast_GET_ITEM(each, k);
-            if (joins_to(sorted, n, b.len, known)) { data = known; Py_INCREF(data); }
-        }
-        Py_DECREF(each);
-    }
-    if (!data) {
-        data = PyBytes_FromStringAndSize(NULL, b.len);
-        if (!data) goto done;
-        join(PyBytes_AS_STRING(data), sorted, n);
+    if (!whole) {  /* the pieces, with the buffer they lie in, go to the capsule */
+        Pieces *p = PyMem_Malloc(sizeof *p);
+        if (!p) { PyErr_NoMemory(); goto done; }
+        *p = (Pieces){b, pieces, sorted, n};
+        data = PyCapsule_New(p, PIECES, drop_pieces);
+        if (!data) { PyMem_Free(p); goto done; }
+        b.data = NULL;
+        pieces = NULL;
     }
     out = PyTuple_Pack(4, data, order, ends, sample);
 done:
-    Py_XDECREF(found);
     Py_XDECREF(sample);
     Py_XDECREF(data);
     Py_XDECREF(order);
@@ -325,13 +334,36 @@ done:
     return out;
 }
 
+/* The join of list_key's Pieces: the first of `filed` (a list or tuple of bytes) equal to it, or
+ * a new bytes object. */
+static PyObject *list_join(PyObject *Py_UNUSED(self), PyObject *args) {
+    PyObject *capsule, *filed;
+    if (!PyArg_ParseTuple(args, "OO:list_join", &capsule, &filed)) return NULL;
+    Pieces *p = PyCapsule_GetPointer(capsule, PIECES);
+    if (!p) return NULL;
+    if (!PyList_CheckExact(filed) && !PyTuple_CheckExact(filed)) {
+        PyErr_SetString(PyExc_TypeError, "list_join: filed must be a list or tuple of bytes");
+        return NULL;
+    }
+    Py_ssize_t len = p->b.len;
+    for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE(filed); k++) {
+        PyObject *known = PySequence_Fast_GET_ITEM(filed, k);
+        if (joins_to(p->sorted, p->n, len, known)) { Py_INCREF(known); return known; }
+    }
+    PyObject *data = PyBytes_FromStringAndSize(NULL, len);
+    if (data) join(PyBytes_AS_STRING(data), p->sorted, p->n);
+    return data;
+}
+
 static PyMethodDef methods[] = {
     {"dumps", dumps, METH_O,
      "dumps(value) -> bytes | None: marshal.dumps(value, 2) for JSON values, None for anything else."},
-    {"list_key", list_key, METH_VARARGS,
-     "list_key(values, filed=None) -> (bytes, bytes, bytes, bytes) | None: the dicts' dumps sorted and"
-     " joined (filed(length, sample)'s equal bytes object where one is), the item of each and the end"
-     " of each in the join (native int64s), the join's sample; None if an item is not written."},
+    {"list_key", list_key, METH_O,
+     "list_key(values) -> (bytes | Pieces, bytes, bytes, bytes) | None: the dicts' dumps sorted and"
+     " joined (Pieces for list_join past 4 kB), the item of each and the end of each in the join"
+     " (native int64s), the join's sample; None if an item is not written."},
+    {"list_join", list_join, METH_VARARGS,
+     "list_join(pieces, filed) -> bytes: list_key's pieces joined, or the first of filed equal to them."},
     {NULL, NULL, 0, NULL},
 };
 

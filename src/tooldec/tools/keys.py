@@ -25,14 +25,15 @@ from ..native import compiled
 __all__ = ["NATIVE", "SAMPLE_STEP", "SAMPLE_WHOLE", "Filed", "ListKey", "dict_keys", "list_key", "value_key", "value_keys"]
 
 
-Filed = Callable[[int, bytes], Sequence[bytes]]
+Filed = Callable[[int, bytes], list[bytes]]
 """What a cache holds under a list key's length and sample (see :func:`list_key`)."""
 
 
 _module = compiled("tooldec.tools._value_key")
 _native: Callable[[Any], bytes | None] | None = _module.dumps if _module is not None else None
-_native_list: Callable[[list[object], Filed | None], tuple[bytes, bytes, bytes, bytes] | None] | None = (
+_native_list: Callable[[list[object]], tuple[object, bytes, bytes, bytes] | None] | None = (
     _module.list_key if _module is not None else None)
+_native_join: Callable[[object, list[bytes] | tuple[()]], bytes] | None = _module.list_join if _module is not None else None
 NATIVE = _module is not None
 """Whether keys come from the compiled writer (decided once, at import)."""
 SAMPLE_WHOLE = 4096
@@ -110,16 +111,19 @@ def list_key(values: Sequence[object], filed: Filed | None = None) -> ListKey | 
     same key, from ``dict_keys``, where it is absent or leaves a value to marshal. The
     extension keeps that buffer for the next call, up to 2 MB (the GIL guards it).
 
-    ``filed(length, sample)`` gives the keys a cache holds under a key's length and sample; the
-    extension compares a key of more than :data:`SAMPLE_WHOLE` bytes with them where its pieces
-    lie and, if one is equal, returns that bytes object as ``data`` instead of writing another
-    (a cache then finds it by identity). Without the extension it is not called.
+    ``filed(length, sample)`` gives the keys a cache holds under a key's length and sample, asked
+    between the extension's two calls (neither runs Python code): a key of more than
+    :data:`SAMPLE_WHOLE` bytes equal to one is that bytes object, compared where its pieces lie
+    instead of written again (a cache then finds it by identity). Not called without the extension.
     """
-    if _native_list is not None and type(values) is list:
-        found = _native_list(values, filed)
+    if _native_list is not None and _native_join is not None and type(values) is list:
+        found = _native_list(values)
         if found is not None:
             data, packed_order, packed_ends, sample = found
-            return ListKey(data, _int64s(packed_order), _int64s(packed_ends), sample)
+            ends = array("q", packed_ends)  # the extension's native int64s: one copy, no int objects
+            if type(data) is not bytes:  # a long key's sorted pieces, joined or found filed
+                data = _native_join(data, filed(ends[-1], sample) if filed is not None else ())
+            return ListKey(data, array("q", packed_order), ends, sample)
     if not all(type(v) is dict for v in values):
         return None
     keys = dict_keys(values)
@@ -130,10 +134,3 @@ def list_key(values: Sequence[object], filed: Filed | None = None) -> ListKey | 
     data = b"".join(map(present.__getitem__, order))
     return ListKey(data, array("q", order), array("q", accumulate(len(present[i]) for i in order)),
                    data if len(data) <= SAMPLE_WHOLE else data[::SAMPLE_STEP])
-
-
-def _int64s(packed: bytes) -> array[int]:
-    """The extension's native int64 bytes as an array (one copy, no int objects)."""
-    out = array("q")
-    out.frombytes(packed)
-    return out

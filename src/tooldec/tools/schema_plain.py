@@ -7,8 +7,8 @@ the schema algebra; for a plain schema its answer is the schema with its annotat
 :func:`plain_form` recognises a plain schema (conservatively: anything else returns ``None`` and
 goes to the reader) and writes that answer in a few microseconds. A test compares the two on
 every schema of the fixtures and benchmark inventories, key order included. The walk is compiled
-where the extension ``_plain_form`` is built (the same steps, a tenth of the time; tests compare
-it with the Python walk here, which runs without it).
+where the extension ``_plain_form`` is built (the same steps, a tenth of the time, no call into
+Python; tests compare it with the Python walk here, which runs without it).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ _module = compiled("tooldec.tools._plain_form")
 _native: Callable[[Any], tuple[dict[str, Any], int] | None] | None = None
 if _module is not None:
     _module.configure(_READ, _READ_BUT_TYPE, _SCALARS, BFCL_TYPES, PLAIN_OWN, PLAIN_MEMBER,
-                      PLAIN_NO_PROPERTIES, PLAIN_ANY, enum_cost, is_writable, _DEPTH)
+                      PLAIN_NO_PROPERTIES, PLAIN_ANY, _DEPTH)
     _native = _module.plain_form_cost
 NATIVE = _native is not None
 """Whether plain forms are written by the compiled walk (decided once, at import)."""
