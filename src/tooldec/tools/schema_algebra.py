@@ -1,7 +1,4 @@
-"""The algebra of normalized schemas: conjunction, canonical form, disjointness.
-
-The core form these operations read and write is documented in :mod:`.schema_core`.
-"""
+"""The algebra of normalized schemas (core form, :mod:`.schema_core`): conjunction, canonical form, disjointness."""
 
 from __future__ import annotations
 
@@ -39,11 +36,8 @@ __all__ = ["Algebra"]
 
 
 class Algebra:
-    """Conjunction and canonical form of core schemas, with the errors and bounds of one schema.
-
-    ``reasons`` collects, in order, why subschemas turned out unsatisfiable (pointer, reason), so
-    that an unsatisfiable root can be reported where its cause is.
-    """
+    """Conjunction and canonical form of core schemas, with the errors and bounds of one schema; ``reasons``
+    collects why subschemas were unsatisfiable (pointer, reason), so an unsatisfiable root names its cause."""
 
     def __init__(self, tool: str | None, validator: Callable[[Schema], Draft202012Validator],
                  matches: Callable[[str, str], bool]) -> None:
