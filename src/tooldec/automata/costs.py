@@ -8,7 +8,7 @@ import heapq
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .nfa import NFA, TOP
+from .nfa import NFA, TOP, stamp_plan
 
 __all__ = ["INF", "MID", "Costs", "region_chains"]
 
@@ -286,12 +286,6 @@ def _template_tables(template: NFA, end: int, window: int) -> tuple[list[int], l
     return local, chars, costs.info
 
 
-@functools.lru_cache(maxsize=64)
-def _template_top(template: NFA) -> tuple[int, ...]:
-    """The states of a template outside its regions (shared, never modified)."""
-    return tuple(state for state, scope in enumerate(template.scope) if scope == TOP)
-
-
 def _members(nfa: NFA) -> dict[int, list[int]]:
     """The states of each scope whose distances are computed here (of a stamped piece, its top-level ones)."""
     members: dict[int, list[int]] = {}
@@ -305,7 +299,7 @@ def _members(nfa: NFA) -> dict[int, list[int]]:
     for stamp in nfa.stamps:  # in the order they were made: increasing, disjoint blocks
         add(range(done, stamp.base))
         if stamp.template.regions:
-            add(stamp.base + offset for offset in _template_top(stamp.template))
+            add(stamp.base + offset for offset in stamp_plan(stamp.template).top)
         else:
             add(range(stamp.base, stamp.base + stamp.template.size))
         done = stamp.base + stamp.template.size

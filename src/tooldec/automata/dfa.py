@@ -240,8 +240,6 @@ class LazyDFA:
     def class_of(self, region: int, count: int) -> int:
         return self._costs.class_of(region, count)
 
-    def _inc(self, region: int, cls: int) -> int:
-        return MID if cls == MID else self.class_of(region, cls + 1)
 
     def _below_high(self, region: int, cls: int) -> bool:
         high = self.nfa.regions[region].high
@@ -363,7 +361,7 @@ class LazyDFA:
         if move is None:
             after = dict(cls)
             for region in incs:
-                after[region] = self._inc(region, after[region])
+                after[region] = MID if after[region] == MID else self.class_of(region, after[region] + 1)
             new_states, new_classes, resets = self._closure(targets, after)
             move = self._moves[move_key] = (self._intern(new_states, new_classes), resets)
         return move
@@ -530,15 +528,12 @@ class LazyDFA:
         if stamp is None or max(states) >= stamp.base + stamp.template.size:
             return None
         piece = piece_automaton(stamp.template, stamp.frag)
-        content = piece.find_state(frozenset(s - stamp.base for s in states))
+        content = piece._states.find((frozenset(s - stamp.base for s in states), ()))  # -1: no walk made it yet
         if content < 0:
             return None
         after = self._enter([stamp.frag[1] + stamp.base], dict(self.classes(sid)))
         return StringSpot(-1, 0, None, MID, after, piece, content)
 
-    def find_state(self, states: frozenset[int]) -> int:
-        """The state of exactly these NFA states outside every counted region, or -1 if none has made it yet."""
-        return self._states.find((states, ()))
 
     def blank_spot(self, sid: int) -> BlankSpot | None:
         """What a whitespace run allows where ``sid`` is inside one that alone takes whitespace, and neither it nor

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-__all__ = ["BLANK_RANGES", "NFA", "TOP", "Frag", "Guard", "Region", "Stamp"]
+__all__ = ["BLANK_RANGES", "NFA", "TOP", "Frag", "Guard", "Region", "Stamp", "stamp_plan"]
 
 Frag = tuple[int, int]
 """A piece of NFA: (entry state, exit state). Pieces are used once; build a new one to repeat."""
@@ -221,7 +221,7 @@ class NFA:
         def shift(state: int) -> int:
             return state + base if state >= 0 else state
 
-        plan = _stamp_plan(other)
+        plan = stamp_plan(other)
         size = other.size
         edges: list[Sequence[tuple[int, int, int]]] = [()] * size  # only the cells with edges are rebuilt
         for state, cell in plan.edges:
@@ -380,7 +380,7 @@ class _StampPlan:
 
 
 @functools.lru_cache(maxsize=64)
-def _stamp_plan(template: NFA) -> _StampPlan:
+def stamp_plan(template: NFA) -> _StampPlan:
     """What :meth:`NFA.stamp` copies from an (unchanging) ``template``: half of an any-value piece's cells are empty."""
     return _StampPlan(
         tuple((s, cell) for s, cell in enumerate(template.edges) if cell),
