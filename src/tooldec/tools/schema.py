@@ -54,17 +54,8 @@ from tooldec.tools.schema_plain import plain_form_cost
 from tooldec.tools.schema_reader import Reader
 from tooldec.tools.schema_size import MAX_STATES, check_size
 
-__all__ = [
-    "ANNOTATION_KEYWORDS",
-    "MAX_DEPTH",
-    "MAX_REF_DEPTH",
-    "SUPPORTED_FORMATS",
-    "SUPPORTED_KEYWORDS",
-    "UNSUPPORTED_KEYWORDS",
-    "normalize_any_schema",
-    "normalize_schema",
-    "prepare_formats",
-]
+__all__ = ["ANNOTATION_KEYWORDS", "MAX_DEPTH", "MAX_REF_DEPTH", "SUPPORTED_FORMATS", "SUPPORTED_KEYWORDS",
+           "UNSUPPORTED_KEYWORDS", "normalize_any_schema", "normalize_schema", "prepare_formats"]
 
 
 def normalize_schema(schema: Mapping[str, Any], *, tool: str, openapi: bool = False) -> dict[str, Any]:

@@ -251,9 +251,9 @@ class Algebra:
             ks[ks.index("number")] = "integer"  # multiples (of 1 too) are written as integers
         if multiple == 1:
             out.pop("multipleOf", None)
+        for key in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
+            out.pop(key, None)
         if "number" in ks:
-            for key in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
-                out.pop(key, None)
             if low is not None:
                 out["exclusiveMinimum" if low[1] else "minimum"] = low[0]
             if high is not None:
@@ -262,8 +262,6 @@ class Algebra:
                     low[0] > high[0] or (low[0] == high[0] and (low[1] or high[1]))):
                 return self.empty(ptr, "the numeric range is empty")
             return True
-        for key in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
-            out.pop(key, None)
         lo = None if low is None else (math.floor(Fraction(low[0])) + 1 if low[1] else math.ceil(Fraction(low[0])))
         hi = None if high is None else (math.ceil(Fraction(high[0])) - 1 if high[1] else math.floor(Fraction(high[0])))
         if multiple != 1:  # tighten to the nearest multiples

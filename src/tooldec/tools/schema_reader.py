@@ -350,15 +350,11 @@ class Reader:
         if key in memo:
             return memo[key]
         out = self.read(target, join("", *tokens), stack + (key,), depth + 1)
-        if not self.is_cyclic(key):  # its expansion does not depend on the references above it
-            memo[key] = out
-        return out
-
-    def is_cyclic(self, key: tuple[str, ...]) -> bool:
-        """Whether the reference ``key`` can reach itself (through other references)."""
         if self.cyclic is None:
             self.cyclic = cyclic_refs(self.root)
-        return key in self.cyclic
+        if key not in self.cyclic:  # its expansion does not depend on the references above it
+            memo[key] = out
+        return out
 
     def one_of(self, rest: Schema, raw: list[Any], branches: list[Schema], stack: tuple[tuple[str, ...], ...],
                depth: int, ptr: str) -> Schema:

@@ -161,14 +161,6 @@ class _Source:
         tool.__dict__["_source"] = None if isinstance(value, _Source) else value  # the default is this object
 
 
-def _dict_tool(key: bytes, make: Callable[[], Tool]) -> Tool:
-    """The ``Tool`` of a tool dict whose ``value_key`` is ``key``, shared by every later equal dict: a server's
-    repeated tool list costs one encoding and a lookup per tool. Bounded (LRU); only successes kept. Thread-safe."""
-    found = _dict_tools.get(key)
-    if found is None:
-        found = _dict_tools.put(key, make(), len(key))  # the first one stored wins a race
-    return found
-
 
 def _tools_of_dicts(specs: Sequence[Mapping[str, Any]]) -> tuple[list[Tool], Exception | None]:
     """The ``Tool`` of each tool dict, as ``Tool.from_dict`` makes it, up to the first that fails, and that failure.
@@ -271,15 +263,6 @@ class Tool:
         self.__dict__.update(_attributes(self.name, self.description, self.parameters, self.fn,
                                          self.source_parameters, self.openapi))
 
-    @classmethod
-    def _plain(cls, name: str, description: str, parameters: Any) -> Tool:
-        """``cls(name, description, parameters)``; for ``Tool`` itself without the dataclass
-        ``__init__``'s field-by-field assignments (a registration makes thousands of tools)."""
-        if cls is not Tool:
-            return cls(name, description, parameters)
-        tool = object.__new__(cls)
-        tool.__dict__.update(_attributes(name, description, parameters, None, None, False))
-        return tool
 
     @functools.cached_property
     def schema_hash(self) -> str:
@@ -344,12 +327,18 @@ class Tool:
 
     @classmethod
     def _from_dict(cls, spec: Mapping[str, Any], key: bytes | None) -> Tool:
-        """``from_dict`` with the dict's ``value_key`` made already (``None``: not cached)."""
-        def make() -> Tool:
-            name, description, parameters = dict_schema(spec)  # the tool keeps neither the dict nor its schema
-            return cls._plain(name, description, parameters)
-
-        return _dict_tool(key, make) if key is not None else make()
+        """``from_dict`` with the dict's ``value_key`` made already (``None``: not cached). Equal dicts share one
+        ``Tool``: a server's repeated tool list costs one encoding and a lookup per tool. Thread-safe."""
+        found = _dict_tools.get(key) if key is not None else None
+        if found is not None:
+            return found
+        name, description, parameters = dict_schema(spec)  # the tool keeps neither the dict nor its schema
+        if cls is not Tool:
+            tool = cls(name, description, cast(dict[str, Any], parameters))
+        else:  # without the dataclass __init__'s assignments: a registration makes thousands
+            tool = object.__new__(cls)
+            tool.__dict__.update(_attributes(name, description, parameters, None, None, False))
+        return tool if key is None else _dict_tools.put(key, tool, len(key))  # the first one stored wins a race
 
     @classmethod
     def from_pydantic(cls, model: type[BaseModel], *, name: str | None = None,
