@@ -50,9 +50,8 @@ class Costs:
         self.reach = self._reaching()
 
     def _reaching(self) -> list[bool]:
-        """Which NFA states can reach acceptance, read off the tables: the scope's target within reach (or the
-        state is its ``decide`` or ``loop``), and its exit reaching acceptance in turn (never less than a counted
-        walk reaches)."""
+        """Which NFA states can reach acceptance: their scope's target (or they are its ``decide`` or ``loop``),
+        and its exit acceptance in turn (never less than a counted walk reaches)."""
         nfa, local = self.nfa, self.local
         ok: list[bool] = []  # per region: its exit reaches acceptance (a parent comes first)
         for region in nfa.regions:

@@ -245,8 +245,6 @@ class LazyDFA:
         high = self.nfa.regions[region].high
         return cls == MID or high is None or cls < high
 
-    def _at_least_low(self, region: int, cls: int) -> bool:
-        return cls == MID or cls >= self.nfa.regions[region].low
 
     # -- construction (under lock) -----------------------------------------------------------------
 
@@ -277,7 +275,7 @@ class LazyDFA:
                     elif kind is Guard.BELOW_HIGH:
                         if self._below_high(region, classes[region]):
                             stack.append(dst)
-                    elif self._at_least_low(region, classes[region]):
+                    elif classes[region] == MID or classes[region] >= nfa.regions[region].low:  # AT_LEAST_LOW
                         stack.append(dst)
         viable = {state for state in out if not self.prune or self._costs.viable(state, classes)}
         active = {region for state in viable for region in self._chains[state]}
@@ -484,8 +482,7 @@ class LazyDFA:
         return found
 
     def string_spot(self, sid: int) -> StringSpot | None:
-        """What a plain string allows where ``sid`` is exactly its content at a character boundary (see
-        ``StringTable``), else ``None``."""
+        """What a plain string allows where ``sid`` is exactly its content at a character boundary, else ``None``."""
         if sid not in self._strings:
             with self.lock:
                 if self._tables is not None:

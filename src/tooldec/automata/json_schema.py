@@ -1,8 +1,7 @@
 """Normalized JSON Schema (``tools.schema``'s core form) to a byte NFA of the values it allows.
 
-``tools.schema`` has already decided what every keyword means, combined them, unrolled references and refused what
-cannot be written (its core form: ``tools.schema_core``); this compiler maps each core keyword to NFA pieces and
-never raises on a schema the normalizer accepted. Choices that keep the language regular, each documented:
+``tools.schema`` has already combined the keywords, unrolled references and refused what cannot be written; this
+compiler maps each core keyword to NFA pieces and never raises. Choices that keep the language regular:
 
 * Properties are written in declared order, optional ones may be left out. Other keys come after them, only with
   ``additionalProperties`` (not ``false``), ``patternProperties``, or no declared properties: ASCII names
@@ -400,8 +399,7 @@ class SchemaCompiler:
         return start, end
 
     def pattern_key(self, include: str | None, exclude: tuple[str, ...], declared: tuple[str, ...]) -> Frag:
-        """A quoted key from ``include``'s language (``None``: ASCII names) that matches none of
-        the ``exclude`` patterns and is no ``declared`` name."""
+        """A quoted key of ``include`` (``None``: ASCII names), not of ``exclude`` and not ``declared``."""
         fsm = _key_fsm(include, exclude, declared)
         if self.forbidden:
             fsm = subtract(fsm, holding(self.forbidden))
@@ -435,8 +433,7 @@ def _utf8_plan(ranges: tuple[tuple[int, int], ...]) -> list[list[tuple[int, int]
 
 
 def _utf8_fragment(nfa: NFA, ranges: Iterable[tuple[int, int]]) -> Frag:
-    """The UTF-8 encodings of one code point out of ``ranges``, sequences with the same ending sharing its states
-    (all of Unicode takes about 10 states instead of 40)."""
+    """The UTF-8 encodings of one code point of ``ranges``, shared endings (all of Unicode in 10 states, not 40)."""
     start, end = nfa.state(), nfa.state()
     suffix: dict[tuple[tuple[int, int], ...], int] = {(): end}
 
@@ -471,8 +468,7 @@ def _literals_fsm(texts: tuple[str, ...]) -> interegular.FSM:
 
 @functools.lru_cache(maxsize=256)
 def _key_fsm(include: str | None, exclude: tuple[str, ...], declared: tuple[str, ...]) -> interegular.FSM:
-    """Printable ASCII keys of ``include`` (``None``: ``[A-Za-z0-9_-]+``), outside the
-    ``exclude`` patterns and the ``declared`` names."""
+    """Printable ASCII keys of ``include`` (``None``: ``[A-Za-z0-9_-]+``), outside ``exclude`` and ``declared``."""
     base = (r"[A-Za-z0-9_\-]+",) if include is None else (anchored(include), _PRINTABLE_KEYS)
     fsm = fsm_of(base)
     others = [fsm_of((anchored(pattern),)) for pattern in exclude]
@@ -493,8 +489,7 @@ def prepare_values(style: Style, window: int) -> None:
 
 @functools.lru_cache(maxsize=64)
 def _any_value_template(style: Style, depth: int, forbidden: tuple[str, ...] = ()) -> tuple[NFA, Frag]:
-    """Any value of ``style`` up to ``depth`` levels, built once (1,500 states at depth 3, stamped once per free
-    property). Never modified."""
+    """Any value of ``style`` up to ``depth`` levels, built once (1,500 states at depth 3). Never modified."""
     nfa = NFA()
     return nfa, SchemaCompiler(nfa, {}, style, forbidden=forbidden)._build_any_value(depth)
 

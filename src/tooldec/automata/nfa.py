@@ -188,8 +188,7 @@ class NFA:
         return start, end
 
     def repeat(self, make: Callable[[], Frag], low: int, high: int | None) -> Frag:
-        """``low`` to ``high`` (``None``: unbounded) copies of ``make()``, unrolled: for short fixed counts (a
-        schema's bounds use :meth:`counted`)."""
+        """``low`` to ``high`` (``None``: unbounded) copies of ``make()``, unrolled: for short fixed counts only."""
         parts = [make() for _ in range(low)]
         if high is None:
             parts.append(self.star(make()))
@@ -304,8 +303,7 @@ class NFA:
         return region.entry, region.exit
 
     def blank_run(self, high: int | None) -> Frag:
-        """Up to ``high`` bytes of JSON whitespace, counted, in a region whose tokens' leading whitespace masks read
-        from a table (``LazyDFA.blank_spot``)."""
+        """Up to ``high`` bytes of JSON whitespace, counted; masks read tokens' leading whitespace from a table."""
         rid = len(self.regions)
         frag = self.counted(lambda: self.byte_ranges(list(BLANK_RANGES)), 0, high)
         self.regions[rid].blank = True

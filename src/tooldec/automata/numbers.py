@@ -198,11 +198,7 @@ def integer_fragment(nfa: NFA, low: int | None = None, high: int | None = None, 
 def _template(kind: str, *args: Any) -> tuple[NFA, Frag]:
     """The piece of :func:`integer_fragment` or :func:`number_fragment`, in an NFA of its own (shared, unchanging)."""
     nfa = NFA()
-    if kind == "integer":
-        low, high, multiple_of = args
-        return nfa, _build_integer(nfa, low, high, multiple_of)
-    low, high, low_open, high_open = args
-    return nfa, _build_number(nfa, low, high, low_open, high_open)
+    return nfa, (_build_integer if kind == "integer" else _build_number)(nfa, *args)
 
 
 def _build_integer(nfa: NFA, low: int | None, high: int | None, multiple_of: int) -> Frag:
@@ -254,8 +250,7 @@ def _signed(nfa: NFA, lo: Fraction | None, lo_open: bool, hi: Fraction | None, h
 
 def number_fragment(nfa: NFA, low: Number | None = None, high: Number | None = None, *, low_open: bool = False,
                     high_open: bool = False) -> Frag:
-    """JSON numbers in the interval (bounds exact: ints, or floats at their exact value), exponents only where
-    unbounded; stamped as :func:`integer_fragment` is."""
+    """JSON numbers in the interval (bounds exact), an exponent only where unbounded; stamped as integers are."""
     return nfa.stamp(_template("number", low, high, low_open, high_open))
 
 

@@ -58,8 +58,7 @@ _ESCAPES = {
 
 
 def class_end(pattern: str, i: int) -> int:
-    """The index after the ``]`` closing the class opening at ``i`` (a ``]`` right after ``[`` or ``[^`` is a
-    member); ``len(pattern)`` if it never closes."""
+    """The index after the ``]`` closing the class opening at ``i`` (``len(pattern)`` if none; ``[]]`` holds ``]``)."""
     j = i + 1 + pattern.startswith("^", i + 1)
     j += pattern.startswith("]", j)
     while j < len(pattern) and pattern[j] != "]":

@@ -22,8 +22,7 @@ def escape(token: str | int) -> str:
 
 
 def join(parent: str, *tokens: str | int) -> str:
-    """``parent`` extended by ``tokens`` (each escaped); one plain token, what a schema reader joins for every
-    keyword it visits, takes a short way."""
+    """``parent`` extended by ``tokens`` (each escaped); one plain token, the common case, takes a short way."""
     if len(tokens) == 1:
         token = tokens[0]
         if isinstance(token, int) or ("~" not in token and "/" not in token):

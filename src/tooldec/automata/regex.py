@@ -128,8 +128,7 @@ def _anchored_body(body: str, at_start: bool, at_end: bool, wide: bool) -> str:
 
 
 def _anchored_alternative(alt: Alternative, wide: bool) -> str:
-    """One alternative, its lookaheads first; a negative one's body is read the other way (a superset taken away
-    leaves a subset)."""
+    """One alternative, lookaheads first, a negative one read the other way (a superset taken away leaves a subset)."""
     looks = "".join(f"(?{'!' if negated else '='}{python_classes(body, wide=wide != negated)})"
                     for negated, body in alt.lookaheads)
     return looks + _anchored_body(python_classes(alt.body, wide=wide), alt.at_start, alt.at_end, wide)

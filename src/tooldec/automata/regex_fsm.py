@@ -205,8 +205,7 @@ def _units(node: object) -> int:
 
 
 def pattern_fsm(regex: str) -> FSM:
-    """The automaton of the strings fully matching ``regex`` as ``interegular`` reads it, raising as it does, and
-    ``Unsupported`` for an inexact lookaround."""
+    """The automaton of the strings fully matching ``regex`` as ``interegular`` reads it (exact lookaheads only)."""
     pattern = interegular.parse_pattern(regex)
     builder = _Thompson(pattern.get_alphabet(REFlags(0)))
     if _lookarounds(pattern):

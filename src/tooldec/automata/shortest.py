@@ -32,9 +32,8 @@ def spell(runs: Runs) -> bytes:
 
 
 def repeat_after(dfa: LazyDFA, sid: int, at: int, seen: _Seen) -> tuple[int, int, int] | None:
-    """If the walk, at ``sid`` after ``at`` bytes, is back at an earlier state's NFA states with one exact counter
-    alone higher: ``(where that state was, how many more times the bytes since repeat, the state after them)``;
-    else ``None``, ``sid`` noted."""
+    """Where the walk, at ``sid`` after ``at`` bytes, is back at an earlier state's NFA states with one exact counter
+    alone higher: ``(where that was, more repeats of the bytes since, the state after them)``; else None, sid noted."""
     classes = dfa.classes(sid)
     regions = dfa.nfa.regions
     if not any(c != MID and c < regions[r].low for r, c in classes):
