@@ -137,8 +137,7 @@ def _converter(hint: Any) -> Converter | None:
         return lambda value: {k: value_converter(v) for k, v in value.items()}
     import pydantic  # dataclasses, models, TypedDicts: their schema came from pydantic too
 
-    adapter: pydantic.TypeAdapter[Any] = pydantic.TypeAdapter(hint)
-    return adapter.validate_python
+    return pydantic.TypeAdapter(hint).validate_python
 
 
 def _same(value: Any) -> Any:
@@ -164,13 +163,11 @@ def _union_converter(hint: Any, args: tuple[Any, ...]) -> Converter | None:
         return lambda value: None if value is None else only(value)
     import pydantic
 
-    adapter: pydantic.TypeAdapter[Any] = pydantic.TypeAdapter(hint)
-    return adapter.validate_python
+    return pydantic.TypeAdapter(hint).validate_python
 
 
 def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
-    """``(description, {parameter: description})`` of a Google-style docstring: its first paragraph and its
-    ``Args:``, continuation lines joined with spaces."""
+    """``(description, {parameter: description})``: a Google-style docstring's first paragraph and ``Args:``."""
     lines = inspect.cleandoc(doc).splitlines()
     first: list[str] = []
     for line in lines:

@@ -31,9 +31,8 @@ MAX_PIECES = 16
 
 
 def exclusive_branches(live: Sequence[tuple[int, Schema]], wide: list[Schema], algebra: Algebra, ptr: str) -> Schema:
-    """The ``oneOf`` at ``ptr``: each live branch ``(index, schema)`` with the ways found of violating every other
-    (``wide``). A branch left with no value is dropped when those ways were all there are, else refused with
-    ``UnsupportedSchemaError`` (tooldec may only lack a way to write the values that match it alone)."""
+    """The ``oneOf`` at ``ptr``: each live branch with the ways found of violating every other (``wide``). A branch
+    left with no value is dropped when those ways were all there are, else refused (values may match it alone)."""
     out: list[Schema] = []
     mark = len(algebra.reasons)  # pieces that do not meet are no news
     for i, m in live:

@@ -161,7 +161,6 @@ class _Source:
         tool.__dict__["_source"] = None if isinstance(value, _Source) else value  # the default is this object
 
 
-
 def _tools_of_dicts(specs: Sequence[Mapping[str, Any]]) -> tuple[list[Tool], Exception | None]:
     """The ``Tool`` of each tool dict, as ``Tool.from_dict`` makes it, up to the first that fails, and that failure.
 
@@ -231,12 +230,7 @@ class Tool:
 
     Examples:
         >>> def add(a: int, b: int = 0) -> int:
-        ...     '''Add two integers.
-        ...
-        ...     Args:
-        ...         a: The first summand.
-        ...         b: The second summand.
-        ...     '''
+        ...     '''Add two integers.'''
         ...     return a + b
         >>> tool = Tool.from_function(add)
         >>> tool.name, tool.description
@@ -389,8 +383,7 @@ class Tool:
 
     @classmethod
     def coerce(cls, obj: object) -> Tool:
-        """Any supported tool definition as a ``Tool`` (a ``Tool`` is returned as it is); a
-        :class:`ToolRegistrationError` for anything else."""
+        """Any supported tool definition as a ``Tool`` (a ``Tool`` as it is), else :class:`ToolRegistrationError`."""
         if isinstance(obj, Tool):
             return obj
         pydantic = sys.modules.get("pydantic")  # a model class exists only if pydantic is imported
