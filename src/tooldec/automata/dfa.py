@@ -86,8 +86,7 @@ class _Step:
 
 @dataclass
 class StringSpot:
-    """A state that is exactly a string's content: a plain JSON string's at a character boundary, or one inside a
-    copy of a quoted-string template (``NFA.quoted_string``)."""
+    """A state that is exactly a string's content: a plain string's at a character boundary, or in a template's copy."""
 
     region: int  # the plain string's counted region (-1 in a template's copy)
     low: int
@@ -155,11 +154,9 @@ class _StateIndex:
 
 
 class LazyDFA:
-    """Byte DFA of an NFA piece (whose exit accepts; the NFA is not modified afterwards), expanded as needed.
-
-    ``window`` is at least the longest token in bytes of the vocabulary it is walked with; ``prune`` drops NFA
-    states that cannot accept (``False`` for search automata, which never accept and hand over at their marks).
-    """
+    """Byte DFA of an NFA piece (whose exit accepts; the NFA unchanged afterwards), expanded as needed. ``window``
+    is at least the longest token in bytes of the vocabulary it is walked with; ``prune`` drops NFA states that
+    cannot accept (``False`` for search automata, which never accept and hand over at their marks)."""
 
     sink = SINK
     arrays: Arrays

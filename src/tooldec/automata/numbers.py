@@ -175,8 +175,7 @@ class _Magnitude:
                 return ("DF",)
             return ("D", min(j + 1, cap), ntl, nth)
 
-        cuts = sorted({a, a + 1, b, b + 1})
-        cuts = [c for c in cuts if a <= c <= b + 1]
+        cuts = sorted(c for c in {a, a + 1, b, b + 1} if a <= c <= b + 1)
         for x, y in itertools.pairwise(cuts):
             self.nfa.edge(src, 0x30 + x, 0x30 + y - 1, self.state(key(x)))
 

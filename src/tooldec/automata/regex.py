@@ -120,8 +120,7 @@ def anchored(pattern: str, *, wide: bool = False) -> str:
 
 
 def _anchored_body(body: str, at_start: bool, at_end: bool, wide: bool) -> str:
-    """``body`` with "any text" where an anchor is missing (``$`` also matches before a final newline: the wide
-    reading takes that newline, the other does not write it)."""
+    """``body`` with "any text" where an anchor is missing (the wide reading takes the newline ``$`` matches before)."""
     anything = r"[\s\S]*"
     end = ("\\n?" if wide else "") if at_end else anything
     return f"{'' if at_start else anything}(?:{body}){end}"
@@ -149,8 +148,7 @@ _ASCII_NON_WORD = r"\x00-\x2f\x3a-\x40\x5b-\x5e\x60\x7b-\x7f"
 
 
 def python_classes(pattern: str, *, wide: bool = False) -> str:
-    """``pattern`` with ``\\d \\s \\w`` and their negations made a subset of Python's (Unicode) ``re``.
-
+    """``pattern`` with ``\\d \\s \\w`` and their negations made a subset of Python's (Unicode) ``re``:
     ``\\d``, ``\\w`` and ``\\W`` are read as ASCII, ``\\s`` exactly, ``\\S`` and ``\\D`` exactly outside brackets (their
     ASCII members inside). In ``[^...]`` only ``\\d`` and ``\\s`` may be excluded (the rest raise
     :class:`UnenforcedConstruct`). With ``wide``, what is read as a subset is read as a superset: what ``re`` matches
@@ -232,9 +230,7 @@ def _rewrite(escape: str, in_class: bool, negated: bool) -> str:
         if escape in ("d", "s"):
             return _unicode_class(escape)
         raise UnenforcedConstruct(f"\\{escape} inside a negated class [^...] (a Unicode class read on ASCII only)")
-    inner = {
-        "d": "0-9", "w": _ASCII_WORD, "s": _unicode_class("s"), "W": _ASCII_NON_WORD,
-    }.get(escape)
+    inner = {"d": "0-9", "w": _ASCII_WORD, "s": _unicode_class("s"), "W": _ASCII_NON_WORD}.get(escape)
     if inner is not None:
         return inner if in_class else f"[{inner}]"
     if in_class:  # \D or \S inside a positive class: ASCII members only (a subset)
@@ -250,11 +246,9 @@ def fsm_of(regexes: tuple[str, ...]) -> interegular.FSM:
     return intersect(*(_fsm_of_one(regex) for regex in regexes))
 
 
-@functools.lru_cache(maxsize=256)
-def _fsm_of_one(regex: str) -> interegular.FSM:
-    """One regex's automaton, cached apart from the tuples it appears in (a key pattern is read alone when
-    registered, with the printable-key class when compiled)."""
-    return pattern_fsm(regex)
+# One regex's automaton, cached apart from the tuples it appears in (a key pattern is read alone when registered,
+# with the printable-key class when compiled).
+_fsm_of_one = functools.lru_cache(maxsize=256)(pattern_fsm)
 
 
 _T = TypeVar("_T")
