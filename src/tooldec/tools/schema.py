@@ -11,18 +11,15 @@ This module is the only judge of what a schema means and of what tooldec refuses
   too large, :class:`SchemaTooComplexError`; each names the tool, the JSON pointer and (the last two) the keyword.
 
 How: a schema is the conjunction of its keywords (2019-09+ semantics, ``$ref`` siblings included). ``allOf``
-branches, ``$ref`` targets and siblings are intersected keyword by keyword (:mod:`.schema_algebra`): bounds
-tightened, types intersected, enums filtered by the rest, one branch's ``additionalProperties`` applied to the
-others' keys. ``anyOf`` has the rest of its schema distributed into every branch; ``oneOf`` becomes an ``anyOf``
-whose every value matches exactly one branch as written (checked against a *wide*, superset reading of the
-others): the branches themselves when no two can match one value (told apart by type, const/enum, ranges,
-regexes or a required key), else each branch with ways of violating the others (:mod:`.schema_outside`). A branch
-no value matches alone is dropped; one for which tooldec finds no such value it can write is refused.
-``dependentRequired``, ``dependencies`` and ``dependentSchemas`` become an ``anyOf`` per key; ``not`` is supported
-for a type, a const/enum, ``required`` keys, boolean schemas and ``anyOf`` of those. References are resolved by
-one resolver (:mod:`tooldec.automata.pointers`) and unrolled: one ``$ref`` is entered at most ``MAX_REF_DEPTH``
-times inside its own expansion (deeper is cut, as if ``false``; chains of distinct references have no limit). The
-output (:mod:`.schema_core`) has no ``$ref``, ``$defs`` or combinator but ``anyOf``.
+branches, ``$ref`` targets and siblings are intersected keyword by keyword (:mod:`.schema_algebra`); ``anyOf`` has
+the rest of its schema distributed into every branch; ``oneOf`` becomes an ``anyOf`` whose every value matches
+exactly one branch as written (``Reader.one_of``, :mod:`.schema_outside`): a branch no value matches alone is
+dropped, one for which tooldec finds no such value it can write is refused. ``dependentRequired``,
+``dependencies`` and ``dependentSchemas`` become an ``anyOf`` per key; ``not`` is supported for a type, a
+const/enum, ``required`` keys, boolean schemas and ``anyOf`` of those. References are resolved by one resolver
+(:mod:`tooldec.automata.pointers`) and unrolled: one ``$ref`` is entered at most ``MAX_REF_DEPTH`` times inside its
+own expansion (deeper is cut, as if ``false``; chains of distinct references have no limit). The output
+(:mod:`.schema_core`) has no ``$ref``, ``$defs`` or combinator but ``anyOf``.
 
 Documented restrictions (a subset of the valid values is written): an overlapping ``oneOf`` writes the values of
 each branch that one of its ways out of the others describes (at most four per branch); a schema without ``type``
@@ -61,12 +58,8 @@ __all__ = ["ANNOTATION_KEYWORDS", "MAX_DEPTH", "MAX_REF_DEPTH", "SUPPORTED_FORMA
 def normalize_schema(schema: Mapping[str, Any], *, tool: str, openapi: bool = False) -> dict[str, Any]:
     """The normalized copy of a tool's parameter schema: a new dict allowing only objects (``"type": "object"``, or
     an ``anyOf`` of those). ``openapi``: OpenAPI 3.0, whose ``nullable`` and boolean ``exclusiveMinimum`` are read.
-
-    Raises:
-        UnsupportedSchemaError: A keyword (or keyword value) the compiler cannot enforce.
-        SchemaTooComplexError: A schema whose automaton would exceed tooldec's size bounds.
-        InvalidSchemaError: Not an object schema, not valid JSON Schema, or no value satisfies it.
-    """
+    Raises :class:`UnsupportedSchemaError` for a keyword the compiler cannot enforce, :class:`SchemaTooComplexError`
+    beyond the size bounds, :class:`InvalidSchemaError` for no object schema, invalid or unsatisfiable."""
     if type(schema) is not dict and not isinstance(schema, Mapping):
         raise InvalidSchemaError(f"parameters must be an object schema, got {type(schema).__name__}", tool=tool)
     plain = _plain(schema)

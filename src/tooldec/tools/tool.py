@@ -111,8 +111,7 @@ def _normalized(parameters: Any, tool: str, openapi: bool) -> tuple[dict[str, An
 
 
 def _schemas_record(normalized: dict[str, Any], written: bytes, blob: bytes | None = None) -> _Schemas:
-    """The shared record of a schema as ``written`` (marshal bytes) whose normal form is ``normalized`` (whose
-    marshal bytes are ``blob`` where made already)."""
+    """The shared record of a schema ``written`` (marshal bytes) of normal form ``normalized`` (marshal: ``blob``)."""
     blob = value_key(normalized) if blob is None else blob
     assert blob is not None  # the normal form holds JSON values only
     return _Schemas(normalized, hashlib.sha256(blob).hexdigest(), written, len(blob) + len(written))
@@ -148,8 +147,7 @@ def _fields(name: str, description: str, normalized: dict[str, Any], fn: Callabl
 
 
 class _Source:
-    """``Tool.source_parameters``: the schema given for it, or the shared snapshot of the schema
-    as written (:attr:`_Schemas.source`), decoded when first read."""
+    """``Tool.source_parameters``: the schema given, or the shared snapshot of the schema as written (decoded late)."""
 
     def __get__(self, tool: Tool | None, owner: type | None = None) -> dict[str, Any] | None:
         if tool is None:
@@ -162,12 +160,10 @@ class _Source:
 
 
 def _tools_of_dicts(specs: Sequence[Mapping[str, Any]]) -> tuple[list[Tool], Exception | None]:
-    """The ``Tool`` of each tool dict, as ``Tool.from_dict`` makes it, up to the first that fails, and that failure.
-
-    Made in passes, not a thousand trips through the caches: the keys in one extension call, lookups and stores
-    under one lock each, each new schema read once. A failure cuts the list where it happened, so later passes
-    run over the dicts before it and the first error in the list's order is the one returned.
-    """
+    """The ``Tool`` of each tool dict, as ``Tool.from_dict`` makes it, up to the first that fails, and that failure:
+    made in passes, not a thousand trips through the caches (keys in one extension call, lookups and stores under
+    one lock each, each new schema read once). A failure cuts the list where it happened, so later passes run over
+    the dicts before it and the first error in the list's order is the one returned."""
     fields: list[tuple[str, str, Any]] = []
     failure: Exception | None = None
     try:
@@ -293,12 +289,8 @@ class Tool:
 
     def __call__(self, **arguments: Any) -> Any:
         """Run the function with each argument converted to its parameter's annotated type (a JSON object to the
-        dataclass or Pydantic model, a string to the Enum member, an array to the set or tuple).
-
-        Raises:
-            ToolNotCallableError: The tool has no function.
-            ValueError: A value does not convert (a Pydantic ``ValidationError`` is one).
-        """
+        dataclass or Pydantic model, a string to the Enum member, an array to the set or tuple). Raises
+        :class:`ToolNotCallableError` without a function, ``ValueError`` (a Pydantic one too) for a bad value."""
         if self.fn is None:
             raise ToolNotCallableError(f"tool {self.name!r} has no function to run (it was made from a schema)")
         converters = self._converters
