@@ -1,9 +1,5 @@
-"""Fewest bytes to acceptance from an NFA state, given its counted regions' counter classes.
-
-:class:`~tooldec.automata.dfa.LazyDFA` labels every DFA state with its distance to acceptance
-(budgets and shortest completions read it) and prunes NFA states that cannot accept; both rest on
-the per-NFA-state tables computed here once per automaton.
-"""
+"""Fewest bytes to acceptance from an NFA state, given its counted regions' counter classes: the tables behind
+``LazyDFA``'s distances (budgets, shortest completions) and pruning, computed once per automaton."""
 
 from __future__ import annotations
 
@@ -12,7 +8,7 @@ import heapq
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .nfa import NFA, TOP
+from .nfa import NFA, TOP, stamp_plan
 
 __all__ = ["INF", "MID", "Costs", "region_chains"]
 
@@ -30,12 +26,9 @@ class _RegionInfo:
 
 
 class Costs:
-    """Fewest bytes to acceptance from an NFA state given its regions' counter classes.
-
-    Each scope (a region, or the top) gets distances to its target (the region's loop state,
-    or acceptance) with inner regions contracted to one edge of their passing cost; a state's
-    cost adds, region by region outwards, the units still owed (``low - count``) and the way out.
-    """
+    """Fewest bytes to acceptance from an NFA state given its regions' counter classes: each scope gets distances
+    to its target (its loop state, or acceptance), inner regions contracted to one edge of their passing cost; a
+    state's cost adds, region by region outwards, the units still owed (``low - count``) and the way out."""
 
     def __init__(self, nfa: NFA, accept: int, window: int) -> None:
         self.nfa = nfa
@@ -57,10 +50,8 @@ class Costs:
         self.reach = self._reaching()
 
     def _reaching(self) -> list[bool]:
-        """Which NFA states can reach acceptance, read off the distance tables: a state reaches its
-        scope's target within its scope (or is the region's ``decide`` or ``loop``), and the
-        region's exit reaches acceptance in turn. Never less than a walk respecting the counters
-        reaches."""
+        """Which NFA states can reach acceptance: their scope's target (or they are its ``decide`` or ``loop``),
+        and its exit acceptance in turn (never less than a counted walk reaches)."""
         nfa, local = self.nfa, self.local
         ok: list[bool] = []  # per region: its exit reaches acceptance (a parent comes first)
         for region in nfa.regions:
@@ -72,8 +63,7 @@ class Costs:
         return reach
 
     def _copy_stamps(self) -> set[int]:
-        """Copy the tables of the regions inside stamped pieces from their template's, computed
-        once per template; returns the regions copied."""
+        """Copy the tables of stamped pieces' regions from their template's; returns the regions copied."""
         copied: set[int] = set()
         for stamp in self.nfa.stamps:
             if not stamp.template.regions:
@@ -146,9 +136,8 @@ class Costs:
 
     @staticmethod
     def _dijkstra(goal: int, reverse: dict[int, list[tuple[int, int]]], out: list[int]) -> None:
-        """Fewest-cost distances to ``goal`` over ``reverse`` (into ``out``), by buckets of equal
-        distance: most weights are 0 or 1, so a weight-0 move joins the bucket being read and
-        only the few distinct distances go through a heap (no tuple per move)."""
+        """Fewest-cost distances to ``goal`` over ``reverse`` (into ``out``), by buckets of equal distance: most
+        weights are 0 or 1, so only the few distinct distances go through a heap (no tuple per move)."""
         if goal not in reverse:
             return
         out[goal] = 0
@@ -288,8 +277,7 @@ def region_chains(nfa: NFA) -> list[tuple[int, ...]]:
 
 @functools.lru_cache(maxsize=64)
 def _template_tables(template: NFA, end: int, window: int) -> tuple[list[int], list[int], list[_RegionInfo]]:
-    """A template's region tables (its top-level states left at ``INF``: their distances depend on
-    where the piece is stamped). The template never changes, so the tables are shared; never modified."""
+    """A template's region tables, its top-level states at ``INF`` (they depend on where it is stamped); shared."""
     costs = Costs(template, end, window)
     top = [scope == TOP for scope in template.scope]
     local = [INF if t else v for t, v in zip(top, costs.local)]
@@ -297,15 +285,8 @@ def _template_tables(template: NFA, end: int, window: int) -> tuple[list[int], l
     return local, chars, costs.info
 
 
-@functools.lru_cache(maxsize=64)
-def _template_top(template: NFA) -> tuple[int, ...]:
-    """The states of a template outside its regions (shared, never modified)."""
-    return tuple(state for state, scope in enumerate(template.scope) if scope == TOP)
-
-
 def _members(nfa: NFA) -> dict[int, list[int]]:
-    """The states of each scope whose distances are computed here: inside a stamped piece only
-    its top-level states (its regions' tables are copied from the template's)."""
+    """The states of each scope whose distances are computed here (of a stamped piece, its top-level ones)."""
     members: dict[int, list[int]] = {}
     scope = nfa.scope
 
@@ -317,7 +298,7 @@ def _members(nfa: NFA) -> dict[int, list[int]]:
     for stamp in nfa.stamps:  # in the order they were made: increasing, disjoint blocks
         add(range(done, stamp.base))
         if stamp.template.regions:
-            add(stamp.base + offset for offset in _template_top(stamp.template))
+            add(stamp.base + offset for offset in stamp_plan(stamp.template).top)
         else:
             add(range(stamp.base, stamp.base + stamp.template.size))
         done = stamp.base + stamp.template.size

@@ -1,19 +1,16 @@
 """A byte DFA determinised on demand from an NFA with counted regions; shareable across threads.
 
-Building a tool's whole DFA up front mostly computes states no call visits, so a state's row is
-built the first time a walk needs it. A DFA state is a set of NFA states plus, for every counted
-region it is inside of, the *class* of that region's counter: the exact count while it matters
-(below ``low``, or within ``window`` of ``high``) and :data:`MID` otherwise. ``window`` is at least
-the most units one token can add (its byte length), so within one token a ``MID`` counter can
-neither reach ``high`` nor fall back under ``low``: masks computed from the abstract state are
-exact, and the cursor, which carries exact counts, relabels the state when a count enters the
-window (:meth:`LazyDFA.reclass`). A region with ``maxLength: 65535`` therefore costs a handful of
-states, not 65,535 copies of a character.
+A tool's whole DFA mostly holds states no call visits, so a state's row is built the first time a walk needs it.
+A DFA state is a set of NFA states plus, for every counted region it is inside of, the *class* of its counter:
+the exact count while it matters (below ``low``, or within ``window`` of ``high``), else :data:`MID`. ``window``
+is at least the most units one token can add (its byte length), so within one token a ``MID`` counter can neither
+reach ``high`` nor fall under ``low``: masks from the abstract state are exact, and the cursor, which carries
+exact counts, relabels the state when a count enters the window (:meth:`LazyDFA.reclass`). ``maxLength: 65535``
+costs a handful of states, not 65,535 copies of a character.
 
-State 0 is the dead sink (its row points to itself). Concurrency: every change (new states,
-rows, growth) happens under ``lock``; the arrays are replaced together (``arrays``) so a reader
-that takes one snapshot sees consistent rows. Readers of single transitions need no lock;
-vectorised walks hold ``lock`` for their duration.
+State 0 is the dead sink. Every change (new states, rows, growth) happens under ``lock``; the arrays are replaced
+together (``arrays``), so a reader that takes one snapshot sees consistent rows. Readers of single transitions
+need no lock; vectorised walks hold ``lock`` for their duration.
 """
 
 from __future__ import annotations
@@ -89,8 +86,7 @@ class _Step:
 
 @dataclass
 class StringSpot:
-    """A state that is exactly a string's content: a plain JSON string's at a character
-    boundary, or a state inside a copy of a quoted-string template (``NFA.quoted_string``)."""
+    """A state that is exactly a string's content: a plain string's at a character boundary, or in a template's copy."""
 
     region: int  # the plain string's counted region (-1 in a template's copy)
     low: int
@@ -104,9 +100,8 @@ class StringSpot:
 
 @dataclass(frozen=True)
 class BlankSpot:
-    """A state inside a run of JSON whitespace (``NFA.blank_run``) where nothing else takes a
-    whitespace byte: a token's leading whitespace only counts up the run (``room`` bytes are left),
-    and its first other byte is read from ``after``, the state where the run has ended."""
+    """A state inside a run of JSON whitespace (``NFA.blank_run``) where nothing else takes whitespace: a token's
+    leading whitespace counts up the run (``room`` bytes left), its first other byte is read from ``after``."""
 
     region: int
     room: int | None  # ``None``: no upper bound
@@ -159,15 +154,9 @@ class _StateIndex:
 
 
 class LazyDFA:
-    """Byte DFA of an NFA fragment, expanded as needed (see the module docstring).
-
-    Args:
-        nfa: The NFA (not modified afterwards).
-        frag: The piece to determinise; its exit state accepts.
-        window: At least the longest token in bytes of the vocabulary the DFA is walked with.
-        prune: Drop NFA states that cannot reach acceptance (``False`` for search automata,
-            which never accept and hand over at their marks).
-    """
+    """Byte DFA of an NFA piece (whose exit accepts; the NFA unchanged afterwards), expanded as needed. ``window``
+    is at least the longest token in bytes of the vocabulary it is walked with; ``prune`` drops NFA states that
+    cannot accept (``False`` for search automata, which never accept and hand over at their marks)."""
 
     sink = SINK
     arrays: Arrays
@@ -214,8 +203,8 @@ class LazyDFA:
         self.arrays = arrays
 
     def _compiled(self, call: Callable[..., _T], *args: object) -> _T:
-        """``call(*args)``, a method of the compiled tables, under ``lock``; where the arrays are
-        full (``NeedsRoom``) they grow and it runs again, finding the states it had made."""
+        """``call(*args)``, a compiled tables' method, under ``lock``; where the arrays are full (``NeedsRoom``)
+        they grow and it runs again, finding the states it had made."""
         assert _native is not None
         with self.lock:
             while True:
@@ -248,15 +237,11 @@ class LazyDFA:
     def class_of(self, region: int, count: int) -> int:
         return self._costs.class_of(region, count)
 
-    def _inc(self, region: int, cls: int) -> int:
-        return MID if cls == MID else self.class_of(region, cls + 1)
 
     def _below_high(self, region: int, cls: int) -> bool:
         high = self.nfa.regions[region].high
         return cls == MID or high is None or cls < high
 
-    def _at_least_low(self, region: int, cls: int) -> bool:
-        return cls == MID or cls >= self.nfa.regions[region].low
 
     # -- construction (under lock) -----------------------------------------------------------------
 
@@ -287,7 +272,7 @@ class LazyDFA:
                     elif kind is Guard.BELOW_HIGH:
                         if self._below_high(region, classes[region]):
                             stack.append(dst)
-                    elif self._at_least_low(region, classes[region]):
+                    elif classes[region] == MID or classes[region] >= nfa.regions[region].low:  # AT_LEAST_LOW
                         stack.append(dst)
         viable = {state for state in out if not self.prune or self._costs.viable(state, classes)}
         active = {region for state in viable for region in self._chains[state]}
@@ -325,9 +310,8 @@ class LazyDFA:
         return sid
 
     def _moves_of(self, sid: int) -> Iterator[tuple[int, int, int, frozenset[int], tuple[int, ...]]]:
-        """The moves of ``sid`` by byte interval, in byte order: ``(lo, hi, state, counters
-        stepped, regions reset)`` for bytes ``lo`` to ``hi - 1``; dead intervals are skipped.
-        Each target is interned when its interval is reached (call under ``lock``)."""
+        """The moves of ``sid`` by byte interval, in byte order: ``(lo, hi, state, counters stepped, regions
+        reset)`` for bytes ``lo`` to ``hi - 1``, dead ones skipped; each target interned when reached (under lock)."""
         nfa = self.nfa
         states, classes = self._states[sid]
         cls = dict(classes)
@@ -366,21 +350,19 @@ class LazyDFA:
 
     def _move(self, targets: frozenset[int], incs: frozenset[int], classes: Classes,
               cls: dict[int, int]) -> tuple[int, tuple[int, ...]]:
-        """The state a move to ``targets`` leads to (counters ``incs`` stepped), and the regions
-        it resets; computed once per automaton (call under ``lock``)."""
+        """Where a move to ``targets`` (counters ``incs`` stepped) leads, and the regions it resets (under ``lock``)."""
         move_key = (targets, incs, classes)
         move = self._moves.get(move_key)
         if move is None:
             after = dict(cls)
             for region in incs:
-                after[region] = self._inc(region, after[region])
+                after[region] = MID if after[region] == MID else self.class_of(region, after[region] + 1)
             new_states, new_classes, resets = self._closure(targets, after)
             move = self._moves[move_key] = (self._intern(new_states, new_classes), resets)
         return move
 
     def expand(self, sid: int) -> None:
-        """Build the row of ``sid`` (subset construction over byte intervals), compiled where
-        the extension is built."""
+        """Build the row of ``sid`` (subset construction over byte intervals), compiled where built."""
         with self.lock:
             if self.arrays.expanded[sid]:
                 return
@@ -481,8 +463,7 @@ class LazyDFA:
             return self._intern(states, fixed)
 
     def spots(self, sid: int) -> tuple[StringSpot | None, BlankSpot | None]:
-        """:meth:`string_spot` and :meth:`blank_spot` (the latter only where the former is
-        ``None``): what a mask asks first of a state, in one lookup."""
+        """:meth:`string_spot`, and :meth:`blank_spot` where that is ``None``: what a mask asks first, in one lookup."""
         found = self._spots.get(sid)
         if found is None:
             if self._tables is not None:  # one compiled call
@@ -498,8 +479,7 @@ class LazyDFA:
         return found
 
     def string_spot(self, sid: int) -> StringSpot | None:
-        """If ``sid`` is exactly a plain string's content at a character boundary, what the
-        string allows there (see ``StringTable``); else ``None``."""
+        """What a plain string allows where ``sid`` is exactly its content at a character boundary, else ``None``."""
         if sid not in self._strings:
             with self.lock:
                 if self._tables is not None:
@@ -529,9 +509,8 @@ class LazyDFA:
         return None
 
     def _piece_spot(self, sid: int) -> StringSpot | None:
-        """The spot of a state inside one copy of a quoted-string template, or ``None``: tokens do
-        what they do from the same state of the template's own automaton up to the closing
-        quote, which leads to the copy's exit alone."""
+        """The spot of a state inside a copy of a quoted-string template, or ``None``: tokens do what they do from
+        the same state of the template's own automaton, up to the closing quote."""
         pieces = self._pieces
         if pieces is None:
             pieces = self._pieces = [p for p in self.nfa.stamps if p.template.quoted_string and not p.template.regions]
@@ -543,22 +522,17 @@ class LazyDFA:
         if stamp is None or max(states) >= stamp.base + stamp.template.size:
             return None
         piece = piece_automaton(stamp.template, stamp.frag)
-        content = piece.find_state(frozenset(s - stamp.base for s in states))
+        content = piece._states.find((frozenset(s - stamp.base for s in states), ()))  # -1: no walk made it yet
         if content < 0:
             return None
         after = self._enter([stamp.frag[1] + stamp.base], dict(self.classes(sid)))
         return StringSpot(-1, 0, None, MID, after, piece, content)
 
-    def find_state(self, states: frozenset[int]) -> int:
-        """The state of exactly these NFA states outside every counted region, or -1 if no walk
-        has made it yet."""
-        return self._states.find((states, ()))
 
     def blank_spot(self, sid: int) -> BlankSpot | None:
-        """If ``sid`` is inside a whitespace run where only the run takes whitespace, and neither
-        it nor the state after the run is an exit, what the run allows; else ``None``. A token of
-        ``j`` leading whitespace bytes is then allowed exactly when ``j`` is within ``room`` and
-        its rest walks from ``after`` (``j > 0``) or from ``sid``."""
+        """What a whitespace run allows where ``sid`` is inside one that alone takes whitespace, and neither it nor
+        the state after the run is an exit, else ``None``: a token of ``j`` leading whitespace bytes is allowed
+        exactly when ``j`` is within ``room`` and its rest walks from ``after`` (``j > 0``) or from ``sid``."""
         if sid not in self._blanks:
             with self.lock:
                 self._blanks[sid] = self._blank_spot(sid)
@@ -593,21 +567,17 @@ class LazyDFA:
         return None
 
     def shortest(self, sid: int) -> bytes:
-        """The canonical shortest completion from ``sid``: at each step the smallest byte that
-        keeps to a shortest path (so the completion from any state along it is its remainder).
-        It depends on the state alone: exact counts matter only near a bound, where the state's
-        classes are exact."""
+        """The canonical shortest completion from ``sid``: at each step the smallest byte that keeps to a shortest
+        path. It depends on the state alone: counts matter only near a bound, where the classes are exact."""
         return self.shortest_to(sid)[0]
 
     def shortest_to(self, sid: int) -> tuple[bytes, int]:
-        """:meth:`shortest` and the accepting state it ends in (whose mark may say the text goes on,
-        as a list's separator before another call does); spelled from :meth:`shortest_runs`."""
+        """:meth:`shortest` and the accepting state it ends in (whose mark may say the text goes on)."""
         runs, end = shortest_runs(self, sid)
         return spell(runs), end
 
     def shortest_end(self, sid: int) -> int:
-        """The accepting state :meth:`shortest_to` ends in, without spelling the way there (a
-        counter's repeats jumped over); kept for every state along it."""
+        """The state :meth:`shortest_to` ends in, without spelling the way (repeats jumped); kept along the way."""
         ends = self._short_ends
         path = []
         seen: dict[tuple[frozenset[int], tuple[int, ...]], tuple[int, tuple[tuple[int, int], ...]]] = {}
@@ -627,8 +597,7 @@ class LazyDFA:
         return end
 
     def shortest_step(self, sid: int) -> tuple[int, int] | None:
-        """The first byte of ``sid``'s canonical shortest completion and the state after it
-        (kept per state); ``None`` where ``sid`` accepts."""
+        """The first byte of ``sid``'s shortest completion and the state after it (kept); ``None`` where it accepts."""
         step = self._short_steps.get(sid)
         if step is None:
             if self.arrays.accepting[sid]:
@@ -637,8 +606,8 @@ class LazyDFA:
         return step
 
     def _short_step(self, sid: int) -> tuple[int, int]:
-        """The smallest byte whose move keeps to a shortest path, and where it leads; moves are
-        made in byte order only until one is found, so the states along it are not expanded."""
+        """The smallest byte whose move keeps to a shortest path, and where it leads (moves made in byte order
+        until one is found: the states along it are not expanded)."""
         with self.lock:
             if self._tables is not None:
                 return self._compiled(self._tables.short_step, sid)
@@ -668,9 +637,8 @@ class LazyDFA:
         return sample(self, rng, soft_limit)
 
     def walk_counted(self, sid: int, counts: dict[int, int], data: bytes, i: int) -> tuple[int, dict[int, int], int]:
-        """``data[i:]`` from ``sid`` with exact counters (:meth:`advance_exact` byte by byte) up to
-        its end, a dead end (``SINK``) or an exit state (after its byte): the state, the counts and
-        where it stopped. While no counter has to be counted, the compiled tables walk in one call."""
+        """``data[i:]`` from ``sid`` with exact counters up to its end, ``SINK`` or an exit state (after its byte):
+        the state, the counts and where it stopped (in one compiled call while no counter has to be counted)."""
         if not counts and self._tables is not None:
             sid, i, status = self._compiled(self._tables.walk_plain, sid, data, i)
             if status != 3:  # the end, a dead end or an exit; 3: a counter to count from ``i`` on
@@ -684,19 +652,16 @@ class LazyDFA:
         return sid, counts, i
 
     def walk_inside(self, sid: int, data: bytes) -> int:
-        """The state after ``data`` from ``sid`` where the compiled tables read all of it without
-        meeting an exit or a counter to count (most tokens inside a call's arguments), ``SINK`` where
-        it dies, else -1: the caller walks it exactly (:meth:`walk_counted`)."""
+        """The state after ``data`` where the compiled tables read it all meeting no exit or counter (most tokens in
+        arguments), ``SINK`` where it dies, else -1: the caller walks it exactly (:meth:`walk_counted`)."""
         if self._tables is None or not data:
             return -1
         sid, _, status = self._compiled(self._tables.walk_plain, sid, data, 0)
         return sid if status in (0, 2) else -1  # 0: all read, not on an exit; 2: dead (SINK)
 
     def walk_classes(self, sid: int, data: bytes) -> tuple[int, int, bool]:
-        """``data`` from ``sid`` with counters as classes (:meth:`next` byte by byte) up to its
-        end, a dead end (``SINK``) or an exit state (after its byte): the state, the bytes read
-        and whether the state is an exit. The compiled tables walk it in one call, up to a
-        counter step they leave to this loop."""
+        """``data`` from ``sid`` with counters as classes up to its end, ``SINK`` or an exit state (after its byte):
+        the state, the bytes read and whether it is an exit (compiled, up to a counter step left to this loop)."""
         i, n = 0, len(data)
         if self._tables is not None and sid != SINK and n:
             sid, i, status = self._compiled(self._tables.walk_plain, sid, data, 0)
@@ -739,8 +704,8 @@ class LazyDFA:
 
 
 def _compiled_tables(nfa: NFA, costs: Costs, accept: int, prune: bool, labels: dict[int, str]) -> Tables:
-    """The compiled expansion's tables of ``nfa`` (``_dfa_expand.c`` reads no attribute: lists and
-    one tuple per region); new states' labels go to ``labels``."""
+    """The compiled expansion's tables of ``nfa`` (``_dfa_expand.c`` reads lists and a tuple per region, no
+    attribute); new states' labels go to ``labels``."""
     assert _native is not None
     regions = [(r.low, -1 if r.high is None else r.high, r.parent, r.decide, r.loop, r.exit, r.text, r.blank,
                 r.string_quote, r.separator is not None, r.units, r.separator_states, info.band, info.unit_min,
@@ -752,6 +717,5 @@ def _compiled_tables(nfa: NFA, costs: Costs, accept: int, prune: bool, labels: d
 
 @functools.lru_cache(maxsize=64)
 def piece_automaton(template: NFA, frag: Frag) -> LazyDFA:
-    """The whole automaton of a quoted-string template (``NFA.quoted_string``), built once per
-    template and shared by its copies in every tool (a few hundred states)."""
+    """A quoted-string template's whole automaton, built once and shared by its copies in every tool."""
     return LazyDFA(template, frag).expand_all()

@@ -1,14 +1,9 @@
 """Pause Python's cyclic garbage collector while a grammar is built.
 
-Building a schema's automaton allocates a hundred thousand small objects, none of them garbage;
-the collector's passes over them were a third to half of the compile's CPU time on
-JSONSchemaBench's largest schemas (20 to 55 ms a schema). Paused, the survivors are walked once,
-by the next collection after the build.
-
-The switch is process-wide, so a pause belongs to the thread that switched the collector off (its
-nested pauses extend it) and ends with that thread's outermost one: overlapping builds never keep
-it off for longer than one build. A pause never starts when the collector is already off (the
-host's choice).
+A build allocates a hundred thousand small objects, none garbage; the collector's passes over them were a third to
+half of the compile time of JSONSchemaBench's largest schemas. The switch is process-wide, so a pause belongs to
+the thread that switched the collector off and ends with that thread's outermost one (overlapping builds never
+keep it off longer than one build); none starts when the collector is already off (the host's choice).
 """
 
 from __future__ import annotations

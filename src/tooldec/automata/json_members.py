@@ -1,5 +1,5 @@
-"""The members of a JSON object: declared properties in order, then extra keys (see
-:mod:`.json_schema` for the choices), with ``minProperties``/``maxProperties`` counted."""
+"""The members of a JSON object: declared properties in order, then extra keys (see :mod:`.json_schema` for the
+choices), with ``minProperties``/``maxProperties`` counted."""
 
 from __future__ import annotations
 
@@ -19,11 +19,8 @@ _KEY_ENCODER = json.JSONEncoder(ensure_ascii=False)
 
 
 class Members:
-    """The members of one object: declared properties in order, then extra keys.
-
-    With ``minProperties``/``maxProperties`` the states count the declared members written so far
-    (up to what the bounds need), so each optional property is built once per count.
-    """
+    """The members of one object; with ``minProperties``/``maxProperties`` the states count the declared members
+    written so far (up to what the bounds need), each optional property built once per count."""
 
     def __init__(self, compiler: SchemaCompiler, schema: Mapping[str, Any], kwargs: bool) -> None:
         self.c, self.nfa, self.kwargs = compiler, compiler.nfa, kwargs

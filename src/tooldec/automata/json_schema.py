@@ -1,28 +1,18 @@
 """Normalized JSON Schema (``tools.schema``'s core form) to a byte NFA of the values it allows.
 
-The compiler does not interpret schemas: ``tools.schema`` has already decided what every keyword
-means, combined them, unrolled references and refused what cannot be written; the compiler maps
-each core keyword to NFA pieces and never raises on a schema the normalizer accepted. The core
-form is documented in ``tools.schema_core``.
+``tools.schema`` has already combined the keywords, unrolled references and refused what cannot be written; this
+compiler maps each core keyword to NFA pieces and never raises. Choices that keep the language regular:
 
-Choices that make the language regular and the output predictable, each documented:
-
-* Object properties are written in the order the schema declares them; optional ones may be
-  left out. Other keys come after the declared ones, only when ``additionalProperties`` is given
-  (and not ``false``), when ``patternProperties`` are, or when an object declares no properties
-  at all. Keys for ``additionalProperties`` are ASCII names (``[A-Za-z0-9_-]+``); keys for a
-  pattern are printable ASCII; neither is a declared name or matches another pattern. An extra
-  key may repeat (JSON keeps the last), so ``minProperties`` counts at most one extra key.
+* Properties are written in declared order, optional ones may be left out. Other keys come after them, only with
+  ``additionalProperties`` (not ``false``), ``patternProperties``, or no declared properties: ASCII names
+  (``[A-Za-z0-9_-]+``) or, for a pattern, printable ASCII, never a declared name or another pattern's match. An
+  extra key may repeat (JSON keeps the last), so ``minProperties`` counts at most one extra key.
 * ``{}`` (any JSON value) nests arrays and objects ``ANY_DEPTH`` levels deep.
-* Strings may hold any Unicode character; escapes are ``\\" \\\\ \\/ \\b \\f \\n \\r \\t``,
-  ``\\uXXXX`` outside the surrogate range, and surrogate pairs ``\\uD83D\\uDE00`` (one character,
-  as ``json.dumps`` writes an emoji), never a lone surrogate. Inside a ``pattern`` or ``format``
-  each character has one spelling, the one ``json.dumps(..., ensure_ascii=False)`` uses.
-* Numbers: see :mod:`.numbers` (bounded numbers have no exponent).
-* Whitespace between tokens follows a :class:`Whitespace` policy (compact by default).
-
-Counted lengths (``minLength``/``maxLength``, ``minItems``/``maxItems``, extra object members)
-all go through :meth:`SchemaCompiler.counted`, the one place that turns a count into NFA pieces.
+* Strings hold any Unicode character; escapes are ``\\" \\\\ \\/ \\b \\f \\n \\r \\t``, ``\\uXXXX`` outside the
+  surrogates, and surrogate pairs (one character, as ``json.dumps`` writes an emoji), never a lone surrogate. Inside
+  a ``pattern`` or ``format`` each character has one spelling, ``json.dumps(..., ensure_ascii=False)``'s.
+* Numbers: see :mod:`.numbers`. Whitespace follows a :class:`Whitespace` policy (compact by default).
+* Counts (lengths, items, extra members) all become NFA pieces in :meth:`SchemaCompiler.counted`.
 """
 
 from __future__ import annotations
@@ -130,14 +120,7 @@ def _kinds(schema: Mapping[str, Any]) -> list[str]:
 
 
 class SchemaCompiler:
-    """Builds NFA pieces for the values of one tool's normalized schema.
-
-    Args:
-        nfa: The NFA the pieces are added to.
-        root: The tool's normalized schema (kept for the dialects' calls; the core form has no
-            references left to resolve).
-        style: How values are written.
-    """
+    """Builds NFA pieces, into ``nfa``, for the values of one tool's normalized schema ``root``."""
 
     def __init__(self, nfa: NFA, root: Mapping[str, Any], style: Style = Style(), *,
                  forbidden: tuple[str, ...] = ()) -> None:
@@ -150,8 +133,7 @@ class SchemaCompiler:
     # -- entry points -------------------------------------------------------------------------
 
     def value(self, schema: Any) -> Frag:
-        """The values of a core schema (references already unrolled), built with the garbage
-        collector paused (:mod:`.gcpause`)."""
+        """The values of a core schema, built with the garbage collector paused (:mod:`.gcpause`)."""
         with collector_paused():
             return self._value(schema)
 
@@ -174,11 +156,8 @@ class SchemaCompiler:
 
     def counted(self, make: Callable[[], Frag], low: int, high: int | None,
                 sep: Callable[[], Frag] | None = None) -> Frag:
-        """``low``..``high`` repetitions of ``make()``, joined by ``sep()`` pieces if given.
-
-        The one place where a count becomes NFA pieces: the cursor carries it (``NFA.counted``),
-        never unrolled into states. Every repetition starts with a byte of its own.
-        """
+        """``low``..``high`` repetitions of ``make()``, joined by ``sep()`` pieces if given: the one place a count
+        becomes NFA pieces, carried by the cursor (``NFA.counted``), never unrolled into states."""
         if high == 0:
             return self.nfa.empty()
         return self.nfa.counted(make, low, high, sep=sep)
@@ -247,8 +226,7 @@ class SchemaCompiler:
         return nfa.seq(nfa.literal(b'"'), body, nfa.literal(b'"'))
 
     def _bounded_regex(self, fsm: interegular.FSM, low: int, high: int | None) -> Frag:
-        """Strings of ``fsm`` with ``low``..``high`` characters: ``low`` is intersected into the
-        automaton, ``high`` counted by the cursor."""
+        """Strings of ``fsm`` with ``low`` (intersected in) to ``high`` (counted by the cursor) characters."""
         nfa = self.nfa
         if low:
             fsm = intersect(fsm, fsm_of((rf"[\s\S]{{{low},}}",)))
@@ -421,8 +399,7 @@ class SchemaCompiler:
         return start, end
 
     def pattern_key(self, include: str | None, exclude: tuple[str, ...], declared: tuple[str, ...]) -> Frag:
-        """A quoted key from ``include``'s language (``None``: ASCII names) that matches none of
-        the ``exclude`` patterns and is no ``declared`` name."""
+        """A quoted key of ``include`` (``None``: ASCII names), not of ``exclude`` and not ``declared``."""
         fsm = _key_fsm(include, exclude, declared)
         if self.forbidden:
             fsm = subtract(fsm, holding(self.forbidden))
@@ -456,9 +433,7 @@ def _utf8_plan(ranges: tuple[tuple[int, int], ...]) -> list[list[tuple[int, int]
 
 
 def _utf8_fragment(nfa: NFA, ranges: Iterable[tuple[int, int]]) -> Frag:
-    """The UTF-8 encodings of one code point out of ``ranges``, with shared suffixes: every
-    sequence ending in the same byte ranges goes through the same states (a class of all of
-    Unicode takes about 10 states instead of 40)."""
+    """The UTF-8 encodings of one code point of ``ranges``, shared endings (all of Unicode in 10 states, not 40)."""
     start, end = nfa.state(), nfa.state()
     suffix: dict[tuple[tuple[int, int], ...], int] = {(): end}
 
@@ -493,8 +468,7 @@ def _literals_fsm(texts: tuple[str, ...]) -> interegular.FSM:
 
 @functools.lru_cache(maxsize=256)
 def _key_fsm(include: str | None, exclude: tuple[str, ...], declared: tuple[str, ...]) -> interegular.FSM:
-    """Printable ASCII keys of ``include`` (``None``: ``[A-Za-z0-9_-]+``), outside the
-    ``exclude`` patterns and the ``declared`` names."""
+    """Printable ASCII keys of ``include`` (``None``: ``[A-Za-z0-9_-]+``), outside ``exclude`` and ``declared``."""
     base = (r"[A-Za-z0-9_\-]+",) if include is None else (anchored(include), _PRINTABLE_KEYS)
     fsm = fsm_of(base)
     others = [fsm_of((anchored(pattern),)) for pattern in exclude]
@@ -506,10 +480,8 @@ def _key_fsm(include: str | None, exclude: tuple[str, ...], declared: tuple[str,
 
 @functools.lru_cache(maxsize=16)
 def prepare_values(style: Style, window: int) -> None:
-    """Build now what every free-form value of ``style`` stamps (``{}``, an object without
-    properties): the any-value pieces and their distance tables for tokens of up to ``window``
-    bytes, 5-15 ms that a compiler pays when it is created rather than the first request with a
-    free-form value. Safe to call from any thread and more than once."""
+    """Build now the any-value pieces every free-form value of ``style`` stamps, and their distance tables: 5-15
+    ms a compiler pays when created rather than in the first request with a free-form value. Thread-safe."""
     nfa = NFA()
     piece = SchemaCompiler(nfa, {}, style).value(True)
     Costs(nfa, piece[1], window)  # copies the pieces' tables, computing them the first time
@@ -517,8 +489,7 @@ def prepare_values(style: Style, window: int) -> None:
 
 @functools.lru_cache(maxsize=64)
 def _any_value_template(style: Style, depth: int, forbidden: tuple[str, ...] = ()) -> tuple[NFA, Frag]:
-    """Any value of ``style`` up to ``depth`` levels, built once (about 1,500 states at depth 3,
-    of which a schema with a dozen free properties needs a dozen copies). Never modified."""
+    """Any value of ``style`` up to ``depth`` levels, built once (1,500 states at depth 3). Never modified."""
     nfa = NFA()
     return nfa, SchemaCompiler(nfa, {}, style, forbidden=forbidden)._build_any_value(depth)
 
@@ -531,8 +502,8 @@ def _forbidding_string(texts: tuple[str, ...]) -> interegular.FSM:
 
 @functools.lru_cache(maxsize=64)
 def string_template(style: Style, forbidden: tuple[str, ...]) -> tuple[NFA, Frag]:
-    """A quoted string of ``style`` that holds none of ``forbidden``, built once (a call format's
-    stop texts make every free string one, and building it costs tens of milliseconds)."""
+    """A quoted string of ``style`` holding none of ``forbidden``, built once (tens of milliseconds, and every free
+    string of a call format with stop texts is one)."""
     nfa = NFA()
     nfa.quoted_string = True
     compiler = SchemaCompiler(nfa, {}, style, forbidden=forbidden)

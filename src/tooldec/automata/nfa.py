@@ -1,11 +1,8 @@
 """Byte-level NFAs built from small pieces, with counted regions instead of unrolled repetitions.
 
-Every grammar in tooldec (JSON Schema arguments, call formats, regex patterns) is assembled here
-as a Thompson-style NFA over bytes; :mod:`tooldec.automata.dfa` determinises it lazily.
-
-A *counted region* stands for ``low..high`` repetitions of one piece (string characters, array
-items) without copying the piece ``high`` times: the piece is built once and a counter, carried
-by the cursor, says how many units were started. The region's structure is fixed:
+Every grammar in tooldec (arguments, call formats, regex patterns) is a Thompson-style NFA over bytes built here;
+:mod:`tooldec.automata.dfa` determinises it lazily. A *counted region* stands for ``low..high`` repetitions of one
+piece (string characters, array items), built once, with a counter carried by the cursor:
 
 * ``entry`` --(reset the counter)--> ``decide``;
 * ``decide`` --[count < high]--> ``unit`` (a fresh state holding the first-byte edges of the
@@ -13,10 +10,8 @@ by the cursor, says how many units were started. The region's structure is fixed
 * the piece's end --> ``loop``; ``loop`` --[count < high]--> separator --> ``unit``;
 * ``decide`` and ``loop`` --[count >= low]--> ``exit``.
 
-A *character region* (:meth:`NFA.counted_text`) is the same with any piece marked as a unit
-(a regex automaton whose every character is one unit) and only the exit guarded.
-
-Each NFA state belongs to one *scope*: the innermost region it is inside of, or ``TOP``.
+A *character region* (:meth:`NFA.counted_text`) marks every character of any piece as a unit and guards only the
+exit. Each NFA state belongs to one *scope*: the innermost region it is inside of, or ``TOP``.
 """
 
 from __future__ import annotations
@@ -27,7 +22,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-__all__ = ["BLANK_RANGES", "NFA", "TOP", "Frag", "Guard", "Region", "Stamp"]
+__all__ = ["BLANK_RANGES", "NFA", "TOP", "Frag", "Guard", "Region", "Stamp", "stamp_plan"]
 
 Frag = tuple[int, int]
 """A piece of NFA: (entry state, exit state). Pieces are used once; build a new one to repeat."""
@@ -52,9 +47,8 @@ class Guard(enum.IntEnum):
 
 @dataclass(frozen=True)
 class Stamp:
-    """A piece copied from a template NFA (:meth:`NFA.stamp`): its states start at ``base``, its
-    regions at ``rbase``. Only the piece's exit gets edges to the outside afterwards, which
-    lets the distance tables be copied from the template's instead of recomputed."""
+    """A piece copied from a template NFA (:meth:`NFA.stamp`), its states from ``base``, its regions from ``rbase``.
+    Only its exit gets edges to the outside, so its distance tables are copied from the template's."""
 
     base: int
     rbase: int
@@ -92,8 +86,8 @@ class NFA:
         self.edges: list[Sequence[tuple[int, int, int]]] = []
         self.eps: list[Sequence[int]] = []
         self.guarded: list[Sequence[tuple[int, Guard, int]]] = []
-        """Per state: (target, guard, region) epsilon edges. A state's three cells are tuples until
-        an edge is added (then lists): far fewer objects for the garbage collector to walk."""
+        """Per state: (target, guard, region) epsilon edges. A state's cells are tuples until an edge is added:
+        far fewer objects for the garbage collector to walk."""
         self.scope: list[int] = []
         self.marks: dict[int, str] = {}
         self.regions: list[Region] = []
@@ -101,9 +95,8 @@ class NFA:
         self._closures: dict[int, frozenset[int]] = {}
         self.stamps: list[Stamp] = []
         self.quoted_string = False
-        """Whether this NFA is a template holding one quoted string, without counted regions, that
-        ends at its closing quote alone: each copy's content is masked from a per-vocabulary
-        table (``LazyDFA.string_spot``)."""
+        """Whether this NFA is a template of one quoted string, without counted regions, ending at its closing
+        quote: each copy's content is masked from a per-vocabulary table (``LazyDFA.string_spot``)."""
 
     def state(self) -> int:
         self.edges.append(())  # a list once the state gets its first edge (most never get all three)
@@ -195,8 +188,7 @@ class NFA:
         return start, end
 
     def repeat(self, make: Callable[[], Frag], low: int, high: int | None) -> Frag:
-        """``low`` to ``high`` (``None``: unbounded) copies of ``make()``, unrolled: for short fixed
-        counts (``\\uXXXX`` hex digits); a schema's bounds use :meth:`counted`."""
+        """``low`` to ``high`` (``None``: unbounded) copies of ``make()``, unrolled: for short fixed counts only."""
         parts = [make() for _ in range(low)]
         if high is None:
             parts.append(self.star(make()))
@@ -210,7 +202,7 @@ class NFA:
         return self.seq(*parts) if parts else self.empty()
 
     def separated(self, make: Callable[[], Frag], sep: Callable[[], Frag], low: int, high: int | None) -> Frag:
-        """``low``..``high`` items joined by separators, unrolled (see :meth:`counted_separated`)."""
+        """``low``..``high`` items joined by separators, unrolled."""
         if high == 0:
             return self.empty()
         rest = self.repeat(lambda: self.seq(sep(), make()), max(low - 1, 0), None if high is None else high - 1)
@@ -218,9 +210,8 @@ class NFA:
         return some if low > 0 else self.optional(some)
 
     def stamp(self, template: tuple[NFA, Frag]) -> Frag:
-        """A fresh copy of a piece built once in another NFA, its counted regions included: a few
-        list extensions, where building an any-value piece calls thousands of constructors. The
-        template must hold only that piece and never change (templates are shared)."""
+        """A fresh copy of a piece built once in another NFA, regions included: a few list extensions, where
+        building an any-value piece calls thousands of constructors. The template holds only that piece, unchanging."""
         other, (start, end) = template
         base = len(self.edges)
         rbase = len(self.regions)
@@ -229,7 +220,7 @@ class NFA:
         def shift(state: int) -> int:
             return state + base if state >= 0 else state
 
-        plan = _stamp_plan(other)
+        plan = stamp_plan(other)
         size = other.size
         edges: list[Sequence[tuple[int, int, int]]] = [()] * size  # only the cells with edges are rebuilt
         for state, cell in plan.edges:
@@ -312,16 +303,14 @@ class NFA:
         return region.entry, region.exit
 
     def blank_run(self, high: int | None) -> Frag:
-        """Up to ``high`` bytes of JSON whitespace, counted, in a region flagged so that masks read
-        each token's leading whitespace from a table (``LazyDFA.blank_spot``)."""
+        """Up to ``high`` bytes of JSON whitespace, counted; masks read tokens' leading whitespace from a table."""
         rid = len(self.regions)
         frag = self.counted(lambda: self.byte_ranges(list(BLANK_RANGES)), 0, high)
         self.regions[rid].blank = True
         return frag
 
     def counted_string(self, make_char: Callable[[], Frag], low: int, high: int | None) -> Frag:
-        """A JSON string ``"..."`` of ``low``..``high`` characters, each built by ``make_char``, in a
-        region flagged so that masks reuse a per-vocabulary string table."""
+        """A JSON string of ``low``..``high`` ``make_char()`` characters, masked from a per-vocabulary table."""
         opening = self.literal(b'"')
         rid = len(self.regions)
         body = self.counted(make_char, low, high)
@@ -332,9 +321,8 @@ class NFA:
         return self.seq(opening, body, (quote, closed))
 
     def counted_text(self, build: Callable[[Callable[[Frag], Frag]], Frag], high: int) -> Frag:
-        """A piece whose every character counts: ``build(unit)`` builds it, wrapping each
-        one-character piece ``p`` as ``unit(p)``; at most ``high`` characters are written (a regex
-        string with ``maxLength``; a lower bound is intersected into the regex itself)."""
+        """At most ``high`` characters of the piece ``build(unit)`` makes, wrapping each one-character piece ``p``
+        as ``unit(p)`` (a regex string with ``maxLength``; a lower bound is intersected into the regex)."""
         if high < 0:
             raise ValueError(f"bad character bound {high}")
         rid = len(self.regions)
@@ -390,9 +378,8 @@ class _StampPlan:
 
 
 @functools.lru_cache(maxsize=64)
-def _stamp_plan(template: NFA) -> _StampPlan:
-    """What :meth:`NFA.stamp` copies from ``template`` (half of an any-value piece's cells are
-    empty; templates never change, so the plan is shared)."""
+def stamp_plan(template: NFA) -> _StampPlan:
+    """What :meth:`NFA.stamp` copies from an (unchanging) ``template``: half of an any-value piece's cells are empty."""
     return _StampPlan(
         tuple((s, cell) for s, cell in enumerate(template.edges) if cell),
         tuple((s, cell) for s, cell in enumerate(template.eps) if cell),

@@ -1,23 +1,14 @@
-"""Decimal integers and numbers within bounds, as byte NFAs whose size grows with the number of
-digits of the bounds, never with the width of the range.
+"""Decimal integers and numbers within bounds, as byte NFAs growing with the bounds' digits, not the range's width.
 
-JSON Schema bounds are enforced in the text itself: ``minimum: 1, maximum: 12`` becomes the
-language ``[1-9]|1[0-2]``. The construction is the digit automaton of "numerals between two
-decimals": a numeral's integer length is guessed at the start (an NFA branch per length between
-the bounds' lengths, sharing one chain of free digits), and while its digits equal a bound's
-digits the automaton follows that bound (one state per digit); once they differ it is free. An
-int64 bound costs about 19 x 3 states, ``maximum: 1e300`` about 300 x 3.
+``minimum: 1, maximum: 12`` becomes the language ``[1-9]|1[0-2]``: a numeral's integer length is guessed at the
+start (a branch per length, sharing one chain of free digits), and while its digits equal a bound's the automaton
+follows that bound (one state per digit), free once they differ. An int64 bound costs about 19 x 3 states.
 
-What the parsed value is decides validity, and JSON readers parse ``12`` as an exact integer but
-``12.5`` as a binary float. So a bounded number is the union of two automata: integer numerals
-within the exact integer bounds, and numerals with a fraction whose *float* lies within the
-bounds (each bound is moved to the shortest decimal of the nearest float inside, so that
-rounding can never carry a numeral across it). A bounded number has no exponent. An unbounded number may
-have one: up to two digits after ``e``/``e+`` (``1e99``), up to three after ``e-`` (``1e-300``),
-so that no exponent alone makes the value overflow to infinity.
-
-``multiple_of`` (integers only) multiplies the states by the divisor: the automaton tracks the
-remainder of the digits read so far.
+JSON readers parse ``12`` as an exact integer but ``12.5`` as a binary float, so a bounded number is the union of
+integer numerals within the exact bounds and numerals with a fraction whose *float* lies within them (each bound
+moved to the shortest decimal of the nearest float inside: rounding never carries a numeral across). Bounded
+numbers have no exponent; unbounded ones up to two digits after ``e``/``e+`` and three after ``e-``, so that no
+exponent alone overflows to infinity. ``multiple_of`` (integers only) tracks the remainder of the digits read.
 """
 
 from __future__ import annotations
@@ -61,11 +52,8 @@ def _parts(value: Fraction) -> tuple[str, str]:
 
 
 class _Magnitude:
-    """Numerals ``0|[1-9][0-9]*`` (then ``.[0-9]+`` when ``fraction``) of values ``lo <(=) v <(=) hi``.
-
-    ``lo`` >= 0; ``hi`` ``None`` is unbounded; with ``fraction`` the dot is required, without it
-    there is none. States are interned by key, so every digit position of a bound is one state.
-    """
+    """Numerals ``0|[1-9][0-9]*`` (then ``.[0-9]+``, required, when ``fraction``) of values ``lo <(=) v <(=) hi``
+    (``lo >= 0``, ``hi`` ``None``: unbounded); states interned by key, one per digit position of a bound."""
 
     def __init__(self, nfa: NFA, lo: Fraction, lo_open: bool, hi: Fraction | None, hi_open: bool,
                  *, fraction: bool, modulus: int = 1) -> None:
@@ -187,8 +175,7 @@ class _Magnitude:
                 return ("DF",)
             return ("D", min(j + 1, cap), ntl, nth)
 
-        cuts = sorted({a, a + 1, b, b + 1})
-        cuts = [c for c in cuts if a <= c <= b + 1]
+        cuts = sorted(c for c in {a, a + 1, b, b + 1} if a <= c <= b + 1)
         for x, y in itertools.pairwise(cuts):
             self.nfa.edge(src, 0x30 + x, 0x30 + y - 1, self.state(key(x)))
 
@@ -201,25 +188,16 @@ def _magnitude(nfa: NFA, lo: Fraction, lo_open: bool, hi: Fraction | None, hi_op
 
 
 def integer_fragment(nfa: NFA, low: int | None = None, high: int | None = None, *, multiple_of: int = 1) -> Frag:
-    """Integers in ``[low, high]`` (inclusive; ``None`` is unbounded), written as JSON writes
-    them, and divisible by ``multiple_of``.
-
-    Stamped from a piece built once per bounds (see :func:`_template`): a schema often has
-    dozens of numbers with the same bounds (GeoJSON coordinates), and a copy is a few list
-    extensions where a build is a constructor call per state."""
+    """Integers in ``[low, high]`` (``None``: unbounded) divisible by ``multiple_of``, as JSON writes them. Stamped
+    from a piece built once per bounds: a schema often has dozens of numbers alike (GeoJSON coordinates)."""
     return nfa.stamp(_template("integer", low, high, multiple_of))
 
 
 @functools.lru_cache(maxsize=256)
 def _template(kind: str, *args: Any) -> tuple[NFA, Frag]:
-    """The piece of :func:`integer_fragment` or :func:`number_fragment` for ``args``, built
-    once in an NFA of its own (bounded; templates are shared between compiles, never modified)."""
+    """The piece of :func:`integer_fragment` or :func:`number_fragment`, in an NFA of its own (shared, unchanging)."""
     nfa = NFA()
-    if kind == "integer":
-        low, high, multiple_of = args
-        return nfa, _build_integer(nfa, low, high, multiple_of)
-    low, high, low_open, high_open = args
-    return nfa, _build_number(nfa, low, high, low_open, high_open)
+    return nfa, (_build_integer if kind == "integer" else _build_number)(nfa, *args)
 
 
 def _build_integer(nfa: NFA, low: int | None, high: int | None, multiple_of: int) -> Frag:
@@ -237,12 +215,9 @@ def _build_integer(nfa: NFA, low: int | None, high: int | None, multiple_of: int
 
 
 def _float_space(value: Number, exclusive: bool, upward: bool) -> Fraction | None:
-    """The inclusive bound for numerals with a fraction: every numeral at or beyond it parses to a
-    float on the right side of ``value`` (``upward``: a lower bound). ``None``: no finite float fits.
-
-    It is the shortest decimal of the nearest float on the right side, so rounding (monotone) keeps
-    every numeral past it on that side, and ``minimum: 0.1`` still lets ``0.1`` through.
-    """
+    """The inclusive bound (``upward``: a lower one) for numerals with a fraction: the shortest decimal of the
+    nearest float on the right side of ``value``, so rounding (monotone) keeps every numeral past it on that side and
+    ``minimum: 0.1`` still lets ``0.1`` through. ``None``: no finite float fits."""
     exact = Fraction(value)
     direction = math.inf if upward else -math.inf
     limit = _MAX_FLOAT if upward else -_MAX_FLOAT
@@ -274,11 +249,7 @@ def _signed(nfa: NFA, lo: Fraction | None, lo_open: bool, hi: Fraction | None, h
 
 def number_fragment(nfa: NFA, low: Number | None = None, high: Number | None = None, *, low_open: bool = False,
                     high_open: bool = False) -> Frag:
-    """JSON numbers in the interval (bounds are exact: ints, or floats taken at their exact value).
-
-    Unbounded numbers may use a fraction and a short exponent; bounded ones have no exponent.
-    Stamped from a piece built once per bounds (as :func:`integer_fragment`).
-    """
+    """JSON numbers in the interval (bounds exact), an exponent only where unbounded; stamped as integers are."""
     return nfa.stamp(_template("number", low, high, low_open, high_open))
 
 

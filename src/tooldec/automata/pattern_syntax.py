@@ -1,13 +1,10 @@
-"""A JSON Schema ``pattern`` split the way Python's ``re.search`` reads it, and the constructs
-the automaton cannot carry.
+"""A JSON Schema ``pattern`` split the way Python's ``re.search`` reads it, and the constructs the automaton cannot
+carry.
 
-``jsonschema`` checks a pattern with ``re.search``; the automaton is a fully anchored regex
-built by ``interegular``, which has no anchors, lookarounds, word boundaries or backreferences
-and reads inline flags its own way. So a pattern is split into its top-level alternatives, each
-with its own anchors (``^a|b$`` is ``a`` at the start or ``b`` at the end), and the lookaheads
-right after an alternative's ``^`` (``^(?!@@)...``: a difference of automata, exact). Every other
-construct ``interegular`` would drop or read differently raises :class:`UnenforcedConstruct`
-naming it, so that registration refuses the pattern instead of writing strings it rejects.
+``interegular`` has no anchors, lookarounds, word boundaries or backreferences, so a pattern is split into its
+top-level alternatives, each with its own anchors, and the lookaheads right after an alternative's ``^`` (a
+difference of automata, exact). Every other construct ``interegular`` would drop or read differently raises
+:class:`UnenforcedConstruct` naming it: registration refuses the pattern rather than write strings it rejects.
 """
 
 from __future__ import annotations
@@ -61,8 +58,7 @@ _ESCAPES = {
 
 
 def class_end(pattern: str, i: int) -> int:
-    """The index after the ``]`` closing the class that opens at ``i`` (Python's rules: a ``]``
-    right after ``[`` or ``[^`` is a member); ``len(pattern)`` if it never closes."""
+    """The index after the ``]`` closing the class opening at ``i`` (``len(pattern)`` if none; ``[]]`` holds ``]``)."""
     j = i + 1 + pattern.startswith("^", i + 1)
     j += pattern.startswith("]", j)
     while j < len(pattern) and pattern[j] != "]":
@@ -142,15 +138,10 @@ def _inner_anchors(tokens: list[_Token], where: str) -> None:
 
 
 def alternatives(pattern: str) -> tuple[Alternative, ...]:
-    """The top-level alternatives of a JSON Schema ``pattern`` (search semantics), each with its
-    anchors and leading lookaheads split off.
-
-    Raises:
-        UnenforcedConstruct: The pattern holds a construct the automaton would not enforce
-            exactly: a lookbehind, a lookahead anywhere but right after an alternative's ``^``,
-            an anchor inside (``(^a|b)``, ``a$b``, or inside a lookahead), ``\\b``, ``\\A``,
-            ``\\Z``, a backreference, an inline flag, a comment, conditional or atomic group, a
-            possessive quantifier or a Unicode property escape.
+    """The top-level alternatives of a ``pattern`` (search semantics), each with its anchors and leading lookaheads
+    split off; :class:`UnenforcedConstruct` for a lookbehind, a lookahead elsewhere, an inner anchor (``(^a|b)``),
+    ``\\b``, ``\\A``, ``\\Z``, a backreference, an inline flag, a comment, conditional or atomic group, a possessive
+    quantifier or a Unicode property escape.
 
     Examples:
         >>> [(a.body, a.at_start, a.at_end) for a in alternatives("^a|b$")]

@@ -1,8 +1,7 @@
 """JSON pointers (RFC 6901) and local ``$ref`` values: the one resolver every module uses.
 
-A ``$ref`` is a URI reference; a local one is a fragment ``#`` + pointer, where the pointer is
-percent-encoded as URI fragments are (``#/$defs/a%20b`` names the key ``a b``), then each token
-unescapes ``~1`` to ``/`` and ``~0`` to ``~``, in that order.
+A local ``$ref`` is ``#`` + a pointer percent-encoded as URI fragments are (``#/$defs/a%20b`` names ``a b``), each
+token then unescaping ``~1`` to ``/`` and ``~0`` to ``~``, in that order.
 """
 
 from __future__ import annotations
@@ -23,13 +22,10 @@ def escape(token: str | int) -> str:
 
 
 def join(parent: str, *tokens: str | int) -> str:
-    """``parent`` extended by ``tokens`` (each escaped). Called for every keyword a schema
-    reader visits (the pointer its errors name), so one plain token takes a short way."""
+    """``parent`` extended by ``tokens`` (each escaped); one plain token, the common case, takes a short way."""
     if len(tokens) == 1:
         token = tokens[0]
-        if isinstance(token, int):
-            return f"{parent}/{token}"
-        if "~" not in token and "/" not in token:
+        if isinstance(token, int) or ("~" not in token and "/" not in token):
             return f"{parent}/{token}"
     return parent + "".join(f"/{escape(t)}" for t in tokens)
 

@@ -1,27 +1,20 @@
 """Regular expressions (JSON Schema ``pattern`` and ``format``) as byte NFAs inside JSON strings.
 
-The regex is parsed by ``interegular`` into a character automaton; each character class on its
-edges becomes the JSON-string encodings of those characters (raw UTF-8, or an escape for the
-quote, the backslash and control characters, as ``json.dumps`` writes them). JSON Schema
-patterns are unanchored, so a pattern without ``^``/``$`` may be surrounded by any text.
+``interegular`` parses the regex into a character automaton; each character class on its edges becomes the
+JSON-string encodings of those characters (raw UTF-8, or the escape ``json.dumps`` writes for the quote, the
+backslash and control characters).
 
-``jsonschema`` checks ``pattern`` with Python's ``re.search``. :func:`anchored` splits a pattern
-into its top-level alternatives with their own anchors and leading lookaheads
-(:mod:`.pattern_syntax`, which refuses what the automaton cannot carry). Python's ``\\d \\w \\s``
-are Unicode classes where ``interegular`` reads ASCII ones: :func:`python_classes` rewrites them
-so that every string the automaton writes is one ``re.search`` accepts (``\\S`` excludes U+2029,
-``\\D`` excludes Arabic-Indic digits; ``\\w`` and ``\\W`` stay ASCII, a subset), and the *wide*
-reading (``wide=True``) gives a superset instead, exact on ASCII and taking every non-ASCII
-character such a class might match: two patterns whose wide readings share no string share none
-under ``re`` either (``oneOf`` branches are proven apart so).
+``jsonschema`` checks ``pattern`` with Python's ``re.search``: :func:`anchored` splits a pattern into top-level
+alternatives with their own anchors and leading lookaheads (:mod:`.pattern_syntax`). Python's ``\\d \\w \\s`` are
+Unicode classes where ``interegular`` reads ASCII: :func:`python_classes` rewrites them so that every string the
+automaton writes is one ``re.search`` accepts (``\\w`` and ``\\W`` stay ASCII, a subset), and the *wide* reading
+gives a superset instead, exact on ASCII and taking every non-ASCII character such a class might match: two
+patterns whose wide readings share no string share none under ``re`` (how ``oneOf`` branches are proven apart).
 
-Every format in :data:`FORMAT_PATTERNS` is written as a regex whose matches ``jsonschema``'s
-format checker accepts (the tests draw random strings from each and check them). Most are
-the checker's language exactly; the documented subsets: a hostname has at most 4 labels of up
-to 62 characters or 12 of up to 20 (so that it never exceeds the 253 characters the checker
-allows, without a length count); a duration has whole numbers; an IPv6 address embeds an IPv4
-one only after six groups, after ``::`` or after one group and ``::``; a URI's host is a
-registered name or IPv4 address (no ``[...]`` IP literal).
+Every format in :data:`FORMAT_PATTERNS` is a regex whose matches the format checker accepts (the tests check
+random strings of each). The documented subsets: a hostname has at most 4 labels of up to 62 characters or 12 of
+up to 20 (never over the 253 characters allowed, without a count); a duration has whole numbers; an IPv6 address
+embeds an IPv4 one only after six groups, ``::`` or one group and ``::``; a URI's host has no ``[...]`` literal.
 """
 
 from __future__ import annotations
@@ -100,27 +93,19 @@ FORMAT_PATTERNS: dict[str, str] = {
 }
 """Every format tooldec writes, as a regex whose matches the format checker accepts."""
 
-CHECKED_FORMATS = frozenset({
-    *FORMAT_PATTERNS, "idn-hostname", "regex", "uri-template",
-})
-"""The formats ``jsonschema``'s draft 2020-12 checker can check (some only when an optional
-package is installed). A format outside this set constrains nothing and is dropped; one inside
-it but not in :data:`FORMAT_PATTERNS` is refused."""
+CHECKED_FORMATS = frozenset({*FORMAT_PATTERNS, "idn-hostname", "regex", "uri-template"})
+"""The formats ``jsonschema``'s 2020-12 checker can check: one outside is dropped; one inside but not in
+:data:`FORMAT_PATTERNS` is refused."""
 
 _SUBSET_FORMATS = frozenset({"hostname", "duration", "ipv6", "uri", "uri-reference", "iri", "iri-reference"})
-"""The formats whose pattern is a documented subset of what the checker accepts (the module
-docstring): their wide reading is any string."""
+"""The formats whose pattern is a documented subset of the checker's: their wide reading is any string."""
 
 
 @functools.lru_cache(maxsize=1024)
 def anchored(pattern: str, *, wide: bool = False) -> str:
-    """The fully anchored equivalent of a JSON Schema (search-semantics) pattern: each top-level
-    alternative with "any text" where it has no anchor, its leading lookaheads kept right at the
-    start (:func:`.regex_fsm.pattern_fsm` reads them there exactly). ``wide``: the superset
-    reading of the Unicode classes (see the module docstring).
-
-    Raises:
-        UnenforcedConstruct: A construct the automaton would not enforce exactly (a ``ValueError``).
+    """The fully anchored equivalent of a (search-semantics) pattern: each top-level alternative with "any text"
+    where it has no anchor, its leading lookaheads right at the start (where ``pattern_fsm`` reads them exactly);
+    :class:`UnenforcedConstruct` for what the automaton would not enforce exactly.
 
     Examples:
         >>> print(anchored("^a|b$"))
@@ -135,16 +120,14 @@ def anchored(pattern: str, *, wide: bool = False) -> str:
 
 
 def _anchored_body(body: str, at_start: bool, at_end: bool, wide: bool) -> str:
-    """``body`` with "any text" where an anchor is missing. Python's ``$`` also matches before
-    a final newline: the wide reading takes that newline, the other does not write it."""
+    """``body`` with "any text" where an anchor is missing (the wide reading takes the newline ``$`` matches before)."""
     anything = r"[\s\S]*"
     end = ("\\n?" if wide else "") if at_end else anything
     return f"{'' if at_start else anything}(?:{body}){end}"
 
 
 def _anchored_alternative(alt: Alternative, wide: bool) -> str:
-    """One alternative, its lookaheads first. A negative lookahead's strings are taken away, so
-    its body is read the other way (a superset taken away leaves a subset)."""
+    """One alternative, lookaheads first, a negative one read the other way (a superset taken away leaves a subset)."""
     looks = "".join(f"(?{'!' if negated else '='}{python_classes(body, wide=wide != negated)})"
                     for negated, body in alt.lookaheads)
     return looks + _anchored_body(python_classes(alt.body, wide=wide), alt.at_start, alt.at_end, wide)
@@ -165,15 +148,12 @@ _ASCII_NON_WORD = r"\x00-\x2f\x3a-\x40\x5b-\x5e\x60\x7b-\x7f"
 
 
 def python_classes(pattern: str, *, wide: bool = False) -> str:
-    """``pattern`` with ``\\d \\s \\w`` and their negations made a subset of Python's (Unicode) ``re``.
-
-    Outside brackets and in positive brackets ``\\d`` is ASCII digits and ``\\w`` ASCII word
-    characters (subsets of Python's); ``\\s``, ``\\S`` and ``\\D`` are exact; ``\\W`` is the
-    ASCII non-word characters. In a negated bracket ``[^...]`` the excluded class is exact for
-    ``\\d`` and ``\\s``; ``\\w``, ``\\W``, ``\\D`` and ``\\S`` there raise
-    :class:`UnenforcedConstruct`. With ``wide``, a class or escape read as a subset is read as a
-    superset instead: what ``re`` matches of ASCII, and every non-ASCII character.
-    ``\\uXXXX`` and ``\\UXXXXXXXX`` become the character (``interegular`` reads neither).
+    """``pattern`` with ``\\d \\s \\w`` and their negations made a subset of Python's (Unicode) ``re``:
+    ``\\d``, ``\\w`` and ``\\W`` are read as ASCII, ``\\s`` exactly, ``\\S`` and ``\\D`` exactly outside brackets (their
+    ASCII members inside). In ``[^...]`` only ``\\d`` and ``\\s`` may be excluded (the rest raise
+    :class:`UnenforcedConstruct`). With ``wide``, what is read as a subset is read as a superset: what ``re`` matches
+    of ASCII, and every non-ASCII character. ``\\uXXXX`` and ``\\UXXXXXXXX`` become the character (``interegular``
+    reads neither).
     """
     out: list[str] = []
     i, in_class, negated = 0, False, False
@@ -231,8 +211,7 @@ def _approximated(pattern: str, i: int) -> bool:
 
 @functools.lru_cache(maxsize=256)
 def _wide(piece: str) -> str:
-    """A class or escape as the class of every non-ASCII character and of the ASCII characters
-    ``re`` matches with it (the characters it refuses, listed as a negated class)."""
+    """A class or escape as every non-ASCII character and the ASCII ones ``re`` matches with it."""
     compiled = re.compile(piece)
     refused = [chr(c) for c in range(128) if not compiled.fullmatch(chr(c))]
     return "[^" + "".join(f"\\x{ord(c):02x}" for c in refused) + "]" if refused else r"[\s\S]"
@@ -251,9 +230,7 @@ def _rewrite(escape: str, in_class: bool, negated: bool) -> str:
         if escape in ("d", "s"):
             return _unicode_class(escape)
         raise UnenforcedConstruct(f"\\{escape} inside a negated class [^...] (a Unicode class read on ASCII only)")
-    inner = {
-        "d": "0-9", "w": _ASCII_WORD, "s": _unicode_class("s"), "W": _ASCII_NON_WORD,
-    }.get(escape)
+    inner = {"d": "0-9", "w": _ASCII_WORD, "s": _unicode_class("s"), "W": _ASCII_NON_WORD}.get(escape)
     if inner is not None:
         return inner if in_class else f"[{inner}]"
     if in_class:  # \D or \S inside a positive class: ASCII members only (a subset)
@@ -269,12 +246,9 @@ def fsm_of(regexes: tuple[str, ...]) -> interegular.FSM:
     return intersect(*(_fsm_of_one(regex) for regex in regexes))
 
 
-@functools.lru_cache(maxsize=256)
-def _fsm_of_one(regex: str) -> interegular.FSM:
-    """One regex's automaton, cached apart from the tuples it appears in: a key pattern is read
-    alone when registered and with the printable-key class when compiled (building it is most
-    of a long pattern's cost)."""
-    return pattern_fsm(regex)
+# One regex's automaton, cached apart from the tuples it appears in (a key pattern is read alone when registered,
+# with the printable-key class when compiled).
+_fsm_of_one = functools.lru_cache(maxsize=256)(pattern_fsm)
 
 
 _T = TypeVar("_T")
@@ -283,15 +257,14 @@ _PER_FSM: BoundedCache[tuple[int, str], tuple[interegular.FSM, Any]] = BoundedCa
 
 
 def _per_fsm(fsm: interegular.FSM, what: str, compute: Callable[[interegular.FSM], _T]) -> _T:
-    """``compute(fsm)``, remembered per automaton (bounded): keyed by ``id`` (automata are
-    unhashable), the entry holding the automaton so that its id is not reused while it lives."""
+    """``compute(fsm)``, remembered per automaton (bounded), by ``id`` (automata are unhashable): the entry holds
+    the automaton so that its id is not reused while it lives."""
     found = _PER_FSM.get_or_make((id(fsm), what), lambda: (fsm, compute(fsm)))
     return cast(_T, found[1])
 
 
 def length_range(fsm: interegular.FSM) -> tuple[int, int | None] | None:
-    """Fewest and most characters of the strings ``fsm`` accepts (``None`` most: unbounded);
-    ``None`` if it accepts nothing (remembered per automaton)."""
+    """Fewest and most (``None``: unbounded) characters of ``fsm``'s strings; ``None`` if it accepts nothing."""
     return _per_fsm(fsm, "lengths", _length_range)
 
 
@@ -360,16 +333,13 @@ def fsm_char_classes(fsm: interegular.FSM) -> dict[object, list[tuple[int, int]]
 
 
 def regex_fragment(nfa: NFA, regexes: tuple[str, ...], char_class: CharClassBuilder) -> Frag:
-    """A piece accepting exactly the strings (encoded by ``char_class``) that fully match every
-    one of ``regexes`` (several constraints on one string are intersected)."""
+    """A piece accepting exactly the strings (encoded by ``char_class``) fully matching every one of ``regexes``."""
     return fsm_fragment(nfa, fsm_of(regexes), char_class)
 
 
 def fsm_fragment(nfa: NFA, fsm: interegular.FSM, char_class: CharClassBuilder) -> Frag:
-    """A piece accepting exactly the strings of a character automaton, encoded by ``char_class``:
-    one character piece per (code point ranges, target), shared by the sources that have it, not
-    one per transition (``interegular`` splits its alphabet finely: ``[0-9a-z]{1,255}`` minus
-    ``id`` took 7,000 pieces)."""
+    """A piece accepting exactly ``fsm``'s strings, encoded by ``char_class``: one character piece per (ranges,
+    target), not per transition (``[0-9a-z]{1,255}`` minus ``id`` took 7,000 pieces that way)."""
     node = {state: nfa.state() for state in fsm.states}
     end = nfa.state()
     shared: dict[tuple[tuple[tuple[int, int], ...], State], int] = {}
@@ -386,8 +356,8 @@ def fsm_fragment(nfa: NFA, fsm: interegular.FSM, char_class: CharClassBuilder) -
 
 
 def _merged_moves(fsm: interegular.FSM) -> list[tuple[State, tuple[tuple[tuple[int, int], ...], State]]]:
-    """Per live state, its (code point ranges, target) moves, symbols merged per target (the
-    ranges of one set of symbols merged once: most states of a long repeat move alike)."""
+    """Per live state, its (code point ranges, target) moves, symbols merged per target (once per set of symbols:
+    most states of a long repeat move alike)."""
     classes = fsm_char_classes(fsm)
     live = _live_states(fsm)
     merged: dict[tuple[object, ...], tuple[tuple[int, int], ...]] = {}
@@ -414,10 +384,8 @@ def literal_regex(text: str) -> str:
 
 
 def string_regexes(schema: Mapping[str, Any], *, wide: bool = False) -> tuple[str, ...]:
-    """The anchored regexes every string of a core schema fully matches: its ``pattern``, its
-    ``format`` and the further ones in its ``allOf`` (the one reading of these keywords).
-    ``wide``: supersets of what the checker accepts (see the module docstring), for proving
-    two schemas apart."""
+    """The anchored regexes every string of a core schema fully matches (its ``pattern``, ``format`` and ``allOf``
+    ones); ``wide``: supersets of what the checker accepts, for proving two schemas apart."""
     items = [(k, schema[k]) for k in ("pattern", "format") if k in schema]
     items += [next(iter(extra.items())) for extra in schema.get("allOf", [])]
 

@@ -1,20 +1,13 @@
 """Character automata of regexes, built from ``interegular``'s parse tree in linear time.
 
-``interegular`` parses a regex into a tree and its ``Pattern.to_fsm`` builds the automaton by
-combining the automata of the parts, each combination a crawl that looks states up in a list:
-quadratic in the number of states (a BCP 47 language-tag key pattern took 0.12 s, the
-``hostname`` format 0.1 s). :func:`pattern_fsm` reads the same tree into a Thompson NFA over
-``interegular``'s own alphabet (the tree's ``get_alphabet``: each transition key a set of
-characters no part of the pattern tells apart) and determinizes it with a dictionary of state
-sets, giving an ``interegular.FSM`` of the same language, so every later use (``length_range``,
-the character classes, the fragment) is unchanged. :func:`intersect` and :func:`subtract` are
-the product constructions ``&`` and ``-`` perform, with the same dictionary lookup.
+``interegular``'s own ``Pattern.to_fsm`` combines the parts' automata with crawls that look states up in a list,
+quadratic in states (the ``hostname`` format took 0.1 s). :func:`pattern_fsm` reads the same tree into a Thompson
+NFA over ``interegular``'s alphabet and determinizes it with a dictionary of state sets, giving an
+``interegular.FSM`` of the same language; :func:`intersect` and :func:`subtract` are ``&`` and ``-`` done alike.
 
-A lookahead is read only where it is exact: leading a concatenation that spans the whole
-string (``(?!X)Y`` fully matched: ``Y`` less the strings that start with ``X``), which is where
-:func:`tooldec.automata.regex.anchored` puts the lookaheads after a pattern's ``^``. Any other
-lookaround raises ``Unsupported`` (``interegular`` reads them inexactly). Trees with inline flags
-such as ``(?i)`` are built by ``interegular`` itself: the language is the library's reading.
+A lookahead is read only where it is exact: leading a concatenation that spans the whole string (``(?!X)Y``: ``Y``
+less the strings that start with ``X``), where ``regex.anchored`` puts them; any other lookaround raises
+``Unsupported``. Trees with inline flags such as ``(?i)`` are built by ``interegular`` itself.
 """
 
 from __future__ import annotations
@@ -29,10 +22,8 @@ from interegular.patterns import REFlags, Unsupported, _CharGroup, _Concatenatio
 __all__ = ["MAX_PATTERN_UNITS", "intersect", "pattern_fsm", "subtract", "union", "unrolled_units"]
 
 MAX_PATTERN_UNITS = 1_000
-"""The most character pieces a ``pattern`` may unroll to (:func:`unrolled_units`). Every pattern and
-format in the JSONSchemaBench sets tooldec uses is under 600 (``ipv6``: 546; ``[0-9a-zA-Z_-]{1,255}``:
-255); ``{1,20000}`` took 0.2 s to build, each further use of it more. A longer string is a
-``maxLength``, which the cursor counts."""
+"""The most character pieces a ``pattern`` may unroll to (:func:`unrolled_units`): every one in the JSONSchemaBench
+sets is under 600 (``ipv6``: 546), ``{1,20000}`` took 0.2 s to build; a longer string is a counted ``maxLength``."""
 
 
 class _Unread(Exception):
@@ -88,9 +79,8 @@ class _Thompson:
         raise _Unread
 
     def whole(self, node: object) -> FSM:
-        """The automaton of ``node`` matched against a whole string, where a concatenation that
-        starts with lookaheads is the rest intersected with (or less) each lookahead's strings
-        followed by anything."""
+        """The automaton of ``node`` matched against a whole string, leading lookaheads intersected with (or taken
+        from) the rest as their strings followed by anything."""
         if isinstance(node, interegular.Pattern) and not (node.added_flags or node.removed_flags):
             fsms = [self.whole(option) for option in node.options]
             return fsms[0] if len(fsms) == 1 else union(*fsms)
@@ -105,11 +95,7 @@ class _Thompson:
         return self.fsm(node)
 
     def fsm(self, node: object) -> FSM:
-        """The automaton of ``node`` (no lookaround inside).
-
-        Raises:
-            interegular.patterns.Unsupported: ``node`` holds a lookaround or an inline flag.
-        """
+        """The automaton of ``node``; ``Unsupported`` where it holds a lookaround or an inline flag."""
         try:
             start, end = self.build(node)
         except _Unread:
@@ -201,14 +187,8 @@ def _lookarounds(node: object) -> bool:
 
 
 def unrolled_units(regex: str) -> int:
-    """How many character pieces the automaton of ``regex`` holds with its bounded repeats
-    unrolled (``[a-z]{1,20000}``: 20,000), read from the parse tree before anything is built:
-    the size the construction (and every product with the regex) grows with.
-
-    Raises:
-        interegular.patterns.Unsupported, interegular.patterns.InvalidSyntax: as
-            ``interegular.parse_pattern`` does.
-    """
+    """How many character pieces the automaton of ``regex`` holds, bounded repeats unrolled (``[a-z]{1,20000}``:
+    20,000), read from the parse tree before anything is built (raising as ``interegular.parse_pattern`` does)."""
     return _units(interegular.parse_pattern(regex))
 
 
@@ -225,14 +205,7 @@ def _units(node: object) -> int:
 
 
 def pattern_fsm(regex: str) -> FSM:
-    """The automaton of the strings that fully match ``regex``, as ``interegular`` reads it
-    (lookaheads as the module docstring says).
-
-    Raises:
-        interegular.patterns.Unsupported, interegular.patterns.InvalidSyntax: as
-            ``interegular.parse_pattern`` and ``to_fsm`` do, and for a lookaround that is not
-            exact (see the module docstring).
-    """
+    """The automaton of the strings fully matching ``regex`` as ``interegular`` reads it (exact lookaheads only)."""
     pattern = interegular.parse_pattern(regex)
     builder = _Thompson(pattern.get_alphabet(REFlags(0)))
     if _lookarounds(pattern):
@@ -245,9 +218,8 @@ def pattern_fsm(regex: str) -> FSM:
 
 
 def _product(fsms: Sequence[FSM], accepts: Callable[[list[bool | None]], bool], needed: int) -> FSM:
-    """The reachable product of ``fsms`` over their united alphabet; a component that leaves
-    its automaton is ``None`` (a dead state), which ends the walk for the first ``needed``. Each
-    component state's moves are read once into a tuple aligned with the united keys."""
+    """The reachable product of ``fsms`` over their united alphabet; a component that leaves its automaton is
+    ``None``, which ends the walk for the first ``needed``."""
     alphabet, to_old = Alphabet.union(*(f.alphabet for f in fsms))
     keys = list(alphabet.by_transition)
     olds = [[old[key] for key in keys] for old in to_old]

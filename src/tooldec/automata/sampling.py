@@ -1,9 +1,5 @@
-"""Random strings of a lazy DFA's language, with exact counters (for tests and benchmarks).
-
-A sample is checked against the schema as written (``jsonschema``), so it must be exact: every
-byte is taken with :meth:`LazyDFA.advance_exact`, which carries the counts the abstract states
-only classify.
-"""
+"""Random strings of a lazy DFA's language, for tests and benchmarks: exact (checked against the schema as
+written), every byte taken with :meth:`LazyDFA.advance_exact`, which carries the counts states only classify."""
 
 from __future__ import annotations
 
@@ -24,13 +20,8 @@ _Seen = dict[tuple[frozenset[int], tuple[int, ...]], tuple[int, tuple[tuple[int,
 
 
 def sample(dfa: LazyDFA, rng: random.Random, soft_limit: int = 120) -> bytes:
-    """A random string of the language: random live bytes, then, past ``soft_limit``, a shortest
-    way to the end, skipping a counter's repeats (:func:`_skip`: ``minItems: 600`` would walk
-    600 copies of the item's states).
-
-    Raises:
-        ValueError: The language is empty.
-    """
+    """A random string of the language (``ValueError`` if empty): random live bytes, then, past ``soft_limit``, a
+    shortest way to the end, skipping a counter's repeats (``minItems: 600`` would walk 600 copies of the item)."""
     state, out = dfa.start, bytearray()
     counts: dict[int, int] = {}
     if state == dfa.sink:
@@ -53,9 +44,8 @@ def sample(dfa: LazyDFA, rng: random.Random, soft_limit: int = 120) -> bytes:
 
 
 def _skip(dfa: LazyDFA, sid: int, counts: dict[int, int], out: bytearray, seen: _Seen) -> tuple[int, dict[int, int]]:
-    """If ``sid`` repeats an earlier state of the walk with one counter higher and no other count
-    changed (:func:`.shortest.repeats`), write the bytes since then again as often as is safe and
-    return the state with that count; else note the state and return it unchanged."""
+    """Where ``sid`` repeats an earlier state with one counter higher alone (:func:`.shortest.repeats`), the bytes
+    since then written again as often as is safe, and the state with that count; else ``sid``, noted."""
     states, classes = dfa.nfa_states(sid), dfa.classes(sid)
     key = (states, tuple(r for r, _ in classes))
     before = seen.get(key)

@@ -1,12 +1,9 @@
 """A lazy DFA's canonical shortest completion, with a counter's repeats as runs.
 
-Below a counted region's ``low`` every count is its own DFA state, so spelling the completion
-byte by byte costs time and states in proportion to the count (``minItems: 100000``). Here the
-walk notes the states it passes; once it is back at the same NFA states with only that counter
-higher, the bytes in between are one item, and the same item repeats while the count stays
-safely below ``low``: every guard decides as it did (``count >= low`` never, ``count < high``
-always) and every distance drops by the same amount. The repeats become one run
-``(item, times)``, so a completion costs its distinct parts, whatever the count.
+Below a region's ``low`` every count is its own DFA state, so spelling byte by byte costs in proportion to the
+count (``minItems: 100000``). Once the walk is back at the same NFA states with only that counter higher, the bytes
+in between are one item, repeating while the count stays safely below ``low`` (every guard decides as it did,
+every distance drops alike): one run ``(item, times)``, so a completion costs its distinct parts.
 """
 
 from __future__ import annotations
@@ -35,11 +32,8 @@ def spell(runs: Runs) -> bytes:
 
 
 def repeat_after(dfa: LazyDFA, sid: int, at: int, seen: _Seen) -> tuple[int, int, int] | None:
-    """If the shortest walk, at ``sid`` after ``at`` bytes, is back at the NFA states of an earlier
-    state of the walk with one exact counter ``d`` higher and nothing else changed: ``(where that
-    state was, how many more times the bytes since then repeat, the state after them)``; else
-    note ``sid`` and return ``None``. The count after the repeats stays below ``low - d`` (and
-    ``high - d``), where the guards and distances are what they were the first time."""
+    """Where the walk, at ``sid`` after ``at`` bytes, is back at an earlier state's NFA states with one exact counter
+    alone higher: ``(where that was, more repeats of the bytes since, the state after them)``; else None, sid noted."""
     classes = dfa.classes(sid)
     regions = dfa.nfa.regions
     if not any(c != MID and c < regions[r].low for r, c in classes):
@@ -56,9 +50,8 @@ def repeat_after(dfa: LazyDFA, sid: int, at: int, seen: _Seen) -> tuple[int, int
 
 
 def repeats(dfa: LazyDFA, old: Classes, classes: Classes) -> tuple[int, int, int] | None:
-    """If one exact counter alone rose, by ``d``, from ``old`` to ``classes``: the region, how many
-    more times the same steps repeat while its count stays below ``low - d`` (and ``high - d``),
-    and the count after them; else ``None``."""
+    """If one exact counter alone rose, by ``d``, from ``old`` to ``classes``: the region, how many more times the
+    steps repeat with its count below ``low - d`` (and ``high - d``), and the count after them; else ``None``."""
     changed = [(r, a, b) for (r, a), (_, b) in zip(old, classes) if a != b]
     if len(changed) != 1:
         return None
@@ -77,8 +70,7 @@ def repeats(dfa: LazyDFA, old: Classes, classes: Classes) -> tuple[int, int, int
 
 
 def shortest_runs(dfa: LazyDFA, sid: int) -> tuple[Runs, int]:
-    """:meth:`LazyDFA.shortest_to` as runs (see the module docstring): the completion's text and
-    the accepting state it ends in."""
+    """:meth:`LazyDFA.shortest_to` as runs, and the accepting state it ends in."""
     runs: list[tuple[bytes, int]] = []
     out = bytearray()
     seen: _Seen = {}

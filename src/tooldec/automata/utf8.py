@@ -1,8 +1,5 @@
-"""Unicode code point ranges as UTF-8 byte-range sequences (after Russ Cox's utf8 ranges).
-
-A character class such as ``[a-zé-ü]`` is a set of code point ranges; a byte automaton needs
-each range as sequences of byte ranges, one per encoded length, with no surrogates.
-"""
+"""Unicode code point ranges as UTF-8 byte-range sequences, one per encoded length, no surrogates (after Russ
+Cox's utf8 ranges)."""
 
 from __future__ import annotations
 

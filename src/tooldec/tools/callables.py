@@ -1,14 +1,12 @@
 """A Python function's signature and Google-style docstring as a tool schema, and back.
 
-Follows transformers' ``get_json_schema``: type hints give the JSON types, the docstring's first
-paragraph the tool description and its ``Args:`` section one description per parameter. Every
-parameter must be passable by keyword with a JSON value, because the model writes arguments by
-name; anything else is refused here, at registration, with the parameter's name.
+As transformers' ``get_json_schema``: type hints give the JSON types, the docstring's first paragraph the
+description and its ``Args:`` section the parameters'. Every parameter must be passable by keyword with a JSON
+value (the model writes arguments by name); anything else is refused at registration, naming the parameter.
 
-The way back is :func:`argument_converters`: the model writes JSON, but a parameter annotated
-with an Enum, a dataclass, a Pydantic model, a set or a tuple gets that type when the tool runs.
-A ``set[X]`` is a JSON array (duplicates are allowed by the grammar and collapse into the set),
-not an array with ``uniqueItems``, which decoding cannot enforce.
+The way back, :func:`argument_converters`, gives a parameter annotated with an Enum, a dataclass, a Pydantic model,
+a set or a tuple that type when the tool runs. A ``set[X]`` is a JSON array whose duplicates collapse into the set
+(``uniqueItems`` cannot be enforced while decoding).
 """
 
 from __future__ import annotations
@@ -39,12 +37,8 @@ _ARG_LINE = re.compile(r"^(\*{0,2}\w+)\s*(?:\(([^)]*)\))?\s*:\s*(.*)$")
 
 
 def function_schema(fn: Callable[..., Any]) -> tuple[str, str, dict[str, Any]]:
-    """``(name, description, parameters)`` of a callable, parameters as an object JSON Schema.
-
-    Raises:
-        ToolRegistrationError: ``*args``/``**kwargs``, a positional-only parameter, a missing or
-            unsupported type hint; the message names the parameter.
-    """
+    """``(name, description, parameters)`` of a callable, parameters as an object JSON Schema;
+    :class:`ToolRegistrationError` naming the parameter for ``*args``, a positional-only one or a bad hint."""
     name, target = _target(fn)
     try:
         hints = typing.get_type_hints(target, include_extras=True)
@@ -88,12 +82,9 @@ def _target(fn: Callable[..., Any]) -> tuple[str, Any]:
 
 
 def argument_converters(fn: Callable[..., Any]) -> dict[str, Converter]:
-    """For each parameter of ``fn`` whose hint is not a plain JSON type, the function that turns
-    the JSON value the model wrote into that type (an Enum member, a dataclass, a Pydantic model,
-    a set, a tuple; inside lists, dicts and unions too). Plain parameters are left out.
-
-    A callable whose hints cannot be read gets no conversion (``{}``): it was given as the
-    function of a tool made from a schema, and receives the JSON values as they are.
+    """For each parameter of ``fn`` whose hint is not a plain JSON type, the function turning the JSON value the
+    model wrote into that type (inside lists, dicts and unions too). A callable whose hints cannot be read (the
+    function of a tool made from a schema) gets none: ``{}``.
 
     Examples:
         >>> class Unit(enum.Enum):
@@ -146,8 +137,7 @@ def _converter(hint: Any) -> Converter | None:
         return lambda value: {k: value_converter(v) for k, v in value.items()}
     import pydantic  # dataclasses, models, TypedDicts: their schema came from pydantic too
 
-    adapter: pydantic.TypeAdapter[Any] = pydantic.TypeAdapter(hint)
-    return adapter.validate_python
+    return pydantic.TypeAdapter(hint).validate_python
 
 
 def _same(value: Any) -> Any:
@@ -163,8 +153,7 @@ def _each(item: Converter | None, kind: Callable[[Any], Any], *, always: bool = 
 
 
 def _union_converter(hint: Any, args: tuple[Any, ...]) -> Converter | None:
-    """``X | None`` converts X unless the value is null; other unions go through pydantic, which
-    picks the member the value fits (the schema was ``anyOf`` the members)."""
+    """``X | None`` converts X unless the value is null; pydantic picks the member of other unions."""
     options = [a for a in args if a is not type(None)]
     converters = [_converter(a) for a in options]
     if all(c is None for c in converters):
@@ -174,16 +163,11 @@ def _union_converter(hint: Any, args: tuple[Any, ...]) -> Converter | None:
         return lambda value: None if value is None else only(value)
     import pydantic
 
-    adapter: pydantic.TypeAdapter[Any] = pydantic.TypeAdapter(hint)
-    return adapter.validate_python
+    return pydantic.TypeAdapter(hint).validate_python
 
 
 def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
-    """The first paragraph and the ``Args:`` descriptions of a Google-style docstring.
-
-    Returns:
-        ``(description, {parameter: description})``; continuation lines are joined with spaces.
-    """
+    """``(description, {parameter: description})``: a Google-style docstring's first paragraph and ``Args:``."""
     lines = inspect.cleandoc(doc).splitlines()
     first: list[str] = []
     for line in lines:
@@ -275,9 +259,8 @@ class _Hints:
 
 
 def _without_unique_items(node: Any) -> Any:
-    """Pydantic writes ``uniqueItems`` for set fields; the set collapses duplicates when the
-    arguments are converted (pydantic validates them), so the keyword, which decoding cannot
-    enforce, is dropped rather than refused."""
+    """``node`` without pydantic's ``uniqueItems`` for set fields, which decoding cannot enforce: the set collapses
+    duplicates when the arguments are converted."""
     if isinstance(node, dict):
         return {k: _without_unique_items(v) for k, v in node.items() if not (k == "uniqueItems" and v is True)}
     if isinstance(node, list):

@@ -1,8 +1,5 @@
-"""Tool definitions written as dicts by the common APIs, read into one shape.
-
-Each vendor nests the same three things (name, description, parameter schema) differently. The
-shape is recognised from its keys, never from a vendor switch the caller has to pass.
-"""
+"""Tool definitions written as dicts by the common APIs, read into one shape, recognised from its keys (never from
+a vendor switch the caller has to pass)."""
 
 from __future__ import annotations
 
@@ -24,14 +21,8 @@ ACCEPTED_SHAPES = (
 
 
 def dict_schema(spec: Mapping[str, Any]) -> tuple[str, str, Mapping[str, Any]]:
-    """``(name, description, parameters)`` of a tool dict in any accepted shape.
-
-    A missing (or empty, or null) schema means a tool without arguments: an empty object schema.
-
-    Raises:
-        ToolRegistrationError: The dict has none of the accepted shapes, or its name or
-            description is not a string; the message lists the accepted shapes.
-    """
+    """``(name, description, parameters)`` of a tool dict in any accepted shape; a missing, empty or null schema
+    means no arguments. :class:`ToolRegistrationError`, listing the shapes, for any other dict."""
     inner = spec.get("function")
     if inner is not None and isinstance(inner, Mapping) and spec.get("type", "function") == "function":
         spec = inner  # Chat Completions (also the legacy form without "type")

@@ -1,15 +1,10 @@
 """Every operation of an OpenAPI 3 document as a tool (RestBench's TMDB and Spotify APIs).
 
-An operation's path, query and header parameters and the properties of its JSON request body
-become one flat arguments object, because the model writes one call with named arguments. Where
-each argument goes in the HTTP request is kept beside the tool (:class:`Operation`), so a runtime
-can make the request (``tooldec.sources.http`` does); this module does no HTTP.
-
-Two inputs with the same name (a query parameter and a body property, or a path and a query
-parameter) are both kept: the first keeps its name, the later one gets its location as a suffix
-(``ids`` and ``ids_body``), and ``Operation.arguments`` maps each back to its place and name in
-the request. A document that is not shaped as OpenAPI says (a ``paths`` list, a parameter with no
-``name``) raises a ``ToolRegistrationError`` naming the operation.
+An operation's path, query and header parameters and the properties of its JSON request body become one flat
+arguments object, because the model writes one call with named arguments; :class:`Operation` keeps where each goes
+in the HTTP request, for ``tooldec.sources.http`` (this module does no HTTP). Of two inputs with one name, the
+later one gets its location as a suffix (``ids`` and ``ids_body``). A document not shaped as OpenAPI says raises a
+``ToolRegistrationError`` naming the operation.
 """
 
 from __future__ import annotations
@@ -39,15 +34,9 @@ _VALUE_KEYWORDS = frozenset({"enum", "const", "default", "example", "examples"})
 
 @dataclass(frozen=True)
 class Argument:
-    """Where one argument of an operation's tool goes in the HTTP request.
-
-    Attributes:
-        location: ``path``, ``query``, ``header`` or ``body``.
-        name: The parameter's name, or the body property's; ``""`` for an argument that is the
-            whole (non-object) JSON body.
-        explode: For an array in the query: one ``name=value`` per item (OpenAPI's default),
-            or, when ``False``, one comma-separated value.
-    """
+    """Where one argument of an operation's tool goes in the HTTP request: its ``location``, its ``name`` there
+    (``""``: the whole non-object JSON body), and for a query array whether it ``explode``s into one ``name=value``
+    per item (OpenAPI's default) rather than one comma-separated value."""
 
     location: Location
     name: str
@@ -56,19 +45,9 @@ class Argument:
 
 @dataclass(frozen=True)
 class Operation:
-    """One OpenAPI operation and the tool made from it.
-
-    Attributes:
-        tool: The tool (no ``fn``).
-        method: Upper-case HTTP method, e.g. ``"GET"``.
-        path: The path template, e.g. ``"/movie/{movie_id}/credits"``.
-        arguments: Argument name (as the model writes it) -> where it goes in the request.
-        servers: Base URLs for this operation (its own ``servers``, else its path's, else the
-            document's), variables replaced by their defaults.
-        security: The security schemes the operation names (any of its requirements), ``()``
-            for an operation that says it needs none (``security: []``), ``None`` when the
-            document does not say.
-    """
+    """One OpenAPI operation and its tool (no ``fn``): the upper-case method, the path template, where each
+    argument goes, the base URLs (its own ``servers``, else its path's, else the document's), and the security
+    schemes it names (``()``: it needs none; ``None``: the document does not say)."""
 
     tool: Tool
     method: str
@@ -85,21 +64,10 @@ class Operation:
 
 def tools_from_openapi(spec: Mapping[str, Any], *, naming: Naming = "operation_id",
                        names: Mapping[str, str] | None = None) -> list[Tool]:
-    """One tool per operation of an OpenAPI 3 document, in document order.
-
-    Args:
-        spec: The parsed OpenAPI document.
-        naming: ``"operation_id"`` uses each ``operationId`` (made a valid name) and falls back to
-            method + path; ``"method_path"`` always writes the name from method and path, e.g.
-            ``GET /movie/{movie_id}/credits`` -> ``get_movie_movie_id_credits``.
-        names: Names chosen elsewhere, by ``"METHOD /path"`` (``"GET /movie/{movie_id}/credits"``);
-            they win over ``naming`` (made valid and unique the same way). ``tooldec.runtime.naming``
-            writes them from the operations' documentation with a local model.
-
-    Raises:
-        ToolRegistrationError: A parameter or body reference that does not resolve, or an
-            operation schema the decoder cannot enforce (the error names the tool).
-    """
+    """One tool per operation of an OpenAPI 3 document, in document order, named by its ``operationId`` (made valid)
+    or, with ``naming="method_path"`` or no ``operationId``, by method and path (``GET /movie/{movie_id}/credits``:
+    ``get_movie_movie_id_credits``); ``names`` by ``"METHOD /path"`` win (``tooldec.runtime.naming`` writes them).
+    :class:`ToolRegistrationError` for a reference that does not resolve or a schema the decoder cannot enforce."""
     return [operation.tool for operation in openapi_operations(spec, naming=naming, names=names)]
 
 
@@ -125,8 +93,7 @@ def openapi_operations(spec: Mapping[str, Any], *, naming: Naming = "operation_i
 
 
 def server_urls(node: Mapping[str, Any]) -> tuple[str, ...]:
-    """The URLs of a ``servers`` list (of a document, path item or operation), each variable
-    replaced by its default.
+    """The URLs of a ``servers`` list (of a document, path item or operation), variables at their defaults.
 
     Examples:
         >>> server_urls({"servers": [{"url": "https://{region}.example.com/v1",
@@ -193,8 +160,7 @@ def _unique(name: str, used: set[str]) -> str:
 
 def _declared_parameters(spec: Mapping[str, Any], path: str, item: Mapping[str, Any], op: Mapping[str, Any],
                          tool: str) -> list[Mapping[str, Any]]:
-    """The path item's and the operation's parameters (the operation's win), each with a name
-    and a place; cookies are left out (the client's business)."""
+    """The path item's and the operation's parameters (the operation's win); cookies are the client's business."""
     declared: dict[tuple[str, str], Mapping[str, Any]] = {}
     for owner, node in (("path item", item), ("operation", op)):
         raw_list = node.get("parameters", [])
@@ -326,10 +292,8 @@ def _rewrite_refs(node: Any) -> list[str]:
 
 
 def _openapi30_fixups(node: Any) -> Any:
-    """OpenAPI 3.0 dialect to JSON Schema: boolean ``exclusiveMinimum`` / ``exclusiveMaximum``
-    become numbers; booleans and numbers that a YAML-to-JSON conversion wrote as strings
-    (``"additionalProperties": "true"``, ``"maximum": "50"``, as in RestBench's Spotify file) are
-    read back as booleans and numbers."""
+    """OpenAPI 3.0 to JSON Schema: boolean ``exclusiveMinimum``/``exclusiveMaximum`` become numbers; booleans and
+    numbers a YAML-to-JSON conversion wrote as strings (``"maximum": "50"``, RestBench's Spotify) are read back."""
     if isinstance(node, list):
         return [_openapi30_fixups(v) for v in node]
     if not isinstance(node, dict):

@@ -2,52 +2,31 @@
 
 This module is the only judge of what a schema means and of what tooldec refuses. The contract:
 
-* Anything :func:`normalize_schema` accepts, the automaton compiler
-  (:mod:`tooldec.automata.json_schema`) compiles without raising, within bounded size.
-* Every instance that automaton admits validates with ``jsonschema`` (Draft 2020-12, format
-  checker on, the format packages installed) against the schema *as the user wrote it*, not
-  only against the normalized copy. The normalized copy accepts a subset of what the original
+* Anything :func:`normalize_schema` accepts, :mod:`tooldec.automata.json_schema` compiles without raising, within
+  bounded size.
+* Every instance that automaton admits validates with ``jsonschema`` (Draft 2020-12, format checker on) against the
+  schema *as written* (docs/DESIGN.md, invariant 7): the normalized copy accepts a subset of what the original
   accepts (the documented restrictions below), never more.
-* Anything unsatisfiable (within the bounds below) raises :class:`InvalidSchemaError`; anything
-  that constrains values in a way tooldec cannot write exactly raises
-  :class:`UnsupportedSchemaError`; anything too large raises :class:`SchemaTooComplexError`.
-  Each names the tool, the JSON pointer and (for the last two) the keyword. After registration
-  no schema error can surface while decoding.
+* Unsatisfiable raises :class:`InvalidSchemaError`; what tooldec cannot write exactly, :class:`UnsupportedSchemaError`;
+  too large, :class:`SchemaTooComplexError`; each names the tool, the JSON pointer and (the last two) the keyword.
 
-How: a schema's keywords are the conjunction of all of them (2019-09+ semantics, ``$ref``
-siblings included). ``allOf`` branches, ``$ref`` targets and the sibling keywords are intersected
-keyword by keyword (:class:`~tooldec.tools.schema_algebra.Algebra`): bounds tightened, types
-intersected, enums filtered by the rest of the schema, ``additionalProperties`` of one branch
-applied to the keys of the others. ``anyOf`` has the rest of its schema distributed into every
-branch; ``oneOf`` becomes an ``anyOf`` whose every value matches exactly one branch as written
-(checked against a *wide* reading of the other branches, a superset of what each accepts): the
-branches themselves when no two can match one value (told apart by type, const/enum, numeric or
-length ranges, regexes, or a required key), else each branch with ways of violating the others
-(:mod:`.schema_outside`). A branch none of whose values matches it alone is dropped; one for
-which tooldec finds no such value it can write is refused. ``dependentRequired``,
-``dependencies`` and ``dependentSchemas`` become an ``anyOf`` per key (absent, or present with
-its dependents); ``not`` is supported for a type, a const/enum, ``required`` keys, boolean
-schemas and ``anyOf`` of those. References are resolved by one resolver
-(:mod:`tooldec.automata.pointers`) and unrolled: one ``$ref`` may be entered at most
-``MAX_REF_DEPTH`` times inside its own expansion (a longer recursion is cut, as if ``false``);
-chains of distinct references have no limit. The output (see :mod:`.schema_core` for its
-exact form) has no ``$ref``, ``$defs`` or combinator other than ``anyOf``.
+How: a schema is the conjunction of its keywords (2019-09+ semantics, ``$ref`` siblings included). ``allOf``
+branches, ``$ref`` targets and siblings are intersected keyword by keyword (:mod:`.schema_algebra`); ``anyOf`` has
+the rest of its schema distributed into every branch; ``oneOf`` becomes an ``anyOf`` whose every value matches
+exactly one branch as written (``Reader.one_of``, :mod:`.schema_outside`): a branch no value matches alone is
+dropped, one for which tooldec finds no such value it can write is refused. ``dependentRequired``,
+``dependencies`` and ``dependentSchemas`` become an ``anyOf`` per key; ``not`` is supported for a type, a
+const/enum, ``required`` keys, boolean schemas and ``anyOf`` of those. References are resolved by one resolver
+(:mod:`tooldec.automata.pointers`) and unrolled: one ``$ref`` is entered at most ``MAX_REF_DEPTH`` times inside its
+own expansion (deeper is cut, as if ``false``; chains of distinct references have no limit). The output
+(:mod:`.schema_core`) has no ``$ref``, ``$defs`` or combinator but ``anyOf``.
 
-Documented restrictions (the grammar writes a subset of the valid values): an overlapping
-``oneOf`` writes the values of each branch that one of its ways out of the others describes (at
-most four per branch); a schema without
-``type`` whose keywords concern only some types (``minLength``, ``properties``, ...) allows only
-those types; ``number`` with ``multipleOf`` is written as integers; OpenAPI's ``nullable`` is read
-only for tools from OpenAPI 3.0 (``openapi=True``). Dialect quirks are mapped (BFCL ``dict``,
-``float``, ``tuple``, ``any``; draft-4 ``items`` lists). Annotations and unknown keywords are
-dropped: they constrain nothing. Formats ``jsonschema`` never checks (``int32``, ``password``)
-constrain nothing either, and are dropped.
-
-Layout: this module holds the entry points (nesting checked before reading, size after);
-:mod:`.schema_keywords` the keyword lists and limits; :mod:`.schema_reader` the reader itself;
-:mod:`.schema_refs` the recursive-reference graph; :mod:`.schema_core` the core form;
-:mod:`.schema_algebra`, :mod:`.schema_outside` and :mod:`.schema_size` the intersection, ``oneOf``
-complements and size estimate it uses.
+Documented restrictions (a subset of the valid values is written): an overlapping ``oneOf`` writes the values of
+each branch that one of its ways out of the others describes (at most four per branch); a schema without ``type``
+whose keywords concern only some types (``minLength``, ``properties``) allows only those; ``number`` with
+``multipleOf`` is written as integers; ``nullable`` is read only from OpenAPI 3.0 (``openapi=True``). BFCL's
+``dict``, ``float``, ``tuple``, ``any`` and draft-4 ``items`` lists are mapped. Annotations, unknown keywords and
+formats ``jsonschema`` never checks (``int32``) constrain nothing and are dropped.
 """
 
 from __future__ import annotations
@@ -72,36 +51,15 @@ from tooldec.tools.schema_plain import plain_form_cost
 from tooldec.tools.schema_reader import Reader
 from tooldec.tools.schema_size import MAX_STATES, check_size
 
-__all__ = [
-    "ANNOTATION_KEYWORDS",
-    "MAX_DEPTH",
-    "MAX_REF_DEPTH",
-    "SUPPORTED_FORMATS",
-    "SUPPORTED_KEYWORDS",
-    "UNSUPPORTED_KEYWORDS",
-    "normalize_any_schema",
-    "normalize_schema",
-    "prepare_formats",
-]
+__all__ = ["ANNOTATION_KEYWORDS", "MAX_DEPTH", "MAX_REF_DEPTH", "SUPPORTED_FORMATS", "SUPPORTED_KEYWORDS",
+           "UNSUPPORTED_KEYWORDS", "normalize_any_schema", "normalize_schema", "prepare_formats"]
 
 
 def normalize_schema(schema: Mapping[str, Any], *, tool: str, openapi: bool = False) -> dict[str, Any]:
-    """Return the normalized copy of a tool's parameter schema (an object schema).
-
-    Args:
-        schema: The parameters as given (JSON Schema, possibly in a BFCL or OpenAPI dialect).
-        tool: The tool's name, for error messages.
-        openapi: The schema comes from an OpenAPI 3.0 document: ``nullable: true`` adds ``null``
-            and a boolean ``exclusiveMinimum``/``exclusiveMaximum`` makes its bound exclusive.
-
-    Returns:
-        A new dict whose values are all objects (``"type": "object"``, or an ``anyOf`` of objects).
-
-    Raises:
-        UnsupportedSchemaError: A keyword (or keyword value) the compiler cannot enforce.
-        SchemaTooComplexError: A schema whose automaton would exceed tooldec's size bounds.
-        InvalidSchemaError: Not an object schema, not valid JSON Schema, or no value satisfies it.
-    """
+    """The normalized copy of a tool's parameter schema: a new dict allowing only objects (``"type": "object"``, or
+    an ``anyOf`` of those). ``openapi``: OpenAPI 3.0, whose ``nullable`` and boolean ``exclusiveMinimum`` are read.
+    Raises :class:`UnsupportedSchemaError` for a keyword the compiler cannot enforce, :class:`SchemaTooComplexError`
+    beyond the size bounds, :class:`InvalidSchemaError` for no object schema, invalid or unsatisfiable."""
     if type(schema) is not dict and not isinstance(schema, Mapping):
         raise InvalidSchemaError(f"parameters must be an object schema, got {type(schema).__name__}", tool=tool)
     plain = _plain(schema)
@@ -121,14 +79,8 @@ def normalize_schema(schema: Mapping[str, Any], *, tool: str, openapi: bool = Fa
 
 
 def prepare_formats() -> None:
-    """Build the automata that reading a ``format`` needs, for every supported format, now.
-
-    They do not depend on the tool or the vocabulary and are kept for the process (bounded
-    caches in :mod:`tooldec.automata.regex`), but each costs 0.1-14 ms the first time a schema
-    uses its format (~50 ms for all): a server pays that when it loads
-    (``decoding.prepare_vocabulary`` calls this), not in the first request that uses a date.
-    Safe to call from any thread and more than once.
-    """
+    """Build now the automata every supported ``format`` needs (kept for the process): ~50 ms in all that a server
+    pays when it loads (``decoding.prepare_vocabulary``), not in its first request with a date. Thread-safe."""
     for name in FORMAT_PATTERNS:
         normalize_schema({"type": "object", "properties": {"value": {"type": "string", "format": name}}},
                          tool="(formats)")
@@ -142,10 +94,6 @@ def normalize_any_schema(schema: Any, *, tool: str | None = None, openapi: bool 
         return True
     if not isinstance(schema, Mapping):
         raise InvalidSchemaError(f"a schema must be an object or a boolean, got {type(schema).__name__}", tool=tool)
-    return _normalize(schema, tool, openapi=openapi)
-
-
-def _normalize(schema: Mapping[str, Any], tool: str | None, *, openapi: bool) -> Schema:
     plain = _plain(schema)
     return plain if plain is not None else _read(schema, tool, openapi=openapi)
 
@@ -158,26 +106,19 @@ def _plain(schema: Mapping[str, Any]) -> dict[str, Any] | None:
 
 def _read(schema: Mapping[str, Any], tool: str | None, *, openapi: bool) -> Schema:
     with collector_paused():  # many small dicts, no garbage cycles (see automata.gcpause)
-        return _normalize_now(schema, tool, openapi=openapi)
-
-
-def _normalize_now(schema: Mapping[str, Any], tool: str | None, *, openapi: bool) -> Schema:
-    _check_nesting(schema, tool)
-    reader = Reader(schema, tool, openapi)
-    out = reader.read(schema, "", (), 0)
-    if out is False:
-        pointer, reason = reader.algebra.reasons[0] if reader.algebra.reasons else ("", "the schema is false")
-        raise InvalidSchemaError(f"no value satisfies this schema ({reason})", tool=tool, pointer=pointer)
-    check_size(out, reader.algebra)
-    return cast(Schema, _unshared(out))
+        _check_nesting(schema, tool)
+        reader = Reader(schema, tool, openapi)
+        out = reader.read(schema, "", (), 0)
+        if out is False:
+            pointer, reason = reader.algebra.reasons[0] if reader.algebra.reasons else ("", "the schema is false")
+            raise InvalidSchemaError(f"no value satisfies this schema ({reason})", tool=tool, pointer=pointer)
+        check_size(out, reader.algebra)
+        return cast(Schema, _unshared(out))
 
 
 def _check_nesting(schema: Any, tool: str | None) -> None:
-    """Refuse documents nested deeper than the recursive passes can go (before they start).
-
-    Each entry keeps its parent and key, and the JSON pointer is spelled only for the error:
-    building one per node was a third of a typical tool's registration.
-    """
+    """Refuse documents nested deeper than the recursive passes can go, before they start. The pointer is spelled
+    only for the error (one per node was a third of a typical registration)."""
     Entry = tuple[Any, int, Any]  # (node, depth, (parent entry, key) or None)
     stack: list[Entry] = [(schema, 0, None)]
     while stack:

@@ -1,7 +1,4 @@
-"""The algebra of normalized schemas: conjunction, canonical form, disjointness.
-
-The core form these operations read and write is documented in :mod:`.schema_core`.
-"""
+"""The algebra of normalized schemas (core form, :mod:`.schema_core`): conjunction, canonical form, disjointness."""
 
 from __future__ import annotations
 
@@ -39,11 +36,8 @@ __all__ = ["Algebra"]
 
 
 class Algebra:
-    """Conjunction and canonical form of core schemas, with the errors and bounds of one schema.
-
-    ``reasons`` collects, in order, why subschemas turned out unsatisfiable (pointer, reason), so
-    that an unsatisfiable root can be reported where its cause is.
-    """
+    """Conjunction and canonical form of core schemas, with the errors and bounds of one schema; ``reasons``
+    collects why subschemas were unsatisfiable (pointer, reason), so an unsatisfiable root names its cause."""
 
     def __init__(self, tool: str | None, validator: Callable[[Schema], Draft202012Validator],
                  matches: Callable[[str, str], bool]) -> None:
@@ -257,9 +251,9 @@ class Algebra:
             ks[ks.index("number")] = "integer"  # multiples (of 1 too) are written as integers
         if multiple == 1:
             out.pop("multipleOf", None)
+        for key in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
+            out.pop(key, None)
         if "number" in ks:
-            for key in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
-                out.pop(key, None)
             if low is not None:
                 out["exclusiveMinimum" if low[1] else "minimum"] = low[0]
             if high is not None:
@@ -268,8 +262,6 @@ class Algebra:
                     low[0] > high[0] or (low[0] == high[0] and (low[1] or high[1]))):
                 return self.empty(ptr, "the numeric range is empty")
             return True
-        for key in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
-            out.pop(key, None)
         lo = None if low is None else (math.floor(Fraction(low[0])) + 1 if low[1] else math.ceil(Fraction(low[0])))
         hi = None if high is None else (math.ceil(Fraction(high[0])) - 1 if high[1] else math.floor(Fraction(high[0])))
         if multiple != 1:  # tighten to the nearest multiples

@@ -1,9 +1,5 @@
-"""What the schema normalizer reads, drops and refuses: keyword lists and nesting limits.
-
-Kept apart from the reader (:mod:`.schema_reader`) so that the lists a user may want to consult
-(which keywords are enforced, which are annotations, which are refused and why) are one short
-module, and importable without the reader's dependencies.
-"""
+"""What the schema normalizer reads, drops and refuses: keyword lists and nesting limits, one short module a user
+may consult, importable without the reader's dependencies."""
 
 from __future__ import annotations
 
@@ -11,18 +7,8 @@ from collections.abc import Mapping
 
 from tooldec.automata.regex import FORMAT_PATTERNS
 
-__all__ = [
-    "ANNOTATION_KEYWORDS",
-    "BFCL_TYPES",
-    "BOUND_KEYWORDS",
-    "COUNT_KEYWORDS",
-    "MAX_DEPTH",
-    "MAX_REF_DEPTH",
-    "REMOVE_ADVICE",
-    "SUPPORTED_FORMATS",
-    "SUPPORTED_KEYWORDS",
-    "UNSUPPORTED_KEYWORDS",
-]
+__all__ = ["ANNOTATION_KEYWORDS", "BFCL_TYPES", "BOUND_KEYWORDS", "COUNT_KEYWORDS", "MAX_DEPTH", "MAX_REF_DEPTH",
+           "REMOVE_ADVICE", "SUPPORTED_FORMATS", "SUPPORTED_KEYWORDS", "UNSUPPORTED_KEYWORDS"]
 
 MAX_REF_DEPTH = 4
 """How many times one ``$ref`` may be entered inside its own expansion (recursion depth)."""

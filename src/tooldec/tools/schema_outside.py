@@ -1,19 +1,13 @@
 """Values a core schema rejects: the under-approximated complement that lets ``oneOf`` compile.
 
-``oneOf`` holds when exactly one branch matches. Where branches may overlap and none can be
-negated exactly, each branch is written together with, for every other branch, one way of
-violating it: a value outside that branch's types, past one of its bounds, missing one of its
-required keys, with one property's value outside that property's schema, with a key its closed
-object does not allow, with an excluded constant. Each such *piece* describes only values the
-branch rejects (a subset of its complement), so every value written matches its own branch and
-no other: the result is a subset of the values ``oneOf`` accepts, never more.
+Where ``oneOf`` branches may overlap and none can be negated exactly, each branch is written with, for every
+other, one way of violating it: a value outside its types, past a bound, missing a required key, with a property
+outside its schema, a key its closed object refuses, an excluded constant. Each *piece* holds only values that
+branch rejects, so the result is a subset of what ``oneOf`` accepts, never more.
 
-The pieces are computed on core schemas (see :mod:`.schema_algebra`) read *wide*, supersets of
-what the branches as written accept: without the type restriction the normalizer otherwise
-applies to untyped schemas (a branch ``{"minLength": 3}`` accepts every number; its pieces must
-not claim numbers violate it), a recursion cut read as ``true``, a nested ``oneOf`` as ``anyOf``.
-Integer-only branches are never said to reject numbers: the grammar cannot write only the
-non-integral ones, so such a complement is not complete.
+The pieces are computed on schemas read *wide* (supersets of the branches as written: ``{"minLength": 3}`` accepts
+every number, so its pieces must not claim numbers violate it). Integer-only branches are never said to reject
+numbers: the grammar cannot write only the non-integral ones.
 """
 
 from __future__ import annotations
@@ -37,10 +31,8 @@ MAX_PIECES = 16
 
 
 def exclusive_branches(live: Sequence[tuple[int, Schema]], wide: list[Schema], algebra: Algebra, ptr: str) -> Schema:
-    """The ``oneOf`` at ``ptr``: each live branch ``(index, schema)`` with, for every other branch
-    (``wide``: read wide, the rest applied), the ways found of violating it. A branch left with no
-    value is dropped when those ways were all there are (no value matches it alone), else refused
-    with ``UnsupportedSchemaError`` (tooldec may only lack a way to write the values that do)."""
+    """The ``oneOf`` at ``ptr``: each live branch with the ways found of violating every other (``wide``). A branch
+    left with no value is dropped when those ways were all there are, else refused (values may match it alone)."""
     out: list[Schema] = []
     mark = len(algebra.reasons)  # pieces that do not meet are no news
     for i, m in live:
@@ -72,16 +64,8 @@ def exclusive_branches(live: Sequence[tuple[int, Schema]], wide: list[Schema], a
 
 
 def outside(schema: Schema, within: Schema, algebra: Algebra, ptr: str, depth: int = 0) -> tuple[list[Schema], bool]:
-    """Schemas of values inside ``within`` that ``schema`` rejects, and whether together they are
-    all such values (``True``: nothing in ``within`` outside ``schema`` is missed).
-
-    Args:
-        schema: A core schema read wide (a superset of what the schema as written accepts).
-        within: The values of interest (the branch being written); pieces outside it are dropped.
-        algebra: Conjunction and canonical form, with the bounds and errors of the schema.
-        ptr: Where, for errors.
-        depth: How many properties or items deep this is (see :data:`MAX_OUTSIDE_DEPTH`).
-    """
+    """Schemas of values inside ``within`` (the branch being written) that ``schema`` (read wide) rejects, and
+    whether together they are all such values; ``depth`` counts properties or items (:data:`MAX_OUTSIDE_DEPTH`)."""
     if schema is True or within is False:
         return [], True
     if schema is False:

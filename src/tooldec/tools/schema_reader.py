@@ -1,9 +1,8 @@
 """The schema as written, read keyword by keyword into core form (see :mod:`.schema`).
 
-:class:`Reader` walks one schema document: it validates each keyword, reads subschemas
-recursively, unrolls references, and combines what it reads with :class:`.schema_algebra.Algebra`
-(``allOf``, ``$ref`` siblings, ``anyOf``, ``oneOf``, ``not``, dependencies). The entry points,
-which add the nesting and size checks, are in :mod:`.schema`.
+:class:`Reader` validates each keyword of one document, reads subschemas recursively, unrolls references, and
+combines what it reads with :class:`.schema_algebra.Algebra` (``allOf``, ``$ref`` siblings, ``anyOf``, ``oneOf``,
+``not``, dependencies).
 """
 
 from __future__ import annotations
@@ -51,8 +50,7 @@ MAX_COUNT = 2**63 - 1
 
 
 def _is_number(value: Any) -> bool:
-    """A JSON number as ``json.loads`` gives it: any int (arbitrary precision), a finite float
-    (``1e400`` reads as infinity, which no bound or value can be)."""
+    """A JSON number as ``json.loads`` gives it: any int, a finite float (``1e400`` reads as infinity)."""
     if isinstance(value, bool):
         return False
     return isinstance(value, int) or (isinstance(value, float) and math.isfinite(value))
@@ -99,9 +97,8 @@ class Reader:
         return UnsupportedSchemaError(message, tool=self.tool, pointer=pointer, keyword=keyword)
 
     def validator(self, schema: Schema) -> Draft202012Validator:
-        """A validator of ``schema``. A flat one (no subschema inside) is made once per reading:
-        the enums of a schema are filtered by the same few (GeoJSON: 435 times ``type: string``);
-        it is built on a copy, so a later change to ``schema`` cannot reach it."""
+        """A validator of ``schema``; a flat one is made once per reading, on a copy (a schema's enums are filtered
+        by the same few: GeoJSON has 435 ``type: string``)."""
         if not isinstance(schema, Mapping) or any(isinstance(v, Mapping) for v in schema.values()):
             return Draft202012Validator(schema, format_checker=_FORMAT_CHECKER)
         key = repr(schema)
@@ -300,12 +297,8 @@ class Reader:
         return value
 
     def pattern(self, pattern: Any, ptr: str, keyword: str = "pattern") -> str:
-        """Invalid if no regex at all; unsupported if it cannot be compiled exactly.
-
-        ``jsonschema`` checks patterns with Python's ``re`` (the judge of validity here), and the
-        automaton is built with ``interegular``: a pattern must pass both, and hold no construct
-        the automaton would read differently (:mod:`tooldec.automata.pattern_syntax`).
-        """
+        """Invalid if Python's ``re`` (``jsonschema``'s judge) cannot read it; unsupported if ``interegular``
+        cannot, or it holds a construct the automaton would read differently (:mod:`.pattern_syntax`)."""
         if not isinstance(pattern, str):
             raise self.invalid("not a valid JSON Schema (draft 2020-12): pattern must be a string", ptr)
         try:
@@ -357,28 +350,18 @@ class Reader:
         if key in memo:
             return memo[key]
         out = self.read(target, join("", *tokens), stack + (key,), depth + 1)
-        if not self.is_cyclic(key):  # its expansion does not depend on the references above it
+        if self.cyclic is None:
+            self.cyclic = cyclic_refs(self.root)
+        if key not in self.cyclic:  # its expansion does not depend on the references above it
             memo[key] = out
         return out
 
-    def is_cyclic(self, key: tuple[str, ...]) -> bool:
-        """Whether the reference ``key`` can reach itself (through other references)."""
-        if self.cyclic is None:
-            self.cyclic = cyclic_refs(self.root)
-        return key in self.cyclic
-
     def one_of(self, rest: Schema, raw: list[Any], branches: list[Schema], stack: tuple[tuple[str, ...], ...],
                depth: int, ptr: str) -> Schema:
-        """``oneOf`` as an ``anyOf`` of branches that no written value can take together.
-
-        A written value comes from one branch (with the rest of the schema applied) and must be
-        rejected by every other branch *as written*: it is checked against each other branch's
-        wide reading (:meth:`wide_branches`, a superset of what that branch accepts) with the rest
-        applied (the value meets the rest anyway). In turn: the
-        branches as they are; each object branch barred from the keys the others require; each
-        branch with the exact negation of the others (type, const/enum, required keys); each
-        branch with, for every other, a way of violating it (:func:`.schema_outside.outside`).
-        """
+        """``oneOf`` as an ``anyOf`` of branches no written value can take together, each checked against the
+        others' wide reading (:meth:`wide_branches`) with the rest applied. Tried in turn: the branches as they are;
+        object branches barred from the keys the others require; the exact negation of the others (type,
+        const/enum, required keys); for every other, a way of violating it (:func:`.schema_outside.outside`)."""
         if self.wide:  # a superset: any branch
             return self.algebra.any_of([self.algebra.conj(rest, b, join(ptr, i)) for i, b in enumerate(branches)],
                                        ptr, "oneOf")
@@ -407,8 +390,8 @@ class Reader:
         return self.algebra.any_of(exclusive, ptr, "oneOf")
 
     def wide_branches(self, raw: list[Any], stack: tuple[tuple[str, ...], ...], depth: int, ptr: str) -> list[Schema]:
-        """Each branch read *wide*: a superset of the values it accepts as written (no type inferred
-        for untyped schemas, a recursion cut as ``true``, a nested ``oneOf`` as ``anyOf``)."""
+        """Each branch read *wide*, a superset of what it accepts as written (no type inferred for untyped schemas,
+        a recursion cut as ``true``, a nested ``oneOf`` as ``anyOf``)."""
         saved, mark = self.wide, len(self.algebra.reasons)
         self.wide = True
         try:

@@ -1,8 +1,5 @@
-"""Which local references of a schema document can reach themselves (recursive ``$ref``).
-
-The reader memoises a reference's expansion only when it does not depend on the references
-above it, that is when the reference is not on a cycle of the graph "the target of A contains B".
-"""
+"""Which local references of a schema document can reach themselves (recursive ``$ref``): the reader memoises
+only the expansions of the others, which do not depend on the references above them."""
 
 from __future__ import annotations
 

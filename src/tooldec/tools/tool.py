@@ -1,9 +1,8 @@
 """``Tool``: the one normal form every tool definition is turned into.
 
-Whatever a tool was written as (a function, a vendor dict, a Pydantic model, an OpenAPI
-operation), the rest of tooldec sees a name, a description and a normalized parameter schema.
-The schema is normalized, and the name checked, when the ``Tool`` is made, so every mistake is
-reported at registration and never while decoding.
+Whatever a tool was written as (a function, a vendor dict, a Pydantic model, an OpenAPI operation), the rest of
+tooldec sees a name, a description and a normalized parameter schema, all checked when the ``Tool`` is made
+(docs/DESIGN.md, invariant 5).
 """
 
 from __future__ import annotations
@@ -38,11 +37,7 @@ _NAME_RULE = "^[A-Za-z0-9_][A-Za-z0-9_.\\-]{0,127}$ (letters, digits, '_', '.', 
 
 
 def check_tool_name(name: object) -> str:
-    """Return ``name`` if it is a valid tool name.
-
-    Raises:
-        InvalidToolNameError: Empty, too long, or with characters outside the rule.
-    """
+    """Return ``name`` if it is a valid tool name, else raise :class:`InvalidToolNameError`."""
     if not isinstance(name, str) or NAME_PATTERN.fullmatch(name) is None:
         raise InvalidToolNameError(
             f"{name!r} is not a valid tool name: it must match {_NAME_RULE}",
@@ -54,12 +49,8 @@ _CHECKED_BY_PACKAGES = frozenset({"date-time", "time", "uri", "uri-reference", "
 
 
 def _format_checker() -> Any:
-    """The formats the compiler enforces, checked the way jsonschema's 2020-12 validator does.
-
-    ``date-time``, ``time``, ``uri``, ``uri-reference``, ``hostname`` and ``duration`` need
-    jsonschema's optional ``rfc3339-validator``, ``rfc3986-validator``, ``fqdn`` and ``isoduration``
-    (tooldec's dependencies); without them jsonschema skips those formats silently, so say so here.
-    """
+    """jsonschema's 2020-12 format checker, refused without the optional packages (tooldec's dependencies)
+    whose absence would make it skip ``date-time``, ``uri``, ``hostname``... silently."""
     checker = Draft202012Validator.FORMAT_CHECKER
     missing = _CHECKED_BY_PACKAGES - set(checker.checkers)
     if missing:
@@ -70,14 +61,9 @@ def _format_checker() -> Any:
 
 
 class _Schemas:
-    """A schema as written, read once: its normalized form and hash, and its marshal bytes (a
-    snapshot of the caller's dict, the source for prompts), shared by every tool registered with
-    an equal schema; ``nbytes`` is the marshal bytes of the two, what the cache counts.
-
-    Read-only once made. A class with slots rather than a frozen dataclass: a new tool list
-    makes one per schema, and a frozen dataclass's ``__init__`` (one ``object.__setattr__`` a
-    field) and its ``__dict__`` were a tenth of the Python time of registering it.
-    """
+    """A schema as written, read once: its normal form and hash, and its marshal bytes (the source for prompts),
+    shared by every tool registered with an equal schema. Read-only once made. Slots, not a frozen dataclass:
+    its ``__init__`` and ``__dict__`` were a tenth of the time of registering a tool list."""
 
     __slots__ = ("digest", "nbytes", "normalized", "source_read", "written")
 
@@ -90,9 +76,8 @@ class _Schemas:
 
     @property
     def source(self) -> dict[str, Any]:
-        """The schema as written, decoded from its bytes on first read: most registered tools
-        never show their schema (a deep copy per schema was a tenth of registering one).
-        Reads from several threads at once may decode it twice; both copies are equal."""
+        """The schema as written, decoded on first read (most tools never show theirs). Threads reading it at
+        once may decode it twice; both copies are equal."""
         found = self.source_read
         if found is None:
             found = self.source_read = cast(dict[str, Any], marshal.loads(self.written))
@@ -105,24 +90,16 @@ _schemas: BoundedCache[bytes, _Schemas] = BoundedCache(8 * 2**20, sizer=lambda f
 
 
 def _schema_key(written: bytes, openapi: bool) -> bytes:
-    """The key of :data:`_schemas` for a schema's marshal bytes: the bytes themselves, or for an
-    OpenAPI schema (read otherwise) the bytes behind a NUL, which no marshal output starts with
-    (its first byte is a type code). Bytes rather than a ``(bytes, bool)`` pair: a new tool
-    list stores hundreds of keys, and pairs are objects the collector walks."""
+    """The :data:`_schemas` key: the marshal bytes, behind a NUL (no marshal output starts with one) for an OpenAPI
+    schema. Not a pair: a tool list stores hundreds of keys, and pairs are objects the collector walks."""
     return b"\0" + written if openapi else written
 _dict_tools: BoundedCache[bytes, Tool] = BoundedCache(8 * 2**20)  # each stored with its key's length as its size
 
 
 def _normalized(parameters: Any, tool: str, openapi: bool) -> tuple[dict[str, Any], _Schemas | None]:
-    """The normalized schema and, for what ``value_key`` can encode, the shared record of the
-    schema (its hash and a snapshot of it as written), from a bounded cache keyed by the
-    schema's marshal bytes.
-
-    Registering many tools that share schemas (an inventory built from a few hundred shapes, a
-    server that gets the same tool list with every request) pays the normalizer once per schema,
-    and the tools share the record (read-only, as the ``Tool`` is): no copy per tool. Only
-    successes are cached (errors name the tool). Thread-safe.
-    """
+    """The normalized schema and, where ``value_key`` can encode it, its shared read-only record, from a bounded
+    cache: tools sharing schemas (a server's repeated tool list) pay the normalizer once per schema. Only
+    successes are cached (errors name the tool). Thread-safe."""
     written = value_key(parameters)
     if written is None:
         return normalize_schema(parameters, tool=tool, openapi=openapi), None
@@ -133,9 +110,9 @@ def _normalized(parameters: Any, tool: str, openapi: bool) -> tuple[dict[str, An
     return found.normalized, found
 
 
-def _schemas_record(normalized: dict[str, Any], written: bytes) -> _Schemas:
-    """The shared record of a schema as ``written`` (marshal bytes) whose normal form is ``normalized``."""
-    blob = value_key(normalized)
+def _schemas_record(normalized: dict[str, Any], written: bytes, blob: bytes | None = None) -> _Schemas:
+    """The shared record of a schema ``written`` (marshal bytes) of normal form ``normalized`` (marshal: ``blob``)."""
+    blob = value_key(normalized) if blob is None else blob
     assert blob is not None  # the normal form holds JSON values only
     return _Schemas(normalized, hashlib.sha256(blob).hexdigest(), written, len(blob) + len(written))
 
@@ -170,8 +147,7 @@ def _fields(name: str, description: str, normalized: dict[str, Any], fn: Callabl
 
 
 class _Source:
-    """``Tool.source_parameters``: the schema given for it, or the shared snapshot of the schema
-    as written (:attr:`_Schemas.source`), decoded when first read."""
+    """``Tool.source_parameters``: the schema given, or the shared snapshot of the schema as written (decoded late)."""
 
     def __get__(self, tool: Tool | None, owner: type | None = None) -> dict[str, Any] | None:
         if tool is None:
@@ -183,31 +159,11 @@ class _Source:
         tool.__dict__["_source"] = None if isinstance(value, _Source) else value  # the default is this object
 
 
-def _dict_tool(key: bytes, make: Callable[[], Tool]) -> Tool:
-    """The ``Tool`` of a tool dict whose ``value_key`` is ``key``, shared by every later dict
-    with the same content.
-
-    A server gets the same tool list, as fresh dicts, with every request: this turns its
-    registration into one ``marshal`` encoding and a lookup per tool. Bounded by the bytes held
-    (LRU); only successes are kept. Thread-safe.
-    """
-    found = _dict_tools.get(key)
-    if found is None:
-        found = _dict_tools.put(key, make(), len(key))  # the first one stored wins a race
-    return found
-
-
 def _tools_of_dicts(specs: Sequence[Mapping[str, Any]]) -> tuple[list[Tool], Exception | None]:
-    """The ``Tool`` of each tool dict, made as ``Tool.from_dict`` makes one, in order up to the
-    first that fails, and that failure.
-
-    A new list of a thousand tools is made in passes over the list instead of a thousand calls
-    through the caches: the fields of every dict, the schemas' keys (one extension call each),
-    the schemas seen before looked up under one lock, each new schema read once (equal schemas
-    in the list share it), their records made and stored under one lock, then the tools. A
-    failure cuts the list where it happened, so each later pass runs over the dicts before it
-    and the first error in the list's order is the one returned.
-    """
+    """The ``Tool`` of each tool dict, as ``Tool.from_dict`` makes it, up to the first that fails, and that failure:
+    made in passes, not a thousand trips through the caches (keys in one extension call, lookups and stores under
+    one lock each, each new schema read once). A failure cuts the list where it happened, so later passes run over
+    the dicts before it and the first error in the list's order is the one returned."""
     fields: list[tuple[str, str, Any]] = []
     failure: Exception | None = None
     try:
@@ -233,10 +189,8 @@ def _tools_of_dicts(specs: Sequence[Mapping[str, Any]]) -> tuple[list[Tool], Exc
     except Exception as exc:
         failure, fields = exc, fields[:i]
     if read:
-        made: list[_Schemas] = []
-        for (key, normalized), blob in zip(read.items(), value_keys(list(read.values()))):
-            assert blob is not None  # the normal form holds JSON values only
-            made.append(_Schemas(normalized, hashlib.sha256(blob).hexdigest(), key, len(blob) + len(key)))
+        made = [_schemas_record(normalized, key, blob)
+                for (key, normalized), blob in zip(read.items(), value_keys(list(read.values())))]
         records.update(zip(read, _schemas.put_many([(record.written, record) for record in made])))
     tools: list[Tool] = []
     for i, ((name, description, _), key) in enumerate(zip(fields, keys)):
@@ -260,9 +214,8 @@ class Tool:
         description: What the tool does, for prompts.
         parameters: JSON Schema of the arguments object; stored normalized (``normalize_schema``).
         fn: Runs the tool; ``None`` for tools known only by their schema.
-        source_parameters: The schema as given, with its descriptions, for prompts; defaults to
-            a copy of ``parameters`` before normalization. Both schemas are read-only, as the
-            tool is: tools registered with equal schemas share them.
+        source_parameters: The schema as given (with its descriptions, for prompts); defaults to ``parameters``
+            before normalization. Both schemas are read-only: tools with equal schemas share them.
         openapi: The schema comes from an OpenAPI 3.0 document, whose ``nullable`` and boolean
             ``exclusiveMinimum``/``exclusiveMaximum`` are read (keyword only).
 
@@ -273,12 +226,7 @@ class Tool:
 
     Examples:
         >>> def add(a: int, b: int = 0) -> int:
-        ...     '''Add two integers.
-        ...
-        ...     Args:
-        ...         a: The first summand.
-        ...         b: The second summand.
-        ...     '''
+        ...     '''Add two integers.'''
         ...     return a + b
         >>> tool = Tool.from_function(add)
         >>> tool.name, tool.description
@@ -305,30 +253,17 @@ class Tool:
         self.__dict__.update(_attributes(self.name, self.description, self.parameters, self.fn,
                                          self.source_parameters, self.openapi))
 
-    @classmethod
-    def _plain(cls, name: str, description: str, parameters: Any) -> Tool:
-        """``cls(name, description, parameters)``; for ``Tool`` itself without the dataclass
-        ``__init__``'s field-by-field assignments (a registration makes thousands of tools)."""
-        if cls is not Tool:
-            return cls(name, description, parameters)
-        tool = object.__new__(cls)
-        tool.__dict__.update(_attributes(name, description, parameters, None, None, False))
-        return tool
 
     @functools.cached_property
     def schema_hash(self) -> str:
-        """SHA-256 of the normalized schema's marshal bytes (key order kept: it is the order
-        arguments are written in; ``1``, ``1.0`` and ``True`` differ). An in-process key only:
-        marshal's format may change between Python versions."""
+        """SHA-256 of the normalized schema's marshal bytes (key order kept: arguments are written in it; ``1``,
+        ``1.0`` and ``True`` differ). An in-process key: marshal's format may change between Python versions."""
         return hashlib.sha256(marshal.dumps(self.parameters, 2)).hexdigest()
 
     @functools.cached_property
     def inventory_entry(self) -> str:
-        """``name``, NUL, ``schema_hash``: what an inventory's key holds of this tool.
-
-        Entries sort as their names do (names are ASCII and NUL sorts before every name byte),
-        so sorted entries are in name order.
-        """
+        """``name``, NUL, ``schema_hash``: an inventory key's entry for this tool, sorting as the name does (names
+        are ASCII, and NUL sorts before every name byte)."""
         return f"{self.name}\0{self.schema_hash}"
 
     @functools.cached_property
@@ -336,11 +271,8 @@ class Tool:
         return Draft202012Validator(self.parameters, format_checker=_format_checker())
 
     def validate_arguments(self, arguments: Mapping[str, Any]) -> list[str]:
-        """Every way ``arguments`` break the schema (formats included), ``[]`` when valid.
-
-        Returns:
-            One message per error, prefixed with the JSON pointer of the bad value.
-        """
+        """Every way ``arguments`` break the schema (formats included), one message each prefixed with the JSON
+        pointer of the bad value; ``[]`` when valid."""
         errors = sorted(self._validator.iter_errors(arguments), key=lambda e: [str(p) for p in e.absolute_path])
         return [f"at /{'/'.join(str(p) for p in e.absolute_path)}: {e.message}" for e in errors]
 
@@ -356,15 +288,9 @@ class Tool:
         return state
 
     def __call__(self, **arguments: Any) -> Any:
-        """Run the tool's function with the arguments by keyword, each of the type its parameter
-        is annotated with (a JSON object becomes the dataclass or Pydantic model, a string the
-        Enum member, an array the set or tuple; see ``callables.argument_converters``).
-
-        Raises:
-            ToolNotCallableError: The tool has no function.
-            ValueError: A value does not convert to its parameter's type (a Pydantic
-                ``ValidationError`` is one).
-        """
+        """Run the function with each argument converted to its parameter's annotated type (a JSON object to the
+        dataclass or Pydantic model, a string to the Enum member, an array to the set or tuple). Raises
+        :class:`ToolNotCallableError` without a function, ``ValueError`` (a Pydantic one too) for a bad value."""
         if self.fn is None:
             raise ToolNotCallableError(f"tool {self.name!r} has no function to run (it was made from a schema)")
         converters = self._converters
@@ -381,30 +307,30 @@ class Tool:
 
     @classmethod
     def from_dict(cls, spec: Mapping[str, Any]) -> Tool:
-        """A tool from an OpenAI (Chat Completions or Responses), MCP, Anthropic or plain dict.
-
-        Equal dicts (same types, same key order) give the same ``Tool`` object (a bounded cache), so treat
-        its ``parameters`` and ``source_parameters`` as read-only.
-        """
+        """A tool from an OpenAI (Chat Completions or Responses), MCP, Anthropic or plain dict. Equal dicts (same
+        types, same key order) give the same ``Tool`` (a bounded cache): treat its schemas as read-only."""
         return cls._from_dict(spec, value_key(spec) if cls is Tool else None)
 
     @classmethod
     def _from_dict(cls, spec: Mapping[str, Any], key: bytes | None) -> Tool:
-        """``from_dict`` with the dict's ``value_key`` made already (``None``: not cached)."""
-        def make() -> Tool:
-            name, description, parameters = dict_schema(spec)  # the tool keeps neither the dict nor its schema
-            return cls._plain(name, description, parameters)
-
-        return _dict_tool(key, make) if key is not None else make()
+        """``from_dict`` with the dict's ``value_key`` made already (``None``: not cached). Equal dicts share one
+        ``Tool``: a server's repeated tool list costs one encoding and a lookup per tool. Thread-safe."""
+        found = _dict_tools.get(key) if key is not None else None
+        if found is not None:
+            return found
+        name, description, parameters = dict_schema(spec)  # the tool keeps neither the dict nor its schema
+        if cls is not Tool:
+            tool = cls(name, description, cast(dict[str, Any], parameters))
+        else:  # without the dataclass __init__'s assignments: a registration makes thousands
+            tool = object.__new__(cls)
+            tool.__dict__.update(_attributes(name, description, parameters, None, None, False))
+        return tool if key is None else _dict_tools.put(key, tool, len(key))  # the first one stored wins a race
 
     @classmethod
     def from_pydantic(cls, model: type[BaseModel], *, name: str | None = None,
                       description: str | None = None, fn: Callable[..., Any] | None = None) -> Tool:
-        """A tool whose arguments are the fields of a Pydantic model (nested models in ``$defs``).
-
-        The name defaults to the class name and the description to its docstring; ``fn`` is
-        called with the fields as keyword arguments.
-        """
+        """A tool whose arguments are the fields of a Pydantic model (nested models in ``$defs``), named after the
+        class and described by its docstring by default; ``fn`` is called with the fields by keyword."""
         parameters = model.model_json_schema()
         default_description = parameters.get("description", "") if isinstance(parameters.get("description"), str) else ""
         return cls(name if name is not None else model.__name__,
@@ -418,15 +344,9 @@ class Tool:
 
     @classmethod
     def coerce_all(cls, objs: Iterable[object], keys: Sequence[bytes | None] | None = None) -> Iterator[Tool]:
-        """``coerce`` of each of ``objs`` in turn; the tool dicts are looked up and made together.
-
-        A server gets the same tool list with every request: its dicts' keys are made in one
-        pass (or given: ``dict_keys`` of ``objs``) and looked up under one lock up front. The
-        dicts not found are made as a batch (:func:`_tools_of_dicts`: one lock for their
-        schemas, one for storing them) up to the first that fails, whose error is raised in
-        its turn, where ``coerce`` would have raised it; anything else goes through ``coerce``
-        in its turn.
-        """
+        """``coerce`` of each of ``objs`` in turn, the tool dicts' keys made in one pass (or given: ``dict_keys``
+        of ``objs``) and looked up under one lock. Those not found are made as a batch (:func:`_tools_of_dicts`)
+        up to the first that fails, whose error is raised in its turn, where ``coerce`` would have raised it."""
         objs = list(objs)
         keys = cls.dict_keys(objs) if keys is None or cls is not Tool else keys  # a subclass's keys are None
         found = _dict_tools.get_many([key for key in keys if key is not None])
@@ -455,11 +375,7 @@ class Tool:
 
     @classmethod
     def coerce(cls, obj: object) -> Tool:
-        """Any supported tool definition as a ``Tool`` (a ``Tool`` is returned as it is).
-
-        Raises:
-            ToolRegistrationError: ``obj`` is none of: Tool, Pydantic model class, dict, callable.
-        """
+        """Any supported tool definition as a ``Tool`` (a ``Tool`` as it is), else :class:`ToolRegistrationError`."""
         if isinstance(obj, Tool):
             return obj
         pydantic = sys.modules.get("pydantic")  # a model class exists only if pydantic is imported
