@@ -72,12 +72,8 @@ class _Cursor:
 
 
 def read_gguf_metadata(path: Path, *, arrays: Collection[str] = ()) -> dict[str, Any]:
-    """Return the scalar metadata of a GGUF file and the arrays named in ``arrays`` (keys such as
-    ``"tokenizer.ggml.tokens"``); other arrays are skipped without being decoded.
-
-    Raises:
-        TokenizerError: Not a GGUF file, an unsupported version, or a truncated header.
-    """
+    """The scalar metadata of a GGUF file and the arrays named in ``arrays`` (others are skipped);
+    ``TokenizerError`` for a file that is not GGUF v2/v3 or a truncated header."""
     try:
         with path.open("rb") as file, mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as buffer:
             if buffer[:4] != _MAGIC:

@@ -99,15 +99,8 @@ def _display_name(path: Path) -> str:
     return "/".join(path.parts[-3:])
 
 
-def _finish(
-    token_bytes: list[bytes | None],
-    special: dict[int, str],
-    *,
-    eos_ids: Iterable[int],
-    eos_texts: Iterable[str],
-    kind: VocabKind,
-    name: str,
-) -> Vocabulary:
+def _finish(token_bytes: list[bytes | None], special: dict[int, str], *, eos_ids: Iterable[int],
+            eos_texts: Iterable[str], kind: VocabKind, name: str) -> Vocabulary:
     """Build the vocabulary; a declared eos becomes special even where the file marks it a plain
     added token (a token that ends generation has no bytes)."""
     by_text = {text: token_id for token_id, text in sorted(special.items(), reverse=True)}
@@ -150,9 +143,8 @@ def _from_tokenizer_json_cached(path: str, mtime_ns: int, size: int) -> Vocabula
     if _is_tekken_data(data):
         raise TokenizerError(f"{file}: a Mistral Tekken file, not a tokenizer.json: load it with from_tekken")
     eos_texts, eos_ids = _neighbour_eos(file.parent)
-    return vocabulary_from_tokenizer_data(
-        data, name=_display_name(file), source=str(file), eos_texts=eos_texts, eos_ids=eos_ids
-    )
+    return vocabulary_from_tokenizer_data(data, name=_display_name(file), source=str(file), eos_texts=eos_texts,
+                                          eos_ids=eos_ids)
 
 
 def _neighbour_eos(directory: Path) -> tuple[list[str], list[int]]:
@@ -246,14 +238,8 @@ def _decoded_bytes(kind: VocabKind, byte_fallback: bool, piece: str) -> bytes:
     return piece_bytes(kind, piece)
 
 
-def vocabulary_from_tokenizer_data(
-    data: Mapping[str, Any],
-    *,
-    name: str,
-    source: str | None = None,
-    eos_texts: Iterable[str] = (),
-    eos_ids: Iterable[int] = (),
-) -> Vocabulary:
+def vocabulary_from_tokenizer_data(data: Mapping[str, Any], *, name: str, source: str | None = None,
+                                   eos_texts: Iterable[str] = (), eos_ids: Iterable[int] = ()) -> Vocabulary:
     """Build a vocabulary from a parsed tokenizer.json (see ``from_tokenizer_json``); ``source``
     names it in error messages."""
     source = source or name
@@ -291,9 +277,7 @@ def vocabulary_from_tokenizer_data(
 
 # --- Mistral Tekken -----------------------------------------------------------------------------
 
-#: The specials of Tekken files that list none (``config.version`` up to v7), ids 0-19 in this
-#: order, as ``mistral-common`` fills them in; the rest up to ``default_num_special_tokens`` are
-#: ``<SPECIAL_{id}>``.
+#: The specials of Tekken files that list none (up to v7), ids 0-19, as ``mistral-common`` fills them in.
 TEKKEN_LEGACY_SPECIALS = (
     "<unk>", "<s>", "</s>", "[INST]", "[/INST]", "[AVAILABLE_TOOLS]", "[/AVAILABLE_TOOLS]", "[TOOL_RESULTS]",
     "[/TOOL_RESULTS]", "[TOOL_CALLS]", "[IMG]", "<pad>", "[IMG_BREAK]", "[IMG_END]", "[PREFIX]", "[MIDDLE]",
@@ -417,17 +401,14 @@ def vocabulary_from_sentencepiece_processor(processor: sentencepiece.SentencePie
         elif not processor.is_unused(token_id):
             token_bytes[token_id] = piece_bytes(VocabKind.SENTENCEPIECE, piece)
     eos = processor.eos_id()
-    return _finish(
-        token_bytes, special, eos_ids=[eos] if eos >= 0 else [], eos_texts=(), kind=VocabKind.SENTENCEPIECE, name=name
-    )
+    return _finish(token_bytes, special, eos_ids=[eos] if eos >= 0 else [], eos_texts=(), kind=VocabKind.SENTENCEPIECE,
+                   name=name)
 
 
 # --- GGUF ---------------------------------------------------------------------------------------
 
-#: ``tokenizer.ggml.model`` -> how llama.cpp's ``token_to_piece`` reads a normal token: "llama"
-#: (SentencePiece), "t5" (Unigram), "gemma4" (BPE over ``▁`` pieces) and "bert" (WordPiece, which
-#: llama.cpp's converter stores with ``▁`` before each word instead of ``##`` inside one) turn ``▁``
-#: into a space; "gpt2" maps through the GPT-2 byte alphabet.
+#: ``tokenizer.ggml.model`` -> how llama.cpp's ``token_to_piece`` reads a normal token (its converter
+#: stores "bert" WordPiece with ``▁`` before each word, not ``##`` inside one).
 _GGUF_KINDS = {
     "gpt2": VocabKind.BYTE_LEVEL,
     "llama": VocabKind.SENTENCEPIECE,
@@ -435,8 +416,7 @@ _GGUF_KINDS = {
     "gemma4": VocabKind.SENTENCEPIECE,
     "bert": VocabKind.SENTENCEPIECE,
 }
-#: ``tokenizer.ggml.pre`` values for which llama.cpp reads a "gpt2" vocabulary's pieces with ``▁``
-#: for a space (its ``escape_whitespaces``), not through the byte alphabet.
+#: ``tokenizer.ggml.pre`` values for which llama.cpp reads "gpt2" pieces with ``▁`` for a space.
 _GGUF_ESCAPED_SPACE_PRE = frozenset({"gemma4", "granite-embed-multi-311m", "sarvam-moe"})
 _NORMAL, _UNKNOWN, _CONTROL, _USER_DEFINED, _UNUSED, _BYTE = 1, 2, 3, 4, 5, 6
 _GGUF_EOS_KEYS = ("tokenizer.ggml.eos_token_id", "tokenizer.ggml.eot_token_id", "tokenizer.ggml.eom_token_id")

@@ -126,14 +126,8 @@ class Vocabulary:
         object.__setattr__(self, "eos_ids", eos_ids)
 
     @classmethod
-    def from_tokens(
-        cls,
-        tokens: Sequence[bytes | str],
-        *,
-        special: Mapping[int, str] | None = None,
-        eos_ids: Iterable[int] = (),
-        name: str = "raw",
-    ) -> Vocabulary:
+    def from_tokens(cls, tokens: Sequence[bytes | str], *, special: Mapping[int, str] | None = None,
+                    eos_ids: Iterable[int] = (), name: str = "raw") -> Vocabulary:
         """A ``RAW`` vocabulary of literal tokens (tests): entries at ``special`` ids are ignored,
         and special ids may go past ``len(tokens)``."""
         special = dict(special or {})
@@ -288,7 +282,5 @@ class Vocabulary:
         return (Vocabulary, (self.token_bytes, dict(self.special), self.eos_ids, self.kind, self.name))
 
     def __repr__(self) -> str:
-        return (
-            f"Vocabulary(name={self.name!r}, kind={self.kind.name}, size={self.size}, "
-            f"special={len(self.special)}, eos_ids={sorted(self.eos_ids)})"
-        )
+        return (f"Vocabulary(name={self.name!r}, kind={self.kind.name}, size={self.size}, "
+                f"special={len(self.special)}, eos_ids={sorted(self.eos_ids)})")
