@@ -563,17 +563,13 @@ def _tail_needs(grammar: Grammar, pos: Tail, mask: Mask, follow_ok: bool) -> tup
     def state_need(state: int) -> int:
         return tokens_of_runs(grammar, tail_runs(grammar, pos.form, compiled, state, follow_ok))
 
-    ids_out: list[np.ndarray] = []
-    needs_out: list[np.ndarray] = []
     walk = walk_state(index, dfa, pos.state, compiler.blank_table)
     ends, where = np.unique(walk.finals, return_inverse=True)
-    ids_out.append(index.ids[walk.rows].astype(np.int64))
-    needs_out.append(np.array([state_need(s) for s in ends.tolist()], dtype=np.int64)[where])
-    crossing_ids = index.ids[walk.exit_rows].tolist()
-    arr = np.empty(len(crossing_ids), dtype=np.int64)
-    for i, tid in enumerate(crossing_ids):
+    inside = np.array([state_need(s) for s in ends.tolist()], dtype=np.int64)[where]
+    crossing_ids = index.ids[walk.exit_rows].astype(np.int64)
+    crossing = np.empty(crossing_ids.size, dtype=np.int64)
+    for i, tid in enumerate(crossing_ids.tolist()):
         after, _ = grammar.walk(at, grammar.vocab.token_bytes[tid] or b"", follow_ok, follow_ok)
-        arr[i] = FAR if after is None else need(grammar, after, follow_ok)
-    ids_out.append(np.asarray(crossing_ids, dtype=np.int64))
-    needs_out.append(arr)
-    return _allowed_only(mask, np.concatenate(ids_out), np.concatenate(needs_out))
+        crossing[i] = FAR if after is None else need(grammar, after, follow_ok)
+    return _allowed_only(mask, np.concatenate([index.ids[walk.rows].astype(np.int64), crossing_ids]),
+                         np.concatenate([inside, crossing]))

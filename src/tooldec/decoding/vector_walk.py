@@ -99,13 +99,8 @@ def narrow_rows(index: TokenIndex, dfa: LazyDFA, start: int,
                     stack.append((dfa.next(state, byte), nxt, a, z))
     if not rows:
         return ended_rows, ended_states, np.empty(0, np.int64), np.empty(0, np.int32), np.empty(0, np.int64)
-    return (
-        ended_rows,
-        ended_states,
-        np.concatenate(rows),
-        np.repeat(np.array(states, dtype=np.int32), sizes),
-        np.repeat(np.array(offsets, dtype=np.int64), sizes),
-    )
+    return (ended_rows, ended_states, np.concatenate(rows), np.repeat(np.array(states, dtype=np.int32), sizes),
+            np.repeat(np.array(offsets, dtype=np.int64), sizes))
 
 
 def walk_state(index: TokenIndex, dfa: LazyDFA, state: int, blanks: BlankTable | None = None) -> Walk:
