@@ -164,9 +164,6 @@ def _shortest(grammar: Grammar, pos: Position, follow_ok: bool) -> Completion:
     return _best(options, grammar)
 
 
-# -- budgets -------------------------------------------------------------------------------------------
-
-
 def within(grammar: Grammar, pos: Position, mask: Mask, budget: int, start_ok: bool, follow_ok: bool) -> Mask | None:
     """The tokens of ``mask`` after which the call can still close within ``budget - 1`` tokens;
     ``None`` when every one can (no copy, no new bitmask row)."""

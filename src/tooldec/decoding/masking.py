@@ -95,9 +95,6 @@ def _compute(grammar: Grammar, pos: Position, start_ok: bool, follow_ok: bool) -
     return Mask.from_ids(_name_ids(grammar, pos, follow_ok), index.words, FAR)
 
 
-# -- text --------------------------------------------------------------------------------------------
-
-
 def _text_base(grammar: Grammar, start_ok: bool) -> np.ndarray:
     """Packed: every byte token, every special but the opener specials unless a call may start."""
     compiler = grammar.compiler
@@ -151,9 +148,6 @@ def _think_mask(grammar: Grammar, pos: Think, start_ok: bool, follow_ok: bool) -
     return Mask(_text_base(grammar, True), FAR if pos.forced else close).without(np.array(bad, dtype=np.int64))
 
 
-# -- opening ------------------------------------------------------------------------------------------
-
-
 def _open_mask(grammar: Grammar, pos: Open, follow_ok: bool) -> Mask:
     openers = grammar.openers
     index = grammar.compiler.index
@@ -176,9 +170,6 @@ def _head_mask(grammar: Grammar, pos: Head, follow_ok: bool) -> Mask:
             if grammar.walk(name, rest, follow_ok, follow_ok)[0] is not None:
                 allowed.append(token)
     return Mask.from_ids(np.array(allowed, dtype=np.int64), index.words, FAR)
-
-
-# -- names --------------------------------------------------------------------------------------------
 
 
 def _name_ids(grammar: Grammar, pos: Name, follow_ok: bool) -> np.ndarray:
@@ -258,9 +249,6 @@ def _crossing_ids(grammar: Grammar, form: int, name: str, prefix: bytes, lo: int
             if grammar.walk(Name(form, name.encode(), name), rest, follow_ok, follow_ok)[0] is not None:
                 out.append(ids[j])
     return out
-
-
-# -- tails --------------------------------------------------------------------------------------------
 
 
 @dataclass

@@ -88,10 +88,7 @@ class Vocabulary:
     Build one with a loader (``load_vocabulary``, ``tooldec.tokens.hf.from_hf_tokenizer``) or, in
     tests, ``from_tokens``. ``token_bytes[id]`` is ``None`` for special and unused ids; ``special``
     maps an id to its text; ``eos_ids`` are the specials that end generation. Immutable.
-
-    Raises:
-        TokenizerError: A special or eos id is out of range, a special id has bytes, or an eos
-            id is not special.
+    ``TokenizerError`` for a special or eos id out of range, a special with bytes or an eos not special.
 
     Examples:
         >>> vocab = Vocabulary.from_tokens(["a", "b", "ab", '"', "<eos>"], special={4: "<eos>"}, eos_ids=[4])
