@@ -1,11 +1,8 @@
 """Text and tool mode and the token masks between them: compile, then cursor.
 
-``Compiler(vocab, dialect)`` prepares a vocabulary and owns the bounded caches;
-``compiler.compile(tools)`` returns a ``Grammar``, an immutable snapshot of an inventory;
-``Machine(grammar, ...)`` is the per-sequence cursor: ten methods, and ``machine.advanced``
-(:class:`Advanced`) for what a sampler loop reads beyond them, its ``position`` one of the
-position types below. Compilers and grammars may be shared by any number of threads; a machine
-belongs to one sequence.
+``Compiler(vocab, dialect).compile(tools)`` returns a ``Grammar``, an immutable snapshot;
+``Machine(grammar, ...)`` is the per-sequence cursor. Compilers and grammars may be shared by any
+number of threads; a machine belongs to one sequence.
 """
 
 from .grammar import Compiler, Grammar, prepare_vocabulary

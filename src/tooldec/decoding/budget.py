@@ -1,16 +1,10 @@
 """Token budgets: which tokens still let the call close in time (DESIGN invariant 4, "always closes").
 
-From any position the *canonical completion* is the lexicographically smallest among the
-shortest byte strings that finish the call (through a special-token opener when that needs fewer
-tokens). Cutting it into the longest vocabulary tokens gives ``need``, a number of tokens that is
-achievable. It is consistent along the way: after the first token of that cut, the canonical
-completion is the rest, so ``need`` drops by one. A token is allowed under a budget of ``b``
-tokens iff the position after it needs at most ``b - 1``: exactly, at every position, tool names
-included (a name's need is the least over the tools below it).
-
-Needs are memoised in the compiler's bounded mask cache (per snapshot where names matter). An
-exact need before a name is a least over every tool; :mod:`.name_bounds` finds it from lower
-bounds, building a few tools' automata instead of every tool's in every form.
+From any position the *canonical completion* is the smallest among the shortest byte strings
+that finish the call; cut into the longest vocabulary tokens it gives ``need``, an achievable
+count that drops by one after the cut's first token. A token is allowed under a budget of ``b``
+iff the position after it needs at most ``b - 1`` (a name's need is the least over the tools
+below it, found from :mod:`.name_bounds`' lower bounds). Needs are kept in the mask cache.
 """
 
 from __future__ import annotations
@@ -41,19 +35,15 @@ Completion = tuple[int, bytes]
 
 
 def tokens_of(grammar: Grammar, data: bytes) -> int:
-    """Tokens in the longest-match cut of ``data`` (bytes, if some byte has no token): by the
-    compiled trie where it is built (cheaper than a cache lookup), else by bisection, kept."""
+    """Tokens in the longest-match cut of ``data`` (bytes, if some byte has no token)."""
     if not data:
         return 0
-    if NATIVE:
-        found = native_count(grammar.compiler.index, data)
-        return len(data) if found is None else found
 
     def count() -> int:
         found = _cut(grammar, data)
         return len(data) if found is None else found
 
-    return grammar.compiler.kept(("tokens", grammar.compiler.key, data), count)
+    return count() if NATIVE else grammar.compiler.kept(("tokens", grammar.compiler.key, data), count)
 
 
 def _cut(grammar: Grammar, data: bytes) -> int | None:
@@ -67,8 +57,7 @@ def _cut(grammar: Grammar, data: bytes) -> int | None:
 
 
 LONG_TEXT = 4096
-"""Bytes past which a completion given as runs (a counter's repeats) is counted from its runs
-(:func:`.run_tokens.count_runs`: a cost of its distinct parts) rather than spelled and cut."""
+"""Bytes past which a completion's runs are counted by :func:`.run_tokens.count_runs`, not spelled."""
 
 
 def tokens_of_runs(grammar: Grammar, runs: Runs) -> int:
@@ -94,8 +83,7 @@ class _Completion(tuple):  # type: ignore[type-arg]
 
 def need(grammar: Grammar, pos: Position, follow_ok: bool) -> int:
     """Tokens enough to finish the call from ``pos`` (0 in text); in a reasoning section, its
-    close and then the call that must follow it (each cut on its own). Inside a tail, counted
-    from the completion's runs (as dear at any count)."""
+    close and then the call that must follow it, each cut on its own."""
     if isinstance(pos, Think):
         return grammar.compiler.kept(("think-need", grammar.serial, pos, follow_ok), lambda: tokens_of(
             grammar, _think_close(grammar, pos)) + need(grammar, grammar.after_think(pos), follow_ok))
@@ -127,8 +115,7 @@ def shortest(grammar: Grammar, pos: Position, follow_ok: bool) -> Completion:
 
 
 def tail_text(grammar: Grammar, form: int, tail: CompiledTail, state: int, follow_ok: bool) -> bytes:
-    """The canonical completion from a state of a tail automaton of ``form``; where it runs into
-    a list's separator (``, `` before another call), the shortest next call is part of it."""
+    """The canonical completion from a tail state, the shortest next call included after a separator."""
     return spell(tail_runs(grammar, form, tail, state, follow_ok))
 
 
@@ -177,12 +164,9 @@ def _shortest(grammar: Grammar, pos: Position, follow_ok: bool) -> Completion:
     return _best(options, grammar)
 
 
-# -- budgets -------------------------------------------------------------------------------------------
-
-
 def within(grammar: Grammar, pos: Position, mask: Mask, budget: int, start_ok: bool, follow_ok: bool) -> Mask | None:
     """The tokens of ``mask`` after which the call can still close within ``budget - 1`` tokens;
-    ``None`` when every one can (the mask stands as it is: no copy, no new bitmask row)."""
+    ``None`` when every one can (no copy, no new bitmask row)."""
     known = known_within(grammar, pos, mask, budget, start_ok, follow_ok)
     if known is not NOT_AT_HAND:
         return cast("Mask | None", known)
@@ -214,9 +198,7 @@ NOT_AT_HAND = object()
 
 def known_within(grammar: Grammar, pos: Position, mask: Mask, budget: int, start_ok: bool,
                  follow_ok: bool) -> Mask | None | object:
-    """:func:`within`'s answer where what it reads is kept already, else :data:`NOT_AT_HAND`:
-    nothing is computed (a decoding loop asks this on its own thread and leaves the rest to a
-    worker)."""
+    """:func:`within`'s answer where what it reads is kept, else :data:`NOT_AT_HAND` (nothing is computed)."""
     if budget - 1 >= mask.max_after:
         return None
     cache = grammar.compiler.masks
@@ -259,10 +241,8 @@ def _key(kind: str, grammar: Grammar, pos: Position, start_ok: bool, follow_ok: 
 
 
 def _most_upper(grammar: Grammar, pos: Open | Head, mask: Mask, start_ok: bool, follow_ok: bool) -> int:
-    """An upper bound of every allowed token's need at an opener or head position, from the
-    tools' witnesses (:func:`.name_bounds.name_most`), so no argument automaton is built but for
-    a token that runs into a tail: a budget at least this large lets every token through
-    (``FAR`` where some token has no such bound)."""
+    """An upper bound of every allowed token's need at an opener or head position, from the tools'
+    witnesses (:func:`.name_bounds.name_most`), so no argument automaton is built for a roomy budget."""
 
     def after_upper(after: Position) -> int:  # a token that writes a whole name and runs into its tail: that tool's own need
         return need(grammar, after, follow_ok) if isinstance(after, Tail) else upper(grammar, after, follow_ok)
@@ -281,9 +261,8 @@ def _most_upper(grammar: Grammar, pos: Open | Head, mask: Mask, start_ok: bool, 
 
 
 class _NameNeeds:
-    """At one name position: each allowed token's need, or an upper bound of it (the least
-    :func:`.name_bounds.name_most` below what it writes) until a budget does not clear the bound.
-    Thread-safe (a lock)."""
+    """At one name position: each allowed token's need, or an upper bound of it until a budget
+    does not clear the bound. Thread-safe (a lock)."""
 
     def __init__(self, ids: np.ndarray, upper: np.ndarray, exact: np.ndarray) -> None:
         self.ids, self.upper, self.exact = ids, upper, exact
@@ -308,8 +287,7 @@ class _NameNeeds:
 
 
 def _name_needs(grammar: Grammar, pos: Name, mask: Mask, start_ok: bool, follow_ok: bool) -> _NameNeeds | None:
-    """The bounds of a name mask's tokens (exact for tokens that run past a name into its tail),
-    ``None`` for dialects without name bounds."""
+    """The bounds of a name mask's tokens (``None`` for dialects without name bounds)."""
     most = name_most(grammar, pos.form, follow_ok)
     if most is None:
         return None
@@ -348,16 +326,14 @@ def _after(grammar: Grammar, pos: Position, tid: int, start_ok: bool, follow_ok:
 
 
 def _opening(grammar: Grammar, pos: Text) -> np.ndarray:
-    """The tokens that complete an opener from a text position, and the opener specials (sorted):
-    in text, the only tokens that leave a call to finish."""
+    """The tokens that complete an opener from a text position, and the opener specials (sorted)."""
     openers = grammar.openers
     return np.array(sorted({c.token for c in openers.committers(pos.state)} | set(openers.special_forms)), dtype=np.int64)
 
 
 def _kept_text_needs(grammar: Grammar, pos: Text, mask: Mask, start_ok: bool, follow_ok: bool) -> tuple[np.ndarray, np.ndarray]:
-    """The opening tokens ``mask`` allows at a text position, with their needs (kept per
-    snapshot and position): the other tokens need nothing, so a budget reads a few tokens here,
-    not arrays as long as the vocabulary."""
+    """The opening tokens ``mask`` allows at a text position, with their needs (kept): the other
+    tokens need nothing, so a budget reads a few numbers, not vocabulary-long arrays."""
 
     def make() -> _Needs:
         risky = _opening(grammar, pos)
@@ -371,9 +347,8 @@ def _kept_text_needs(grammar: Grammar, pos: Text, mask: Mask, start_ok: bool, fo
 
 def token_needs(grammar: Grammar, pos: Position, mask: Mask, start_ok: bool, follow_ok: bool,
                 slack: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Every allowed token of ``mask`` with the tokens it leaves to finish the call. With ``slack``
-    (a budget's), an opener's or head's needs are kept only if that budget filters them (a
-    roomy budget needs only their largest, and they cover the vocabulary: 200 KB on Qwen3)."""
+    """Every allowed token of ``mask`` with the tokens it leaves to finish the call; with ``slack``,
+    an opener's needs are kept only if it filters them (they cover the vocabulary: 200 KB on Qwen3)."""
     if isinstance(pos, Tail):
         if _in_string(grammar, pos):
             parts = _kept_string_parts(grammar, pos, mask, follow_ok)
@@ -429,9 +404,8 @@ def _per_token_needs(grammar: Grammar, pos: Position, mask: Mask, start_ok: bool
 
 
 def _stay_needs(grammar: Grammar, pos: Open | Head, mask: Mask, start_ok: bool, follow_ok: bool) -> tuple[np.ndarray, np.ndarray]:
-    """At an opener or its head, as in the tails: a token that stays inside needs what its end
-    state needs (one search per distinct end); only the tokens that complete an opener or reach
-    the name, and the opener specials, are walked one by one."""
+    """At an opener or its head: a token that stays inside needs what its end state needs (one
+    search per distinct end); the others are walked one by one."""
 
     def end_need(inside: Position) -> int:
         alive = not isinstance(inside, Open) or grammar.open_alive(inside.state, inside.only)
@@ -442,9 +416,8 @@ def _stay_needs(grammar: Grammar, pos: Open | Head, mask: Mask, start_ok: bool, 
 
 def _by_end(grammar: Grammar, pos: Open | Head, ids: np.ndarray, of_end: Callable[[Position], int],
             of_after: Callable[[Position], int], start_ok: bool, follow_ok: bool) -> np.ndarray:
-    """For each allowed token at an opener or head position: ``of_end`` of the position at its end
-    state (once per state) if it stays inside, else ``of_after`` of the position after it
-    (``FAR`` where it is not allowed)."""
+    """Per token at an opener or head: ``of_end`` of its end state (once per state) if it stays
+    inside, else ``of_after`` of the position after it (``FAR`` where it is not allowed)."""
     openers = grammar.openers
     walk = openers.open_committers(pos.state) if isinstance(pos, Open) else openers.head_walk(pos.form, pos.state)
     end_of = dict(zip(walk[0], walk[1]))  # the tokens that stay inside, and their end states
@@ -465,9 +438,8 @@ def _by_end(grammar: Grammar, pos: Open | Head, ids: np.ndarray, of_end: Callabl
 
 
 class _StringParts:
-    """The needs at a string-content position, by what decides them: an inside token's need is
-    its (final state, characters still owed) key's, a closing token's that of the bytes after its
-    quote. Kept per snapshot and position unless a ``minLength`` is owed, so a budget that bites
+    """The needs at a string-content position: an inside token's is its (final state, characters
+    owed) key's, a closing token's that of the bytes after its quote, so a budget that bites
     through a long string compares a few numbers per step. Immutable."""
 
     def __init__(self, string: StringWalk, per_key: np.ndarray, used: np.ndarray, slots: np.ndarray,
@@ -528,16 +500,14 @@ def _string_parts(grammar: Grammar, pos: Tail, mask: Mask, follow_ok: bool) -> _
 
 
 def _kept_string_parts(grammar: Grammar, pos: Tail, mask: Mask, follow_ok: bool) -> _StringParts:
-    """:func:`_string_parts`, kept in the mask cache unless characters are owed (then it holds a key
-    per inside token)."""
+    """:func:`_string_parts`, kept unless characters are owed (it then holds a key per token)."""
     return grammar.compiler.kept(("string-needs", grammar.serial, pos, follow_ok),
                                  lambda: _string_parts(grammar, pos, mask, follow_ok),
                                  keep=lambda made: made.slots is made.string.final_index)
 
 
 def _string_within(grammar: Grammar, pos: Tail, mask: Mask, slack: int, follow_ok: bool) -> Mask | None:
-    """:func:`within` at string content, from the kept :class:`_StringParts`: inside tokens come
-    whole from the string table's packed bits when every key fits (or none does)."""
+    """:func:`within` at string content, from the kept :class:`_StringParts`."""
     parts = _kept_string_parts(grammar, pos, mask, follow_ok)
     string = parts.string
     fits = parts.per_key <= slack
@@ -557,9 +527,8 @@ def _string_within(grammar: Grammar, pos: Tail, mask: Mask, slack: int, follow_o
 
 def _think_needs(grammar: Grammar, pos: Think, mask: Mask, start_ok: bool,
                  follow_ok: bool) -> tuple[np.ndarray, np.ndarray]:
-    """In a reasoning section, as in the tails: a token that stays inside needs what its end
-    state needs (one search per distinct end), one that closes the section what its rest leaves;
-    a special token without bytes stays where it is."""
+    """In a reasoning section: a token that stays inside needs what its end state needs, one that
+    closes it what its rest leaves; a special stays where it is."""
     think = grammar.openers.think
     assert think is not None
     index = grammar.compiler.index
@@ -591,17 +560,13 @@ def _tail_needs(grammar: Grammar, pos: Tail, mask: Mask, follow_ok: bool) -> tup
     def state_need(state: int) -> int:
         return tokens_of_runs(grammar, tail_runs(grammar, pos.form, compiled, state, follow_ok))
 
-    ids_out: list[np.ndarray] = []
-    needs_out: list[np.ndarray] = []
     walk = walk_state(index, dfa, pos.state, compiler.blank_table)
     ends, where = np.unique(walk.finals, return_inverse=True)
-    ids_out.append(index.ids[walk.rows].astype(np.int64))
-    needs_out.append(np.array([state_need(s) for s in ends.tolist()], dtype=np.int64)[where])
-    crossing_ids = index.ids[walk.exit_rows].tolist()
-    arr = np.empty(len(crossing_ids), dtype=np.int64)
-    for i, tid in enumerate(crossing_ids):
+    inside = np.array([state_need(s) for s in ends.tolist()], dtype=np.int64)[where]
+    crossing_ids = index.ids[walk.exit_rows].astype(np.int64)
+    crossing = np.empty(crossing_ids.size, dtype=np.int64)
+    for i, tid in enumerate(crossing_ids.tolist()):
         after, _ = grammar.walk(at, grammar.vocab.token_bytes[tid] or b"", follow_ok, follow_ok)
-        arr[i] = FAR if after is None else need(grammar, after, follow_ok)
-    ids_out.append(np.asarray(crossing_ids, dtype=np.int64))
-    needs_out.append(arr)
-    return _allowed_only(mask, np.concatenate(ids_out), np.concatenate(needs_out))
+        crossing[i] = FAR if after is None else need(grammar, after, follow_ok)
+    return _allowed_only(mask, np.concatenate([index.ids[walk.rows].astype(np.int64), crossing_ids]),
+                         np.concatenate([inside, crossing]))

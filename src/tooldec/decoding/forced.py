@@ -1,11 +1,6 @@
-"""The bytes the grammar forces from a position: where exactly one byte may come next.
-
-A loop that knows them evaluates their tokens in one batch instead of a forward pass each
-(jump-forward, as XGrammar calls it). Each byte is read off the automaton the position is in and
-the position moves by :meth:`Grammar.walk`, so counters and every other check stay the walk's.
-The span stops at a choice, where the output could end (a call closed) and where the automaton
-cannot say (reasoning, counters it knows only as classes), so it is never longer than the
-language allows.
+"""The bytes the grammar forces from a position, so a loop evaluates their tokens in one batch
+(jump-forward). The position moves by :meth:`Grammar.walk`, so every check stays the walk's; the
+span stops at a choice, a closed call, and where the automaton cannot say (reasoning, counters).
 """
 
 from __future__ import annotations
@@ -54,8 +49,7 @@ def only_byte(grammar: Grammar, pos: Position, follow_ok: bool) -> int | None:
 
 
 def _name_byte(grammar: Grammar, pos: Name, follow_ok: bool) -> int | None:
-    """The next byte of the only name that goes on from ``pos.prefix``, or the tail's first byte
-    once the name is whole and no longer name begins with it."""
+    """The next byte of the only name that goes on from ``pos.prefix``, or the tail's first byte."""
     prefix = pos.prefix
     if pos.only is not None:
         name = pos.only.encode()

@@ -1,21 +1,10 @@
 """The compile step and what it makes: tools in, an immutable snapshot (``Grammar``) out.
 
-A :class:`Compiler` serves one vocabulary and one dialect: it prepares the vocabulary once and
-keeps bounded, locked caches that any number of threads may share: tail automata by schema hash,
-form and chaining (a tool is compiled once whatever its name and however many inventories hold
-it), masks by position (by the snapshot where the names decide them), and snapshots by inventory
-key. Every check runs in :meth:`Compiler.compile`, so once a snapshot exists no schema error can
-surface while decoding.
-
-A :class:`Grammar` is the language of text with tool calls for one inventory. It never changes;
-an inventory change makes a new snapshot (:meth:`Grammar.with_tools`), reusing every tool
-compiled before. It walks positions over bytes (:meth:`Grammar.walk`); masks and budgets live in
+A :class:`Compiler` keeps the bounded, locked caches of one vocabulary and dialect (tail automata
+by schema hash, so a tool is compiled once whatever its name); every check runs when it compiles
+(DESIGN invariant 5). A :class:`Grammar` walks positions over bytes; masks and budgets live in
 ``masking`` and ``budget``. Two flags from the cursor take part everywhere: ``start_ok`` (a call
 may begin in text) and ``follow_ok`` (another call may follow the one being written).
-
-With a dialect that writes results inline (``Dialect.stop_after_call``: ToolkenGPT, ReAct), a
-call's last byte ends a token, so a token that ran on (``)=<``) would put its extra bytes between
-the call and its result.
 """
 
 from __future__ import annotations
@@ -61,12 +50,8 @@ MB = 1 << 20
 
 
 def prepare_vocabulary(vocab: Vocabulary) -> TokenIndex:
-    """Build the per-vocabulary tables now (token index, string and whitespace tables, the trie,
-    the longest-match tables), once per process, and the automata of the ``format`` values.
-
-    A server calls this when it loads the tokenizer, so no request pays it. Safe to call from any
-    thread and more than once; the tables are freed with the vocabulary.
-    """
+    """Build the per-vocabulary tables now, once per process, so no request pays for them. Safe
+    from any thread and more than once; the tables are freed with the vocabulary."""
     index = TokenIndex.of(vocab)
     blank_table(index)
     vocab.prepare_matching()
@@ -90,9 +75,8 @@ PIECE_WALK_BYTES = 64 << 20
 
 
 def prepare_string_template(index: TokenIndex, style: Style, stops: tuple[str, ...]) -> None:
-    """Walk the vocabulary now from the content states every string that keeps ``stops`` out
-    reaches (after its opening quote and after a character; about 30 ms each on a 150,000-token
-    vocabulary), so the first request that writes a string does not."""
+    """Walk the vocabulary now from the content states of a string that keeps ``stops`` out
+    (about 30 ms each at 150,000 tokens), so the first request that writes one does not."""
     piece = piece_automaton(*string_template(style, stops))
     table = piece_table(index, piece)
     opened = piece.step(piece.start, b'"')
@@ -113,15 +97,14 @@ _SERIALS = itertools.count(1)
 
 @dataclass(eq=False)
 class CompiledTail:
-    """One schema's tail automaton in one form of the dialect (shared by every snapshot). Its
-    state numbers mean something only with this object: caches key on ``serial``, never ``key``."""
+    """One schema's tail automaton in one form (shared by every snapshot); caches key on
+    ``serial``, never ``key``, as its state numbers mean something only with this object."""
 
     key: tuple[str, int, bool]
     dfa: LazyDFA
     nfa_states: int
     next_call: bool = False
-    """Whether the tail can hand over to another call (a list's separator): its states' distances
-    may then lead into the next call."""
+    """Whether the tail can hand over to another call (its distances may lead into it)."""
     serial: int = 0
     counted_states: int = 0
     """How many DFA states the tail cache counted last (masking recounts it as the DFA grows)."""
@@ -138,16 +121,13 @@ class Compiler:
     """Compiles tool inventories for one vocabulary and dialect; owns the caches.
 
     Thread-safety: a compiler and the snapshots it returns may be shared by any number of
-    threads; the caches are bounded (bytes, least recently used first) and locked. A cursor
-    (:class:`~tooldec.decoding.Machine`) belongs to one sequence.
+    threads; the caches are bounded (bytes, least recently used first) and locked.
 
     Args:
         vocab: The model's vocabulary (padded to the logits' width if they are wider).
         dialect: How calls are written.
-        tail_cache_bytes: Bound on the compiled tool automata (those a live snapshot uses stay
-            pinned to it beyond the bound).
-        mask_cache_bytes: Bound on cached masks (a packed mask is ``vocab.size / 8`` bytes: 19 KB
-            at 151k tokens, so 32 MB keep about 1,700).
+        tail_cache_bytes: Bound on the compiled tool automata (a live snapshot pins those it uses).
+        mask_cache_bytes: Bound on cached masks (19 KB each at 151k tokens: 32 MB keep about 1,700).
         snapshot_cache: How many snapshots to keep for repeated tool lists.
 
     Examples:
@@ -168,8 +148,7 @@ class Compiler:
         start = time.perf_counter()
         vocab = with_markers(vocab, dialect.markers_in_use)
         self.vocab = vocab
-        """The vocabulary masks are computed over: the given one, with the dialect's markers
-        spelled (``tooldec.tokens.markers``; the same ids and size)."""
+        """The given vocabulary with the dialect's markers spelled (``tooldec.tokens.markers``)."""
         self.dialect = dialect
         self.index = prepare_vocabulary(vocab)
         self.openers = OpenerTables(self.index, dialect)
@@ -197,8 +176,8 @@ class Compiler:
         """Time spent preparing the vocabulary and the opener and value automata."""
 
     def kept(self, key: tuple[Any, ...], make: Callable[[], T], keep: Callable[[T], bool] | None = None) -> T:
-        """A value kept beside the masks in their bounded cache, made on a miss (and stored only if
-        ``keep`` accepts it); ``key`` must name what it depends on (snapshot serial, schema hash)."""
+        """A value kept in the bounded mask cache, made on a miss (stored if ``keep`` accepts it);
+        ``key`` names what it depends on (snapshot serial, schema hash)."""
         return self.masks.get_or_make(key, make, keep)  # type: ignore[arg-type,return-value]
 
     # -- shared compilers for the ``Grammar(tools, vocab, dialect)`` shorthand ----------------------
@@ -218,14 +197,8 @@ class Compiler:
     # -- compiling --------------------------------------------------------------------------------
 
     def compile(self, tools: ToolSet | Iterable[ToolLike]) -> Grammar:
-        """An immutable snapshot of ``tools`` for this vocabulary and dialect.
-
-        Args:
-            tools: A ``ToolSet`` or anything it takes (functions, tool dicts, Pydantic models).
-
-        Returns:
-            The snapshot; the same object again for a tool list seen before (same names and
-            schemas, any order), while it is in the snapshot cache.
+        """An immutable snapshot of ``tools`` (a ``ToolSet`` or what it takes); the same object
+        again for a tool list seen before, in any order, while the snapshot cache holds it.
 
         Raises:
             ToolRegistrationError: A tool cannot be made, a name is repeated, or the dialect
@@ -244,8 +217,7 @@ class Compiler:
         return self.snapshots.put(key, grammar)
 
     def check(self, tool: Tool) -> None:
-        """The dialect's checks of ``tool`` (cached by name and schema; nothing to do for a
-        dialect without checks of its own)."""
+        """The dialect's checks of ``tool``, cached by name and schema."""
         if not self._checks_tools:
             return
         key = (tool.name, tool.schema_hash)
@@ -254,13 +226,11 @@ class Compiler:
             self._checked.put(key, True)
 
     def inventory_key(self, tools: Mapping[str, Tool]) -> str:
-        """Stable key of an inventory: vocabulary, dialect and every (name, schema hash), in any
-        order (the key :meth:`compile` gives the same tools as a ``ToolSet``)."""
+        """Stable key of an inventory: vocabulary, dialect and every (name, schema hash), any order."""
         return self._key_of(inventory_digest(sorted(tool.inventory_entry for tool in tools.values())))
 
     def _key_of(self, digest: str) -> str:
-        """The snapshot key of an inventory digest, remembered for the last few hundred digests (a
-        cold SHA-256 call costs tens of microseconds, a lookup a few)."""
+        """The snapshot key of a digest, remembered (a cold SHA-256 costs tens of µs, a lookup a few)."""
         return self._snapshot_keys.get_or_make(
             digest, lambda: hashlib.sha256(f"{self.key}\0{digest}".encode()).hexdigest())
 
@@ -305,18 +275,14 @@ _SHARED: weakref.WeakKeyDictionary[Vocabulary, dict[str, weakref.ref[Compiler]]]
 class Grammar:
     """An immutable snapshot of an inventory for one vocabulary and dialect.
 
-    Shareable by any number of threads and cursors; picklable (a worker process receives the
-    tools and rebuilds its own compiler caches). ``Grammar(tools, vocab, dialect)`` is shorthand
-    for ``Compiler.shared(vocab, dialect).compile(tools)``.
-
-    The tail automata a snapshot has used stay pinned to it (their state numbers are what its
-    cursors hold), so a snapshot's memory grows with the tools actually called, and is released
-    with it.
+    Shareable by any number of threads and cursors; picklable (a worker rebuilds its own compiler
+    caches). ``Grammar(tools, vocab, dialect)`` is shorthand for
+    ``Compiler.shared(vocab, dialect).compile(tools)``. The tail automata it has used stay pinned
+    to it (its cursors hold their state numbers), so its memory grows with the tools called.
 
     Attributes:
         key: Stable identity: vocabulary fingerprint, dialect and options, every tool's schema hash.
-        serial: This snapshot object's identity in the compiler's caches (positions name states of
-            its pinned automata, so cached masks and budgets are per snapshot object, not per key).
+        serial: This object's identity in the compiler's caches (cached masks are per object).
         tools: Name -> Tool (read-only).
         names: The names, sorted.
     """
@@ -370,8 +336,7 @@ class Grammar:
 
     @property
     def openers(self) -> OpenerTables:
-        """The opener automata: the compiler's, or for a dialect with a named opener (one that
-        commits only on a real tool name) this snapshot's own, built from its names on first use."""
+        """The opener automata: the compiler's, or with named openers this snapshot's own, built on first use."""
         box = self._openers
         if not box:
             made = OpenerTables(self.compiler.index, self.dialect, list(self.tools))
@@ -394,7 +359,7 @@ class Grammar:
         return self._names
 
     def with_tools(self, *, add: Iterable[ToolLike] = (), remove: Iterable[str] = ()) -> Grammar:
-        """A new snapshot with tools added and removed (a replaced tool: remove, then add).
+        """A new snapshot with tools added and removed (to replace one: remove, then add).
 
         Raises:
             ToolNotFoundError: A removed name is not in the inventory.
@@ -435,9 +400,8 @@ class Grammar:
     # -- positions --------------------------------------------------------------------------------
 
     def start(self, tool_choice: str) -> Position:
-        """Where a sequence begins: free text (``auto``, ``none``) or a call that must come first
-        (after a reasoning section, if the model writes one); inside reasoning if the prompt
-        opened it (``Reasoning.inside_at_start``)."""
+        """Where a sequence begins: free text, a call that must come first, or inside reasoning if
+        the prompt opened it (``Reasoning.inside_at_start``)."""
         openers = self.openers
         free = tool_choice in ("auto", "none")
         only = None if free or tool_choice == "required" else tool_choice
@@ -465,7 +429,7 @@ class Grammar:
 
     def open_alive(self, state: int, only: str | None) -> bool:
         """Whether the call ``tool_choice`` asks for can still open from ``open`` state ``state``
-        (only named openers can lead to another tool's call; cached per state and tool)."""
+        (only named openers can lead elsewhere)."""
         if only is None or not self.dialect.named_openers:
             return True
         key = (state, only)
@@ -488,8 +452,7 @@ class Grammar:
         return found
 
     def after_commit(self, commit: int, only: str | None, follow_ok: bool) -> Position | None:
-        """Where the call goes on once opener ``commit`` completed (``None``: a named opener
-        named another tool than the one ``tool_choice`` asks for)."""
+        """Where the call goes on after opener ``commit`` (``None``: it named a tool not asked for)."""
         info = self.openers.commits[commit]
         if info.kind is CommitKind.REFUSED:
             return None
@@ -530,8 +493,7 @@ class Grammar:
         return None
 
     def walk(self, pos: Position, data: bytes, start_ok: bool, follow_ok: bool) -> tuple[Position | None, int]:
-        """The position after ``data`` and the calls closed on the way (``None``: ``data`` leaves
-        the language)."""
+        """The position after ``data`` (``None``: it leaves the language) and the calls closed on the way."""
         openers = self.openers
         names = self._names
         i, n, closed = 0, len(data), 0

@@ -34,23 +34,17 @@ Lists = tuple[np.ndarray | None, np.ndarray | None]
 """``(allowed, refused)``: what a sampler reads of a mask (``Mask.pick_lists``)."""
 
 MOVES_KEPT = 16
-"""Most tokens a :class:`_Step` keeps the move of: a greedy loop takes one per position, and a
-few where a position repeats (the content of a string stays in one automaton state)."""
+"""Most moves a :class:`_Step` keeps: one per position, more where a string's content repeats a state."""
 
 _MOVES = threading.Lock()
 """Held while a record's moves are written, so no reader sees half of one."""
 
 
 class _Step:
-    """A decoding loop's record of one position of one snapshot: its mask as a sampler reads it,
-    the budgets that leave it whole, and where the tokens taken from it led.
-
-    A loop at a position it has seen (the same tool list again, a retry, a shared prefix) follows
-    the kept move to the next record instead of finding the lists and the next position again
-    (30-45 µs a token once a forward pass has swept the CPU caches:
-    ``python benchmarks/cold_replay.py --model qwen --sweep-mb 64 --phases``). The first move is
-    kept with a weak link to the next record, later ones in ``more``, without links; few objects
-    the garbage collector tracks. Kept in the compiler's bounded mask cache, counted at its size.
+    """A loop's record of one position of one snapshot: its sampler lists, the budgets that leave
+    them whole, and where tokens taken from it led, so a position seen again follows the kept move
+    instead of finding both anew (30-45 µs a token with swept CPU caches:
+    ``python benchmarks/cold_replay.py --model qwen --sweep-mb 64 --phases``).
 
     Shared by every machine of the snapshot on any thread: ``lists``, ``fits_from`` and ``flags``
     never change; moves are written under ``_MOVES``, the first with ``token`` last (a reader that
@@ -63,20 +57,13 @@ class _Step:
     def __init__(self, lists: Lists, width: int, fits_from: int, flags: tuple[bool, bool]) -> None:
         self.lists = lists
         self.width = width
-        self.fits_from = fits_from
-        """The least budget known to leave the mask whole (every larger one does too)."""
-        self.flags = flags
-        """The machine's (start_ok, follow_ok) this record is for (part of its key)."""
-        self.token = -1
-        """The first token taken from here (-1: none yet)."""
-        self.to: Position | None = None
-        """The position after ``token``."""
-        self.closed = 0
-        """Calls ``token`` closed."""
-        self.next: weakref.ref[_Step] | None = None
-        """``to``'s record, once a machine made or found it after taking ``token``."""
-        self.more: dict[int, tuple[Position, int]] | None = None
-        """Later tokens: (the position after, calls closed)."""
+        self.fits_from = fits_from  # the least budget known to leave the mask whole
+        self.flags = flags  # (start_ok, follow_ok), part of its key
+        self.token = -1  # the first token taken from here (-1: none yet)
+        self.to: Position | None = None  # the position after ``token``
+        self.closed = 0  # calls ``token`` closed
+        self.next: weakref.ref[_Step] | None = None  # ``to``'s record, once a machine made or found it
+        self.more: dict[int, tuple[Position, int]] | None = None  # later tokens: (position after, calls closed)
         allowed, refused = lists
         self.nbytes = 900 + 200 * MOVES_KEPT + (0 if allowed is None else allowed.nbytes) + (
             0 if refused is None else refused.nbytes)
@@ -111,21 +98,17 @@ class Mode(enum.Enum):
 class Machine:
     """One sequence's position in a :class:`Grammar`: its masks, and the tokens that move it.
 
-    Ten methods are the whole of it for a loop that asks for a mask every step: the mask
-    (:meth:`fill_bitmask`, :meth:`allowed_token_ids`), the moves (:meth:`advance`,
-    :meth:`accept_string`, :meth:`rollback`, :meth:`fork`, :meth:`reset`), the end
-    (:meth:`is_done`) and the budget (:meth:`min_tokens`, :meth:`check_budget`). What a sampler loop
-    reads beyond them is ``machine.advanced`` (:class:`Advanced`).
+    Its ten public methods are all a loop that asks for a mask every step needs; a sampler loop
+    reads the rest through ``machine.advanced`` (:class:`Advanced`). Belongs to one sequence.
 
     Args:
         grammar: The compiled inventory (shared by all machines).
-        tool_choice: ``"auto"`` (text or calls), ``"required"`` (a call comes first),
-            ``"none"`` (no call may open) or a tool name (that tool is called first).
+        tool_choice: ``"auto"``, ``"required"`` (a call comes first), ``"none"`` (no call may
+            open) or a tool name (that tool is called first).
         parallel_tool_calls: Whether more than one call may be made in one turn.
         max_calls: Most calls in one turn (``None``: no limit).
-        max_reasoning_tokens: Most tokens a reasoning section may take, its close included
-            (``None``: no limit but the budget's). The masks close it in time: past the limit
-            only the close is allowed, and with a budget, room is kept for a call that must follow.
+        max_reasoning_tokens: Most tokens a reasoning section may take, its close included: past
+            it only the close is allowed (with a budget, room is kept for a call that must follow).
 
     Raises:
         ToolNotFoundError: ``tool_choice`` names no tool.
@@ -149,15 +132,8 @@ class Machine:
         (True, <Mode.TOOL: 'tool'>)
     """
 
-    def __init__(
-        self,
-        grammar: Grammar,
-        *,
-        tool_choice: ToolChoice = "auto",
-        parallel_tool_calls: bool = True,
-        max_calls: int | None = None,
-        max_reasoning_tokens: int | None = None,
-    ) -> None:
+    def __init__(self, grammar: Grammar, *, tool_choice: ToolChoice = "auto", parallel_tool_calls: bool = True,
+                 max_calls: int | None = None, max_reasoning_tokens: int | None = None) -> None:
         if tool_choice not in ("auto", "required", "none") and tool_choice not in grammar.tools:
             raise ToolNotFoundError(f"tool_choice {tool_choice!r} is neither auto/required/none nor a tool name")
         if tool_choice == "auto" and not grammar.dialect.opens_in_text:
@@ -208,16 +184,11 @@ class Machine:
         return start_ok, follow_ok
 
     def min_tokens(self) -> int:
-        """Tokens enough to finish the current call (its canonical completion cut into real
-        tokens); 0 outside one. A budget of this many tokens is always enough."""
+        """Tokens always enough to finish the current call (0 outside one)."""
         return need(self._grammar, self._pos, self._flags()[1])
 
     def check_budget(self, budget: int) -> None:
-        """Refuse, before decoding starts, a budget in which the required call cannot close.
-
-        Raises:
-            BudgetError: A call must come first and needs more than ``budget`` tokens.
-        """
+        """Raise ``BudgetError`` before decoding if a call must come first and cannot close in ``budget``."""
         if isinstance(self._pos, Open) or (isinstance(self._pos, Think) and self._pos.forced):
             needed = self.min_tokens()
             if needed > budget:
@@ -228,8 +199,8 @@ class Machine:
     # -- masks --------------------------------------------------------------------------------
 
     def _capped(self, budget: int | None) -> int | None:
-        """``budget``, or less inside a reasoning section that ``max_reasoning_tokens`` limits: the
-        tokens it has left, but never fewer than its close needs, and room for what must follow."""
+        """``budget``, capped in a reasoning section by ``max_reasoning_tokens`` (never below what
+        its close and what must follow need)."""
         pos, most = self._pos, self._max_reasoning_tokens
         if most is None or type(pos) is not Think:
             return budget
@@ -249,8 +220,7 @@ class Machine:
         return mask, self._fitting(within(grammar, pos, mask, max(budget, 1), start_ok, follow_ok), budget)
 
     def _fitting(self, filtered: Mask | None, budget: int) -> Mask | None:
-        """The budget's cut, unless it leaves no token (a budget below the need: an empty mask
-        would fail a sampler somewhere else)."""
+        """The budget's cut; ``BudgetError`` where it leaves no token (it would fail a sampler later)."""
         if filtered is not None and not filtered.count:
             needed = self.min_tokens()
             raise BudgetError(
@@ -266,16 +236,9 @@ class Machine:
         return mask if filtered is None else filtered
 
     def allowed_token_ids(self, budget: int | None = None) -> np.ndarray:
-        """Sorted ids of the tokens allowed next.
-
-        Args:
-            budget: Tokens the caller may still generate, this one included. Only tokens after
-                which the call can still close within the rest are allowed.
-
-        Raises:
-            BudgetError: ``budget`` is below :meth:`min_tokens`, so no token could be allowed
-                (as in :meth:`fill_bitmask` and every mask of :class:`Advanced`).
-        """
+        """Sorted ids of the tokens allowed next; with ``budget`` (tokens left, this one included)
+        only those after which the call can still close in the rest. Every mask raises
+        ``BudgetError`` for a budget below :meth:`min_tokens` (no token could be allowed)."""
         return self._allowed(budget).ids
 
     def _known(self, budget: int | None, flags: tuple[bool, bool] | None = None) -> tuple[Mask, Mask | None] | None:
@@ -316,8 +279,7 @@ class Machine:
             self._came.next = weakref.ref(step)
 
     def _keep_lists(self, flags: tuple[bool, bool], mask: Mask, filtered: Mask | None, budget: int, width: int) -> Lists:
-        """The sampler's lists of ``filtered`` (the budget's cut) or else ``mask``; a new record
-        where the budget took nothing away (it stands for this budget and above)."""
+        """The sampler's lists of ``filtered`` or else ``mask``, recorded where the budget took nothing."""
         if filtered is not None:
             return filtered.pick_lists(width)
         lists = mask.pick_lists(width)
@@ -329,15 +291,8 @@ class Machine:
 
     def fill_bitmask(self, bitmask: np.ndarray, row: int = 0, budget: int | None = None) -> bool:
         """Write the allowed set into ``bitmask[row]`` (int32 words, bit i = token 32*w+i), or into
-        ``bitmask`` itself when it is one row.
-
-        Returns:
-            Whether any token of the vocabulary is masked out.
-
-        Raises:
-            BudgetError: ``budget`` is below :meth:`min_tokens` (see :meth:`allowed_token_ids`);
-                ``bitmask`` is left as it was.
-        """
+        a one-row ``bitmask``; whether any token is masked out (``BudgetError`` as in
+        :meth:`allowed_token_ids`, leaving ``bitmask`` as it was)."""
         target = bitmask if bitmask.ndim == 1 else bitmask[row]
         if self._done:
             target[:] = 0
@@ -442,10 +397,8 @@ class Machine:
 
 
 class Advanced:
-    """What a sampler loop reads of a :class:`Machine` beyond its ten methods, as
-    ``machine.advanced``: where the cursor is, the masks as a sampler reads them, the model's own
-    pick checked without a mask, the bytes the grammar forces, and the text it refuses. A view of
-    its machine, with no state of its own."""
+    """What a sampler loop reads of a :class:`Machine` beyond its ten methods (``machine.advanced``):
+    a view of its machine, with no state of its own."""
 
     __slots__ = ("_machine",)
 
@@ -493,8 +446,7 @@ class Advanced:
 
     @property
     def turn_over(self) -> bool:
-        """In text after the last call this cursor allows: a server whose client runs the tools
-        ends the message here (what the model would write next is no call)."""
+        """In text after the last call allowed: where a server whose client runs the tools ends the message."""
         m = self._machine
         if m._done or m._calls_completed == 0:
             return False
@@ -511,9 +463,8 @@ class Advanced:
         return len(shortest(m._grammar, m._pos, m._flags()[1])[1])
 
     def forced_bytes(self, limit: int = 256) -> bytes:
-        """The bytes the grammar forces next (at most ``limit``): where exactly one byte can come
-        at a time, up to a choice, a closed call or free text. A loop evaluates their tokens in one
-        batch instead of a forward pass each (:mod:`tooldec.decoding.forced`).
+        """The bytes the grammar forces next (at most ``limit``), up to a choice, a closed call or
+        free text: a loop evaluates their tokens in one batch (:mod:`tooldec.decoding.forced`).
 
         Examples:
             >>> from tooldec.tokens import Vocabulary
@@ -542,9 +493,8 @@ class Advanced:
         return self._machine._allowed(budget)
 
     def known(self, budget: int | None = None) -> Mask | None:
-        """:meth:`allowed` if it is at hand (the mask and what ``budget`` filters it by are cached),
-        else ``None``. Nothing is computed, so a decoding loop can ask this on its own thread and
-        hand only what is not at hand to a worker."""
+        """:meth:`allowed` if it is cached, else ``None``: nothing is computed, so a loop can ask on
+        its own thread and hand only the rest to a worker."""
         m = self._machine
         found = None if m._done else m._known(budget)
         if found is None:
@@ -553,9 +503,7 @@ class Advanced:
         return mask if filtered is None else filtered
 
     def known_lists(self, budget: int, width: int) -> Lists | None:
-        """``allowed(budget).pick_lists(width)`` if it is at hand (see :meth:`known`), else
-        ``None``. A position seen before answers from its kept record, and so does the
-        :meth:`Machine.advance` that follows."""
+        """``allowed(budget).pick_lists(width)`` if it is at hand (see :meth:`known`), else ``None``."""
         m = self._machine
         if m._done:
             return None
@@ -583,10 +531,8 @@ class Advanced:
 
     def advance_within(self, token_id: int, budget: int | None = None) -> bool:
         """:meth:`Machine.advance` if ``token_id`` is among :meth:`allowed` under ``budget``, decided
-        without making the mask (the token is walked, then the need it leaves is checked against
-        the budget); otherwise ``False``, and nothing changes. A loop that tries the model's own
-        choice first makes a mask only when this refuses it: the masks of a new tool list were
-        most of what a cold token cost (``python benchmarks/cold_replay.py --sweep-mb 64 --check-first``)."""
+        without making the mask; otherwise ``False``, and nothing changes. Masks of a new tool list
+        were most of a cold token's cost (``python benchmarks/cold_replay.py --sweep-mb 64 --check-first``)."""
         m = self._machine
         tid = int(token_id)
         grammar, token_bytes = m._grammar, m._token_bytes
@@ -631,9 +577,8 @@ class Advanced:
         return bool(self._machine._grammar.openers.refuses)
 
     def refusal(self, token_id: int) -> str | None:
-        """The name of the refused text (``Dialect.refusals``: a tool-result marker, an opener's
-        near miss) that ``token_id`` would complete here, or ``None``: what a loop counts when the
-        model's own pick is not allowed, so a trace shows a model that tried to write a result."""
+        """The name of the refused text (``Dialect.refusals``) that ``token_id`` would complete
+        here, or ``None``: so a trace shows a model that tried to write a tool result."""
         m = self._machine
         pos = m._pos
         if type(pos) is not Text or m._done:
@@ -651,8 +596,7 @@ class Advanced:
 
 
 def _fits(grammar: Grammar, pos: Position, follow_ok: bool, slack: int) -> bool:
-    """Whether the call can close from ``pos`` within ``slack`` tokens (as :func:`.budget.within`
-    decides): a byte bound first, the exact need where it does not settle it."""
+    """Whether the call can close from ``pos`` within ``slack`` tokens: a byte bound, else the need."""
     if isinstance(pos, Text):
         return True
     if isinstance(pos, Tail):
@@ -669,16 +613,8 @@ def _tail_bound(tail: CompiledTail, state: int) -> int:
 
 def fill_bitmasks(machines: Sequence[Machine | None], bitmask: np.ndarray,
                   budgets: Sequence[int | None] | None = None) -> np.ndarray:
-    """Fill one bitmask row per machine (``None`` rows are left allowing everything).
-
-    Args:
-        machines: One per row of ``bitmask`` (``(len(machines), words)`` int32).
-        bitmask: Written in place.
-        budgets: Tokens left per row (``None``: no budget).
-
-    Returns:
-        Per row, whether anything is masked (bool array).
-    """
+    """Fill one row of ``bitmask`` per machine (a ``None`` row allows everything) under each row's
+    budget; per row, whether anything is masked."""
     masked = np.zeros(len(machines), dtype=bool)
     for row, machine in enumerate(machines):
         if machine is None:

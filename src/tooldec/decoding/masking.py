@@ -1,23 +1,9 @@
-"""Where every mask is computed: the allowed tokens at a position, exactly.
-
-A token is allowed iff all its bytes can be consumed from the position and what remains can
-still be completed (DESIGN invariant 1). Each kind of position has its own fast path:
-
-* ``Text``: the whole vocabulary, less the tokens that complete an opener and go on into
-  something no call can be (or every opener completion when no call may start), and those that
-  complete a refused text (a tool-result marker);
-* ``Think``: the whole vocabulary but the end of the output, less the tokens that close the
-  reasoning section into something that cannot follow it, and those that write a marker the
-  section refuses;
-* ``Open``, ``Head``: tokens inside the small opener/head automata, and those that run into a name;
-* ``Name``: a walk of the name index over the sorted vocabulary (prefix ranges);
-* ``Tail``: the tool's automaton, vectorised over the vocabulary, with the per-vocabulary string
-  table for string content.
+"""Where every mask is computed: the allowed tokens at a position, exactly (DESIGN invariant 1;
+"From a tool list to a mask", step 4, says what each kind of position allows).
 
 Tokens that run past the end of the part they start in (a name into its tail, the end of a call
 into text or the next call) are finished by :meth:`Grammar.walk`, one per distinct remainder.
-Masks are cached in the compiler's bounded cache: by the tool's schema for tail positions whose
-tokens never reach another tool's name, by the snapshot otherwise.
+Tail masks are cached by the tool's schema unless their tokens reach another tool's name.
 """
 
 from __future__ import annotations
@@ -65,8 +51,7 @@ def mask_at(grammar: Grammar, pos: Position, start_ok: bool, follow_ok: bool) ->
 
 
 def known_mask(grammar: Grammar, pos: Position, start_ok: bool, follow_ok: bool) -> Mask | None:
-    """:func:`mask_at`'s mask if it is cached, else ``None``: nothing is computed (a decoding
-    loop asks this first and hands only the misses to a worker thread)."""
+    """:func:`mask_at`'s mask if it is cached, else ``None`` (nothing is computed)."""
     cache = grammar.compiler.masks
     if isinstance(pos, Tail):
         shared = ("tail", grammar.tail(pos.tool, pos.form, pos.chained).serial, pos.state, follow_ok)
@@ -77,9 +62,8 @@ def known_mask(grammar: Grammar, pos: Position, start_ok: bool, follow_ok: bool)
 
 
 def _key(grammar: Grammar, pos: Position, start_ok: bool, follow_ok: bool, *, walk: bool = True) -> tuple[object, ...] | None:
-    """The mask cache's key of a position other than a tail's: per compiler for an open or text
-    mask that no tool name decides. Without ``walk`` nothing is computed: ``None`` at an open or
-    text state whose tokens are not listed yet."""
+    """The mask cache's key of a position other than a tail's (per compiler where no tool name
+    decides the mask); without ``walk``, ``None`` where finding it would compute."""
     if isinstance(pos, Text):
         if not start_ok:
             return (grammar.openers_owner, "text-closed", pos.state)
@@ -108,11 +92,7 @@ def _compute(grammar: Grammar, pos: Position, start_ok: bool, follow_ok: bool) -
     if isinstance(pos, Head):
         return _head_mask(grammar, pos, follow_ok)
     assert isinstance(pos, Name)
-    ids, far = _name_ids(grammar, pos, follow_ok)
-    return Mask.from_ids(ids, index.words, FAR if far else 0)
-
-
-# -- text --------------------------------------------------------------------------------------------
+    return Mask.from_ids(_name_ids(grammar, pos, follow_ok), index.words, FAR)
 
 
 def _text_base(grammar: Grammar, start_ok: bool) -> np.ndarray:
@@ -142,8 +122,7 @@ def _text_mask(grammar: Grammar, pos: Text, start_ok: bool, follow_ok: bool) -> 
 
 
 def _text_commits(grammar: Grammar, committer: Committer, start_ok: bool, follow_ok: bool) -> bool:
-    """Whether a token that completes a watched text in free text is allowed: an opener's when a
-    call may start and goes on into one, a reasoning open's when its rest reads as reasoning."""
+    """Whether a token that completes a watched text in free text goes on into what may follow it."""
     kind = grammar.openers.commits[committer.commit].kind
     if kind is CommitKind.REFUSED:
         return False
@@ -159,8 +138,7 @@ def _commits(grammar: Grammar, committer: Committer, only: str | None, follow_ok
 
 
 def _think_mask(grammar: Grammar, pos: Think, start_ok: bool, follow_ok: bool) -> Mask:
-    """Any token but the end of the output; of those that close the section, the ones whose rest
-    can follow it."""
+    """Any token but the end of the output; of those that close the section, those whose rest can follow."""
     openers = grammar.openers
     after = grammar.after_think(pos)
     bad = [c.token for c in openers.closers(pos.state) if grammar.walk(after, c.rest, start_ok, follow_ok)[0] is None]
@@ -168,9 +146,6 @@ def _think_mask(grammar: Grammar, pos: Think, start_ok: bool, follow_ok: bool) -
     bad += openers.think_refused(pos.state)
     close = openers.think_close_bytes
     return Mask(_text_base(grammar, True), FAR if pos.forced else close).without(np.array(bad, dtype=np.int64))
-
-
-# -- opening ------------------------------------------------------------------------------------------
 
 
 def _open_mask(grammar: Grammar, pos: Open, follow_ok: bool) -> Mask:
@@ -197,13 +172,10 @@ def _head_mask(grammar: Grammar, pos: Head, follow_ok: bool) -> Mask:
     return Mask.from_ids(np.array(allowed, dtype=np.int64), index.words, FAR)
 
 
-# -- names --------------------------------------------------------------------------------------------
-
-
-def _name_ids(grammar: Grammar, pos: Name, follow_ok: bool) -> tuple[np.ndarray, bool]:
+def _name_ids(grammar: Grammar, pos: Name, follow_ok: bool) -> np.ndarray:
     """Tokens that spell part of a name from ``pos`` (or a whole name and more)."""
     if NATIVE:
-        return _native_name_ids(grammar, pos, follow_ok), True
+        return _native_name_ids(grammar, pos, follow_ok)
     index = grammar.compiler.index
     names = grammar.name_index
     tokens, ids = index.sorted_bytes, index.sorted_ids
@@ -231,12 +203,11 @@ def _name_ids(grammar: Grammar, pos: Name, follow_ok: bool) -> tuple[np.ndarray,
             a, z = index.prefix_range(token_prefix + bytes([byte]), lo, hi)
             if a < z:
                 stack.append((name_prefix + bytes([byte]), token_prefix + bytes([byte]), a, z))
-    return np.array(sorted(allowed), dtype=np.int32), True
+    return np.array(sorted(allowed), dtype=np.int32)
 
 
 def _native_name_ids(grammar: Grammar, pos: Name, follow_ok: bool) -> np.ndarray:
-    """:func:`_name_ids` by the compiled trie walk; only the tokens that complete a name and run
-    past the form's fixed tail start are walked here."""
+    """:func:`_name_ids` by the compiled trie walk; only tokens past a name's fixed tail start are walked here."""
     index = grammar.compiler.index
     if pos.only is None:
         names = grammar.name_index
@@ -258,9 +229,8 @@ def _native_name_ids(grammar: Grammar, pos: Name, follow_ok: bool) -> np.ndarray
 
 
 def _crossing_ids(grammar: Grammar, form: int, name: str, prefix: bytes, lo: int, hi: int, follow_ok: bool) -> list[int]:
-    """Tokens among ``sorted_bytes[lo:hi]`` (all ending the name ``prefix`` completes) that carry
-    on into the tool's tail; its automaton is built only if a token runs past the form's fixed
-    tail start."""
+    """Tokens among ``sorted_bytes[lo:hi]`` (all ending the name ``prefix``) that carry on into its
+    tail, whose automaton is built only for a token that runs past the fixed tail start."""
     index = grammar.compiler.index
     tokens, ids = index.sorted_bytes, index.sorted_ids
     depth, literal = len(prefix), grammar.dialect.form_tail_literal(form)
@@ -281,13 +251,10 @@ def _crossing_ids(grammar: Grammar, form: int, name: str, prefix: bytes, lo: int
     return out
 
 
-# -- tails --------------------------------------------------------------------------------------------
-
-
 @dataclass
 class Crossing:
-    """Tokens that reached an exit of the tail automaton (the call closed, or the next began),
-    aligned with the rows given to :func:`_cross`. Kept in a bounded cache: read only."""
+    """Tokens that reached an exit of the tail automaton, aligned with the rows given to
+    :func:`_cross`. Kept in a bounded cache: read only."""
 
     ok: np.ndarray  # bool: the token is allowed
     after: np.ndarray  # bytes left to finish (FAR when it leads into another call)
@@ -339,11 +306,9 @@ def _judge_crossing(grammar: Grammar, form: int, rows: np.ndarray, offsets: np.n
 
 
 def _exit_verdict(grammar: Grammar, next_call: bool, form: int, rest: bytes, follow_ok: bool) -> tuple[bool, int, bool]:
-    """For a token that reached the end of a call (``next_call``: the separator before another
-    one) with ``rest`` of its bytes left: whether it is allowed, the bytes it leaves to finish
-    (``FAR`` when it runs into another call) and whether that depends on the inventory's names.
-    It does not depend on the tool, so it is cached in the compiler (by the snapshot where the
-    names play a part)."""
+    """For a token that reached the end of a call (``next_call``: the separator before another)
+    with ``rest`` left: whether it is allowed, the bytes it leaves (``FAR``: into another call) and
+    whether that depends on the names. Cached in the compiler, as it does not depend on the tool."""
     exits = grammar.compiler.exits
     shared = (grammar.openers_owner, next_call, form if next_call else -1, rest, follow_ok)
     found = exits.get(shared)
@@ -366,8 +331,7 @@ def _own_or_made(cache: BoundedCache[tuple[Any, ...], V], shared: tuple[Any, ...
 
 
 def _made_tail_mask(grammar: Grammar, pos: Tail, tail: CompiledTail, follow_ok: bool) -> tuple[Mask, bool]:
-    """:func:`_tail_mask`, and the tail's size accounted again once its DFA has grown by an eighth
-    (and 16 states) since it was last counted, not at every new mask."""
+    """:func:`_tail_mask`, recounting the tail's size once its DFA grew by an eighth (and 16 states)."""
     made = _tail_mask(grammar, pos, tail, follow_ok)
     states, counted = tail.dfa.n_states, tail.counted_states
     if states >= counted + max(16, counted >> 3):
@@ -396,15 +360,13 @@ def _judge_exit(grammar: Grammar, next_call: bool, form: int, rest: bytes,
 
 
 def shortest_in_tail(dfa: LazyDFA, state: int) -> tuple[Runs, bool]:
-    """A tail state's shortest completion as runs, and whether it ends in a list's separator
-    (``, `` before another call): the call then goes on into the next one."""
+    """A tail state's shortest completion as runs, and whether it ends in a list's separator."""
     runs, end = shortest_runs(dfa, state)
     return runs, dfa.marks.get(end) == NEXT_CALL
 
 
 def _bytes_after(dfa: LazyDFA, states: np.ndarray) -> np.ndarray:
-    """Bytes left to finish from each tail state (its distance), ``FAR`` where the shortest way
-    goes on into another call (the budget counts those exactly)."""
+    """Bytes left to finish from each tail state, ``FAR`` where the shortest way goes into another call."""
     after: np.ndarray = dfa.arrays.dist[states].astype(np.int64)
     if states.size and NEXT_CALL in dfa.nfa.marks.values():
         for state in np.unique(states).tolist():
@@ -414,14 +376,12 @@ def _bytes_after(dfa: LazyDFA, states: np.ndarray) -> np.ndarray:
 
 
 def goes_on_from(dfa: LazyDFA, state: int) -> bool:
-    """:func:`shortest_in_tail`'s flag for a tail state, from its end kept per state (no text
-    spelled)."""
+    """:func:`shortest_in_tail`'s flag for a tail state, with no text spelled."""
     return dfa.marks.get(dfa.shortest_end(state)) == NEXT_CALL
 
 
 def _native_tail_mask(grammar: Grammar, pos: Tail, tail: CompiledTail, follow_ok: bool) -> tuple[Mask, bool]:
-    """:func:`_tail_mask` outside strings and whitespace runs, by the compiled walk, which sets the
-    tokens that end inside in the mask itself; the tokens at an exit are judged as elsewhere."""
+    """:func:`_tail_mask` outside strings and whitespace runs, by the compiled walk."""
     index = grammar.compiler.index
     dfa = tail.dfa
     got = native_mask(index, dfa, pos.state)

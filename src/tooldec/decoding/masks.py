@@ -1,9 +1,6 @@
-"""Token masks: packed sets of allowed ids, and the int32 bitmask rows backends consume.
-
-The bitmask layout is XGrammar's and llguidance's: int32 rows of ``ceil(vocab / 32)`` words, bit
-``i % 32`` of word ``i // 32`` set when token ``i`` is allowed, so their kernels and tests apply.
-``allocate_token_bitmask``, ``apply_token_bitmask_inplace`` (NumPy; ``tooldec.backends.torch_masks``
-has the torch twin) are the helpers a harness needs.
+"""Token masks: packed sets of allowed ids, and the int32 bitmask rows backends consume, in
+XGrammar's and llguidance's layout (bit ``i % 32`` of word ``i // 32`` is token ``i``), so their
+kernels apply (``tooldec.backends.torch_masks`` has the torch twins of these helpers).
 """
 
 from __future__ import annotations
@@ -43,12 +40,8 @@ def unpack_bitmask(bitmask: np.ndarray, vocab_size: int) -> np.ndarray:
 
 
 def apply_token_bitmask_inplace(logits: np.ndarray, bitmask: np.ndarray, indices: list[int] | None = None) -> None:
-    """Set the logits of disallowed tokens to ``-inf`` (rows ``indices``, default all).
-
-    Args:
-        logits: ``(vocab,)`` or ``(batch, vocab)`` float array, modified in place.
-        bitmask: ``(words,)`` or ``(batch, words)`` int32; logits past ``32 * words`` are masked.
-        indices: Which rows of a batch to mask (the bitmask is indexed the same way).
+    """Set the logits of disallowed tokens to ``-inf`` in place (rows ``indices``, default all);
+    logits past ``32 * words`` are masked.
 
     Examples:
         >>> logits = np.zeros(5, dtype=np.float32)
@@ -77,13 +70,11 @@ SPARSE_SHARE = 8
 @dataclass(eq=False)
 class Mask:
     """The allowed tokens at one position (immutable once made), as packed bits over the
-    vocabulary, or, for a sparse mask (a literal's or a name's few tokens), as its sorted ids
-    alone: 120 bytes where the bits are 19 KB at 151k tokens, so a bounded cache holds a hundred
-    times more of them (their bits are made when asked for and not kept).
+    vocabulary, or for a few tokens as sorted ids alone: 120 bytes where the bits are 19 KB at
+    151k tokens, so a bounded cache holds a hundred times more.
 
     Attributes:
-        bits: uint8, little-endian bit order: bit ``i`` of byte ``i // 8`` is token ``i`` (an int32
-            bitmask row viewed as bytes); ``None`` for a sparse mask.
+        bits: uint8, bit ``i`` of byte ``i // 8`` is token ``i``; ``None`` for a sparse mask.
         max_after: the most bytes any allowed token leaves to finish the call (budgets).
         known_count: how many tokens are allowed, ``-1`` until :attr:`count` counts them.
     """
@@ -148,14 +139,6 @@ class Mask:
             return cls.from_ids(ids, words, max_after)
         return cls(packed, max_after, _ids=ids if ids.size <= words * 4 else None, known_count=int(ids.size))
 
-    @classmethod
-    def union(cls, parts: list[np.ndarray], words: int, max_after: int = 0) -> Mask:
-        """The mask of several packed masks or-ed together."""
-        packed = np.zeros(words * 4, dtype=np.uint8)
-        for part in parts:
-            packed |= part
-        return cls(packed, max_after)
-
     @property
     def packed(self) -> np.ndarray:
         """The bits (see ``bits``); a sparse mask's are made anew on each call (a writable copy)."""
@@ -178,8 +161,7 @@ class Mask:
 
     @property
     def ids(self) -> np.ndarray:
-        """Sorted int32 ids (treat as read-only); kept only when no larger than the packed mask, so
-        a cached mask does not grow past the size its cache counted."""
+        """Sorted int32 ids (read-only), kept only when no larger than the bits its cache counted."""
         if self._ids is not None:
             return self._ids
         ids = np.flatnonzero(np.unpackbits(self.packed, bitorder="little")).astype(np.int32)
@@ -218,8 +200,7 @@ class Mask:
         return None, refused if refused.size else None
 
     def words(self, n: int) -> np.ndarray:
-        """The mask as ``n`` int32 words (zero padded: ids past the vocabulary are masked); a dense
-        mask's rows are kept."""
+        """The mask as ``n`` int32 words (zero padded); a dense mask's rows are kept."""
         if self.bits is None:
             row = np.zeros(n, dtype=np.int32)
             self.write(row)
@@ -237,8 +218,7 @@ class Mask:
         return kept
 
     def write(self, row: np.ndarray) -> None:
-        """Set ``row`` (int32 words, C-contiguous, written in place) to the mask: the bitmask row a
-        backend applies.
+        """Write the mask into the bitmask ``row`` (int32 words, C-contiguous).
 
         Examples:
             >>> row = np.full(2, -1, dtype=np.int32)

@@ -1,17 +1,10 @@
-"""The shortest call below a name prefix without building every tool's automaton.
+"""The shortest call below a name prefix without building every tool's automaton (one per tool
+and form would take seconds for a new list of a thousand tools).
 
-A budget asks, before a name, for the shortest bytes that finish a call through any tool below
-what is written. Built naively, that is one tail automaton per tool and form (seconds for a new
-list of a thousand tools). Here the tools are visited from the smallest lower bound up and the
-search stops once the next bound exceeds the best text found, so only a handful of automata are
-built; the result is the same text, ties broken the same way.
-
-A tool's lower bound is its remaining name, plus, for dialects whose tails are fixed bytes around
-a JSON arguments object (``Dialect.arguments_in_tail``), the bytes every tail of the form has
-around the arguments and a lower bound of the arguments read from the schema
-(:func:`least_bytes`). The other way round, one valid arguments object read from the schema
-(:func:`witness`) bounds a tool's shortest call from above (:func:`name_most`), so a budget that
-is plainly enough needs no search; the tests check every real tool's witness.
+Tools are visited from the smallest lower bound up (the name, the form's fixed tail bytes and
+:func:`least_bytes` of the schema) until the next bound exceeds the best text found, so only a
+handful of automata are built. One valid arguments object (:func:`witness`) bounds a call from
+above (:func:`name_most`), so a budget that is plainly enough needs no search.
 """
 
 from __future__ import annotations
@@ -39,9 +32,7 @@ _COMPOSED = ("anyOf", "oneOf", "allOf", "not", "if", "$ref", "$dynamicRef")
 
 
 def least_bytes(schema: Any, style: Style = _COMPACT) -> int:
-    """A lower bound of the bytes of any JSON text valid under ``schema``, written with ``style``'s
-    separators (``style.whitespace`` spaced: ``", "`` and ``": "``; otherwise the compact ones,
-    the least of any whitespace).
+    """A lower bound of the bytes of any JSON text valid under ``schema``, with ``style``'s separators.
 
     Examples:
         >>> least_bytes({"type": "object", "properties": {"city": {"type": "string", "minLength": 2}},
@@ -88,8 +79,7 @@ def _least_of_type(schema: dict[str, Any], kind: Any, item: int, key: int) -> in
 
 
 WITNESS_REPEATS = 256
-"""The most items or characters a witness writes (past that, the tool's own shortest call, whose
-repeats are runs, bounds the name instead)."""
+"""The most items or characters a witness writes (past that, the tool's shortest call bounds it)."""
 NO_WITNESS: Any = object()
 """What :func:`witness` returns for a schema it does not read (then no upper bound is taken)."""
 _WITNESS_KEYS = frozenset({"type", "enum", "const", "properties", "required", "additionalProperties", "items",
@@ -156,9 +146,8 @@ def _witness_of_type(schema: dict[str, Any], kind: str, style: Style) -> Any:
 
 
 def name_most(grammar: Grammar, form: int, follow_ok: bool) -> np.ndarray | None:
-    """For each name of the snapshot (sorted), an upper bound of the bytes of its shortest call
-    from the name's start: the name, the form's tail floor and the tool's witness (without one:
-    its own shortest call). ``None`` for dialects without a tail floor. Cached per snapshot."""
+    """For each name (sorted), an upper bound of the bytes of its shortest call from the name's
+    start; ``None`` for dialects without a tail floor. Cached per snapshot."""
     compiler = grammar.compiler
     key = ("name-most", grammar.serial, form, follow_ok)
     found: np.ndarray | None = compiler.masks.get(key)  # type: ignore[assignment]
@@ -192,8 +181,7 @@ def _witness_bytes(tool: Tool, style: Style) -> int:
 
 
 def _least_value(value: Any, item: int = 1, key: int = 1) -> int:
-    """Bytes of the shortest spelling of ``value`` with these separator lengths (numbers: 1,
-    whatever their spelling)."""
+    """Bytes of the shortest spelling of ``value`` with these separator lengths (a number: 1)."""
     if isinstance(value, bool) or value is None:
         return 4
     if isinstance(value, (int, float)):
@@ -209,15 +197,13 @@ def _least_value(value: Any, item: int = 1, key: int = 1) -> int:
 
 
 def tail_floor(grammar: Grammar, form: int, chained: bool) -> int | None:
-    """Bytes every tail of ``form`` has besides its arguments (``None``: the dialect's tails are
-    not bytes around a JSON arguments object; no bound is taken from the schema)."""
+    """Bytes every tail of ``form`` has besides its arguments (``None``: not bytes around JSON arguments)."""
     empty = _empty_tail(grammar, form, chained)
     return None if empty is None else max(0, len(empty[0]) - len(empty[1]))
 
 
 def _empty_tail(grammar: Grammar, form: int, chained: bool) -> tuple[bytes, bytes] | None:
-    """An empty schema's shortest tail in ``form`` and its shortest arguments (``None`` where the
-    dialect's tails are not fixed bytes around JSON arguments). Cached per compiler."""
+    """An empty schema's shortest tail in ``form`` and its shortest arguments (cached; ``None`` as above)."""
     compiler = grammar.compiler
 
     def make() -> tuple[bytes, bytes] | tuple[()]:
@@ -234,12 +220,9 @@ def _empty_tail(grammar: Grammar, form: int, chained: bool) -> tuple[bytes, byte
 
 
 def tail_start_text(grammar: Grammar, name: str, form: int, chained: bool) -> bytes:
-    """The shortest text of the tool's tail from its start (after the name), kept per schema in the
-    compiler's mask cache (it outlives the automaton, which the bounded tail cache may drop).
-
-    Where the form's tails are fixed bytes around the arguments (:func:`tail_frame`), it is those
-    bytes around the shortest arguments, made once per schema and style (Hermes' five forms
-    have two argument styles), from the tail of the first form asked for in a style."""
+    """The shortest text of the tool's tail after the name, kept per schema (it outlives the
+    automaton); where the form has a :func:`tail_frame`, the frame around arguments made once per
+    schema and style."""
     tool = grammar.tools[name]
     compiler = grammar.compiler
 
@@ -261,8 +244,7 @@ def _tail_shortest(grammar: Grammar, name: str, form: int, chained: bool) -> byt
 
 
 def _arguments_in_tail(grammar: Grammar, name: str, form: int, chained: bool, frame: tuple[bytes, bytes]) -> bytes:
-    """The shortest arguments, cut from the tool's shortest tail between the form's frame (else
-    from an arguments automaton of their own)."""
+    """The shortest arguments, cut from the tool's shortest tail between the form's frame."""
     text = _tail_shortest(grammar, name, form, chained)
     before, after = frame
     if len(text) >= len(before) + len(after) and text.startswith(before) and text.endswith(after):
@@ -277,9 +259,7 @@ def _shortest_arguments(grammar: Grammar, tool: Tool, style: Style) -> bytes:
 
 
 def tail_frame(grammar: Grammar, form: int, chained: bool) -> tuple[bytes, bytes] | None:
-    """The bytes before and after the arguments in every shortest tail of ``form``, read from an
-    empty schema's (``None`` where the tails are not fixed bytes around JSON arguments, or the
-    split is not plain)."""
+    """The bytes before and after the arguments in every shortest tail of ``form`` (``None``: no plain split)."""
     empty = _empty_tail(grammar, form, chained)
     if empty is None or empty[0].count(empty[1]) != 1:
         return None
@@ -292,8 +272,7 @@ class _Pair(tuple):  # type: ignore[type-arg]
 
 
 def name_least(grammar: Grammar, form: int, follow_ok: bool) -> np.ndarray:
-    """For each name of the snapshot (sorted), a lower bound of the bytes of its shortest call from
-    the name's start (see the module docstring). Cached per snapshot."""
+    """For each name (sorted), a lower bound of the bytes of its shortest call. Cached per snapshot."""
     compiler = grammar.compiler
     floor = tail_floor(grammar, form, follow_ok)
 
@@ -313,12 +292,8 @@ def name_least(grammar: Grammar, form: int, follow_ok: bool) -> np.ndarray:
 
 
 def shortest_below(grammar: Grammar, prefix: bytes, form: int, follow_ok: bool, only: str | None = None) -> bytes:
-    """The shortest (then smallest) text finishing a call through a tool whose name starts with
-    ``prefix`` (or through ``only``), from ``prefix``.
-
-    Raises:
-        ValueError: No name starts with ``prefix``, or ``only`` is no tool's name.
-    """
+    """The shortest (then smallest) text from ``prefix`` finishing a call through a tool below it
+    (or ``only``); ``ValueError`` where there is none."""
     index = grammar.name_index
     least = name_least(grammar, form, follow_ok)
     if only is not None:

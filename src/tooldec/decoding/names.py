@@ -1,9 +1,5 @@
-"""Tool names as an immutable sorted list, read as a byte trie (the paper's Fig. 3).
-
-A trie node is a name prefix; the names below it are one contiguous range of the sorted list,
-found by bisection. Building is a sort; adding or removing a name makes a new list with one
-insertion or deletion, so an inventory change costs the names changed (plus a memory copy), and
-a snapshot never changes under a reader.
+"""Tool names as an immutable sorted list, read as a byte trie (the paper's Fig. 3): the names
+below a prefix are one range found by bisection, and a change makes a new list.
 """
 
 from __future__ import annotations

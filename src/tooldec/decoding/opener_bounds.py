@@ -1,11 +1,8 @@
 """Upper bounds of what finishing a call needs from an opener or head position.
 
-A budget lets a whole opener or head mask through when it clears an upper bound of the largest
-need its tokens leave (:func:`.budget.within`). The bound of a position is the least over the
-ways on from it of ``bytes + the name bound of the form`` they reach (:func:`upper` at the form's
-empty name, from the tool list's witnesses). The bytes come from the opener tables alone, so a
-position's :class:`UpperPlan` is worked out once per compiler and a new tool list adds only its
-name bounds.
+A budget that clears such a bound lets a whole opener or head mask through. A bound is the least
+over the ways on of ``bytes + the name bound of the form`` they reach; the bytes come from the
+opener tables alone, so a new tool list adds only its name bounds.
 """
 
 from __future__ import annotations
@@ -27,8 +24,7 @@ Way = tuple[int, int]
 
 
 def open_paths(grammar: Grammar, state: int) -> dict[int, bytes]:
-    """For each commit reachable in the ``open`` automaton: the shortest, smallest path to it
-    (kept: it depends on the opener tables only; shared, read only)."""
+    """For each commit reachable in the ``open`` automaton, the shortest, smallest path to it (kept; read only)."""
     return grammar.compiler.kept(("open-paths", grammar.openers_owner, state), lambda: _open_paths_of(grammar, state))
 
 
@@ -55,9 +51,8 @@ def _open_paths_of(grammar: Grammar, state: int) -> dict[int, bytes]:
 
 
 def upper(grammar: Grammar, pos: Position, follow_ok: bool) -> int:
-    """An upper bound of ``need(pos)`` before a call's arguments, in specials plus bytes of one way
-    to finish it (a longest-match cut has at most a token per byte), each way bounded through
-    :func:`.name_bounds.name_most`; ``FAR`` elsewhere."""
+    """An upper bound of ``need(pos)`` before a call's arguments: specials plus bytes of one way to
+    finish it (a longest-match cut has at most a token per byte); ``FAR`` elsewhere."""
     if isinstance(pos, (Open, Head)):  # its ways come from the opener tables: kept by their owner
         ways = grammar.compiler.kept(("ways", grammar.openers_owner, pos, follow_ok),
                                      lambda: _ways(grammar, pos, follow_ok))
@@ -78,8 +73,7 @@ def upper(grammar: Grammar, pos: Position, follow_ok: bool) -> int:
 
 def _ways(grammar: Grammar, pos: Position, follow_ok: bool) -> tuple[Way, ...] | None:
     """:func:`upper` of an opener, head or empty name position as the ways it takes the least of;
-    ``None`` for other positions (the tool list decides them). An opener that names its tool goes
-    on as a way whose bytes include that tool's bound."""
+    ``None`` for other positions (the tool list decides them)."""
     if isinstance(pos, Name):
         return ((0, pos.form),) if not pos.prefix else None
     openers = grammar.openers
@@ -127,9 +121,8 @@ def _name_start(grammar: Grammar, form: int, only: str | None, follow_ok: bool) 
 
 @dataclass(frozen=True)
 class UpperPlan:
-    """At one opener or head position: the tokens whose bound the tool list decides only through
-    its name bounds (``slots``: token -> index into ``ways``) and, per distinct outcome, the ways
-    whose least bounds it. Immutable, shared by every tool list of a compiler."""
+    """At one opener or head position: the tokens whose bound only the name bounds decide
+    (``slots``: token -> index into ``ways``). Immutable, shared by every tool list of a compiler."""
 
     slots: dict[int, int]
     ways: tuple[tuple[Way, ...], ...]
@@ -142,8 +135,7 @@ class UpperPlan:
 
 
 def upper_plan(grammar: Grammar, pos: Open | Head, mask: Mask, start_ok: bool, follow_ok: bool) -> UpperPlan:
-    """The plan of ``pos`` (kept per compiler), made from ``mask``'s tokens: those that stay at an
-    opener or head or end right at the name; the others are for the caller to bound."""
+    """The plan of ``pos`` (kept per compiler); tokens it leaves out are for the caller to bound."""
     key = ("upper-plan", grammar.openers_owner, pos, start_ok, follow_ok)
     return grammar.compiler.kept(key, lambda: _made_plan(grammar, pos, mask, start_ok, follow_ok))
 

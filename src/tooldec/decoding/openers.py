@@ -1,15 +1,9 @@
 """Where calls begin: the dialect's openers as automata over one vocabulary.
 
-* ``search``: free text. The automaton of "any text, then an opener" (anchors included: an opener
-  at the start of a line may begin at the start of the answer or after a newline). A state that
-  completes a text opener is an exit: the call is committed there.
-* ``open``: a call must come first (``required``, a named tool): only the openers, anchored.
-* ``heads``: after a tag opener, the form's head (``\\n{"name": "``) up to the name.
-
-Tags the vocabulary holds as special tokens are matched by id (``special_forms``), the others
-in the byte stream. Built once per compiler, immutable afterwards but for the per-state walks of
-tokens, kept in bounded caches; a dialect with a named opener (Pythonic's ``[name(``, which
-commits only on a real tool name) gets its tables per snapshot (``Grammar.openers``).
+``search`` is free text ("any text, then an opener": an exit commits the call), ``open`` the
+anchored openers of a call that must come first, ``heads`` a tag's head up to the name. Tags the
+vocabulary holds as special tokens are matched by id. Built once per compiler (per snapshot for
+named openers), immutable but for the per-state token walks, kept in bounded caches.
 """
 
 from __future__ import annotations
@@ -40,14 +34,12 @@ class Committer:
 
 
 OpenWalk = tuple[list[int], list[int], list[Committer], bool]
-"""From one ``open`` state: ids of the tokens that stay inside, their end states, the tokens that
-complete an opener, and whether one of those writes part of a name (then the tool names decide
-the state's mask)."""
+"""From one ``open`` state: the tokens that stay inside, their end states, those that complete an
+opener, and whether one of those writes part of a name (then the names decide the mask)."""
 
 HeadWalk = tuple[list[int], list[int], dict[int, list[tuple[int, bytes]]]]
-"""From one state of a form's head: ids of the tokens that stay inside, their end states, and
-the tokens that reach the name as ``(id, what they write of it)`` by that text's first byte (-1:
-nothing), so a tool list's head mask walks only the tokens that start one of its names."""
+"""From one head state: the tokens that stay inside, their end states, and those that reach the
+name as ``(id, what they write of it)`` by that text's first byte (-1: nothing)."""
 
 
 _LEAVES, _HEAD, _NAME = range(3)
@@ -55,13 +47,7 @@ _LEAVES, _HEAD, _NAME = range(3)
 
 
 class OpenerTables:
-    """The opener automata of one dialect over one vocabulary (see the module docstring).
-
-    Args:
-        index: The vocabulary's token index.
-        dialect: Whose openers.
-        names: The tool names named openers commit on (none: they never commit).
-    """
+    """The opener automata of one dialect over one vocabulary; ``names``: those named openers commit on."""
 
     def __init__(self, index: TokenIndex, dialect: Dialect, names: Collection[str] = ()) -> None:
         self.index = index
@@ -114,8 +100,7 @@ class OpenerTables:
         return self.automaton.commit_of(dfa, state)
 
     def committers(self, state: int) -> list[Committer]:
-        """Tokens that complete an opener from search state ``state``, and what they have left;
-        only the tokens holding a byte that can end an opener are walked (kept; read only)."""
+        """Tokens that complete an opener from search state ``state``, and what they have left (kept; read only)."""
         found = self._committers.get(state)
         if found is not None:
             return found
@@ -130,9 +115,8 @@ class OpenerTables:
         return self._committers.put(state, out)
 
     def open_committers(self, state: int) -> OpenWalk:
-        """From an ``open`` state: tokens that stay inside (ids, end states) and those that commit,
-        less those whose bytes after the opener leave its form's head (:meth:`_fate`). Kept per
-        state; read only."""
+        """From an ``open`` state: see :data:`OpenWalk`, less the committers that leave the form's
+        head (:meth:`_fate`). Kept; read only."""
         found = self._open_walks.get(state)
         if found is not None:
             return found
@@ -144,9 +128,8 @@ class OpenerTables:
         return self._open_walks.put(state, (ids, ends, going_on, any(fate == _NAME for _, fate in fates)))
 
     def open_names_matter(self, state: int, *, walk: bool = True) -> bool | None:
-        """Whether the tool names decide the ``open`` mask at ``state`` (a token that completes an
-        opener goes on into a name); else the mask is the same for every tool list. Without
-        ``walk``, nothing is computed: ``None`` if the state's tokens are not listed yet."""
+        """Whether the tool names decide the ``open`` mask at ``state``; without ``walk`` nothing is
+        computed (``None``: the state's tokens are not listed yet)."""
         found = self.open_committers(state) if walk else self._open_walks.get(state)
         return None if found is None else found[3]
 
@@ -160,9 +143,8 @@ class OpenerTables:
         return found
 
     def _fate(self, committer: Committer) -> int:
-        """What ``committer`` writes after its opener: leaves the form's head (refused whatever the
-        tools: after Hermes' ``<tool_call``, 264 of Qwen's 266 tokens that close the tag do), stays
-        on the head (allowed whatever the tools), or writes part of a name (a tool list judges)."""
+        """Whether ``committer`` leaves the form's head after its opener (refused whatever the tools:
+        264 of Qwen's 266 tokens that close Hermes' ``<tool_call``), stays on it, or writes a name."""
         info = self.commits[committer.commit]
         if info.kind is CommitKind.REFUSED:
             return _LEAVES
@@ -182,8 +164,7 @@ class OpenerTables:
         return _HEAD
 
     def head_walk(self, form: int, state: int) -> HeadWalk:
-        """From a state of ``form``'s head: what every token does (see :data:`HeadWalk`); kept per
-        form and state, read only."""
+        """From a state of ``form``'s head: see :data:`HeadWalk` (kept; read only)."""
         key = (form, state)
         found = self._head_walks.get(key)
         if found is not None:
@@ -197,12 +178,14 @@ class OpenerTables:
             exits.setdefault(rest[0] if rest else -1, []).append((int(index.ids[r]), rest))
         return self._head_walks.put(key, (index.ids[walk.rows].tolist(), walk.finals.tolist(), exits))
 
-    def _exits(self, dfa: LazyDFA, rows: np.ndarray, states: np.ndarray, offsets: np.ndarray) -> list[Committer]:
+    def _exits(self, dfa: LazyDFA, rows: np.ndarray, states: np.ndarray, offsets: np.ndarray,
+               commits: bool = True) -> list[Committer]:
+        """The tokens at ``dfa``'s exits, with their commit (-1 without ``commits``) and what is left."""
         index = self.index
         out = []
         for r, s, off in zip(rows.tolist(), states.tolist(), offsets.tolist()):
             rest = bytes(index.flat[index.offsets[r] + off : index.offsets[r] + index.lengths[r]])
-            out.append(Committer(int(index.ids[r]), self.commit_of(dfa, s), rest))
+            out.append(Committer(int(index.ids[r]), self.commit_of(dfa, s) if commits else -1, rest))
         return out
 
     def walk_text(self, state: int, data: bytes) -> tuple[int, int, int]:
@@ -210,14 +193,12 @@ class OpenerTables:
         return self._walk(self.search, state, data)
 
     def walk_think(self, state: int, data: bytes) -> tuple[int, int, bool]:
-        """Follow reasoning text: ``(state, bytes consumed, whether the section closed)``; stops at
-        the close."""
+        """Follow reasoning text up to its close: ``(state, bytes consumed, whether it closed)``."""
         assert self.think is not None
         return self.think.walk_classes(state, data)
 
     def closers(self, state: int) -> list[Committer]:
-        """Tokens that close the reasoning section from ``state``, and what they have left after
-        the close (kept per state; read only)."""
+        """Tokens that close the reasoning section from ``state``, and what they have left (kept; read only)."""
         found = self._closers.get(state)
         if found is not None:
             return found
@@ -227,16 +208,11 @@ class OpenerTables:
         if not rows.size:
             return self._closers.put(state, [])
         walk = walk_rows(self.index, think, rows, np.full(rows.size, state, dtype=np.int32), np.zeros(rows.size, np.int64))
-        out = []
-        for r, off in zip(walk.exit_rows.tolist(), walk.exit_offsets.tolist()):
-            rest = bytes(self.index.flat[self.index.offsets[r] + off : self.index.offsets[r] + self.index.lengths[r]])
-            out.append(Committer(int(self.index.ids[r]), -1, rest))
-        return self._closers.put(state, out)
+        return self._closers.put(state, self._exits(think, walk.exit_rows, walk.exit_states, walk.exit_offsets, False))
 
     def think_refused(self, state: int) -> list[int]:
-        """Tokens that cannot follow ``state`` where the reasoning section refuses markers
-        (``Reasoning.refused_inside``): those markers, and inside its close whatever does not go
-        on with it (kept per state; read only)."""
+        """Tokens that cannot follow ``state`` where the section refuses markers
+        (``Reasoning.refused_inside``): those, and inside its close all that does not go on with it."""
         if not self._think_refuses:
             return []
         found = self._think_refused.get(state)
@@ -251,8 +227,7 @@ class OpenerTables:
         return self._think_refused.put(state, out)
 
     def think_is_free(self, state: int) -> bool:
-        """Whether reasoning text may go on freely from ``state``: always, but inside the close of
-        a section that refuses markers (there only the close goes on)."""
+        """Whether reasoning text may go on freely from ``state``: all but inside a refusing section's close."""
         if not self._think_refuses:
             return True
         assert self.think is not None
@@ -263,8 +238,7 @@ class OpenerTables:
         return self._walk(self.open, state, data)
 
     def _walk(self, dfa: LazyDFA, state: int, data: bytes) -> tuple[int, int, int]:
-        """``data`` from ``state`` up to its end, a dead end or a commit (:meth:`LazyDFA.walk_classes`):
-        ``(state, bytes consumed, commit index or -1)``."""
+        """``data`` from ``state`` up to its end, a dead end or a commit: ``(state, used, commit or -1)``."""
         state, used, exited = dfa.walk_classes(state, data)
         if exited:
             return state, used, self.commit_of(dfa, state)

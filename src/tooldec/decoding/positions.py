@@ -1,8 +1,5 @@
-"""Where a sequence is in the language of text with tool calls: one small frozen record per kind.
-
-Positions are values: hashable (they key the mask caches), comparable, cheap to copy, and never
-changed in place (``mypy --strict`` holds them frozen), so a cursor can keep its history as a
-list of them.
+"""Where a sequence is in the language of text with tool calls: one small frozen record per kind,
+hashable (they key the mask caches) and never changed in place.
 """
 
 from __future__ import annotations
@@ -17,9 +14,8 @@ _T = TypeVar("_T")
 
 @dataclass_transform(frozen_default=True, eq_default=True)
 def _position(cls: type[_T]) -> type[_T]:
-    """A frozen record as ``mypy --strict`` checks it (no field is ever assigned), made at run
-    time without frozen's per-field ``object.__setattr__``: a loop makes one position per token,
-    and with the CPU caches cold after a forward pass, a frozen one cost over twice as much."""
+    """A record frozen as ``mypy --strict`` checks it, made without frozen's per-field
+    ``object.__setattr__``: with cold CPU caches a frozen one cost over twice as much per token."""
     return dataclass(slots=True, unsafe_hash=True)(cls)
 
 
@@ -32,8 +28,7 @@ class Text:
 
 @_position
 class Think:
-    """Inside a reasoning section (``<think>`` ... ``</think>``): free text in which no call opens;
-    ``state`` is the state of the dialect's reasoning automaton, which watches for the close."""
+    """Inside a reasoning section: free text in which no call opens, watched for the close."""
 
     state: int
     forced: bool = False
@@ -71,11 +66,8 @@ class Name:
 
 @_position
 class Tail:
-    """Inside a tool's tail automaton (the bytes after its name, arguments included).
-
-    ``counts`` holds the exact value of every counter of the active counted regions (the
-    automaton state only knows their class; see ``tooldec.automata.dfa``).
-    """
+    """Inside a tool's tail automaton (the bytes after its name); ``counts`` holds the exact value
+    of each active counter, whose class is all the state knows (``tooldec.automata.dfa``)."""
 
     form: int
     tool: str

@@ -1,12 +1,8 @@
 """How many tokens the longest-match cut of a text given as runs has, without spelling the runs.
 
-A completion through a counter below its floor is a piece repeated thousands of times
-(:mod:`tooldec.automata.shortest`). The cut takes the longest token at each step, and a step
-depends only on the bytes it looks at (at most the longest token's length): inside a repeat,
-far enough from its end, that is the position modulo the piece. So the cut's positions there
-come back to a phase they had before, and from then on each period adds the same tokens: the
-count skips the periods that end before the repeat's last ``longest`` bytes and walks the rest.
-What follows the last repeat is counted in one call (the compiled cut, where it is built).
+Inside a repeat, far enough from its end, a longest-match step depends only on the position
+modulo the piece, so once the cut comes back to a phase each period adds the same tokens: the
+count skips the periods before the repeat's last ``longest`` bytes and walks the rest.
 """
 
 from __future__ import annotations
@@ -46,15 +42,9 @@ class _Text:
 
 def count_runs(runs: Runs, longest_prefix: Callable[[bytes], int], longest: int,
                count_text: Callable[[bytes], int | None]) -> int | None:
-    """Tokens in the longest-match cut of the text of ``runs``, ``None`` where some step finds
-    no token (the text's count is then its length, as for a spelled text).
-
-    Args:
-        runs: The text (see :data:`tooldec.automata.shortest.Runs`).
-        longest_prefix: Bytes of the longest token a byte string starts with (0: none).
-        longest: Bytes of the longest token: how far one step looks.
-        count_text: The cut's count of a plain text (``None``: some step finds no token).
-    """
+    """Tokens in the longest-match cut of the text of ``runs`` (``None``: some step finds no
+    token), by ``longest_prefix`` steps that look ``longest`` bytes ahead and ``count_text`` for
+    the plain text after the last repeat."""
     text = _Text(runs, longest)
     lengths = text.lengths
     last = len(runs)  # past the last repeat: what is left from there is counted in one call

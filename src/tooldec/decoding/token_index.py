@@ -1,10 +1,8 @@
-"""The vocabulary laid out for mask computation, built once per vocabulary and shared.
+"""The vocabulary laid out for mask computation, built once per vocabulary and freed with it.
 
-Two layouts of the same token bytes: by length, longest first, as one flat byte array with
-offsets (a DFA pushes all tokens one byte column at a time); and sorted by bytes, where tokens
-sharing a prefix form one range found by bisection. An index is immutable once built but for
-``extras``, a locked cache of derived tables; indexes are kept in a weak map keyed by the
-vocabulary (which an index does not hold), so they are freed with it.
+Token bytes by length as one flat array (a DFA pushes all tokens a byte column at a time), and
+sorted by bytes (a prefix's tokens are one range). Immutable once built but for ``extras``, a
+locked cache of derived tables.
 """
 
 from __future__ import annotations
@@ -27,7 +25,7 @@ T = TypeVar("T")
 
 @dataclass(eq=False)
 class TokenIndex:
-    """Token bytes of one vocabulary in the layouts the mask walks need (see the module docstring)."""
+    """Token bytes of one vocabulary in the layouts the mask walks need."""
 
     size: int
     token_bytes: tuple[bytes | None, ...]

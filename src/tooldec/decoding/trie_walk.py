@@ -1,10 +1,8 @@
 """The vocabulary walked from a DFA state by the compiled trie walk, when it is built.
 
-``_trie_walk`` (C, built by setup.py) walks a byte trie of the sorted vocabulary through the
-tool's DFA, each prefix once per state it is reached in, expanding states as it meets them. Its
-answer is the same as the pure-Python walk in :mod:`.vector_walk`, used where the extension is
-absent or ``TOOLDEC_NATIVE=0`` is set (tests compare them). The trie is built once per vocabulary
-and kept with its :class:`TokenIndex`; walks run under the DFA's lock.
+``_trie_walk`` (C) walks a byte trie of the sorted vocabulary through the DFA, each prefix once
+per state; its answer is the pure-Python :mod:`.vector_walk`'s, used where the extension is
+absent or ``TOOLDEC_NATIVE=0`` (tests compare them). Walks run under the DFA's lock.
 """
 
 from __future__ import annotations
@@ -31,9 +29,7 @@ NATIVE = _native is not None
 
 @dataclass(frozen=True)
 class Trie:
-    """The vocabulary's byte trie in pre-order (see ``_trie_walk.c``): per node its byte, the end
-    of its subtree, its first token in sorted order and how many tokens end at it; and tables of
-    256 children by byte for the root and the widest first-byte nodes (fewer cache misses)."""
+    """The vocabulary's byte trie in pre-order, as ``_trie_walk.c`` lays it out. Immutable."""
 
     labels: bytes
     ends: bytes
@@ -62,8 +58,7 @@ def _built(strings: Sequence[bytes]) -> Trie:
 
 
 def strings_trie(strings: Sequence[bytes]) -> tuple[Trie, np.ndarray]:
-    """The trie of distinct non-empty ``strings`` in any order, and for each of its sorted
-    positions the string's index in ``strings`` (int64: the rows :func:`walk_trie` reports)."""
+    """The trie of distinct non-empty ``strings``, and each sorted position's index in ``strings``."""
     order = sorted(range(len(strings)), key=strings.__getitem__)
     return _built([strings[i] for i in order]), np.array(order, dtype=np.int64)
 
@@ -73,8 +68,7 @@ WalkArrays = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 
 def walk_trie(t: Trie, rows: np.ndarray, dfa: LazyDFA, state: int, skip: np.ndarray | None = None) -> WalkArrays:
-    """:func:`native_walk` over another trie (``rows``: what to report for each of its sorted
-    positions). Needs the extension."""
+    """:func:`native_walk` over another trie, reporting ``rows`` for its sorted positions."""
     out = _walked(t.arrays, rows, dfa, state, skip)
     return (np.frombuffer(out[0], np.int64), np.frombuffer(out[1], np.int32), np.frombuffer(out[2], np.int64),
             np.frombuffer(out[3], np.int32), np.frombuffer(out[4], np.int64))
@@ -87,9 +81,7 @@ def trie(index: TokenIndex) -> Trie:
 
 
 def native_walk(index: TokenIndex, dfa: LazyDFA, state: int, skip: np.ndarray | None) -> WalkArrays:
-    """Every token from ``state`` (those whose first byte ``skip`` flags left out): the rows and end
-    states of those that end inside the DFA, and the rows, states and offsets of those that reach
-    an exit, in no particular order (as ``vector_walk.walk_state``). Needs the extension."""
+    """``vector_walk.walk_state``'s walk from ``state`` (leaving out first bytes ``skip`` flags)."""
     skip_flags = None if skip is None else np.ascontiguousarray(skip, dtype=np.bool_)
     return walk_trie(trie(index), index.sorted_rows, dfa, state, skip_flags)
 
@@ -107,9 +99,8 @@ class TrieMask(NamedTuple):
 
 
 def native_mask(index: TokenIndex, dfa: LazyDFA, state: int) -> TrieMask:
-    """:func:`native_walk` from ``state``, with the tokens that end inside given by id and set in
-    a fresh packed mask by the walk itself unless they are few (``masks.SPARSE_SHARE``). Needs
-    the extension."""
+    """:func:`native_walk` from ``state``, the tokens that end inside set in a fresh packed mask by
+    the walk itself unless they are few (``masks.SPARSE_SHARE``)."""
     trie_arrays, rows, mask = _walk_args(index)
     out = _walked(trie_arrays, rows, dfa, state, None, mask)
     packed = None if out[0] is None else np.frombuffer(out[0], np.uint8)
@@ -123,13 +114,11 @@ TrieArrays = tuple[bytes, bytes, bytes, bytes, bytes, bytes]
 """The trie's arrays as the compiled walks take them (:attr:`Trie.arrays`)."""
 
 MaskArgs = tuple[np.ndarray, int, int]
-"""What a walk that answers with a mask takes: the token id per row, the mask's words and the
-most ids a sparse mask lists."""
+"""The token id per row, the mask's words and the most ids a sparse mask lists."""
 
 
 def _walk_args(index: TokenIndex) -> tuple[TrieArrays, np.ndarray, MaskArgs]:
-    """The trie's arrays, the sorted rows and the mask's arguments, as the walk takes them (kept
-    with the index)."""
+    """The trie's arrays, the sorted rows and the mask's arguments (kept with the index)."""
     found: tuple[TrieArrays, np.ndarray, MaskArgs] | None = index.extras.get("walk-args")
     if found is None:
         t = trie(index)
@@ -146,9 +135,7 @@ def _walked(trie_arrays: TrieArrays, rows: np.ndarray, dfa: LazyDFA, state: int,
             mask: MaskArgs) -> tuple[bytearray | None, bytes, bytes, int, bytes, bytes, bytes]: ...
 def _walked(trie_arrays: TrieArrays, rows: np.ndarray, dfa: LazyDFA, state: int, skip: np.ndarray | None,
             mask: MaskArgs | None = None) -> tuple[object, ...]:
-    """The compiled walk under the DFA's lock. Where it meets a state it cannot expand (no
-    compiled expansion, or the arrays are full) it returns the state: the DFA expands it and the
-    walk runs again."""
+    """The compiled walk under the DFA's lock, run again after the DFA expands a state it could not."""
     assert _native is not None
     with dfa.lock:
         while True:
@@ -164,11 +151,9 @@ _NO_EXITS = (np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int64)
 
 def native_names(index: TokenIndex, names: Sequence[bytes], lo: int, hi: int, prefix_len: int,
                  literal: bytes) -> tuple[np.ndarray, np.ndarray]:
-    """The tokens allowed at a name position (``names_walk`` in ``_trie_walk.c``): ``names[lo:hi]``
-    start with the ``prefix_len`` bytes written, ``literal`` starts every tail of the form. The
-    sorted ids allowed, and as rows of (sorted position, name index, bytes before the rest) the
-    tokens that complete a name and run past the literal, for the caller to walk. Needs the
-    extension."""
+    """The sorted ids allowed at a name position (``names[lo:hi]`` start with the ``prefix_len``
+    bytes written, ``literal`` every tail), and as rows of (sorted position, name index, bytes
+    before the rest) the tokens that run past the literal, for the caller to walk."""
     assert _native is not None
     t = trie(index)
     sorted_ids = index.extra("sorted-ids", lambda: np.ascontiguousarray(index.ids[index.sorted_rows], dtype=np.int32))
@@ -177,8 +162,7 @@ def native_names(index: TokenIndex, names: Sequence[bytes], lo: int, hi: int, pr
 
 
 def native_count(index: TokenIndex, data: bytes) -> int | None:
-    """How many tokens the longest-match cut of ``data`` has, by the compiled walk of the trie;
-    ``None`` where a byte begins no token. Needs the extension."""
+    """How many tokens the longest-match cut of ``data`` has (``None``: a byte begins no token)."""
     assert _native is not None
     found = _native.longest_count(trie(index).arrays, data)
     return None if found < 0 else found

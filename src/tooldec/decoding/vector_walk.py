@@ -1,14 +1,10 @@
 """Pushing many tokens through a byte DFA at once, and the JSON-string shortcut.
 
-Every token of the vocabulary is a row of one flat byte array (``TokenIndex``). A walk keeps
-three arrays (row, DFA state, byte offset) and advances all rows one byte per pass, dropping the
-rows that died or ended; a narrow state (a literal, a digit) splits the sorted vocabulary instead.
-
-Most of the vocabulary is valid inside a JSON string, and what it does there does not depend on
-the tool: a state that is exactly a string's content (``LazyDFA.string_spot``) reuses a
-per-vocabulary :class:`StringTable`, and only the few tokens that close the string are walked
-further. Inside a whitespace run (``LazyDFA.blank_spot``) a token's leading whitespace is read
-from a :class:`BlankTable`, not walked through a state per count. Walks hold the DFA's lock.
+A walk advances every row of the flat token array one byte per pass; a narrow state (a literal,
+a digit) splits the sorted vocabulary instead. What a token does inside a JSON string does not
+depend on the tool, so a string's content state reuses a per-vocabulary :class:`StringTable`;
+inside a whitespace run, leading whitespace is read from a :class:`BlankTable`. Walks hold the
+DFA's lock.
 """
 
 from __future__ import annotations
@@ -62,15 +58,9 @@ FEW_ROWS = 24
 
 def narrow_rows(index: TokenIndex, dfa: LazyDFA, start: int,
                 skip: np.ndarray | None = None) -> tuple[list[int], list[int], np.ndarray, np.ndarray, np.ndarray]:
-    """Split the sorted vocabulary along the DFA while it is narrow (a literal, a digit): two
-    bisections per live byte, whatever the vocabulary size. Where the DFA widens (or at an exit),
-    the remaining range is handed to :func:`walk_rows`. ``skip`` (a flag per byte) leaves out the
-    tokens whose first byte it flags.
-
-    Returns:
-        Rows and end states of the tokens that ended inside the narrow part, then the rows,
-        states and offsets still to walk.
-    """
+    """Split the sorted vocabulary along the DFA while it is narrow (two bisections per live byte,
+    whatever the vocabulary size), leaving out tokens whose first byte ``skip`` flags: the rows and
+    end states that ended inside, then the rows, states and offsets :func:`walk_rows` walks on."""
     tokens, sorted_rows = index.sorted_bytes, index.sorted_rows
     ended_rows: list[int] = []
     ended_states: list[int] = []
@@ -109,24 +99,15 @@ def narrow_rows(index: TokenIndex, dfa: LazyDFA, start: int,
                     stack.append((dfa.next(state, byte), nxt, a, z))
     if not rows:
         return ended_rows, ended_states, np.empty(0, np.int64), np.empty(0, np.int32), np.empty(0, np.int64)
-    return (
-        ended_rows,
-        ended_states,
-        np.concatenate(rows),
-        np.repeat(np.array(states, dtype=np.int32), sizes),
-        np.repeat(np.array(offsets, dtype=np.int64), sizes),
-    )
+    return (ended_rows, ended_states, np.concatenate(rows), np.repeat(np.array(states, dtype=np.int32), sizes),
+            np.repeat(np.array(offsets, dtype=np.int64), sizes))
 
 
 def walk_state(index: TokenIndex, dfa: LazyDFA, state: int, blanks: BlankTable | None = None) -> Walk:
     """Every token from ``state``: the rows that end inside the DFA with their end states, and the
-    rows that reach an exit (in no particular order); by the compiled trie walk where it is built.
-
-    With ``blanks``, inside a whitespace run (``LazyDFA.blank_spot``) each token's leading
-    whitespace comes from the table: a token that is only whitespace ends in the state after the
-    run (the same completions: whitespace is never part of a shortest one), and the rest of a
-    token after its whitespace is walked from there.
-    """
+    rows that reach an exit (in no particular order). With ``blanks``, inside a whitespace run a
+    whitespace-only token ends in the state after the run (whitespace is never part of a shortest
+    completion), and the rest of a token after its whitespace is walked from there."""
     spot = None if blanks is None else dfa.blank_spot(state)
     skip = None if spot is None else BLANK
     if NATIVE:
@@ -175,8 +156,8 @@ class BlankTable:
         return int(self.lead.nbytes + self.pure_rows.nbytes * 2 + sum(a.nbytes for a in self.mixed_by_first))
 
     def after_run(self, index: TokenIndex, dfa: LazyDFA, spot: BlankSpot) -> list[Walk]:
-        """The tokens that start with whitespace at ``spot``: those that are only whitespace (ended,
-        in the stand-in state ``spot.after``) and the walk of the others' rest from ``spot.after``."""
+        """The tokens that start with whitespace at ``spot``: the whitespace-only ones ended in
+        ``spot.after``, and the walk of the others' rest from there."""
         room = index.longest if spot.room is None else spot.room
         pure = self.pure_rows[: int(np.searchsorted(self.pure_leads, room, side="right"))]
         row = dfa.row(spot.after)
@@ -208,9 +189,8 @@ def start_rows(index: TokenIndex, dfa: LazyDFA, state: int) -> tuple[np.ndarray,
 
 def walk_rows(index: TokenIndex, dfa: LazyDFA, rows: np.ndarray, states: np.ndarray, offsets: np.ndarray,
               *, counter: np.ndarray | None = None, start_counts: np.ndarray | None = None) -> Walk:
-    """Advance ``rows`` (each at ``offsets`` bytes, in ``states``) to their ends or an exit state,
-    where a row stops whatever bytes it has left. With ``counter`` (an ``(n_states, 256)`` table
-    of 0/1), the increments along each row are summed too. Holds the DFA's lock."""
+    """Advance ``rows`` (at ``offsets``, in ``states``) to their ends or an exit state, summing the
+    ``counter`` table's increments along each row if given. Holds the DFA's lock."""
     sink = dfa.sink
     flat = index.flat
     cursor = index.offsets[rows] + offsets  # absolute position of each row's next byte in ``flat``
@@ -302,8 +282,7 @@ class StringWalk:
     max_inside_chars: int
     index_ids: np.ndarray  # token id of each inside row
     rest_trie: tuple[Trie, np.ndarray] | None = None
-    """The distinct non-empty remainders as a trie, with the remainder of each of its positions
-    (where the compiled walk is built: a closing mask walks them in one call)."""
+    """The distinct non-empty remainders as a trie, for the compiled walk to take in one call."""
     empty_rest: int = -1  # which remainder is empty, if one is
 
     @property
@@ -332,11 +311,9 @@ def _rests_trie(some: list[bytes], rests: dict[bytes, int]) -> tuple[Trie, np.nd
 
 
 class StringTable:
-    """Per vocabulary and string automaton (``char* "`` of one syntax, :meth:`plain`, or a
-    quoted-string template's, ``piece_automaton``): what each token does inside the string. Per
-    content state, the tokens that stay inside (packed, with their end states and characters)
-    and those that reach the closing quote (with the offset after it and the characters before
-    it), kept in a cache bounded by ``max_bytes``. Thread-safe.
+    """Per vocabulary and string automaton (:meth:`plain`, or a quoted-string template's): per
+    content state, the tokens that stay inside the string and those that close it, kept in a
+    cache bounded by ``max_bytes``. Thread-safe.
     """
 
     def __init__(self, index: TokenIndex, dfa: LazyDFA, *, max_bytes: int | None = None) -> None:
@@ -388,14 +365,13 @@ class StringTable:
             rest_of[i] = k
         final_set = np.unique(walk.finals)
         some = [rest for rest in rests if rest]
-        got = StringWalk(
+        return StringWalk(
             packed, walk.rows, walk.finals, walk.counts, final_set, np.searchsorted(final_set, walk.finals),
             walk.exit_rows, walk.exit_offsets,
             walk.exit_counts, np.array(firsts, dtype=np.int64), rest_of,
             int(walk.counts.max()) if walk.counts.size else 0, index.ids[walk.rows],
             None if not NATIVE or not some else _rests_trie(some, rests), rests.get(b"", -1),
         )
-        return got
 
     def shortest(self, q: int) -> bytes:
         """The shortest bytes that close the string from canonical state ``q`` (quote included)."""

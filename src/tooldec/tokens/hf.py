@@ -17,20 +17,15 @@ __all__ = ["from_hf_tokenizer"]
 
 
 def from_hf_tokenizer(tokenizer: Any, *, vocab_size: int | None = None) -> Vocabulary:
-    """Return the vocabulary of a transformers tokenizer.
+    """The vocabulary of a transformers tokenizer: a fast one's read as its ``tokenizer.json``
+    (as ``from_tokenizer_json`` reads it), a slow one's through its ``sp_model``.
 
-    A fast tokenizer (``tokenizer.backend_tokenizer``) is read through its ``tokenizer.json``, so
-    the result matches ``from_tokenizer_json`` on the same file; a slow SentencePiece tokenizer
-    through its ``sp_model``. The eos ids are ``tokenizer.eos_token_id`` plus the usual
-    end-of-turn specials (``<|im_end|>``, ``<|eot_id|>``...).
-
-    Mind the model's logits width: ``model.config.vocab_size`` is often larger than the
-    tokenizer (Qwen3: 151,936 vs 151,669), and masks must be that wide. Pass ``vocab_size`` (or
-    call ``Vocabulary.padded``) so the extra ids exist and are never allowed.
+    Pass the model's ``vocab_size`` where its logits are wider than the tokenizer (Qwen3: 151,936
+    vs 151,669): masks must be that wide (``Vocabulary.padded``).
 
     Raises:
-        TokenizerError: The tokenizer exposes neither a ``tokenizers`` backend nor a
-            SentencePiece model, or ``vocab_size`` is smaller than the tokenizer.
+        TokenizerError: Neither a ``tokenizers`` backend nor a SentencePiece model, or
+            ``vocab_size`` is smaller than the tokenizer.
     """
     name = str(getattr(tokenizer, "name_or_path", "") or type(tokenizer).__name__)
     eos = getattr(tokenizer, "eos_token_id", None)

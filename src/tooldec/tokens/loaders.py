@@ -1,10 +1,8 @@
 """Load a ``Vocabulary`` from the files tokenizers ship in: tokenizer.json, tokenizer.model, GGUF.
 
-Each loader decodes token strings to bytes by the tokenizer's own convention (``VocabKind``),
-puts special/control tokens in ``Vocabulary.special`` and finds the ids that end generation.
-Results are shared per resolved path and modification time while anything holds them (a weak
-cache: asking twice is free, an edited file is read again, and an unused vocabulary is freed). Bad input raises ``TokenizerError`` naming the file and the reason,
-at load time, never during generation.
+Results are shared per resolved path, mtime and size while anything holds them (a weak cache: an
+edited file is read again, an unused vocabulary freed). Bad input raises ``TokenizerError``
+naming the file, at load time, never during generation.
 """
 
 from __future__ import annotations
@@ -58,12 +56,9 @@ def _shared(load: Callable[[str, int, int], Vocabulary]) -> Callable[[str, int, 
 
 
 def load_vocabulary(source: PathLike) -> Vocabulary:
-    """Load a vocabulary from a tokenizer file, choosing the loader by its name.
-
-    Args:
-        source: A ``tokenizer.json`` (any ``.json``), a Mistral Tekken file (``tekken*.json``), a
-            SentencePiece model (``tokenizer.model``, ``*.model.v3``), a ``.gguf`` file, or a
-            directory holding ``tokenizer.json``, ``tekken.json`` or ``tokenizer.model``.
+    """Load a vocabulary from a ``tokenizer.json``, a Tekken file (``tekken*.json``), a
+    SentencePiece model (``*.model*``), a ``.gguf`` file, or a directory holding one of the first
+    three, choosing the loader by its name.
 
     Raises:
         TokenizerError: The path does not exist, its kind is unknown, or the loader rejects it.
@@ -88,7 +83,7 @@ def load_vocabulary(source: PathLike) -> Vocabulary:
 
 
 def _stamp(source: PathLike) -> tuple[str, int, int]:
-    """Resolve a path and return it with its mtime and size: the cache key."""
+    """The resolved path with its mtime and size: the cache key."""
     path = Path(source).expanduser().resolve()
     try:
         stat = path.stat()
@@ -104,20 +99,10 @@ def _display_name(path: Path) -> str:
     return "/".join(path.parts[-3:])
 
 
-def _finish(
-    token_bytes: list[bytes | None],
-    special: dict[int, str],
-    *,
-    eos_ids: Iterable[int],
-    eos_texts: Iterable[str],
-    kind: VocabKind,
-    name: str,
-) -> Vocabulary:
-    """Build the vocabulary; the tokenizer's own eos ids become special even if it did not say so.
-
-    Some files mark an eos like ``<|im_end|>`` as a plain added token; a token that ends
-    generation must be special (no bytes), so the declared eos wins.
-    """
+def _finish(token_bytes: list[bytes | None], special: dict[int, str], *, eos_ids: Iterable[int],
+            eos_texts: Iterable[str], kind: VocabKind, name: str) -> Vocabulary:
+    """Build the vocabulary; a declared eos becomes special even where the file marks it a plain
+    added token (a token that ends generation has no bytes)."""
     by_text = {text: token_id for token_id, text in sorted(special.items(), reverse=True)}
     stop: set[int] = set()
     for token_id in eos_ids:
@@ -140,16 +125,9 @@ def from_tokenizer_json(path: PathLike) -> Vocabulary:
     """Load a Hugging Face ``tokenizer.json``.
 
     A token's bytes are what the file's ``decoder`` makes of it, as the ``tokenizers`` library
-    decodes: byte-level files (a ``ByteLevel`` decoder: GPT-2, Llama-3, Qwen, gpt-oss) map pieces
-    through the GPT-2 alphabet, SentencePiece-style files (a ``▁`` -> space ``Replace`` or
-    ``Metaspace`` decoder, with ``ByteFallback``: Llama-2, Gemma) turn ``▁`` into a space and
-    ``<0xNN>`` into a byte. Added tokens with ``"special": true`` go to ``special``; the others
-    (Qwen's ``<tool_call>``, ``<think>``; Gemma's ``▁▁`` space runs) go through the same decoder.
-    A decoder with any other step is refused (see ``_read_decoder``). A Mistral Tekken file
-    (``tekken_*.json``) is read by ``from_tekken`` instead.
-
-    The eos ids are read from ``tokenizer_config.json``, ``generation_config.json`` and
-    ``config.json`` beside the file when present, plus the usual end-of-turn specials.
+    decodes (added tokens included; those marked special go to ``special``); a decoder step that
+    is not per-token ByteLevel or SentencePiece is refused. The eos ids come from the config files
+    beside it, plus the usual end-of-turn specials.
 
     Raises:
         TokenizerError: Unreadable JSON, an unsupported model (WordPiece), a decoder that does
@@ -165,13 +143,12 @@ def _from_tokenizer_json_cached(path: str, mtime_ns: int, size: int) -> Vocabula
     if _is_tekken_data(data):
         raise TokenizerError(f"{file}: a Mistral Tekken file, not a tokenizer.json: load it with from_tekken")
     eos_texts, eos_ids = _neighbour_eos(file.parent)
-    return vocabulary_from_tokenizer_data(
-        data, name=_display_name(file), source=str(file), eos_texts=eos_texts, eos_ids=eos_ids
-    )
+    return vocabulary_from_tokenizer_data(data, name=_display_name(file), source=str(file), eos_texts=eos_texts,
+                                          eos_ids=eos_ids)
 
 
 def _neighbour_eos(directory: Path) -> tuple[list[str], list[int]]:
-    """Read eos tokens and ids from the config files that travel with a tokenizer.json."""
+    """The eos tokens and ids of the config files beside a tokenizer.json."""
     texts: list[str] = []
     ids: list[int] = []
     for name in ("tokenizer_config.json", "generation_config.json", "config.json"):
@@ -205,15 +182,11 @@ _METASPACE = "\u2581"
 
 
 def _read_decoder(data: Mapping[str, Any], source: str) -> tuple[VocabKind, bool]:
-    """Return how the ``decoder`` turns each token into text: the kind, and whether ``<0xNN>``
-    pieces are bytes (a ``ByteFallback`` step before any ``Fuse``).
+    """The kind the ``decoder`` chain decodes by, and whether ``<0xNN>`` pieces are bytes.
 
-    The ``tokenizers`` library decodes every id, added tokens included, through this chain, so
-    the chain alone says what a token's bytes are. Only chains whose steps act on each token the
-    same way wherever it stands are accepted: ``ByteLevel`` alone, or SentencePiece's ``▁`` ->
-    space ``Replace`` (or ``Metaspace``) with ``ByteFallback`` and ``Fuse``, and ``Strip`` after
-    ``Fuse`` (which strips the start of the whole text: the dummy-prefix space). Any other step
-    changes bytes in ways a per-token table cannot hold, and is refused.
+    Only steps that act on each token the same way wherever it stands are accepted (``ByteLevel``
+    alone, or ``▁`` -> space with ``ByteFallback``, ``Fuse``, and the dummy-prefix ``Strip`` after
+    ``Fuse``): any other changes bytes in ways a per-token table cannot hold.
     """
     steps = _steps(data.get("decoder"))
     types = [step.get("type") for step in steps]
@@ -253,11 +226,8 @@ def _read_decoder(data: Mapping[str, Any], source: str) -> tuple[VocabKind, bool
 
 
 def _decoded_bytes(kind: VocabKind, byte_fallback: bool, piece: str) -> bytes:
-    """The bytes the tokenizers library's decoder gives a token string (see ``_read_decoder``).
-
-    Its ``ByteLevel`` step maps a piece through the GPT-2 alphabet when every character is in it
-    and otherwise keeps the piece's UTF-8 (an added token like ``<｜User｜>``).
-    """
+    """The bytes the tokenizers library's decoder gives a token string: a ``ByteLevel`` piece
+    with a character outside the GPT-2 alphabet keeps its UTF-8 (``<｜User｜>``)."""
     if byte_fallback and (match := _BYTE_PIECE.fullmatch(piece)):
         return bytes([int(match.group(1), 16)])
     if kind is VocabKind.BYTE_LEVEL:
@@ -268,23 +238,10 @@ def _decoded_bytes(kind: VocabKind, byte_fallback: bool, piece: str) -> bytes:
     return piece_bytes(kind, piece)
 
 
-def vocabulary_from_tokenizer_data(
-    data: Mapping[str, Any],
-    *,
-    name: str,
-    source: str | None = None,
-    eos_texts: Iterable[str] = (),
-    eos_ids: Iterable[int] = (),
-) -> Vocabulary:
-    """Build a vocabulary from the parsed contents of a tokenizer.json (see ``from_tokenizer_json``).
-
-    Args:
-        source: Where the data came from, for error messages (default: ``name``).
-        eos_texts: Texts of tokens that end generation, besides the usual end-of-turn specials.
-
-    Raises:
-        TokenizerError: The data is not a tokenizer.json this module understands.
-    """
+def vocabulary_from_tokenizer_data(data: Mapping[str, Any], *, name: str, source: str | None = None,
+                                   eos_texts: Iterable[str] = (), eos_ids: Iterable[int] = ()) -> Vocabulary:
+    """Build a vocabulary from a parsed tokenizer.json (see ``from_tokenizer_json``); ``source``
+    names it in error messages."""
     source = source or name
     model = data.get("model")
     if not isinstance(model, Mapping) or "vocab" not in model:
@@ -320,9 +277,7 @@ def vocabulary_from_tokenizer_data(
 
 # --- Mistral Tekken -----------------------------------------------------------------------------
 
-#: The specials of Tekken files that list none (``config.version`` up to v7), ids 0-19 in this
-#: order, as ``mistral-common`` fills them in; the rest up to ``default_num_special_tokens`` are
-#: ``<SPECIAL_{id}>``.
+#: The specials of Tekken files that list none (up to v7), ids 0-19, as ``mistral-common`` fills them in.
 TEKKEN_LEGACY_SPECIALS = (
     "<unk>", "<s>", "</s>", "[INST]", "[/INST]", "[AVAILABLE_TOOLS]", "[/AVAILABLE_TOOLS]", "[TOOL_RESULTS]",
     "[/TOOL_RESULTS]", "[TOOL_CALLS]", "[IMG]", "<pad>", "[IMG_BREAK]", "[IMG_END]", "[PREFIX]", "[MIDDLE]",
@@ -336,13 +291,11 @@ def is_tekken_file(path: Path) -> bool:
 
 
 def from_tekken(path: PathLike) -> Vocabulary:
-    """Load a Mistral Tekken tokenizer file (``tekken.json``; ``mistral-common``'s ``tekken_*.json``).
+    """Load a Mistral Tekken tokenizer file (``tekken*.json``).
 
-    Tekken is tiktoken's byte-level BPE: each token's bytes are stored (base64) in the file, so
-    they are read as they are (``VocabKind.RAW``). Ids ``0 .. default_num_special_tokens - 1`` are
-    the specials (``<unk>``, ``<s>``, ``</s>``, ``[INST]``, ``[TOOL_CALLS]``, ``[ARGS]``,
-    ``[THINK]``...); token rank ``r`` is id ``default_num_special_tokens + r``, up to
-    ``default_vocab_size``. ``</s>`` ends generation.
+    Each token's bytes are stored (base64), so they are read as they are (``VocabKind.RAW``); the
+    first ``default_num_special_tokens`` ids are the specials, then rank ``r`` follows them.
+    ``</s>`` ends generation.
 
     Raises:
         TokenizerError: Unreadable JSON, or a file whose ranks, sizes or specials do not add up.
@@ -369,11 +322,7 @@ def _is_tekken_data(data: Any) -> bool:
 
 
 def vocabulary_from_tekken_data(data: Mapping[str, Any], *, name: str, source: str | None = None) -> Vocabulary:
-    """Build a vocabulary from the parsed contents of a Tekken file (see ``from_tekken``).
-
-    Raises:
-        TokenizerError: The data is not a Tekken file this module understands.
-    """
+    """Build a vocabulary from a parsed Tekken file (see ``from_tekken``)."""
     source = source or name
     if not _is_tekken_data(data):
         raise TokenizerError(f"{source}: no config and vocab list; is this a Tekken file?")
@@ -415,11 +364,8 @@ def vocabulary_from_tekken_data(data: Mapping[str, Any], *, name: str, source: s
 
 
 def from_sentencepiece(path: PathLike) -> Vocabulary:
-    """Load a SentencePiece model file (``tokenizer.model``; Mistral's ``*.model.v3``).
-
-    ``▁`` becomes a space, byte pieces (``<0x0A>``) their byte, control and unknown pieces
-    (``<s>``, ``</s>``, ``<unk>``; Mistral v3's ``[INST]``, ``[TOOL_CALLS]``) go to ``special``,
-    unused pieces get ``None``.
+    """Load a SentencePiece model file (``tokenizer.model``; Mistral's ``*.model.v3``): control
+    and unknown pieces become specials.
 
     Raises:
         TokenizerError: ``sentencepiece`` is not installed or the file is not a model.
@@ -455,17 +401,14 @@ def vocabulary_from_sentencepiece_processor(processor: sentencepiece.SentencePie
         elif not processor.is_unused(token_id):
             token_bytes[token_id] = piece_bytes(VocabKind.SENTENCEPIECE, piece)
     eos = processor.eos_id()
-    return _finish(
-        token_bytes, special, eos_ids=[eos] if eos >= 0 else [], eos_texts=(), kind=VocabKind.SENTENCEPIECE, name=name
-    )
+    return _finish(token_bytes, special, eos_ids=[eos] if eos >= 0 else [], eos_texts=(), kind=VocabKind.SENTENCEPIECE,
+                   name=name)
 
 
 # --- GGUF ---------------------------------------------------------------------------------------
 
-#: ``tokenizer.ggml.model`` -> how llama.cpp's ``token_to_piece`` reads a normal token: "llama"
-#: (SentencePiece), "t5" (Unigram), "gemma4" (BPE over ``▁`` pieces) and "bert" (WordPiece, which
-#: llama.cpp's converter stores with ``▁`` before each word instead of ``##`` inside one) turn ``▁``
-#: into a space; "gpt2" maps through the GPT-2 byte alphabet.
+#: ``tokenizer.ggml.model`` -> how llama.cpp's ``token_to_piece`` reads a normal token (its converter
+#: stores "bert" WordPiece with ``▁`` before each word, not ``##`` inside one).
 _GGUF_KINDS = {
     "gpt2": VocabKind.BYTE_LEVEL,
     "llama": VocabKind.SENTENCEPIECE,
@@ -473,27 +416,19 @@ _GGUF_KINDS = {
     "gemma4": VocabKind.SENTENCEPIECE,
     "bert": VocabKind.SENTENCEPIECE,
 }
-#: ``tokenizer.ggml.pre`` values for which llama.cpp reads a "gpt2" vocabulary's pieces with ``▁``
-#: for a space (its ``escape_whitespaces``), not through the byte alphabet.
+#: ``tokenizer.ggml.pre`` values for which llama.cpp reads "gpt2" pieces with ``▁`` for a space.
 _GGUF_ESCAPED_SPACE_PRE = frozenset({"gemma4", "granite-embed-multi-311m", "sarvam-moe"})
 _NORMAL, _UNKNOWN, _CONTROL, _USER_DEFINED, _UNUSED, _BYTE = 1, 2, 3, 4, 5, 6
 _GGUF_EOS_KEYS = ("tokenizer.ggml.eos_token_id", "tokenizer.ggml.eot_token_id", "tokenizer.ggml.eom_token_id")
 
 
 def from_gguf(path: PathLike) -> Vocabulary:
-    """Load the vocabulary stored in a GGUF model file's metadata (tensors are not read).
+    """Load the vocabulary in a GGUF file's metadata (tensors are not read).
 
-    Bytes are read as llama.cpp's ``token_to_piece`` reads them. ``tokenizer.ggml.model`` (and, for
-    a few ``tokenizer.ggml.pre``, the pre-tokenizer) tells the kind ("gpt2": byte-level; "llama",
-    "t5", "gemma4", "bert": ``▁`` is a space); ``tokenizer.ggml.token_type`` sorts tokens: normal (decoded
-    by kind), unknown and control (special), user-defined (literal UTF-8 text, like a non-special
-    added token), unused (``None``) and byte (``<0xNN>``). A normal byte-level token with a
-    character outside the byte alphabet is refused: llama.cpp prints it as ``[UNK_BYTE_0x...]``.
-    Eos: ``tokenizer.ggml.eos_token_id`` (and the eot/eom ids) plus the usual end-of-turn specials.
-
-    llama.cpp also turns some tokens into control tokens by their text when it loads a model
-    (end-of-generation and fill-in-the-middle names such as ``</s>``, ``<｜fim▁hole｜>``); this
-    loader follows the file's token types, and such a token keeps its text as bytes.
+    Bytes are read as llama.cpp's ``token_to_piece`` reads them, by ``tokenizer.ggml.model`` and
+    each ``token_type``; a normal byte-level token outside the byte alphabet is refused (llama.cpp
+    prints ``[UNK_BYTE_0x...]``). Token types are followed as the file gives them: a token llama.cpp
+    makes control by its text at load (``<｜fim▁hole｜>``) keeps its bytes here.
 
     Raises:
         TokenizerError: Not a GGUF file, no tokenizer in it, or an unsupported tokenizer model.

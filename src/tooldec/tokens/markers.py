@@ -1,20 +1,11 @@
-"""Special tokens inside a call's grammar: spelled as bytes no text can produce.
+"""Special tokens inside a call's grammar, spelled as bytes no text can produce
+(docs/call-formats.md, "Special tokens inside a call"): marker ``i`` of a format becomes an
+ordinary token spelled ``0xFF, i + 1``.
 
-Today's call formats write their structure with special tokens: DeepSeek's
-``<｜tool▁sep｜>``, Kimi's ``<|tool_call_begin|>``, gpt-oss's ``<|channel|>``, Mistral's
-``[ARGS]``. Masks are computed over bytes, and a special token has none, so a format names the
-tokens it writes (its *markers*, in order) and the engine compiles against a copy of the
-vocabulary in which marker ``i`` is an ordinary token spelled ``0xFF, i + 1``.
-
-``0xFF`` is never part of UTF-8 text, and no grammar piece but a marker's spelling holds it, so
-only the marker's own token can write that spelling: the same text in ordinary pieces
-(``<``, ``|call|``, ``>``) stays ordinary text, as the model's own parser (openai-harmony,
-mistral-common, vLLM's) reads it. The few ordinary tokens that hold the byte ``0xFF`` (the raw
-byte token of a byte-level vocabulary, SentencePiece's ``<0xFF>``) are never allowed with such a
-format: they can only write text that is not UTF-8. A spelling is two bytes whatever the
-marker's text, so a grammar's shortest ways count a marker as the one token it is.
-
-:func:`readable` turns spelled bytes back into the text the tokenizer decodes.
+``0xFF`` is never in UTF-8 text, so only the marker's own token writes its spelling (the same
+text in ordinary pieces stays text), and the few ordinary tokens holding ``0xFF`` are never
+allowed with such a format. A spelling is two bytes whatever the text, so shortest ways count a
+marker as the one token it is.
 """
 
 from __future__ import annotations
@@ -35,10 +26,7 @@ MOST_MARKERS = 254
 
 
 def spelling(markers: Sequence[str]) -> dict[str, bytes]:
-    """Each marker's spelling, by its place in ``markers``.
-
-    Raises:
-        ValueError: More than :data:`MOST_MARKERS` markers, or one named twice.
+    """Each marker's spelling, by its place in ``markers`` (``ValueError``: too many, or repeated).
 
     Examples:
         >>> spelling(["[TOOL_CALLS]", "[ARGS]"])
@@ -77,17 +65,12 @@ _DERIVED: weakref.WeakKeyDictionary[Vocabulary, dict[tuple[str, ...], Vocabulary
 
 
 def with_markers(vocab: Vocabulary, markers: Sequence[str]) -> Vocabulary:
-    """A copy of ``vocab`` in which the tokens spelled ``markers`` are markers (see the module
-    docstring): made once per vocabulary and list of markers, and freed with the vocabulary.
+    """A copy of ``vocab`` in which the tokens spelled ``markers`` are markers, made once per
+    vocabulary and list (locked) and freed with the vocabulary.
 
-    A marker is the special token with that text, else the ordinary token whose bytes are the
-    text (GLM's ``<arg_key>`` may be either). Ids and size are unchanged, so a model's logits and
-    token ids need no translation; a marker that ended generation no longer does (its format
-    ends the call with it, and says what follows).
-
-    Raises:
-        TokenizerError: The vocabulary has no single token for one of the markers (a model trained
-            on the format has one; name another format, or the vocabulary's own).
+    A marker is the special token with that text, else the ordinary token with those bytes (GLM's
+    ``<arg_key>`` may be either). Ids and size are unchanged; a marker no longer ends generation
+    (its format says what follows). ``TokenizerError`` if no single token spells a marker.
 
     Examples:
         >>> vocab = Vocabulary.from_tokens(["a", "[ARGS]", "<eos>", bytes([255])], special={1: "[ARGS]", 2: "<eos>"}, eos_ids=[2])

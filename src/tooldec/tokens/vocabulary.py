@@ -1,9 +1,7 @@
-"""The exact bytes of every token id, the one fact masks are computed from.
+"""The exact bytes of every token id, the one fact masks are computed from (DESIGN invariant 2).
 
-Grammars in tooldec are byte automata, so a token is allowed only if its *bytes* keep the call a
-viable prefix. Tokenizers store token strings in several encodings (the GPT-2 byte alphabet,
-SentencePiece's ``▁`` and ``<0xNN>`` pieces); they are decoded once, here, into plain bytes, and
-special tokens (which have no bytes: the model emits them, text never spells them) are kept apart.
+Token strings in their tokenizer's encoding are decoded once, here, into plain bytes; special
+tokens (no bytes: the model emits them, text never spells them) are kept apart.
 """
 
 from __future__ import annotations
@@ -28,26 +26,19 @@ class VocabKind(enum.Enum):
     """How a tokenizer spells token bytes in its token strings."""
 
     BYTE_LEVEL = "byte_level"
-    """Byte-level BPE: each byte is one printable character of the GPT-2 alphabet (``Ġ`` is a
-    space, ``Ċ`` a newline). GPT-2, SmolLM/SmolLM2, Llama-3, Qwen2/2.5/3, DeepSeek-V3, gpt-oss."""
+    """Each byte is one character of the GPT-2 alphabet (``Ġ`` a space): GPT-2, Llama-3, Qwen."""
 
     SENTENCEPIECE = "sentencepiece"
-    """SentencePiece: ``▁`` stands for a space and ``<0xNN>`` pieces are single bytes (byte
-    fallback). Llama-2, Mistral v1-v7, Mixtral, Gemma. The tokenizer adds a dummy-prefix ``▁`` to the
-    first word of an encoded text, so the first token of a reply usually begins with a space."""
+    """``▁`` is a space, ``<0xNN>`` a byte; a reply's first token usually begins with the
+    dummy-prefix space. Llama-2, Mistral v1-v7, Gemma."""
 
     RAW = "raw"
-    """The file stores each token's bytes as they are: Mistral Tekken (tiktoken) files, and the
-    ``str`` tokens (UTF-8) of tests and doctests."""
+    """Bytes stored as they are: Mistral Tekken files, and the UTF-8 ``str`` tokens of tests."""
 
 
 @lru_cache(maxsize=1)
 def byte_level_alphabet() -> dict[int, str]:
-    """Return GPT-2's ``bytes_to_unicode`` table: byte value -> the character that spells it.
-
-    Printable Latin-1 bytes stand for themselves; the other 68 (controls, space, NBSP, soft hyphen)
-    are shifted to U+0100 onwards so that every byte is a visible, non-whitespace character.
-    """
+    """GPT-2's ``bytes_to_unicode`` table: byte value -> the character that spells it."""
     printable = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
     table = {b: chr(b) for b in printable}
     shifted = 0
@@ -60,8 +51,7 @@ def byte_level_alphabet() -> dict[int, str]:
 
 @lru_cache(maxsize=1)
 def _byte_level_translation() -> dict[int, int]:
-    # str.translate table to Latin-1 code points; characters outside the alphabet become U+FFFF so
-    # that the following .encode("latin-1") fails on them instead of passing a wrong byte through.
+    # characters outside the alphabet become U+FFFF, so .encode("latin-1") fails on them
     table = {ord(ch): b for b, ch in byte_level_alphabet().items()}
     for b in range(256):
         table.setdefault(b, 0xFFFF)
@@ -69,11 +59,8 @@ def _byte_level_translation() -> dict[int, int]:
 
 
 def piece_bytes(kind: VocabKind, piece: str) -> bytes:
-    """Return the bytes a normal (non-special, non-byte-fallback) token string stands for.
-
-    Raises:
-        TokenizerError: A byte-level piece has a character outside the GPT-2 alphabet, so its
-            bytes cannot be known.
+    """The bytes a normal (non-special, non-byte-fallback) token string stands for; a
+    ``TokenizerError`` for a byte-level piece outside the GPT-2 alphabet.
 
     Examples:
         >>> piece_bytes(VocabKind.BYTE_LEVEL, "ĠhelloĊ")
@@ -98,21 +85,10 @@ def piece_bytes(kind: VocabKind, piece: str) -> bytes:
 class Vocabulary:
     """Every token id's bytes, the special tokens and the ids that end generation.
 
-    Build one with a loader (``load_vocabulary``, ``from_tokenizer_json``, ``from_sentencepiece``,
-    ``from_gguf``, ``tooldec.tokens.hf.from_hf_tokenizer``) or, in tests, ``from_tokens``.
-
-    Args:
-        token_bytes: Index = token id. ``None`` for special, control and unused ids.
-        special: Special token id -> its text (``"<|im_end|>"``, ``"[TOOL_CALLS]"``). Specials
-            have no bytes: a model emits them, plain text never produces them.
-        eos_ids: Special ids that end generation (eos, ``<|im_end|>``, ``<|eot_id|>``...).
-        kind: How the source tokenizer spelled bytes (tells, e.g., about SentencePiece's dummy
-            prefix space).
-        name: Where the vocabulary came from, for messages.
-
-    Raises:
-        TokenizerError: A special or eos id is out of range, a special id has bytes, or an eos
-            id is not special.
+    Build one with a loader (``load_vocabulary``, ``tooldec.tokens.hf.from_hf_tokenizer``) or, in
+    tests, ``from_tokens``. ``token_bytes[id]`` is ``None`` for special and unused ids; ``special``
+    maps an id to its text; ``eos_ids`` are the specials that end generation. Immutable.
+    ``TokenizerError`` for a special or eos id out of range, a special with bytes or an eos not special.
 
     Examples:
         >>> vocab = Vocabulary.from_tokens(["a", "b", "ab", '"', "<eos>"], special={4: "<eos>"}, eos_ids=[4])
@@ -147,17 +123,10 @@ class Vocabulary:
         object.__setattr__(self, "eos_ids", eos_ids)
 
     @classmethod
-    def from_tokens(
-        cls,
-        tokens: Sequence[bytes | str],
-        *,
-        special: Mapping[int, str] | None = None,
-        eos_ids: Iterable[int] = (),
-        name: str = "raw",
-    ) -> Vocabulary:
-        """Build a ``RAW`` vocabulary from literal token strings (tests, doctests): ``str`` tokens
-        are UTF-8 encoded, entries at ``special`` ids are ignored (specials have no bytes), and
-        special ids may go past ``len(tokens)`` (the gap gets ``None``)."""
+    def from_tokens(cls, tokens: Sequence[bytes | str], *, special: Mapping[int, str] | None = None,
+                    eos_ids: Iterable[int] = (), name: str = "raw") -> Vocabulary:
+        """A ``RAW`` vocabulary of literal tokens (tests): entries at ``special`` ids are ignored,
+        and special ids may go past ``len(tokens)``."""
         special = dict(special or {})
         size = max(len(tokens), max(special, default=-1) + 1)
         token_bytes: list[bytes | None] = [None] * size
@@ -191,18 +160,12 @@ class Vocabulary:
         return by_text
 
     def special_id(self, text: str) -> int | None:
-        """Return the id of the special token spelled ``text`` (the lowest if several), or ``None``."""
+        """The id of the special token spelled ``text`` (the lowest if several), or ``None``."""
         return self._special_by_text.get(text)
 
     def longest_match(self, data: bytes) -> list[int]:
-        """A valid, not canonical, tokenization of ``data``: the longest token at each step.
-
-        Every piece is a real token, so it is how many tokens a byte string needs at most (the
-        engine's token budgets), and a quick way to reach a position in tests.
-
-        Raises:
-            TokenizerError: A byte has no token at all.
-        """
+        """A valid, not canonical, tokenization of ``data``: the longest token at each step, so
+        its length is what the budgets count (``TokenizerError``: a byte has no token)."""
         lookup = self._first_id_of_bytes
         longest = self._longest_token
         ids: list[int] = []
@@ -217,13 +180,11 @@ class Vocabulary:
         return ids
 
     def longest_prefix(self, data: bytes) -> int:
-        """Bytes of the longest token ``data`` starts with (0: none): one step of
-        :meth:`longest_match` (only the first :attr:`longest_token` bytes are read)."""
+        """Bytes of the longest token ``data`` starts with (0: none): one step of :meth:`longest_match`."""
         lookup = self._first_id_of_bytes
         window = data[: self._longest_token]
-        # Every token that is a prefix of ``window`` sorts at or before it, and the last token
-        # sorting at or before it starts with each of them: what it shares with ``window``
-        # bounds the longest match.
+        # the last token sorting at or before ``window`` starts with every token that is a prefix
+        # of it: what it shares with ``window`` bounds the longest match
         j = bisect_right(self._sorted_tokens, window) - 1
         if j < 0:
             return 0
@@ -250,8 +211,7 @@ class Vocabulary:
         return self._longest_token
 
     def prepare_matching(self) -> None:
-        """Build the tables :meth:`longest_match` reads now (~50 ms at 151k tokens, once per
-        vocabulary), so the first token budget of a request does not pay for them."""
+        """Build :meth:`longest_match`'s tables now (~50 ms at 151k tokens), not in a request."""
         _ = self._sorted_tokens, self._longest_token
 
     @functools.cached_property
@@ -271,11 +231,7 @@ class Vocabulary:
         return max((len(t) for t in self.token_bytes if t), default=1)
 
     def decode(self, ids: Iterable[int]) -> bytes:
-        """Concatenate the bytes of ``ids``; a special token contributes its text (UTF-8).
-
-        Raises:
-            TokenizerError: An id is out of range or unused (no bytes, not special).
-        """
+        """The bytes of ``ids``, a special's text as UTF-8 (``TokenizerError``: an unused id)."""
         parts: list[bytes] = []
         for token_id in ids:
             token = self.token_bytes[token_id] if 0 <= token_id < self.size else None
@@ -288,15 +244,9 @@ class Vocabulary:
         return b"".join(parts)
 
     def padded(self, size: int) -> Vocabulary:
-        """Return a copy whose ids ``>= self.size`` up to ``size`` are unused (``None``).
-
-        A model's logits are often wider than its tokenizer (Qwen3: 151,936 logits for 151,669
-        tokens, rounded up for GPU kernels); masks must have the logits' width, and the padding
-        ids must never be allowed.
-
-        Raises:
-            TokenizerError: ``size`` is smaller than the vocabulary.
-        """
+        """A copy whose ids from ``self.size`` up to ``size`` are unused: masks take the logits'
+        width (Qwen3: 151,936 logits for 151,669 tokens), and padding is never allowed.
+        ``TokenizerError`` if ``size`` is smaller than the vocabulary."""
         if size < self.size:
             raise TokenizerError(f"{self.name}: cannot pad a vocabulary of {self.size} tokens to {size}")
         if size == self.size:
@@ -305,13 +255,8 @@ class Vocabulary:
         return Vocabulary(self.token_bytes + padding, self.special, self.eos_ids, self.kind, self.name)
 
     def with_eos(self, names_or_ids: Iterable[int | str]) -> Vocabulary:
-        """Return a copy whose generation ends on these specials (ids or texts) instead.
-
-        Chat templates end turns on their own tokens (``<|im_end|>``, ``<|eot_id|>``); a server that
-        drives a model differently chooses its own set.
-
-        Raises:
-            TokenizerError: A text names no special token, or an id is not special.
+        """A copy whose generation ends on these specials (ids or texts) instead
+        (``TokenizerError``: a text names no special, or an id is not special).
 
         Examples:
             >>> vocab = Vocabulary.from_tokens(["a", "<eos>", "<end>"], special={1: "<eos>", 2: "<end>"}, eos_ids=[1])
@@ -334,7 +279,5 @@ class Vocabulary:
         return (Vocabulary, (self.token_bytes, dict(self.special), self.eos_ids, self.kind, self.name))
 
     def __repr__(self) -> str:
-        return (
-            f"Vocabulary(name={self.name!r}, kind={self.kind.name}, size={self.size}, "
-            f"special={len(self.special)}, eos_ids={sorted(self.eos_ids)})"
-        )
+        return (f"Vocabulary(name={self.name!r}, kind={self.kind.name}, size={self.size}, "
+                f"special={len(self.special)}, eos_ids={sorted(self.eos_ids)})")
