@@ -47,9 +47,17 @@ def pick_backend(path: Path, backend: Backend = "auto") -> Literal["llamacpp", "
 
 def load(path: str | Path, backend: Backend = "auto", *, threads: int | None = None,
          progress: Callable[[str], None] | None = None, context: int | None = None) -> tuple[Any, Any, Any, str]:
-    """``(model, tokenizer, vocabulary padded to the logits, backend name)`` loaded with ``backend``
-    (:func:`pick_backend`); ``context``: llama.cpp's window (default ``llamacpp.DEFAULT_CONTEXT``;
-    a transformers model's is its own)."""
+    """Load a model and its tokenizer with the backend ``backend`` (see :func:`pick_backend`).
+
+    Args:
+        threads: CPU threads (default: the backend's choice).
+        progress: Told what is loading.
+        context: llama.cpp's context window in tokens (default: ``llamacpp.DEFAULT_CONTEXT``);
+            a transformers model's window is fixed by the model.
+
+    Returns:
+        ``(model, tokenizer, vocabulary padded to the logits, backend name)``.
+    """
     path = Path(path)
     if pick_backend(path, backend) == "llamacpp":
         from .llamacpp import DEFAULT_CONTEXT, load_llama, vocabulary_for_llama

@@ -188,7 +188,11 @@ class Machine:
         return need(self._grammar, self._pos, self._flags()[1])
 
     def check_budget(self, budget: int) -> None:
-        """Raise ``BudgetError`` before decoding if a call must come first and cannot close in ``budget``."""
+        """Refuse, before decoding starts, a budget in which the required call cannot close.
+
+        Raises:
+            BudgetError: A call must come first and needs more than ``budget`` tokens.
+        """
         if isinstance(self._pos, Open) or (isinstance(self._pos, Think) and self._pos.forced):
             needed = self.min_tokens()
             if needed > budget:
@@ -236,9 +240,16 @@ class Machine:
         return mask if filtered is None else filtered
 
     def allowed_token_ids(self, budget: int | None = None) -> np.ndarray:
-        """Sorted ids of the tokens allowed next; with ``budget`` (tokens left, this one included)
-        only those after which the call can still close in the rest. Every mask raises
-        ``BudgetError`` for a budget below :meth:`min_tokens` (no token could be allowed)."""
+        """Sorted ids of the tokens allowed next.
+
+        Args:
+            budget: Tokens the caller may still generate, this one included. Only tokens after
+                which the call can still close within the rest are allowed.
+
+        Raises:
+            BudgetError: ``budget`` is below :meth:`min_tokens`, so no token could be allowed
+                (as in :meth:`fill_bitmask` and every mask of :class:`Advanced`).
+        """
         return self._allowed(budget).ids
 
     def _known(self, budget: int | None, flags: tuple[bool, bool] | None = None) -> tuple[Mask, Mask | None] | None:
@@ -291,8 +302,15 @@ class Machine:
 
     def fill_bitmask(self, bitmask: np.ndarray, row: int = 0, budget: int | None = None) -> bool:
         """Write the allowed set into ``bitmask[row]`` (int32 words, bit i = token 32*w+i), or into
-        a one-row ``bitmask``; whether any token is masked out (``BudgetError`` as in
-        :meth:`allowed_token_ids`, leaving ``bitmask`` as it was)."""
+        ``bitmask`` itself when it is one row.
+
+        Returns:
+            Whether any token of the vocabulary is masked out.
+
+        Raises:
+            BudgetError: ``budget`` is below :meth:`min_tokens` (see :meth:`allowed_token_ids`);
+                ``bitmask`` is left as it was.
+        """
         target = bitmask if bitmask.ndim == 1 else bitmask[row]
         if self._done:
             target[:] = 0
@@ -613,8 +631,16 @@ def _tail_bound(tail: CompiledTail, state: int) -> int:
 
 def fill_bitmasks(machines: Sequence[Machine | None], bitmask: np.ndarray,
                   budgets: Sequence[int | None] | None = None) -> np.ndarray:
-    """Fill one row of ``bitmask`` per machine (a ``None`` row allows everything) under each row's
-    budget; per row, whether anything is masked."""
+    """Fill one bitmask row per machine (``None`` rows are left allowing everything).
+
+    Args:
+        machines: One per row of ``bitmask`` (``(len(machines), words)`` int32).
+        bitmask: Written in place.
+        budgets: Tokens left per row (``None``: no budget).
+
+    Returns:
+        Per row, whether anything is masked (bool array).
+    """
     masked = np.zeros(len(machines), dtype=bool)
     for row, machine in enumerate(machines):
         if machine is None:

@@ -40,8 +40,12 @@ def unpack_bitmask(bitmask: np.ndarray, vocab_size: int) -> np.ndarray:
 
 
 def apply_token_bitmask_inplace(logits: np.ndarray, bitmask: np.ndarray, indices: list[int] | None = None) -> None:
-    """Set the logits of disallowed tokens to ``-inf`` in place (rows ``indices``, default all);
-    logits past ``32 * words`` are masked.
+    """Set the logits of disallowed tokens to ``-inf`` (rows ``indices``, default all).
+
+    Args:
+        logits: ``(vocab,)`` or ``(batch, vocab)`` float array, modified in place.
+        bitmask: ``(words,)`` or ``(batch, words)`` int32; logits past ``32 * words`` are masked.
+        indices: Which rows of a batch to mask (the bitmask is indexed the same way).
 
     Examples:
         >>> logits = np.zeros(5, dtype=np.float32)

@@ -128,10 +128,17 @@ class Refusal:
 
 @dataclass(frozen=True)
 class Reasoning:
-    """A section the model reasons in before it answers (docs/call-formats.md, "Reasoning").
+    """A section the model reasons in before it answers (``<think>`` ... ``</think>``).
 
-    ``inside_at_start``: the prompt opened it already (DeepSeek-R1 and QwQ templates end with
-    ``<think>\n``).
+    Its text is free and never opens a call (a call written there is counted apart, as one in
+    reasoning); it must close before the output ends, and a token budget keeps room for the close
+    (and for a call that must follow). The delimiters may hold the format's markers.
+
+    Attributes:
+        open: The text that begins the section (at the start of the output, after any whitespace).
+        close: The text that ends it.
+        inside_at_start: The prompt opened the section already (DeepSeek-R1 and QwQ templates end
+            with ``<think>\n``): the output starts inside it.
     """
 
     open: str

@@ -68,8 +68,15 @@ def _rules() -> list[_Rule]:
 def dialect_for(source: Vocabulary | str | Path, *, template: str | None = None,
                 exclude: Collection[str] = ()) -> Dialect:
     """The call format of the model whose vocabulary (or GGUF file, ``tokenizer.json`` or Hugging
-    Face folder, whose chat template is read too) is ``source``; ``UnknownDialectError`` when no
-    rule matches, listing the formats.
+    Face folder) is ``source``.
+
+    Args:
+        source: A vocabulary, or a path to load one from (a GGUF file's or folder's chat template
+            is read too).
+        template: The model's chat template, when ``source`` does not carry it.
+
+    Raises:
+        UnknownDialectError: No rule matches; the message lists the formats and how to name one.
 
     Examples:
         >>> from tooldec.tokens import Vocabulary

@@ -23,7 +23,11 @@ DIALECTS: dict[str, type[Dialect]] = {cls.name: cls for cls in (
 
 
 def get_dialect(name: str, **options: Any) -> Dialect:
-    """The dialect called ``name``, made with ``options`` (``UnknownDialectError`` if none is)."""
+    """The dialect called ``name``, made with ``options`` (e.g. ``tools=`` for ToolkenGPT).
+
+    Raises:
+        UnknownDialectError: No dialect has that name; the message lists the names there are.
+    """
     cls = DIALECTS.get(name)
     if cls is None:
         raise UnknownDialectError(f"no dialect named {name!r}; known: {', '.join(sorted(DIALECTS))}")

@@ -33,9 +33,18 @@ class InvalidCall:
 
 @dataclass(frozen=True)
 class CallRecord:
-    """One call and its outcome: the ``result`` text given back to the model (JSON, or the string
-    the tool returned), or the ``error`` (an exception, a timeout, an invalid call); ``seconds`` the
-    tool ran; ``truncated_from``: the observation's tokens before it was cut to fit the context."""
+    """One call and its outcome.
+
+    Attributes:
+        call: The call as parsed from the model's output.
+        result: The result as the text given back to the model (JSON, or the string a tool
+            returned); ``None`` if the call failed.
+        error: Why it failed (an exception, a timeout, an unserialisable result, an invalid
+            call); ``None`` if it succeeded.
+        seconds: Wall time spent running the tool (0 for a call that was never run).
+        truncated_from: The observation's length in tokens before it was cut to fit the
+            context (the cut text says so); ``None`` when it was not cut.
+    """
 
     call: ToolCall
     result: str | None
@@ -112,9 +121,16 @@ class Trace:
 
 @dataclass
 class Result:
-    """What :meth:`ToolDecoder.run` returns: ``text``, the whole turn as the context holds it
-    (calls as written, and results for dialects that write them inline); ``answer``, the text after
-    the last tool round; ``calls``, every call that parsed, with its outcome (invalid ones too)."""
+    """What :meth:`ToolDecoder.run` returns.
+
+    Attributes:
+        text: The assistant's whole turn as the context now holds it: generated text with the
+            calls as written and, for dialects that write results into the text, the results.
+        answer: The text generated after the last tool round (the model's final words).
+        calls: Every call that parsed, in order, with its outcome (invalid ones included, with
+            their ``error``).
+        trace: Counts, timings and the event log.
+    """
 
     text: str
     answer: str

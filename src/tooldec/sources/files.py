@@ -46,9 +46,18 @@ def load_tools_file(path: str | Path, *, base_url: str | None = None, headers: M
                     credentials: Mapping[str, str] | None = None) -> ToolFile:
     """Read and register the tools of ``path``; the kind is told by the suffix and the content.
 
-    ``base_url``, ``headers`` and ``credentials`` (security scheme name -> secret) are for an
-    OpenAPI document. ``ToolSourceError``: the file does not parse, defines no tools, or a tool
-    cannot be registered.
+    Args:
+        path: A ``.py`` file (its ``TOOLS`` list, else its public functions), or a ``.json``,
+            ``.yaml`` or ``.yml`` file: an OpenAPI 3 document (it has an ``openapi`` key), or
+            tool definitions (a list of them, one, or ``{"tools": [...]}`` as MCP lists them).
+        base_url: For an OpenAPI document, overrides its ``servers``.
+        headers: For an OpenAPI document, sent with every request.
+        credentials: For an OpenAPI document, security scheme name -> secret.
+
+    Raises:
+        FileNotFoundError: No such file.
+        ToolSourceError: The file does not parse, defines no tools, or a tool cannot be
+            registered; one line naming the file (and the line, where there is one).
     """
     file = Path(path)
     if not file.is_file():
@@ -73,7 +82,11 @@ def load_tools_file(path: str | Path, *, base_url: str | None = None, headers: M
 
 
 def read_document(path: Path) -> Any:
-    """A JSON or YAML file as data (YAML needs ``pyyaml``); ``ToolSourceError`` ``file:line:column``."""
+    """A JSON or YAML file as data (YAML needs ``pyyaml``).
+
+    Raises:
+        ToolSourceError: It does not parse: ``file:line:column: the reason``.
+    """
     text = path.read_text(encoding="utf-8")
     if path.suffix in (".yaml", ".yml"):
         try:

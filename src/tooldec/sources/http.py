@@ -84,8 +84,12 @@ class OpenAPISource(Closing):
         """One tool per operation, in document order; each makes its request."""
 
     def call(self, name: str, arguments: Mapping[str, Any]) -> Any:
-        """Make the request of operation ``name`` and return what the model should read
-        (``ToolCallError`` for any failure of the request)."""
+        """Make the request of operation ``name`` and return what the model should read.
+
+        Raises:
+            ToolCallError: A status outside 2xx, a redirect to another host, a timeout, a
+                network error, or an argument that cannot be sent (a line break in a header).
+        """
         import httpx
 
         op = self._by_name[name]

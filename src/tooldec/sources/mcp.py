@@ -141,8 +141,16 @@ class MCPSource(Closing):
         return tools
 
     def call(self, name: str, arguments: Mapping[str, Any]) -> Any:
-        """Call a tool on the server and return its :func:`observation`; ``ToolCallError`` when
-        the server answered ``isError`` or the call failed."""
+        """Call a tool on the server and return what the model should read.
+
+        Returns:
+            The text of the result (text blocks joined by newlines; other blocks described in
+            brackets), or its structured content.
+
+        Raises:
+            ToolCallError: The server answered ``isError``, or the call failed (the server is
+                gone, a timeout, a protocol error); the message says which.
+        """
         if self._client is None or self._session.done():
             raise ToolCallError(f"the MCP server {self.server!r} is not connected{self._stderr_tail()}")
         try:

@@ -85,10 +85,22 @@ def piece_bytes(kind: VocabKind, piece: str) -> bytes:
 class Vocabulary:
     """Every token id's bytes, the special tokens and the ids that end generation.
 
-    Build one with a loader (``load_vocabulary``, ``tooldec.tokens.hf.from_hf_tokenizer``) or, in
-    tests, ``from_tokens``. ``token_bytes[id]`` is ``None`` for special and unused ids; ``special``
-    maps an id to its text; ``eos_ids`` are the specials that end generation. Immutable.
-    ``TokenizerError`` for a special or eos id out of range, a special with bytes or an eos not special.
+    Build one with a loader (``load_vocabulary``, ``from_tokenizer_json``, ``from_sentencepiece``,
+    ``from_gguf``, ``tooldec.tokens.hf.from_hf_tokenizer``) or, in tests, ``from_tokens``.
+    Immutable: one vocabulary may be shared across threads.
+
+    Args:
+        token_bytes: Index = token id. ``None`` for special, control and unused ids.
+        special: Special token id -> its text (``"<|im_end|>"``, ``"[TOOL_CALLS]"``). Specials
+            have no bytes: a model emits them, plain text never produces them.
+        eos_ids: Special ids that end generation (eos, ``<|im_end|>``, ``<|eot_id|>``...).
+        kind: How the source tokenizer spelled bytes (tells, e.g., about SentencePiece's dummy
+            prefix space).
+        name: Where the vocabulary came from, for messages.
+
+    Raises:
+        TokenizerError: A special or eos id is out of range, a special id has bytes, or an eos
+            id is not special.
 
     Examples:
         >>> vocab = Vocabulary.from_tokens(["a", "b", "ab", '"', "<eos>"], special={4: "<eos>"}, eos_ids=[4])
@@ -164,8 +176,14 @@ class Vocabulary:
         return self._special_by_text.get(text)
 
     def longest_match(self, data: bytes) -> list[int]:
-        """A valid, not canonical, tokenization of ``data``: the longest token at each step, so
-        its length is what the budgets count (``TokenizerError``: a byte has no token)."""
+        """A valid, not canonical, tokenization of ``data``: the longest token at each step.
+
+        Every piece is a real token, so it is how many tokens a byte string needs at most (the
+        engine's token budgets), and a quick way to reach a position in tests.
+
+        Raises:
+            TokenizerError: A byte has no token at all.
+        """
         lookup = self._first_id_of_bytes
         longest = self._longest_token
         ids: list[int] = []
@@ -231,7 +249,11 @@ class Vocabulary:
         return max((len(t) for t in self.token_bytes if t), default=1)
 
     def decode(self, ids: Iterable[int]) -> bytes:
-        """The bytes of ``ids``, a special's text as UTF-8 (``TokenizerError``: an unused id)."""
+        """Concatenate the bytes of ``ids``; a special token contributes its text (UTF-8).
+
+        Raises:
+            TokenizerError: An id is out of range or unused (no bytes, not special).
+        """
         parts: list[bytes] = []
         for token_id in ids:
             token = self.token_bytes[token_id] if 0 <= token_id < self.size else None
@@ -244,9 +266,15 @@ class Vocabulary:
         return b"".join(parts)
 
     def padded(self, size: int) -> Vocabulary:
-        """A copy whose ids from ``self.size`` up to ``size`` are unused: masks take the logits'
-        width (Qwen3: 151,936 logits for 151,669 tokens), and padding is never allowed.
-        ``TokenizerError`` if ``size`` is smaller than the vocabulary."""
+        """Return a copy whose ids ``>= self.size`` up to ``size`` are unused (``None``).
+
+        A model's logits are often wider than its tokenizer (Qwen3: 151,936 logits for 151,669
+        tokens, rounded up for GPU kernels); masks must have the logits' width, and the padding
+        ids must never be allowed.
+
+        Raises:
+            TokenizerError: ``size`` is smaller than the vocabulary.
+        """
         if size < self.size:
             raise TokenizerError(f"{self.name}: cannot pad a vocabulary of {self.size} tokens to {size}")
         if size == self.size:
@@ -255,8 +283,13 @@ class Vocabulary:
         return Vocabulary(self.token_bytes + padding, self.special, self.eos_ids, self.kind, self.name)
 
     def with_eos(self, names_or_ids: Iterable[int | str]) -> Vocabulary:
-        """A copy whose generation ends on these specials (ids or texts) instead
-        (``TokenizerError``: a text names no special, or an id is not special).
+        """Return a copy whose generation ends on these specials (ids or texts) instead.
+
+        Chat templates end turns on their own tokens (``<|im_end|>``, ``<|eot_id|>``); a server that
+        drives a model differently chooses its own set.
+
+        Raises:
+            TokenizerError: A text names no special token, or an id is not special.
 
         Examples:
             >>> vocab = Vocabulary.from_tokens(["a", "<eos>", "<end>"], special={1: "<eos>", 2: "<end>"}, eos_ids=[1])

@@ -64,10 +64,21 @@ class Operation:
 
 def tools_from_openapi(spec: Mapping[str, Any], *, naming: Naming = "operation_id",
                        names: Mapping[str, str] | None = None) -> list[Tool]:
-    """One tool per operation of an OpenAPI 3 document, in document order, named by its ``operationId`` (made valid)
-    or, with ``naming="method_path"`` or no ``operationId``, by method and path (``GET /movie/{movie_id}/credits``:
-    ``get_movie_movie_id_credits``); ``names`` by ``"METHOD /path"`` win (``tooldec.runtime.naming`` writes them).
-    :class:`ToolRegistrationError` for a reference that does not resolve or a schema the decoder cannot enforce."""
+    """One tool per operation of an OpenAPI 3 document, in document order.
+
+    Args:
+        spec: The parsed OpenAPI document.
+        naming: ``"operation_id"`` uses each ``operationId`` (made a valid name) and falls back to
+            method + path; ``"method_path"`` always writes the name from method and path, e.g.
+            ``GET /movie/{movie_id}/credits`` -> ``get_movie_movie_id_credits``.
+        names: Names chosen elsewhere, by ``"METHOD /path"`` (``"GET /movie/{movie_id}/credits"``);
+            they win over ``naming`` (made valid and unique the same way). ``tooldec.runtime.naming``
+            writes them from the operations' documentation with a local model.
+
+    Raises:
+        ToolRegistrationError: A parameter or body reference that does not resolve, or an
+            operation schema the decoder cannot enforce (the error names the tool).
+    """
     return [operation.tool for operation in openapi_operations(spec, naming=naming, names=names)]
 
 

@@ -56,10 +56,22 @@ __all__ = ["ANNOTATION_KEYWORDS", "MAX_DEPTH", "MAX_REF_DEPTH", "SUPPORTED_FORMA
 
 
 def normalize_schema(schema: Mapping[str, Any], *, tool: str, openapi: bool = False) -> dict[str, Any]:
-    """The normalized copy of a tool's parameter schema: a new dict allowing only objects (``"type": "object"``, or
-    an ``anyOf`` of those). ``openapi``: OpenAPI 3.0, whose ``nullable`` and boolean ``exclusiveMinimum`` are read.
-    Raises :class:`UnsupportedSchemaError` for a keyword the compiler cannot enforce, :class:`SchemaTooComplexError`
-    beyond the size bounds, :class:`InvalidSchemaError` for no object schema, invalid or unsatisfiable."""
+    """Return the normalized copy of a tool's parameter schema (an object schema).
+
+    Args:
+        schema: The parameters as given (JSON Schema, possibly in a BFCL or OpenAPI dialect).
+        tool: The tool's name, for error messages.
+        openapi: The schema comes from an OpenAPI 3.0 document: ``nullable: true`` adds ``null``
+            and a boolean ``exclusiveMinimum``/``exclusiveMaximum`` makes its bound exclusive.
+
+    Returns:
+        A new dict whose values are all objects (``"type": "object"``, or an ``anyOf`` of objects).
+
+    Raises:
+        UnsupportedSchemaError: A keyword (or keyword value) the compiler cannot enforce.
+        SchemaTooComplexError: A schema whose automaton would exceed tooldec's size bounds.
+        InvalidSchemaError: Not an object schema, not valid JSON Schema, or no value satisfies it.
+    """
     if type(schema) is not dict and not isinstance(schema, Mapping):
         raise InvalidSchemaError(f"parameters must be an object schema, got {type(schema).__name__}", tool=tool)
     plain = _plain(schema)

@@ -271,8 +271,11 @@ class Tool:
         return Draft202012Validator(self.parameters, format_checker=_format_checker())
 
     def validate_arguments(self, arguments: Mapping[str, Any]) -> list[str]:
-        """Every way ``arguments`` break the schema (formats included), one message each prefixed with the JSON
-        pointer of the bad value; ``[]`` when valid."""
+        """Every way ``arguments`` break the schema (formats included), ``[]`` when valid.
+
+        Returns:
+            One message per error, prefixed with the JSON pointer of the bad value.
+        """
         errors = sorted(self._validator.iter_errors(arguments), key=lambda e: [str(p) for p in e.absolute_path])
         return [f"at /{'/'.join(str(p) for p in e.absolute_path)}: {e.message}" for e in errors]
 
@@ -375,7 +378,11 @@ class Tool:
 
     @classmethod
     def coerce(cls, obj: object) -> Tool:
-        """Any supported tool definition as a ``Tool`` (a ``Tool`` as it is), else :class:`ToolRegistrationError`."""
+        """Any supported tool definition as a ``Tool`` (a ``Tool`` is returned as it is).
+
+        Raises:
+            ToolRegistrationError: ``obj`` is none of: Tool, Pydantic model class, dict, callable.
+        """
         if isinstance(obj, Tool):
             return obj
         pydantic = sys.modules.get("pydantic")  # a model class exists only if pydantic is imported
