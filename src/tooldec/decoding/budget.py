@@ -35,15 +35,19 @@ Completion = tuple[int, bytes]
 
 
 def tokens_of(grammar: Grammar, data: bytes) -> int:
-    """Tokens in the longest-match cut of ``data`` (bytes, if some byte has no token)."""
+    """Tokens in the longest-match cut of ``data`` (bytes, if some byte has no token): by the
+    compiled trie where it is built (a walk costs less than a cache lookup), else kept."""
     if not data:
         return 0
+    if NATIVE:
+        found = native_count(grammar.compiler.index, data)
+        return len(data) if found is None else found
 
     def count() -> int:
         found = _cut(grammar, data)
         return len(data) if found is None else found
 
-    return count() if NATIVE else grammar.compiler.kept(("tokens", grammar.compiler.key, data), count)
+    return grammar.compiler.kept(("tokens", grammar.compiler.key, data), count)
 
 
 def _cut(grammar: Grammar, data: bytes) -> int | None:
